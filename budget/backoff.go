@@ -1,0 +1,131 @@
+package budget
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"time"
+)
+
+// Backoff defaults.
+const (
+	DefaultBase = 250 * time.Millisecond
+	DefaultCap  = 8 * time.Second
+)
+
+// Backoff is exponential backoff with full jitter: the n-th retry sleeps
+// uniform(0, min(Cap, Base·2^(n−1))). The zero value uses the defaults.
+type Backoff struct {
+	Base time.Duration // zero: DefaultBase
+	Cap  time.Duration // zero: DefaultCap
+
+	// Rand returns a uniform integer in [0, n). Nil uses math/rand/v2,
+	// which is safe for concurrent use; tests pass a seeded source.
+	Rand func(n int64) int64
+}
+
+// Ceiling returns the upper bound of the sleep before retry n (n ≥ 1):
+// min(Cap, Base·2^(n−1)).
+func (bo Backoff) Ceiling(n int) time.Duration {
+	base, limit := bo.Base, bo.Cap
+	if base <= 0 {
+		base = DefaultBase
+	}
+	if limit <= 0 {
+		limit = DefaultCap
+	}
+	d := base
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2 // cannot overflow: d < limit before doubling
+	}
+	return min(d, limit)
+}
+
+// Jitter returns a full-jitter sleep for retry n: uniform in [0, Ceiling(n)].
+func (bo Backoff) Jitter(n int) time.Duration {
+	r := bo.Rand
+	if r == nil {
+		r = rand.Int64N
+	}
+	return time.Duration(r(int64(bo.Ceiling(n)) + 1))
+}
+
+// Source says where a backoff sleep came from.
+type Source uint8
+
+const (
+	FromJitter     Source = iota + 1 // computed full-jitter backoff
+	FromRetryAfter                   // the server's retry-after-ms or Retry-After
+)
+
+func (s Source) String() string {
+	if s == FromRetryAfter {
+		return "retry_after"
+	}
+	return "jitter"
+}
+
+// Reasons for giving up, as written in the trace's backoff record.
+const (
+	BackoffExceedsBudget    = "backoff_exceeds_budget"
+	RetryAfterExceedsBudget = "retry_after_exceeds_budget"
+)
+
+// A Delay is the decision taken before a retry: sleep this long, or give up
+// now because the sleep would outlast the budget.
+type Delay struct {
+	Sleep  time.Duration
+	Source Source
+	GiveUp bool   // reports whether the retry must not happen
+	Reason string // why it gave up: BackoffExceedsBudget or RetryAfterExceedsBudget
+}
+
+// Decide is the sleep policy as a pure function: give up when
+// sleep ≥ available − floor, since the retry after it could not get a lease.
+func Decide(sleep time.Duration, src Source, available, floor time.Duration) Delay {
+	d := Delay{Sleep: sleep, Source: src}
+	if sleep >= available-floor {
+		d.GiveUp = true
+		d.Reason = BackoffExceedsBudget
+		if src == FromRetryAfter {
+			d.Reason = RetryAfterExceedsBudget
+		}
+	}
+	return d
+}
+
+// NextDelay decides the sleep before retry n (n ≥ 1) after a failed attempt
+// whose response headers were h (nil for a transport error). A valid
+// retry-after-ms or Retry-After replaces the jittered backoff. A malformed
+// one is reported as the error and the jittered backoff is used, except
+// that one too large to be meaningful counts as exceeding the budget: the
+// server asked us not to come back soon.
+func (b *Budget) NextDelay(bo Backoff, n int, h http.Header) (Delay, error) {
+	sleep, src := bo.Jitter(n), FromJitter
+	ra, ok, err := ParseRetryAfter(h, time.Now())
+	switch {
+	case ok:
+		sleep, src = ra, FromRetryAfter
+	case err != nil && isTooLarge(err):
+		d := Decide(sleep, FromRetryAfter, 0, 0)
+		d.Sleep = 0
+		return d, err
+	}
+	return Decide(sleep, src, b.Available(), b.floor), err
+}
+
+// Wait sleeps for d.Sleep or until ctx ends, whichever is first, and then
+// returns nil or context.Cause(ctx). It does not sleep a delay that gave up.
+func (d Delay) Wait(ctx context.Context) error {
+	if d.GiveUp {
+		return nil
+	}
+	t := time.NewTimer(d.Sleep)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}

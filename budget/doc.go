@@ -1,0 +1,67 @@
+// Package budget is the time of one agent run: a single deadline on the
+// monotonic clock, out of which every attempt's timeout and every backoff
+// sleep is leased.
+//
+// Durations do not compose; an instant does. Two calls with five-second
+// timeouts can take eleven seconds together without either breaking its
+// contract, but every step that asks "how much is left before D?" gets an
+// answer that already counts what the earlier steps spent. So a run decides
+// its deadline once, in [New], and everything downstream derives its limits
+// from what remains. All of Glidepath's time arithmetic lives here; other
+// packages ask this one how long they may wait.
+//
+// # Budget
+//
+// A [Budget] has a total B, a deadline D = start + B written once, a reserve
+// R kept for landing ([DefaultReserve]: max(10%·B, min(20s, 25%·B))) and a
+// floor F (default 50ms) below which nothing starts. [WithBudget] puts it in
+// a context that ends at D with cause [ErrDeadline].
+//
+// # Leases
+//
+// An attempt's configured timeout is a ceiling, not a value. [Budget.Lease]
+// grants min(ceiling, remaining − R − F) and refuses, before any I/O, when
+// that is not positive or is below the p50 latency known for the step's
+// [Kind]: a call that cannot finish is not worth starting, since it still
+// costs a connection, a rate-limit slot and often money. The refusal is a
+// [*RefusedError] matching [ErrRefused] that names the rule and the time
+// left. [Budget.LandingLease] may spend the reserve: min(ceiling,
+// remaining − F). [Lease.Context] bounds the attempt; its [context.Cause] is
+// [ErrLeaseExpired] when the ceiling ended it and [ErrDeadline] when the
+// run's time did. [Grant] is the same policy as a pure function.
+//
+// # Latency estimates
+//
+// [Estimates] keeps, per step kind, the p50 and p95 a step declares and,
+// once there are enough, those of its last 64 observed durations, in fixed
+// memory. Reading an estimate is one atomic load.
+//
+// # Backoff
+//
+// Sleeping is spending. [Backoff] is full jitter: uniform(0, min(cap,
+// base·2^(n−1))), 250ms and 8s by default. A server's retry-after-ms or
+// Retry-After ([ParseRetryAfter]) replaces it. [Budget.NextDelay] decides
+// before sleeping: when the sleep would reach past available − F, the retry
+// could not get a lease anyway, so it gives up now, without sleeping, with
+// reason [BackoffExceedsBudget] or [RetryAfterExceedsBudget]. [Decide] is the
+// same rule as a pure function.
+//
+// # Across processes
+//
+// A monotonic instant means nothing in another process. The deadline travels
+// as remaining milliseconds in the [Header] Budget-Remaining-Ms, set to the
+// attempt's granted lease ([FormatRemaining]); the receiver turns it back
+// into a local deadline on arrival with [Receive], clamped to its own limit,
+// and rejects a malformed value with a [*HeaderError].
+//
+// # Sub-agents
+//
+// [Budget.Slice] carves a child budget out of the parent's available time,
+// never a fresh one, leaving the parent what it keeps to use the answer.
+//
+// # Errors
+//
+// Refusals match [ErrRefused], bad headers [ErrBadHeader], bad Retry-After
+// values [ErrBadRetryAfter], bad configuration [*ConfigError]. Parsers never
+// panic on any input.
+package budget

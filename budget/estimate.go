@@ -1,0 +1,117 @@
+package budget
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// window is how many recent observations a kind keeps. Recent samples
+// rather than a lifetime histogram, because a provider's latency drifts and
+// yesterday's p95 is a poor lease for today.
+const window = 64
+
+// minObserved is how many observations a kind needs before they replace
+// its declared hints: a single fast sample should not undo a tool's own
+// statement that it usually takes seconds.
+const minObserved = 5
+
+// Estimates holds latency estimates per step kind ("model", "tool:search").
+// A zero Estimates is not usable; call [NewEstimates]. It is safe for
+// concurrent use and is meant to be shared by every run of a process.
+type Estimates struct {
+	mu    sync.Mutex // guards kinds
+	kinds map[string]*Kind
+}
+
+// NewEstimates returns an empty set of estimates.
+func NewEstimates() *Estimates {
+	return &Estimates{kinds: make(map[string]*Kind)}
+}
+
+// Kind returns the estimate for the named step kind, creating it on first
+// use. The same name always yields the same *Kind, so callers look a kind up
+// once and keep the pointer for the hot path.
+func (e *Estimates) Kind(name string) *Kind {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k, ok := e.kinds[name]
+	if !ok {
+		k = &Kind{name: name}
+		e.kinds[name] = k
+	}
+	return k
+}
+
+// A Kind is the latency estimate of one step kind: p50 and p95 from hints
+// the step declared, replaced by the last observed durations once there are
+// enough of them. Reads are lock-free; they happen on every lease.
+type Kind struct {
+	name string
+
+	// p50 and p95 hold the current estimates in nanoseconds; 0 = unknown.
+	p50, p95 atomic.Int64
+
+	mu               sync.Mutex // guards the fields below
+	declP50, declP95 time.Duration
+	samples          [window]time.Duration
+	n                int // observations so far, saturating at window
+	next             int // ring index of the next observation
+}
+
+// Name returns the step kind's name.
+func (k *Kind) Name() string { return k.name }
+
+// P50 returns the median latency known for the kind, or 0 if none is known.
+func (k *Kind) P50() time.Duration { return time.Duration(k.p50.Load()) }
+
+// P95 returns the 95th percentile latency known for the kind, or 0 if none
+// is known.
+func (k *Kind) P95() time.Duration { return time.Duration(k.p95.Load()) }
+
+// Declare sets the latencies the step declares for itself (a tool's
+// manifest, a config). They are used until enough observations exist.
+// Zero leaves that percentile unknown.
+func (k *Kind) Declare(p50, p95 time.Duration) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.declP50, k.declP95 = max(p50, 0), max(p95, 0)
+	k.publish()
+}
+
+// Observe records the duration of one completed call of the kind. Only
+// calls that finished belong here: an attempt cut short by its lease says
+// only that the call takes at least that long.
+func (k *Kind) Observe(d time.Duration) {
+	if d < 0 {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.samples[k.next] = d
+	k.next = (k.next + 1) % window
+	k.n = min(k.n+1, window)
+	k.publish()
+}
+
+// publish recomputes the estimates; k.mu must be held.
+func (k *Kind) publish() {
+	if k.n < minObserved {
+		k.p50.Store(int64(k.declP50))
+		k.p95.Store(int64(k.declP95))
+		return
+	}
+	var buf [window]time.Duration
+	s := buf[:k.n]
+	copy(s, k.samples[:k.n])
+	slices.Sort(s)
+	k.p50.Store(int64(quantile(s, 50)))
+	k.p95.Store(int64(quantile(s, 95)))
+}
+
+// quantile returns the nearest-rank pct-th percentile of sorted s.
+func quantile(s []time.Duration, pct int) time.Duration {
+	rank := (pct*len(s) + 99) / 100 // ceil(pct/100 · n), 1-based
+	return s[max(rank, 1)-1]
+}

@@ -1,0 +1,3 @@
+module github.com/glidepath/glidepath
+
+go 1.26.0
