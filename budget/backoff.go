@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -36,7 +37,10 @@ func (bo Backoff) Ceiling(n int) time.Duration {
 	}
 	d := base
 	for i := 1; i < n && d < limit; i++ {
-		d *= 2 // cannot overflow: d < limit before doubling
+		if d > limit/2 {
+			return limit // doubling would pass the cap, or overflow
+		}
+		d *= 2
 	}
 	return min(d, limit)
 }
@@ -47,7 +51,11 @@ func (bo Backoff) Jitter(n int) time.Duration {
 	if r == nil {
 		r = rand.Int64N
 	}
-	return time.Duration(r(int64(bo.Ceiling(n)) + 1))
+	c := int64(bo.Ceiling(n))
+	if c == math.MaxInt64 {
+		return time.Duration(r(c)) // [0, c] would overflow; [0, c) loses one nanosecond
+	}
+	return time.Duration(r(c + 1))
 }
 
 // Source says where a backoff sleep came from.
