@@ -1,0 +1,36 @@
+# Glidepath. `make demo` runs the main job, `make test` the tests.
+GO        ?= go
+FUZZTIME  ?= 10s
+PKGS      := ./...
+
+.PHONY: build test demo bench fuzz lint
+
+build:
+	$(GO) build -o bin/harness ./cmd/harness
+
+# The CI gate: formatting, vet, then every test under the race detector.
+test: lint
+	$(GO) test -race -shuffle=on -count=1 $(PKGS)
+
+demo:
+	$(GO) run ./cmd/harness plan examples/plan/agent.yaml
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
+
+# Runs every fuzz target for FUZZTIME each. The seed corpora in testdata/fuzz
+# also run as plain tests in `make test`.
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$f"; \
+			$(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg; \
+		done; \
+	done
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go') $$(git ls-files --others --exclude-standard '*.go')); \
+		if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	@out=$$($(GO) fix -diff $(PKGS) 2>&1); \
+		if [ -n "$$out" ]; then echo "go fix would change:"; echo "$$out"; exit 1; fi
