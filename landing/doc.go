@@ -1,0 +1,51 @@
+// Package landing turns a budget running out into a labeled answer instead
+// of an error.
+//
+// The most wasteful failure of a run with a deadline spends 100% of its
+// budget working and 0% answering: the deadline arrives in the middle of a
+// tool call and nearly finished work comes back as an error. So the run's
+// last stretch is treated as a funded step, and the rest is spent on a
+// ladder rather than up to a cliff.
+//
+// # Ladder
+//
+// A [Ladder] reads a [budget.Budget] and is in one [Phase], by the fraction
+// of the total spent: [Explore] below 60%, [Narrow] from 60% (no new
+// parallel branches, sub-agents or speculative calls), [Fit] from 80% (a
+// call is admitted only if its p95 is below remaining − reserve) and [Land]
+// from B − R, the start of the reserve (no more work). When the reserve is
+// more than 20% of the budget, as the default rule makes it for budgets under
+// 100s, landing begins before 80% and fit never comes. Phases only move
+// forward; [Ladder.Advance] moves the ladder at once, for a run that stalled,
+// was cancelled or ran out of steps. Every change is reported to
+// [Config.OnChange]. [PhaseAt] is the ladder as a pure function.
+//
+// # Gates
+//
+// Before doing work the harness asks [Ladder.MayWiden] and [Ladder.Admit];
+// [Ladder.MustLand] says when to stop. A refusal is a [*GateError] matching
+// [ErrGated] and [budget.ErrRefused], whose Reason is written to be shown to
+// the model.
+//
+// # The model's note
+//
+// [Ladder.Note] is the line the model reads at every turn: the time left
+// until the deadline and until landing begins, the phase, and what the phase
+// forbids. Durations are truncated, never rounded up.
+//
+// # Results
+//
+// A run returns a [Result], complete or partial, encoded as the `--json`
+// object of `harness run`. Landing is one model call with no tools asking
+// for a summary; when that fails or there is no time for it, [Summarize]
+// builds a deterministic summary from the run's own [Record]. Every partial
+// result carries a [Boundary] such as "Ran out of allotted time at step 14:
+// reconciliation done; supplier lookup was in flight and is not included.",
+// and [Result.Text] leads with it, so a partial result never reads as
+// complete.
+//
+// # Goroutines
+//
+// The package starts none. A Ladder reads the clock when asked and is safe
+// for concurrent use.
+package landing

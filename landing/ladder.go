@@ -1,0 +1,147 @@
+package landing
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/glidepath/glidepath/budget"
+)
+
+// Change is a move up the ladder, reported to [Config.OnChange].
+type Change struct {
+	From, To  Phase
+	Spent     time.Duration // budget spent at the change
+	Remaining time.Duration // budget remaining at the change
+	Forced    bool          // reports whether Advance moved it, not the clock
+}
+
+// Config configures a [Ladder]. The zero value is valid.
+type Config struct {
+	// OnChange, if not nil, is called once for every change of phase, in
+	// order, from the goroutine that noticed it. It must not block and must
+	// not call back into the Ladder.
+	OnChange func(Change)
+}
+
+// A Ladder walks a run's budget through the phases and answers the gates
+// the harness asks before doing work. It reads the budget's clock when
+// asked; it owns no timer and no goroutine. A Ladder is safe for concurrent
+// use.
+type Ladder struct {
+	b        *budget.Budget
+	onChange func(Change)
+
+	mu    sync.Mutex // guards phase and serializes OnChange calls
+	phase Phase
+}
+
+// New returns the ladder of b, in the phase b's spending puts it in.
+func New(b *budget.Budget, cfg Config) *Ladder {
+	return &Ladder{b: b, onChange: cfg.OnChange}
+}
+
+// Budget returns the budget the ladder reads.
+func (l *Ladder) Budget() *budget.Budget { return l.b }
+
+// Phase returns the current phase, moving the ladder forward if the budget
+// spent since the last call says so.
+func (l *Ladder) Phase() Phase {
+	spent, remaining := l.b.Spent(), l.b.Remaining()
+	return l.moveTo(PhaseAt(spent, l.b.Total(), l.b.Reserve()), spent, remaining, false)
+}
+
+// Advance moves the ladder forward to p at once, whatever the clock says: a
+// stalled or cancelled run, or one out of steps, lands now. It never moves
+// the ladder back; it returns the phase after the call.
+func (l *Ladder) Advance(p Phase) Phase {
+	now := l.Phase()
+	if p <= now {
+		return now
+	}
+	return l.moveTo(p, l.b.Spent(), l.b.Remaining(), true)
+}
+
+func (l *Ladder) moveTo(p Phase, spent, remaining time.Duration, forced bool) Phase {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if p <= l.phase {
+		return l.phase
+	}
+	from := l.phase
+	l.phase = p
+	if l.onChange != nil {
+		l.onChange(Change{From: from, To: p, Spent: spent, Remaining: remaining, Forced: forced})
+	}
+	return p
+}
+
+// MustLand reports whether the run must stop working and land.
+func (l *Ladder) MustLand() bool { return l.Phase() == Land }
+
+// Widening is work that makes a run wider rather than deeper.
+type Widening uint8
+
+const (
+	Parallel    Widening = iota + 1 // more than one tool call at once
+	SubAgent                        // a new sub-agent
+	Speculative                     // a call the answer may not need
+)
+
+var wideningNames = [...]string{"", "parallel tool calls", "a sub-agent", "a speculative call"}
+
+func (w Widening) String() string {
+	if int(w) < len(wideningNames) && w != 0 {
+		return wideningNames[w]
+	}
+	return fmt.Sprintf("Widening(%d)", uint8(w))
+}
+
+// MayWiden returns nil if the run may still widen in the way w, and a
+// [*GateError] once the ladder has left the explore phase.
+func (l *Ladder) MayWiden(w Widening) error {
+	p := l.Phase()
+	if p == Explore {
+		return nil
+	}
+	return &GateError{Phase: p, What: w.String(),
+		Reason: fmt.Sprintf("the %s phase allows no new parallel branches, sub-agents or speculative calls", p)}
+}
+
+// Admit returns nil if a call of kind k may start now. In the fit phase a
+// call is admitted only if its p95 estimate is below remaining − reserve;
+// with no p95 known, the call's ceiling stands in for it, and with neither
+// the call is not admitted, since nothing says it fits. In the land phase
+// nothing is admitted. The lease itself still applies its own rules.
+func (l *Ladder) Admit(k *budget.Kind, ceiling time.Duration) error {
+	p := l.Phase()
+	switch p {
+	case Explore, Narrow:
+		return nil
+	case Land:
+		return &GateError{Phase: p, What: kindName(k), Reason: "the run is landing: no more work is started"}
+	}
+	est, basis := time.Duration(0), "p95"
+	if k != nil {
+		est = k.P95()
+	}
+	if est <= 0 && ceiling > 0 {
+		est, basis = ceiling, "ceiling"
+	}
+	before := l.b.Available()
+	if est <= 0 {
+		return &GateError{Phase: p, What: kindName(k), Reason: "no latency estimate says it fits before landing"}
+	}
+	if est >= before {
+		return &GateError{Phase: p, What: kindName(k), Estimate: est, Left: max(before, 0),
+			Reason: fmt.Sprintf("its %s %v does not fit in the %v left before landing", basis, est, max(before, 0).Round(time.Millisecond))}
+	}
+	return nil
+}
+
+func kindName(k *budget.Kind) string {
+	if k == nil {
+		return "call"
+	}
+	return k.Name()
+}

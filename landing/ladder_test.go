@@ -1,0 +1,248 @@
+package landing
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/glidepath/glidepath/budget"
+)
+
+func newLadder(t *testing.T, total time.Duration, changes *[]Change) *Ladder {
+	t.Helper()
+	b, err := budget.New(budget.Config{Total: total})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(b, Config{OnChange: func(c Change) { *changes = append(*changes, c) }})
+}
+
+func TestPhaseBoundariesFollowTheBudgetAndItsReserve(t *testing.T) {
+	cases := []struct {
+		total time.Duration
+		// at each elapsed time, the phase the ladder must be in
+		steps []struct {
+			at   time.Duration
+			want Phase
+		}
+		changes []Phase // the phases entered, in order
+	}{
+		{ // R = 2.5s: the reserve starts at 7.5s, before 80%, so fit never comes.
+			total: 10 * time.Second,
+			steps: []struct {
+				at   time.Duration
+				want Phase
+			}{
+				{0, Explore}, {5999 * time.Millisecond, Explore}, {6 * time.Second, Narrow},
+				{7499 * time.Millisecond, Narrow}, {7500 * time.Millisecond, Land}, {10 * time.Second, Land},
+			},
+			changes: []Phase{Narrow, Land},
+		},
+		{ // R = 20s: narrow 72s, fit 96s, land 100s.
+			total: 2 * time.Minute,
+			steps: []struct {
+				at   time.Duration
+				want Phase
+			}{
+				{71 * time.Second, Explore}, {72 * time.Second, Narrow}, {95 * time.Second, Narrow},
+				{96 * time.Second, Fit}, {99999 * time.Millisecond, Fit}, {100 * time.Second, Land},
+			},
+			changes: []Phase{Narrow, Fit, Land},
+		},
+		{ // R = 60s: narrow 360s, fit 480s, land 540s.
+			total: 10 * time.Minute,
+			steps: []struct {
+				at   time.Duration
+				want Phase
+			}{
+				{359 * time.Second, Explore}, {360 * time.Second, Narrow}, {480 * time.Second, Fit},
+				{539 * time.Second, Fit}, {540 * time.Second, Land},
+			},
+			changes: []Phase{Narrow, Fit, Land},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.total.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var changes []Change
+				l := newLadder(t, tc.total, &changes)
+				start := time.Now()
+				for _, s := range tc.steps {
+					time.Sleep(s.at - time.Since(start))
+					if got := l.Phase(); got != s.want {
+						t.Errorf("at %v: phase %v, want %v", s.at, got, s.want)
+					}
+				}
+				var entered []Phase
+				for i, c := range changes {
+					entered = append(entered, c.To)
+					if i > 0 && c.From != changes[i-1].To {
+						t.Errorf("change %d from %v, previous went to %v", i, c.From, changes[i-1].To)
+					}
+					if c.Forced || c.Spent+c.Remaining != tc.total {
+						t.Errorf("change %+v: not forced, spent + remaining = total", c)
+					}
+				}
+				if !slicesEqual(entered, tc.changes) {
+					t.Errorf("entered %v, want %v", entered, tc.changes)
+				}
+			})
+		})
+	}
+}
+
+func slicesEqual(a, b []Phase) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestPhasesNeverGoBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var changes []Change
+		l := newLadder(t, 2*time.Minute, &changes)
+		if got := l.Advance(Fit); got != Fit {
+			t.Fatalf("Advance(Fit) = %v", got)
+		}
+		if got := l.Advance(Narrow); got != Fit {
+			t.Errorf("Advance(Narrow) after fit = %v, want fit", got)
+		}
+		if got := l.Phase(); got != Fit {
+			t.Errorf("the clock (explore) moved a forced fit back to %v", got)
+		}
+		if l.MustLand() {
+			t.Error("MustLand in fit")
+		}
+		l.Advance(Land)
+		time.Sleep(time.Minute)
+		if !l.MustLand() || l.Phase() != Land {
+			t.Errorf("after landing: phase %v", l.Phase())
+		}
+		if len(changes) != 2 || !changes[0].Forced || changes[0].From != Explore || changes[1].To != Land {
+			t.Errorf("changes %+v, want forced explore→fit, fit→land", changes)
+		}
+	})
+}
+
+func TestWideningIsAllowedOnlyWhileExploring(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var changes []Change
+		l := newLadder(t, 10*time.Second, &changes)
+		for _, w := range []Widening{Parallel, SubAgent, Speculative} {
+			if err := l.MayWiden(w); err != nil {
+				t.Errorf("explore refused %v: %v", w, err)
+			}
+		}
+		time.Sleep(6 * time.Second)
+		for _, w := range []Widening{Parallel, SubAgent, Speculative} {
+			err := l.MayWiden(w)
+			ge, ok := errors.AsType[*GateError](err)
+			if !ok || !errors.Is(err, ErrGated) || !errors.Is(err, budget.ErrRefused) || ge.Phase != Narrow {
+				t.Fatalf("narrow: MayWiden(%v) = %v, want a gate error", w, err)
+			}
+			if !strings.Contains(err.Error(), w.String()) || !strings.Contains(ge.Reason, "narrow phase allows no new parallel branches") {
+				t.Errorf("message %q", err)
+			}
+		}
+	})
+}
+
+func TestTheFitGateAdmitsOnlyCallsWhoseP95Fits(t *testing.T) {
+	// 2m budget, 20s reserve; at 97s, 23s remain and 3s are left before landing.
+	cases := []struct {
+		name    string
+		p95     time.Duration
+		ceiling time.Duration
+		admit   bool
+		reason  string
+	}{
+		{"p95 fits", 2 * time.Second, 0, true, ""},
+		{"p95 just below", 2999 * time.Millisecond, 0, true, ""},
+		{"p95 equal does not fit", 3 * time.Second, 0, false, "its p95 3s does not fit in the 3s left before landing"},
+		{"p95 beyond", 10 * time.Second, time.Second, false, "its p95 10s does not fit"},
+		{"no p95: the ceiling stands in", 0, time.Second, true, ""},
+		{"no p95: a ceiling that does not fit", 0, 5 * time.Second, false, "its ceiling 5s does not fit"},
+		{"nothing known", 0, 0, false, "no latency estimate says it fits"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var changes []Change
+				l := newLadder(t, 2*time.Minute, &changes)
+				k := l.Budget().Estimates().Kind("tool:search")
+				k.Declare(0, tc.p95)
+				if err := l.Admit(k, tc.ceiling); err != nil {
+					t.Errorf("explore refused: %v", err)
+				}
+				time.Sleep(97 * time.Second)
+				if l.Phase() != Fit {
+					t.Fatalf("phase %v, want fit", l.Phase())
+				}
+				err := l.Admit(k, tc.ceiling)
+				if tc.admit {
+					if err != nil {
+						t.Errorf("refused: %v", err)
+					}
+					return
+				}
+				if !errors.Is(err, ErrGated) || !strings.Contains(err.Error(), tc.reason) {
+					t.Errorf("Admit = %v, want a refusal saying %q", err, tc.reason)
+				}
+			})
+		})
+	}
+}
+
+func TestNothingIsAdmittedOnceLanding(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var changes []Change
+		l := newLadder(t, 2*time.Minute, &changes)
+		l.Advance(Land)
+		k := l.Budget().Estimates().Kind("model")
+		k.Declare(time.Millisecond, time.Millisecond)
+		err := l.Admit(k, 0)
+		if ge, ok := errors.AsType[*GateError](err); !ok || ge.Phase != Land || ge.What != "model" {
+			t.Errorf("Admit while landing = %v", err)
+		}
+	})
+}
+
+func TestTheBudgetNoteSaysTimePhaseAndWhatIsForbidden(t *testing.T) {
+	cases := []struct {
+		at   time.Duration
+		want string
+	}{
+		{0, "Time budget: 2m0s left until the deadline, 1m40s until landing begins. Phase: explore. Not allowed now: nothing yet; parallel tool calls and sub-agents are allowed."},
+		{80 * time.Second, "Time budget: 40s left until the deadline, 20s until landing begins. Phase: narrow. Not allowed now: no new parallel tool calls, no sub-agents, no speculative calls."},
+		{98500 * time.Millisecond, "Time budget: 21s left until the deadline, 1.5s until landing begins. Phase: fit. Not allowed now: only calls whose usual duration (p95) fits in the time before landing; no parallel calls, sub-agents or speculative calls."},
+		{119750 * time.Millisecond, "Time budget: 250ms left until the deadline, 0s until landing begins. Phase: land. Not allowed now: no more tool calls; summarize now."},
+	}
+	for _, tc := range cases {
+		t.Run(tc.at.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var changes []Change
+				l := newLadder(t, 2*time.Minute, &changes)
+				time.Sleep(tc.at)
+				if got := l.Note(); got != tc.want {
+					t.Errorf("note\n got %q\nwant %q", got, tc.want)
+				}
+			})
+		})
+	}
+}
+
+func TestPhaseNames(t *testing.T) {
+	for p, want := range map[Phase]string{Explore: "explore", Narrow: "narrow", Fit: "fit", Land: "land", 9: "Phase(9)"} {
+		if got, _ := p.MarshalText(); string(got) != want {
+			t.Errorf("%d: %q, want %q", p, got, want)
+		}
+	}
+}

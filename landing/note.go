@@ -1,0 +1,34 @@
+package landing
+
+import (
+	"fmt"
+	"time"
+)
+
+// Note returns the budget note the model reads at every turn: the time left
+// until the deadline and until landing begins, the phase, and what the
+// phase forbids. A model that knows it has ninety seconds picks a different
+// plan from one that finds out by being cut off.
+func (l *Ladder) Note() string {
+	b := l.b
+	return NoteFor(l.Phase(), b.Remaining(), b.Available())
+}
+
+// NoteFor renders the budget note from its parts; [Ladder.Note] fills them in.
+func NoteFor(p Phase, remaining, beforeLanding time.Duration) string {
+	return fmt.Sprintf("Time budget: %s left until the deadline, %s until landing begins. Phase: %s. Not allowed now: %s.",
+		human(remaining), human(max(beforeLanding, 0)), p, p.forbids())
+}
+
+// human shortens a duration for reading: whole seconds above ten seconds,
+// tenths below, milliseconds below one second. It truncates, so the model
+// is never told it has more time than it does.
+func human(d time.Duration) string {
+	switch {
+	case d >= 10*time.Second:
+		return d.Truncate(time.Second).String()
+	case d >= time.Second:
+		return d.Truncate(100 * time.Millisecond).String()
+	}
+	return d.Truncate(time.Millisecond).String()
+}

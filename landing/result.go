@@ -1,0 +1,114 @@
+package landing
+
+import (
+	"encoding/json"
+
+	"github.com/glidepath/glidepath/budget"
+)
+
+// Status says whether a run's answer is complete.
+type Status string
+
+const (
+	Complete Status = "complete"
+	Partial  Status = "partial"
+)
+
+// Cause says why a run landed early. The zero Cause means it did not, and
+// encodes as JSON null.
+type Cause string
+
+const (
+	CauseBudget    Cause = "budget"    // the budget reached the reserve or the deadline
+	CauseQuiet     Cause = "quiet"     // the quiet clock fired: the run stalled
+	CauseCancelled Cause = "cancelled" // the caller cancelled the run
+	CauseMaxSteps  Cause = "max_steps" // the run used all its model turns
+	CauseUpstream  Cause = "upstream"  // the model failed and could not be retried
+)
+
+// MarshalJSON writes null for the zero Cause.
+func (c Cause) MarshalJSON() ([]byte, error) {
+	if c == "" {
+		return []byte("null"), nil
+	}
+	return json.Marshal(string(c))
+}
+
+// States of a call that was in flight when the run landed.
+const (
+	StateCancelled = "cancelled" // its cancel was accepted or its local context ended
+	StateAbandoned = "abandoned" // a read we stopped waiting for that could not be cancelled
+	StateOrphaned  = "orphaned"  // a write whose outcome is unknown
+)
+
+// InFlight is a call that had not finished when the run landed.
+type InFlight struct {
+	Tool           string `json:"tool"`
+	IdempotencyKey string `json:"idempotency_key"`
+	State          string `json:"state"`
+}
+
+// BudgetReport is the budget as the result reports it, in milliseconds.
+type BudgetReport struct {
+	TotalMs     int64 `json:"total_ms"`
+	SpentMs     int64 `json:"spent_ms"`
+	ReserveMs   int64 `json:"reserve_ms"`
+	RemainingMs int64 `json:"remaining_ms"`
+}
+
+// ReportOf reads b's state now.
+func ReportOf(b *budget.Budget) BudgetReport {
+	return BudgetReport{
+		TotalMs:     b.Total().Milliseconds(),
+		SpentMs:     b.Spent().Milliseconds(),
+		ReserveMs:   b.Reserve().Milliseconds(),
+		RemainingMs: b.Remaining().Milliseconds(),
+	}
+}
+
+// Result is what a run returns: its answer, labeled complete or partial,
+// with a visible boundary when partial. It encodes as the `--json` object of
+// `harness run`; every field is always present, empty lists as [].
+type Result struct {
+	RunID          string       `json:"run_id"`
+	Status         Status       `json:"status"`
+	Cause          Cause        `json:"cause"`
+	Answer         string       `json:"answer"`
+	Boundary       string       `json:"boundary"`
+	Established    []string     `json:"established"`
+	NotEstablished []string     `json:"not_established"`
+	InFlight       []InFlight   `json:"in_flight"`
+	Budget         BudgetReport `json:"budget"`
+	Steps          int          `json:"steps"`
+	Attempts       int          `json:"attempts"`
+	Orphans        int          `json:"orphans"`
+}
+
+// MarshalJSON encodes nil lists as [] so that consumers never see null
+// where the contract promises a list.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	p := plain(r)
+	p.Established = orEmpty(p.Established)
+	p.NotEstablished = orEmpty(p.NotEstablished)
+	if p.InFlight == nil {
+		p.InFlight = []InFlight{}
+	}
+	return json.Marshal(p)
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Text renders the result for a person. A partial result begins with its
+// boundary, so that it cannot be read as complete.
+func (r Result) Text() string {
+	if r.Status == Complete {
+		return r.Answer
+	}
+	return "PARTIAL RESULT. " + r.Boundary + "\n\n" + r.Answer
+}

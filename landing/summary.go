@@ -1,0 +1,162 @@
+package landing
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Outcome is how a call in a run's record ended.
+type Outcome uint8
+
+const (
+	Done        Outcome = iota + 1 // finished with an output
+	Failed                         // finished with an error
+	Refused                        // never started: no time for it
+	Interrupted                    // in flight when the run landed
+)
+
+// Call is one tool call (or sub-agent) in a run's record.
+type Call struct {
+	Step    int     // the step (model turn, 1-based) that asked for it
+	Tool    string  // the tool's name
+	Key     string  // the idempotency key
+	Outcome Outcome // how it ended
+	Summary string  // a one-line account of its output or error
+	State   string  // for Interrupted: StateCancelled, StateAbandoned or StateOrphaned
+}
+
+// Record is what a run knows about itself when it lands.
+type Record struct {
+	Task  string
+	Cause Cause
+	Step  int           // the step the run was in when it landed
+	Quiet time.Duration // the quiet period, for CauseQuiet
+	Calls []Call
+}
+
+// Boundary says where a run stopped and what that leaves out, e.g. "Ran
+// out of allotted time at step 14: reconciliation done; supplier lookup was
+// in flight and is not included." The wording is fixed and factual.
+func Boundary(rec Record) string {
+	var b strings.Builder
+	switch rec.Cause {
+	case CauseQuiet:
+		fmt.Fprintf(&b, "Stopped at step %d: no progress for %s", rec.Step, human(rec.Quiet))
+	case CauseCancelled:
+		fmt.Fprintf(&b, "Cancelled at step %d", rec.Step)
+	case CauseMaxSteps:
+		fmt.Fprintf(&b, "Reached the step limit at step %d", rec.Step)
+	case CauseUpstream:
+		fmt.Fprintf(&b, "The model failed at step %d", rec.Step)
+	default:
+		fmt.Fprintf(&b, "Ran out of allotted time at step %d", rec.Step)
+	}
+	var done, failed, refused, inflight []string
+	for _, c := range rec.Calls {
+		switch c.Outcome {
+		case Done:
+			done = appendOnce(done, c.Tool)
+		case Failed:
+			failed = appendOnce(failed, c.Tool)
+		case Refused:
+			refused = appendOnce(refused, c.Tool)
+		case Interrupted:
+			inflight = appendOnce(inflight, c.Tool)
+		}
+	}
+	var parts []string
+	if len(done) > 0 {
+		parts = append(parts, list(done)+" done")
+	}
+	if len(failed) > 0 {
+		parts = append(parts, list(failed)+" failed")
+	}
+	if len(refused) > 0 {
+		parts = append(parts, list(refused)+verb(refused, " was", " were")+" not started (not enough time)")
+	}
+	if len(inflight) > 0 {
+		parts = append(parts, list(inflight)+verb(inflight, " was", " were")+" in flight and"+verb(inflight, " is", " are")+" not included")
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no tool call had finished")
+	}
+	b.WriteString(": ")
+	b.WriteString(strings.Join(parts, "; "))
+	b.WriteString(".")
+	return b.String()
+}
+
+// Summarize builds the deterministic landing summary from a run's record,
+// for when there is no time or no model to summarize: the answer says what
+// is established and what is not, and is labeled as built by the harness.
+func Summarize(rec Record) Result {
+	r := Result{Status: Partial, Cause: rec.Cause, Boundary: Boundary(rec), Steps: rec.Step}
+	if r.Cause == "" {
+		r.Cause = CauseBudget
+	}
+	for _, c := range rec.Calls {
+		switch c.Outcome {
+		case Done:
+			r.Established = append(r.Established, c.Tool+": "+c.Summary)
+		case Failed:
+			r.NotEstablished = append(r.NotEstablished, c.Tool+": failed: "+c.Summary)
+		case Refused:
+			r.NotEstablished = append(r.NotEstablished, c.Tool+": not started, not enough time")
+		case Interrupted:
+			r.NotEstablished = append(r.NotEstablished, c.Tool+": in flight, not included")
+			r.InFlight = append(r.InFlight, InFlight{Tool: c.Tool, IdempotencyKey: c.Key, State: c.State})
+			if c.State == StateOrphaned {
+				r.Orphans++
+			}
+		}
+	}
+	var a strings.Builder
+	a.WriteString("Partial answer, summarized by the harness from its own record (no model summary)")
+	if rec.Task != "" {
+		fmt.Fprintf(&a, " for: %s", rec.Task)
+	}
+	a.WriteString(".\nEstablished:")
+	writeList(&a, r.Established)
+	a.WriteString("\nNot established:")
+	writeList(&a, r.NotEstablished)
+	r.Answer = a.String()
+	return r
+}
+
+func writeList(b *strings.Builder, items []string) {
+	if len(items) == 0 {
+		b.WriteString(" nothing.")
+		return
+	}
+	for _, it := range items {
+		b.WriteString("\n- ")
+		b.WriteString(it)
+	}
+}
+
+func appendOnce(s []string, v string) []string {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}
+
+func list(s []string) string {
+	switch len(s) {
+	case 1:
+		return s[0]
+	case 2:
+		return s[0] + " and " + s[1]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+func verb(s []string, one, many string) string {
+	if len(s) == 1 {
+		return one
+	}
+	return many
+}

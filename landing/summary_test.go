@@ -1,0 +1,110 @@
+package landing
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func recordedRun() Record {
+	return Record{
+		Task:  "reconcile March invoices",
+		Cause: CauseBudget,
+		Step:  14,
+		Calls: []Call{
+			{Step: 2, Tool: "ledger", Key: "k1", Outcome: Done, Summary: "42 invoices"},
+			{Step: 5, Tool: "reconciliation", Key: "k2", Outcome: Done, Summary: "3 mismatches"},
+			{Step: 9, Tool: "fx_rates", Key: "k3", Outcome: Failed, Summary: "503 from upstream"},
+			{Step: 13, Tool: "browser", Key: "k4", Outcome: Refused},
+			{Step: 14, Tool: "supplier lookup", Key: "k5", Outcome: Interrupted, State: StateAbandoned},
+			{Step: 14, Tool: "payment", Key: "k6", Outcome: Interrupted, State: StateOrphaned},
+		},
+	}
+}
+
+func TestTheDeterministicSummaryPutsEveryCallInTheRightList(t *testing.T) {
+	r := Summarize(recordedRun())
+	if r.Status != Partial || r.Cause != CauseBudget || r.Steps != 14 || r.Orphans != 1 {
+		t.Errorf("status %v cause %v steps %d orphans %d", r.Status, r.Cause, r.Steps, r.Orphans)
+	}
+	wantEst := []string{"ledger: 42 invoices", "reconciliation: 3 mismatches"}
+	wantNot := []string{
+		"fx_rates: failed: 503 from upstream",
+		"browser: not started, not enough time",
+		"supplier lookup: in flight, not included",
+		"payment: in flight, not included",
+	}
+	if !slices.Equal(r.Established, wantEst) || !slices.Equal(r.NotEstablished, wantNot) {
+		t.Errorf("established %q\nnot established %q", r.Established, r.NotEstablished)
+	}
+	wantIn := []InFlight{{"supplier lookup", "k5", StateAbandoned}, {"payment", "k6", StateOrphaned}}
+	if !slices.Equal(r.InFlight, wantIn) {
+		t.Errorf("in flight %+v", r.InFlight)
+	}
+	wantBoundary := "Ran out of allotted time at step 14: ledger and reconciliation done; fx_rates failed; " +
+		"browser was not started (not enough time); supplier lookup and payment were in flight and are not included."
+	if r.Boundary != wantBoundary {
+		t.Errorf("boundary\n got %q\nwant %q", r.Boundary, wantBoundary)
+	}
+	if !strings.HasPrefix(r.Answer, "Partial answer, summarized by the harness") || !strings.Contains(r.Answer, "- ledger: 42 invoices") {
+		t.Errorf("answer %q", r.Answer)
+	}
+	if text := r.Text(); !strings.HasPrefix(text, "PARTIAL RESULT. Ran out of allotted time at step 14") {
+		t.Errorf("a partial result's text does not lead with its boundary: %q", text)
+	}
+	for _, banned := range []string{"shutting down", "complete", "success"} {
+		if strings.Contains(strings.ToLower(r.Answer+r.Boundary), banned) {
+			t.Errorf("partial wording contains %q", banned)
+		}
+	}
+}
+
+func TestTheBoundaryNamesTheCause(t *testing.T) {
+	cases := []struct {
+		rec  Record
+		want string
+	}{
+		{Record{Cause: CauseQuiet, Step: 3, Quiet: time.Minute}, "Stopped at step 3: no progress for 1m0s: no tool call had finished."},
+		{Record{Cause: CauseCancelled, Step: 1}, "Cancelled at step 1: no tool call had finished."},
+		{Record{Cause: CauseMaxSteps, Step: 50, Calls: []Call{{Tool: "a", Outcome: Done}, {Tool: "b", Outcome: Done}, {Tool: "c", Outcome: Done}, {Tool: "a", Outcome: Done}}},
+			"Reached the step limit at step 50: a, b and c done."},
+		{Record{Cause: CauseUpstream, Step: 2, Calls: []Call{{Tool: "x", Outcome: Interrupted}}}, "The model failed at step 2: x was in flight and is not included."},
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.rec.Cause), func(t *testing.T) {
+			if got := Boundary(tc.rec); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSummaryWithoutCauseIsStillPartialWithCauseBudget(t *testing.T) {
+	r := Summarize(Record{Step: 1})
+	if r.Status != Partial || r.Cause != CauseBudget || !strings.Contains(r.Answer, "Established: nothing.") {
+		t.Errorf("%+v", r)
+	}
+}
+
+func TestResultJSONHasEveryFieldAndEmptyListsNotNull(t *testing.T) {
+	complete := Result{RunID: "r1", Status: Complete, Answer: "42"}
+	data, err := json.Marshal(complete)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"run_id":"r1","status":"complete","cause":null,"answer":"42","boundary":"",` +
+		`"established":[],"not_established":[],"in_flight":[],` +
+		`"budget":{"total_ms":0,"spent_ms":0,"reserve_ms":0,"remaining_ms":0},"steps":0,"attempts":0,"orphans":0}`
+	if string(data) != want {
+		t.Errorf("got  %s\nwant %s", data, want)
+	}
+	if complete.Text() != "42" {
+		t.Errorf("a complete result's text is %q", complete.Text())
+	}
+	partial, _ := json.Marshal(Summarize(recordedRun()))
+	if !strings.Contains(string(partial), `"cause":"budget"`) || !strings.Contains(string(partial), `"state":"orphaned"`) {
+		t.Errorf("partial JSON %s", partial)
+	}
+}
