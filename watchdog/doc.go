@@ -1,0 +1,99 @@
+// Package watchdog watches one agent run with two clocks: a quiet clock
+// that only semantic events reset, and the hard wall.
+//
+// A read timeout asks "did any bytes arrive lately?". For an agent that
+// stopped being a fair proxy for "is it still getting somewhere?": an SSE
+// stream that sends a comment every fifteen seconds never trips it, however
+// dead the work behind it, and a model can stream tokens at full speed while
+// the run goes nowhere. So the watchdog listens to what a reader of the
+// trace would call an event, and to the wall, which no amount of activity
+// moves.
+//
+//	w, ctx, err := watchdog.Start(parent, watchdog.Config{
+//		Quiet:      60 * time.Second,
+//		QuietAfter: map[watchdog.Event]time.Duration{watchdog.ModelCall: 3 * time.Minute},
+//		Wall:       b.Deadline(),
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	defer w.Stop()
+//	w.Mark(watchdog.ToolCall)
+//	w.Progress(key, 3) // true: the call's units went up
+//	w.Keepalive()      // counted, resets nothing
+//
+// # Quiet clock
+//
+// The quiet clock is reset by the semantic events of SPEC §3, marked with
+// [Watchdog.Mark] or [Watchdog.Progress]: a tool call issued ([ToolCall]),
+// a tool result returned ([ToolResult]), a model message completed
+// ([ModelMessage]), a checkpoint written ([Checkpoint]) and a progress
+// heartbeat whose units strictly increased ([Progress]), plus a model
+// request sent ([ModelCall]), the model's counterpart of a tool call issued.
+// Keepalives and pings ([Watchdog.Keepalive]), streamed tokens
+// ([Watchdog.Token]) and heartbeats that repeat or lower their units
+// ([StaleProgress]) are counted, with the time of the last one, and never
+// reset it. Mark a call once per logical call, not per attempt, so that
+// retries against a dead endpoint do not pass for progress.
+//
+// Each semantic event of kind k at time t opens a quiet window [t, t+Q(k)),
+// where Q(k) is [Config.QuietAfter][k], or [Config.Quiet] (60s by default)
+// when it has none; [Start] opens the first window, of Quiet. The run has
+// stalled when every window has closed: the one quiet deadline is the
+// latest end of any window opened so far. With a single Q this is the usual
+// "last semantic event + Q". With several, a longer wait for a model's reply
+// (QuietAfter[ModelCall]) is not cut short by a tool result that arrives
+// meanwhile from a parallel call: a short window never shortens a long one.
+// Detection is exact: the clock fires at the deadline, on a timer, and not
+// at the next poll. An event at or after the deadline is too late; it is
+// counted, but the run has stalled, whether or not the timer has run yet.
+//
+// # Progress
+//
+// Heartbeats are tracked per source, the call's idempotency key, so that
+// "units increased" means this call's units. The first heartbeat of a
+// source counts. [Watchdog.End] forgets a source when its call ends, which
+// keeps the state as small as the set of calls in flight; [Watchdog.Stop]
+// forgets them all. Every recording method is O(1), takes one short lock
+// that is never held across a wait, and does not allocate, except
+// [Watchdog.Progress] meeting a source for the first time.
+//
+// # Hard wall
+//
+// [Config.Wall] is the run's deadline D, computed by package budget and
+// passed in as a value (budget.Budget.Deadline): the watchdog does no
+// deadline arithmetic of its own and never moves the wall. The run context
+// ends at the wall with [context.DeadlineExceeded] and cause [ErrWall],
+// however many events keep coming. When the parent context carries the same
+// deadline (budget.WithBudget), the parent's cause (budget.ErrDeadline) may
+// arrive first; both name the wall.
+//
+// # Ties
+//
+// When the quiet deadline and the wall are the same instant, the wall wins:
+// the cause is [ErrWall]. This is decided in code, not left to the order in
+// which two timers due together happen to run (which is random, in
+// production and under testing/synctest alike): no quiet timer is armed for
+// a deadline at or past the wall. A quiet deadline one nanosecond before the
+// wall fires as a stall.
+//
+// # Goroutines
+//
+// The watchdog starts no goroutine of its own. The quiet clock is one
+// [time.AfterFunc] timer, armed for the deadline and, since events only
+// push the deadline later, re-armed lazily when it fires early rather than
+// reset by every event; the wall is the timer of a
+// [context.WithDeadlineCause] context. [Watchdog.Stop] stops both and ends
+// the run context; a timer callback that had already started then returns
+// without effect. Call Stop when the run ends, as with a CancelFunc.
+//
+// # Errors
+//
+// The run context's cause says why it ended: a [*StallError] matching
+// [ErrQuiet] (which reports the last semantic event, how long before the
+// stall it happened, and the window that ran out), [ErrWall], [ErrStopped],
+// or the parent's cause. Read it with [context.Cause]; ctx.Err() stays
+// standard. [Start] and [Config.Validate] reject a negative quiet period,
+// or a QuietAfter entry for a kind that is not semantic, with a
+// [*ConfigError] naming the field.
+package watchdog

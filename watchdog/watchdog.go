@@ -1,0 +1,334 @@
+package watchdog
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+)
+
+// DefaultQuiet is the quiet period used when [Config.Quiet] is zero (SPEC
+// §3). It must exceed the slowest healthy model call, since streamed tokens
+// do not reset the clock.
+const DefaultQuiet = 60 * time.Second
+
+// Config describes the two clocks of one run. The zero Config is valid: a
+// 60s quiet clock and no wall of its own.
+type Config struct {
+	// Quiet is the default quiet period Q: the window each semantic event,
+	// and Start itself, opens. Zero selects [DefaultQuiet].
+	Quiet time.Duration
+
+	// QuietAfter gives the window opened by a semantic event of a given
+	// kind, e.g. QuietAfter[ModelCall] = 3*time.Minute for a model that
+	// thinks before it answers. Kinds it leaves out, or maps to zero, use
+	// Quiet. Only semantic kinds may appear. Start copies the map.
+	QuietAfter map[Event]time.Duration
+
+	// Wall is the hard wall: the run's deadline D, as computed by package
+	// budget (budget.Budget.Deadline). The watchdog never computes or moves
+	// it. The zero Time means no wall of the watchdog's own; a deadline the
+	// parent context carries still applies.
+	Wall time.Time
+}
+
+// Validate reports the first field of cfg that [Start] would reject, as a
+// [*ConfigError], or nil. Fields are checked in a fixed order.
+func (cfg Config) Validate() error {
+	if cfg.Quiet < 0 {
+		return &ConfigError{"quiet", cfg.Quiet, errNegative}
+	}
+	// All 256 kinds, in order, rather than ranging over the map, so that the
+	// error reported for a config with several bad entries is always the same.
+	for i := range math.MaxUint8 + 1 {
+		e := Event(i)
+		q, ok := cfg.QuietAfter[e]
+		switch {
+		case !ok:
+		case !e.Semantic():
+			return &ConfigError{"quiet_after[" + e.String() + "]", q, errNotSemantic}
+		case q < 0:
+			return &ConfigError{"quiet_after[" + e.String() + "]", q, errNegative}
+		}
+	}
+	return nil
+}
+
+// A Watchdog watches one run: it holds the run's quiet clock and ends the
+// run's context when the clock or the wall fires. Its methods are safe for
+// concurrent use and never block on anything but a short internal lock that
+// is never held across a wait.
+type Watchdog struct {
+	// Set by Start and never changed.
+	start      time.Time
+	window     [numEvents]time.Duration // the quiet window each kind opens; window[None] is Q
+	wall       time.Duration            // Config.Wall as an offset from start
+	hasWall    bool
+	done       <-chan struct{} // the run context's Done
+	cancel     context.CancelCauseFunc
+	cancelWall context.CancelFunc // nil without a wall
+
+	// mu guards everything below. Times are offsets from start, so that
+	// each comparison is one integer comparison on the monotonic clock.
+	mu       sync.Mutex
+	timer    *time.Timer // nil when the wall comes first; re-armed only under mu
+	stopped  bool
+	fired    bool          // the quiet clock fired; no event revives the run
+	last     Event         // the last semantic event, None before the first
+	lastAt   time.Duration // when last happened; 0 before the first
+	deadline time.Duration // when the quiet clock fires: max over events of at + window
+	opener   Event         // the event whose window sets deadline
+	counts   [numEvents]int64
+	at       [numEvents]time.Duration // when each kind was last recorded, valid when counts > 0
+	sources  map[string]int64         // the last units of each progress source still in flight
+}
+
+// Start starts watching a run now. It returns the watchdog and the run's
+// context: a child of parent that ends when the quiet clock fires (cause a
+// [*StallError], matching [ErrQuiet]), when the wall is reached (cause
+// [ErrWall], and ctx.Err() is [context.DeadlineExceeded]), on
+// [Watchdog.Stop] (cause [ErrStopped]), or with parent, whose cause carries
+// through. An invalid cfg returns a [*ConfigError] and no context.
+//
+// The caller must call Stop when the run ends, as with a CancelFunc.
+func Start(parent context.Context, cfg Config) (*Watchdog, context.Context, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, err
+	}
+	q := cfg.Quiet
+	if q == 0 {
+		q = DefaultQuiet
+	}
+	w := &Watchdog{start: time.Now(), sources: make(map[string]int64)}
+	for e := range w.window {
+		w.window[e] = q
+		if d := cfg.QuietAfter[Event(e)]; d > 0 {
+			w.window[e] = d
+		}
+	}
+	w.deadline = q
+	ctx := parent
+	if !cfg.Wall.IsZero() {
+		w.wall, w.hasWall = cfg.Wall.Sub(w.start), true
+		ctx, w.cancelWall = context.WithDeadlineCause(ctx, cfg.Wall, ErrWall)
+	}
+	ctx, w.cancel = context.WithCancelCause(ctx)
+	w.done = ctx.Done()
+	if w.beforeWall(w.deadline) {
+		// Locked because a very short Quiet can fire the timer before
+		// AfterFunc has returned it, and the callback reads w.timer.
+		w.mu.Lock()
+		w.timer = time.AfterFunc(w.deadline, w.onTimer)
+		w.mu.Unlock()
+	}
+	return w, ctx, nil
+}
+
+// beforeWall reports whether a quiet deadline d comes strictly before the
+// wall. At the same instant the wall wins (SPEC §3 tie rule), so such a
+// deadline needs no timer: the wall's own ends the run then.
+func (w *Watchdog) beforeWall(d time.Duration) bool {
+	return !w.hasWall || d < w.wall
+}
+
+// onTimer runs when the quiet timer fires. Semantic events only push the
+// deadline later, never re-arm the timer, so that Mark stays cheap; the
+// timer is re-armed here, lazily, when the deadline has moved on.
+func (w *Watchdog) onTimer() {
+	w.mu.Lock()
+	if w.stopped || isDone(w.done) || !w.beforeWall(w.deadline) {
+		w.mu.Unlock()
+		return
+	}
+	now := time.Since(w.start)
+	if now < w.deadline {
+		w.timer.Reset(w.deadline - now)
+		w.mu.Unlock()
+		return
+	}
+	w.fired = true
+	err := &StallError{Last: w.last, Since: now - w.lastAt, Quiet: w.window[w.opener], Window: w.opener}
+	w.mu.Unlock()
+	w.cancel(err)
+}
+
+func isDone(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Mark records an event of kind e; a semantic kind resets the quiet clock.
+// Mark(Progress) asserts progress the caller has already checked; use
+// [Watchdog.Progress] to have heartbeats checked per source. Mark panics if
+// e is None or not a known kind. After Stop it does nothing.
+func (w *Watchdog) Mark(e Event) {
+	if e == None || e >= numEvents {
+		panic("watchdog: Mark of " + e.String())
+	}
+	w.mu.Lock()
+	if !w.stopped {
+		w.record(e, 1)
+	}
+	w.mu.Unlock()
+}
+
+// Keepalive records a transport-level sign of life: an SSE comment, a
+// ping. It never resets the quiet clock.
+func (w *Watchdog) Keepalive() { w.Mark(Keepalive) }
+
+// Token records n streamed tokens. Tokens never reset the quiet clock: a
+// model can stream a long, confident, wrong plan at full speed while the run
+// goes nowhere. n ≤ 0 records nothing.
+func (w *Watchdog) Token(n int) {
+	if n <= 0 {
+		return
+	}
+	w.mu.Lock()
+	if !w.stopped {
+		w.record(Token, int64(n))
+	}
+	w.mu.Unlock()
+}
+
+// Progress records a progress heartbeat of units from source, the call's
+// idempotency key or id. It reports whether the heartbeat counted as the
+// semantic event Progress: the first heartbeat of a source does, and so
+// does each whose units are strictly greater than the last that source
+// reported; one that repeats or lowers them is recorded as StaleProgress
+// and does not reset the quiet clock. Once the quiet clock has fired, rising
+// units are still counted but revive nothing. Progress does not allocate
+// unless it meets a source for the first time.
+//
+// Call [Watchdog.End] when the source's call ends.
+func (w *Watchdog) Progress(source string, units int64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return false
+	}
+	if prev, ok := w.sources[source]; ok && units <= prev {
+		w.record(StaleProgress, 1)
+		return false
+	}
+	w.sources[source] = units
+	w.record(Progress, 1)
+	return true
+}
+
+// End forgets the progress state of source, whose call has ended (with a
+// result, an error, a cancel, or because the run stopped waiting for it).
+// It is not itself an event: a result is marked with Mark(ToolResult).
+// Heartbeats from source after End count as a new call's.
+func (w *Watchdog) End(source string) {
+	w.mu.Lock()
+	delete(w.sources, source)
+	w.mu.Unlock()
+}
+
+// record counts n events of kind e at the present instant. A semantic event
+// opens its window: the quiet deadline becomes the later of the current one
+// and now + the window of e. An event at or after the deadline is too late:
+// the run has stalled, whether or not the timer has run yet, so it is
+// counted but neither moves the deadline nor becomes the last event. That
+// makes an event and the timer at the same instant come out the same in
+// either order. The caller holds w.mu.
+func (w *Watchdog) record(e Event, n int64) {
+	now := time.Since(w.start)
+	w.counts[e] += n
+	w.at[e] = now
+	if !e.Semantic() || now >= w.deadline {
+		return
+	}
+	w.last, w.lastAt = e, now
+	// >= so that the window is credited to the latest event that reaches it.
+	if d := addSat(now, w.window[e]); d >= w.deadline {
+		w.deadline, w.opener = d, e
+	}
+}
+
+// addSat returns now + d, saturating rather than overflowing for a window so
+// long that it means "never".
+func addSat(now, d time.Duration) time.Duration {
+	if d > math.MaxInt64-now {
+		return math.MaxInt64
+	}
+	return now + d
+}
+
+// Stop ends the run: it releases the quiet timer and the wall's timer,
+// forgets all progress sources and ends the run context with cause
+// [ErrStopped] unless it has already ended. After Stop the watchdog records
+// nothing more; [Watchdog.Snapshot] still reports what it saw. Stop is
+// idempotent and does not block.
+func (w *Watchdog) Stop() {
+	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		return
+	}
+	w.stopped = true
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.sources = nil
+	w.mu.Unlock()
+	// The run context first, so that its cause is ErrStopped rather than the
+	// Canceled that cancelWall would pass down.
+	w.cancel(ErrStopped)
+	if w.cancelWall != nil {
+		w.cancelWall()
+	}
+}
+
+// A Snapshot is what a watchdog has seen, for the live status line and the
+// trace.
+type Snapshot struct {
+	Start         time.Time // when Start was called
+	Last          Event     // the last semantic event; None before the first
+	LastAt        time.Time // when Last happened; Start before the first
+	QuietDeadline time.Time // when the quiet clock fires unless a semantic event comes first
+	Wall          time.Time // the hard wall; zero when none
+	Stalled       bool      // reports whether the quiet clock has fired
+	Semantic      int64     // semantic events in all
+
+	// Counts holds the number of events of each kind, indexed by Event:
+	// Counts[Keepalive] keepalives, Counts[ToolResult] results. Counts[Token]
+	// counts tokens, not deliveries.
+	Counts [numEvents]int64
+	// At holds when each kind was last recorded, indexed by Event; the zero
+	// Time for a kind never seen.
+	At [numEvents]time.Time
+
+	Sources int // progress sources in flight: seen and not yet ended
+}
+
+// Snapshot returns what the watchdog has seen so far.
+func (w *Watchdog) Snapshot() Snapshot {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := Snapshot{
+		Start:         w.start,
+		Last:          w.last,
+		LastAt:        w.start.Add(w.lastAt),
+		QuietDeadline: w.start.Add(w.deadline),
+		Stalled:       w.fired,
+		Counts:        w.counts,
+		Sources:       len(w.sources),
+	}
+	if w.hasWall {
+		s.Wall = w.start.Add(w.wall)
+	}
+	for e, n := range w.counts {
+		if n > 0 {
+			s.At[e] = w.start.Add(w.at[e])
+		}
+		if Event(e).Semantic() {
+			s.Semantic += n
+		}
+	}
+	return s
+}
