@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitInternal = 1
+	exitUsage    = 2 // bad usage or config; nothing was started
+)
+
+// A command is one subcommand, built for one invocation with its streams.
+type command interface {
+	Run(ctx context.Context, args []string) error
+}
+
+// streams are the standard streams a command reads and writes.
+type streams struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+type subcommand struct {
+	name    string
+	summary string
+	new     func(streams) command
+}
+
+// subcommands is the dispatch table; a new command is one more entry.
+func subcommands() []subcommand {
+	return []subcommand{
+		{"plan", "show the worst case a configuration ships, against a budget", func(s streams) command { return &planCommand{streams: s} }},
+	}
+}
+
+// usageError is bad usage or a bad configuration: exit code 2, with a hint
+// on where to read how to do it right.
+type usageError struct {
+	cmd string // the subcommand whose help the hint names; "" for harness itself
+	err error
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func (e *usageError) hint() string {
+	if e.cmd == "" {
+		return "try: harness help"
+	}
+	return "try: harness " + e.cmd + " --help"
+}
+
+// run is the whole command, minus the process: it returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	s := streams{stdin: stdin, stdout: stdout, stderr: stderr}
+	name, err := dispatch(ctx, args, s)
+	if err == nil {
+		return exitOK
+	}
+	prefix := "harness: "
+	if name != "" {
+		prefix = "harness " + name + ": "
+	}
+	for line := range strings.Lines(err.Error()) {
+		fmt.Fprint(stderr, prefix, line)
+		if !strings.HasSuffix(line, "\n") {
+			fmt.Fprintln(stderr)
+		}
+	}
+	if ue, ok := errors.AsType[*usageError](err); ok {
+		fmt.Fprintln(stderr, ue.hint())
+		return exitUsage
+	}
+	return exitInternal
+}
+
+// dispatch runs the subcommand args name and returns its name (if it
+// exists) and its error.
+func dispatch(ctx context.Context, args []string, s streams) (string, error) {
+	if len(args) == 0 {
+		usage(s.stderr)
+		return "", &usageError{err: errors.New("no command given")}
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && name == "help" {
+			// "harness help plan" is "harness plan --help".
+			return dispatch(ctx, []string{args[1], "--help"}, s)
+		}
+		usage(s.stdout)
+		return "", nil
+	}
+	for _, sc := range subcommands() {
+		if sc.name == name {
+			return name, sc.new(s).Run(ctx, args[1:])
+		}
+	}
+	usage(s.stderr)
+	return "", &usageError{err: fmt.Errorf("unknown command %q", name)}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, "harness runs an agent on one deadline and lands it inside its budget.\n\n")
+	fmt.Fprint(w, "usage: harness <command> [arguments]\n\ncommands:\n")
+	for _, sc := range subcommands() {
+		fmt.Fprintf(w, "  %-8s %s\n", sc.name, sc.summary)
+	}
+	fmt.Fprint(w, "\n\"harness help <command>\" shows a command's flags.\n")
+	fmt.Fprint(w, "exit codes: 0 ok, 1 internal error, 2 bad usage or config.\n")
+}
+
+// parseFlags parses args into fs, letting flags and positional arguments
+// mix ("plan agent.yaml --json"), and returns the positional ones. It
+// reports help=true when help was asked for; printHelp has then written it
+// to stdout. Errors are [*usageError] for cmd.
+func parseFlags(fs *flag.FlagSet, cmd string, args []string, stdout io.Writer, printHelp func(io.Writer)) (pos []string, help bool, err error) {
+	// The flag package would print its own message and usage; errors go
+	// out once, through run, and help goes to stdout.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			printHelp(stdout)
+			return nil, true, nil
+		}
+		if err != nil {
+			return nil, false, &usageError{cmd: cmd, err: err}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, false, nil
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), false, nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}

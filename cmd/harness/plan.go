@@ -1,0 +1,411 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/glidepath/glidepath/budget"
+)
+
+// What a configuration gets when it leaves a value out. The openai-go
+// values are read from openai-go v3.98.0, internal/requestconfig: a new
+// RequestConfig has MaxRetries 2 and RequestTimeout 0 (no timeout at all),
+// retryDelay sleeps 0.5s·2^n capped at DefaultMaxServerDelay (8s) minus up
+// to 25% jitter, and a server's Retry-After is honored up to
+// defaultMaxRetryAfterDelay (2m); a longer one stops the retries.
+const (
+	defaultBudget    = 2 * time.Minute // harness run's --budget
+	defaultSteps     = 50              // harness run's --max-steps
+	defaultToolCalls = 1
+
+	openaiMaxRetries    = 2
+	openaiBackoffBase   = 500 * time.Millisecond
+	openaiBackoffCap    = 8 * time.Second
+	openaiMaxRetryAfter = 2 * time.Minute
+
+	// A tool called over net/http without Glidepath: http.Client has no
+	// Timeout by default and does not retry.
+	httpRetries = 0
+
+	// maxCount bounds steps, tool calls and retries: far above any real
+	// configuration, and low enough that 1 + retries cannot overflow.
+	maxCount = 1_000_000
+)
+
+// library is what a client library does with the values a configuration
+// leaves out.
+type library struct {
+	noCeiling  string                   // why an unset ceiling means no timeout
+	unbounded  func(name string) string // why that makes the worst case unbounded
+	retries    int
+	whyRetries string
+
+	// backoff bounds the sleeps before retries. openai-go's jitter only
+	// shortens a sleep, so its longest sleep before retry n is exactly
+	// min(8s, 0.5s·2^(n−1)): budget.Backoff's ceiling with that base and
+	// cap. A tool's retries are taken to sleep as Glidepath's own backoff
+	// does by default.
+	backoff budget.Backoff
+}
+
+var (
+	openai = library{
+		noCeiling:  "openai-go sets no request timeout (RequestTimeout 0)",
+		unbounded:  func(string) string { return "openai-go has no overall timeout by default" },
+		retries:    openaiMaxRetries,
+		whyRetries: "openai-go's MaxRetries; backoff 0.5s·2^n, at most 8s",
+		backoff:    budget.Backoff{Base: openaiBackoffBase, Cap: openaiBackoffCap},
+	}
+	nethttp = library{
+		noCeiling: "net/http's client has no timeout",
+		unbounded: func(name string) string {
+			return "tool " + name + " has no ceiling and net/http sets no timeout"
+		},
+		retries:    httpRetries,
+		whyRetries: "net/http does not retry",
+	}
+)
+
+// planConfig is what a plan is computed from. A nil field was left out and
+// gets the default of the library that would be in charge of it.
+type planConfig struct {
+	Budget           *time.Duration // nil: 2m, harness run's default
+	Steps            *int           // max model turns; nil: 50, harness run's --max-steps default
+	ToolCallsPerStep *int           // nil: 1
+	Model            limits
+	Tools            []toolConfig
+
+	// Origin says where each field was set, keyed by its path
+	// ("tools[0].ceiling"): "agent.yaml:7" or "--tool-ceiling". It only
+	// locates errors.
+	Origin map[string]string
+}
+
+// limits are the per-attempt timeout and the retry count of one kind of call.
+type limits struct {
+	Ceiling *time.Duration // nil: the library default; 0: no timeout
+	Retries *int           // nil: the library default
+}
+
+type toolConfig struct {
+	Name string
+	limits
+}
+
+// Errors of a plan configuration, matched by [fieldError].
+var (
+	errNotDuration = errors.New("not a duration (e.g. 90s, 2m)")
+	errNotInteger  = errors.New("not a whole number")
+	errNotScalar   = errors.New("must be a single value, not a list or map")
+	errNotPositive = errors.New("must be positive")
+	errNegative    = errors.New("must not be negative")
+	errNoName      = errors.New("required")
+	errDuplicate   = errors.New("listed twice")
+	errNoTools     = errors.New("no tools are listed")
+	errTooMany     = fmt.Errorf("more than %d", maxCount)
+)
+
+// fieldError is a configuration value that cannot be used. It unwraps to
+// one of the errors above.
+type fieldError struct {
+	Where string // "agent.yaml:7", a flag such as "--budget", or ""
+	Field string // the value's path, e.g. "tools[0].ceiling"
+	Value string // as written; "" when absent
+	Err   error
+}
+
+func (e *fieldError) Error() string {
+	val := ""
+	switch {
+	case e.Value == "":
+	case strings.IndexFunc(e.Value, needsQuote) < 0:
+		val = " " + e.Value
+	default:
+		val = " " + strconv.Quote(e.Value)
+	}
+	switch {
+	case strings.HasPrefix(e.Where, "--"):
+		return fmt.Sprintf("%s%s: %v", e.Where, val, e.Err)
+	case e.Where != "":
+		return fmt.Sprintf("%s: %s%s: %v", e.Where, e.Field, val, e.Err)
+	}
+	return fmt.Sprintf("%s%s: %v", e.Field, val, e.Err)
+}
+
+func (e *fieldError) Unwrap() error { return e.Err }
+
+// needsQuote reports whether a value holding r is quoted in a message:
+// anything but what a number, a duration or a simple name is made of.
+func needsQuote(r rune) bool {
+	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(".+-_", r)
+}
+
+// bound is a duration that may be unbounded. Sums saturate at
+// math.MaxInt64 (292 years), which is still a number, not "unbounded".
+type bound struct {
+	D         time.Duration
+	Unbounded bool
+}
+
+func (b bound) String() string {
+	switch {
+	case b.Unbounded:
+		return "unbounded"
+	case b.D == math.MaxInt64:
+		return "over 292 years"
+	}
+	return b.D.String()
+}
+
+func (b bound) plus(d time.Duration) bound {
+	return bound{D: addSat(b.D, d), Unbounded: b.Unbounded}
+}
+
+func (b bound) add(o bound) bound {
+	return bound{D: addSat(b.D, o.D), Unbounded: b.Unbounded || o.Unbounded}
+}
+
+// times returns b·n; zero of anything, even of an unbounded call, is zero.
+func (b bound) times(n int) bound {
+	if n == 0 {
+		return bound{}
+	}
+	return bound{D: mulSat(b.D, n), Unbounded: b.Unbounded}
+}
+
+func addSat(a, b time.Duration) time.Duration {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func mulSat(d time.Duration, n int) time.Duration {
+	if n != 0 && d > math.MaxInt64/time.Duration(n) {
+		return math.MaxInt64
+	}
+	return d * time.Duration(n)
+}
+
+// callPlan is the worst case of one logical call: every attempt runs to its
+// ceiling and then fails in a way that is retried, and every sleep before a
+// retry is its longest. (openai-go does not retry an attempt its own
+// timeout ended, but a gateway's 504 just before the ceiling is retried, so
+// the supremum is the same.)
+type callPlan struct {
+	Name    string
+	Ceiling bound
+	Retries int
+	Backoff time.Duration // the sum of the longest sleep before each retry
+	Worst   bound         // Ceiling × (1 + Retries) + Backoff
+
+	DefaultCeiling, DefaultRetries bool // report whether the library's default was used
+}
+
+// Attempts returns 1 + Retries.
+func (c callPlan) Attempts() int { return 1 + c.Retries }
+
+// defaultUsed says which default filled a value the configuration left out.
+type defaultUsed struct {
+	Field string // the value's path, e.g. "tools[1].retries"
+	Tool  string // the tool's name for a tool's value, else ""
+	Value string
+	Why   string
+}
+
+// plan is the worst case of a configuration without a budget, beside what
+// the same configuration costs under Glidepath.
+type plan struct {
+	Budget, Reserve, Floor time.Duration
+	Steps, ToolCalls       int
+
+	Model   callPlan
+	Tools   []callPlan
+	Slowest int // index in Tools of the tool with the largest worst case; -1 without tools
+
+	PerStep bound // Model.Worst + ToolCalls × Tools[Slowest].Worst
+	Total   bound // Steps × PerStep
+
+	// The same with every model retry waiting the longest Retry-After
+	// openai-go honors instead of its backoff.
+	RetryAfterModel, RetryAfterPerStep, RetryAfterTotal bound
+
+	Defaults  []defaultUsed
+	Unbounded []string // why Total is unbounded, one reason per unbounded ceiling that counts
+}
+
+// Work returns what work may spend under Glidepath: B − R.
+func (p plan) Work() time.Duration { return p.Budget - p.Reserve }
+
+// Ratio returns Total/Budget, or false when Total is unbounded.
+func (p plan) Ratio() (float64, bool) {
+	if p.Total.Unbounded {
+		return 0, false
+	}
+	return float64(p.Total.D) / float64(p.Budget), true
+}
+
+// makePlan computes the plan of c, a pure function of it. It returns every
+// invalid value at once, joined, each a [*fieldError].
+func makePlan(c planConfig) (plan, error) {
+	if err := c.validate(); err != nil {
+		return plan{}, err
+	}
+	p := plan{Floor: budget.DefaultFloor, Slowest: -1}
+
+	p.Budget = orDefault(&p, c.Budget, "budget", "", defaultBudget, "harness run's --budget default")
+	p.Reserve = budget.DefaultReserve(p.Budget)
+	p.Steps = orDefault(&p, c.Steps, "steps", "", defaultSteps, "harness run's --max-steps default")
+	if len(c.Tools) > 0 {
+		p.ToolCalls = orDefault(&p, c.ToolCallsPerStep, "tool_calls_per_step", "", defaultToolCalls, "one tool call per model turn")
+	}
+
+	var why string
+	p.Model, why = p.call("model", "", c.Model, openai)
+	if why != "" {
+		p.Unbounded = append(p.Unbounded, why)
+	}
+	for i, t := range c.Tools {
+		tp, why := p.call(fmt.Sprintf("tools[%d]", i), t.Name, t.limits, nethttp)
+		p.Tools = append(p.Tools, tp)
+		if p.Slowest < 0 || slower(tp.Worst, p.Tools[p.Slowest].Worst) {
+			p.Slowest = i
+		}
+		// A tool that is never called costs nothing, unbounded or not.
+		if why != "" && p.ToolCalls > 0 {
+			p.Unbounded = append(p.Unbounded, why)
+		}
+	}
+
+	var tools bound
+	if p.Slowest >= 0 {
+		tools = p.Tools[p.Slowest].Worst.times(p.ToolCalls)
+	}
+	p.PerStep = p.Model.Worst.add(tools)
+	p.Total = p.PerStep.times(p.Steps)
+
+	p.RetryAfterModel = p.Model.Ceiling.times(p.Model.Attempts()).plus(mulSat(openaiMaxRetryAfter, p.Model.Retries))
+	p.RetryAfterPerStep = p.RetryAfterModel.add(tools)
+	p.RetryAfterTotal = p.RetryAfterPerStep.times(p.Steps)
+	return p, nil
+}
+
+// call fills in l's defaults from lib and computes the worst case of the
+// model's calls (tool "") or a tool's. field is the path the notes name. It
+// also returns why the call is unbounded, or "" when it is not.
+func (p *plan) call(field, tool string, l limits, lib library) (callPlan, string) {
+	name := cmp.Or(tool, "model")
+	c := callPlan{Name: name}
+	var why string
+	switch {
+	case l.Ceiling == nil:
+		c.Ceiling.Unbounded = true
+		c.DefaultCeiling = true
+		p.Defaults = append(p.Defaults, defaultUsed{Field: field + ".ceiling", Tool: tool, Value: "none", Why: lib.noCeiling})
+		why = lib.unbounded(name)
+	case *l.Ceiling == 0:
+		c.Ceiling.Unbounded = true
+		why = field + ".ceiling is 0, which means no timeout"
+	default:
+		c.Ceiling.D = *l.Ceiling
+	}
+	c.Retries = orDefault(p, l.Retries, field+".retries", tool, lib.retries, lib.whyRetries)
+	c.DefaultRetries = l.Retries == nil
+	c.Backoff = longestSleeps(lib.backoff, c.Retries)
+	c.Worst = c.Ceiling.times(c.Attempts()).plus(c.Backoff)
+	return c, why
+}
+
+// orDefault returns *v, or def when v is nil, noting the default used.
+func orDefault[T time.Duration | int](p *plan, v *T, field, tool string, def T, why string) T {
+	if v != nil {
+		return *v
+	}
+	p.Defaults = append(p.Defaults, defaultUsed{Field: field, Tool: tool, Value: fmt.Sprint(def), Why: why})
+	return def
+}
+
+// longestSleeps returns the sum of bo's longest sleep before each of
+// retries retries. Once the sleeps reach the cap every further one adds the
+// cap, so it loops a few times at most, whatever retries is.
+func longestSleeps(bo budget.Backoff, retries int) time.Duration {
+	var sum time.Duration
+	for n := 1; n <= retries; n++ {
+		d := bo.Ceiling(n)
+		if d == bo.Ceiling(n+1) {
+			return addSat(sum, mulSat(d, retries-n+1))
+		}
+		sum += d
+	}
+	return sum
+}
+
+// slower reports whether a is a strictly larger worst case than b.
+func slower(a, b bound) bool {
+	if a.Unbounded != b.Unbounded {
+		return a.Unbounded
+	}
+	return a.D > b.D
+}
+
+// validate returns every value of c that cannot be used.
+func (c planConfig) validate() error {
+	var errs []error
+	flagged := make(map[string]bool)
+	bad := func(field, value string, err error) {
+		where := c.Origin[field]
+		if strings.HasPrefix(where, "--") {
+			// --tool-retries sets every tool; one message is enough.
+			if flagged[where] {
+				return
+			}
+			flagged[where] = true
+		}
+		errs = append(errs, &fieldError{Where: where, Field: field, Value: value, Err: err})
+	}
+	if c.Budget != nil && *c.Budget <= 0 {
+		bad("budget", c.Budget.String(), errNotPositive)
+	}
+	count := func(field string, n *int, positive bool) {
+		switch {
+		case n == nil:
+		case positive && *n <= 0:
+			bad(field, strconv.Itoa(*n), errNotPositive)
+		case *n < 0:
+			bad(field, strconv.Itoa(*n), errNegative)
+		case *n > maxCount:
+			bad(field, strconv.Itoa(*n), errTooMany)
+		}
+	}
+	count("steps", c.Steps, true)
+	count("tool_calls_per_step", c.ToolCallsPerStep, false)
+	if n := c.ToolCallsPerStep; n != nil && *n > 0 && len(c.Tools) == 0 {
+		bad("tool_calls_per_step", strconv.Itoa(*n), errNoTools)
+	}
+	checkLimits := func(field string, l limits) {
+		if l.Ceiling != nil && *l.Ceiling < 0 {
+			bad(field+".ceiling", l.Ceiling.String(), errNegative)
+		}
+		count(field+".retries", l.Retries, false)
+	}
+	checkLimits("model", c.Model)
+	seen := make(map[string]bool)
+	for i, t := range c.Tools {
+		field := fmt.Sprintf("tools[%d]", i)
+		switch {
+		case t.Name == "":
+			bad(field+".name", "", errNoName)
+		case seen[t.Name]:
+			bad(field+".name", t.Name, errDuplicate)
+		}
+		seen[t.Name] = true
+		checkLimits(field, t.limits)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,397 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// planCommand is "harness plan [flags] [FILE]".
+type planCommand struct {
+	streams
+}
+
+// planFlags are the flags that override the file; nil when not given.
+type planFlags struct {
+	budget, modelCeiling, toolCeiling *time.Duration
+	steps, toolCalls                  *int
+	modelRetries, toolRetries         *int
+	json                              bool
+}
+
+func (c *planCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	var f planFlags
+	fs.Func("budget", "the run `budget`, e.g. 2m (default 2m, as harness run)", durationFlag(&f.budget))
+	fs.Func("steps", "max model `turns` (default 50, harness run's --max-steps)", intFlag(&f.steps))
+	fs.Func("tool-calls-per-step", "tool `calls` a model turn asks for (default 1)", intFlag(&f.toolCalls))
+	fs.Func("model-ceiling", "per-attempt model `timeout`; 0 means none (default: openai-go's, none)", durationFlag(&f.modelCeiling))
+	fs.Func("model-retries", "model `retries` (default: openai-go's, 2)", intFlag(&f.modelRetries))
+	fs.Func("tool-ceiling", "per-attempt `timeout` of every tool; 0 means none (default: net/http's, none)", durationFlag(&f.toolCeiling))
+	fs.Func("tool-retries", "`retries` of every tool (default 0)", intFlag(&f.toolRetries))
+	fs.BoolVar(&f.json, "json", false, "print one JSON object instead of the table")
+
+	pos, help, err := parseFlags(fs, "plan", args, c.stdout, func(w io.Writer) { planUsage(w, fs) })
+	if help || err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return &usageError{cmd: "plan", err: fmt.Errorf("at most one FILE, got %d: %s", len(pos), strings.Join(pos, " "))}
+	}
+
+	cfg := planConfig{Origin: map[string]string{}}
+	source := "flags and defaults"
+	if len(pos) == 1 {
+		if cfg, err = c.load(pos[0]); err != nil {
+			return &usageError{cmd: "plan", err: err}
+		}
+		source = pos[0]
+		if source == "-" {
+			source = "stdin"
+		}
+	}
+	f.apply(&cfg)
+	p, err := makePlan(cfg)
+	if err != nil {
+		return &usageError{cmd: "plan", err: err}
+	}
+
+	// Rendered whole before writing, so a failure prints nothing on stdout.
+	var out bytes.Buffer
+	if f.json {
+		enc := json.NewEncoder(&out)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(p.report(source)); err != nil {
+			return err
+		}
+	} else {
+		p.write(&out, source)
+	}
+	_, err = c.stdout.Write(out.Bytes())
+	return err
+}
+
+// load reads the plan file name, or standard input for "-".
+func (c *planCommand) load(name string) (planConfig, error) {
+	if name == "-" {
+		return loadPlan("stdin", c.stdin)
+	}
+	file, err := os.Open(name)
+	if err != nil {
+		return planConfig{}, err
+	}
+	defer file.Close()
+	return loadPlan(name, file)
+}
+
+// apply lets the flags override cfg. --tool-ceiling and --tool-retries set
+// every tool; with no tools listed they describe one, named "tool".
+func (f *planFlags) apply(cfg *planConfig) {
+	override(cfg, &cfg.Budget, f.budget, "budget", "--budget")
+	override(cfg, &cfg.Steps, f.steps, "steps", "--steps")
+	override(cfg, &cfg.ToolCallsPerStep, f.toolCalls, "tool_calls_per_step", "--tool-calls-per-step")
+	override(cfg, &cfg.Model.Ceiling, f.modelCeiling, "model.ceiling", "--model-ceiling")
+	override(cfg, &cfg.Model.Retries, f.modelRetries, "model.retries", "--model-retries")
+	if len(cfg.Tools) == 0 && (f.toolCeiling != nil || f.toolRetries != nil) {
+		cfg.Tools = []toolConfig{{Name: "tool"}}
+	}
+	for i := range cfg.Tools {
+		field := fmt.Sprintf("tools[%d]", i)
+		override(cfg, &cfg.Tools[i].Ceiling, f.toolCeiling, field+".ceiling", "--tool-ceiling")
+		override(cfg, &cfg.Tools[i].Retries, f.toolRetries, field+".retries", "--tool-retries")
+	}
+}
+
+// override sets *dst to v, if the flag named flag was given, and records
+// that the field now comes from it.
+func override[T any](cfg *planConfig, dst **T, v *T, field, flag string) {
+	if v != nil {
+		*dst = v
+		cfg.Origin[field] = flag
+	}
+}
+
+func durationFlag(dst **time.Duration) func(string) error {
+	return func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return errNotDuration
+		}
+		*dst = &d
+		return nil
+	}
+}
+
+func intFlag(dst **int) func(string) error {
+	return func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return errNotInteger
+		}
+		*dst = &n
+		return nil
+	}
+}
+
+func planUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, `usage: harness plan [flags] [FILE]
+
+Plan prints the worst case a configuration really ships without a budget:
+every attempt runs to its ceiling and fails, every retry sleeps its longest
+backoff, for every step. Values left out get the defaults of the library in
+charge (openai-go for the model: no timeout, 2 retries; net/http for tools:
+no timeout, no retries), and the output says which. Beside it, what the same
+configuration costs under Glidepath: the budget, and a labeled answer.
+
+FILE is YAML or JSON ("-" reads standard input). Unknown fields are errors.
+
+  budget: 2m               # the run budget
+  steps: 20                # max model turns
+  tool_calls_per_step: 1
+  model:
+    ceiling: 60s           # per-attempt timeout; leave out for openai-go's (none)
+    retries: 2             # leave out for openai-go's (2)
+  tools:
+    - name: search
+      ceiling: 30s         # leave out for net/http's (none)
+      retries: 2           # leave out for none
+
+Flags override the file:
+
+`)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// write prints p as aligned tables, then a one-line verdict.
+func (p plan) write(w io.Writer, source string) {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	row := func(cells ...string) { fmt.Fprintln(tw, "  "+strings.Join(cells, "\t")) }
+
+	fmt.Fprintf(tw, "plan: %s\n\n", source)
+	fmt.Fprintln(tw, "without a budget: every attempt runs to its ceiling and fails, every backoff sleeps its longest")
+	row("call", "ceiling", "retries", "worst per call")
+	row(append([]string{"model"}, callCells(p.Model)...)...)
+	for _, t := range p.Tools {
+		row(append([]string{"tool " + t.Name}, callCells(t)...)...)
+	}
+	row("per step", p.perStepFormula(p.Model.Worst, p.PerStep))
+	total := fmt.Sprintf("%d steps × %v = %v", p.Steps, p.PerStep, p.Total)
+	if p.Total.Unbounded {
+		total += " (" + strings.Join(p.Unbounded, "; ") + ")"
+	}
+	row("total", total)
+	fmt.Fprintln(tw)
+
+	fmt.Fprintf(tw, "if servers send Retry-After: openai-go waits up to %v before each model retry\n", openaiMaxRetryAfter)
+	row("model", fmt.Sprintf("%s × %d + %d × %v = %v", ceilingString(p.Model.Ceiling), p.Model.Attempts(), p.Model.Retries, openaiMaxRetryAfter, p.RetryAfterModel))
+	row("per step", p.perStepFormula(p.RetryAfterModel, p.RetryAfterPerStep))
+	row("total", fmt.Sprintf("%d steps × %v = %v", p.Steps, p.RetryAfterPerStep, p.RetryAfterTotal))
+	fmt.Fprintln(tw)
+
+	fmt.Fprintln(tw, "under Glidepath: every attempt and every sleep is leased from one deadline")
+	row("budget B", p.Budget.String())
+	row("reserve R", p.Reserve.String()+", kept for landing: max(10%·B, min(20s, 25%·B))")
+	row("floor F", p.Floor.String()+", nothing starts with less")
+	if p.Work() > p.Floor {
+		row("work", p.Work().String()+" (B − R); each attempt gets min(its ceiling, time left − R − F)")
+	} else {
+		row("work", "none: B − R is not above F, so every work call is refused and the run lands at once")
+	}
+	row("worst case", p.Budget.String()+", and the run returns a labeled answer, complete or partial")
+
+	if len(p.Defaults) > 0 {
+		fmt.Fprintln(tw)
+		fmt.Fprintln(tw, "defaults used")
+		for _, d := range p.Defaults {
+			field := d.Field
+			if d.Tool != "" {
+				field += " (" + d.Tool + ")"
+			}
+			row(field, d.Value, d.Why)
+		}
+	}
+	fmt.Fprintln(tw)
+	tw.Flush()
+	fmt.Fprintf(w, "verdict: %s\n", p.verdict())
+}
+
+// callCells are a call's ceiling, retries and worst case, each value that
+// came from a default marked so.
+func callCells(c callPlan) []string {
+	ceiling, retries := ceilingString(c.Ceiling), strconv.Itoa(c.Retries)
+	if c.DefaultCeiling {
+		ceiling += " (default)"
+	}
+	if c.DefaultRetries {
+		retries += " (default)"
+	}
+	return []string{ceiling, retries, callFormula(c)}
+}
+
+func ceilingString(b bound) string {
+	if b.Unbounded {
+		return "none"
+	}
+	return b.String()
+}
+
+// callFormula is "ceiling × attempts + backoff = worst".
+func callFormula(c callPlan) string {
+	s := fmt.Sprintf("%s × %d", ceilingString(c.Ceiling), c.Attempts())
+	if c.Backoff > 0 {
+		s += fmt.Sprintf(" + %v backoff", c.Backoff)
+	}
+	return s + " = " + c.Worst.String()
+}
+
+// perStepFormula is "model + N × slowest tool = ... = per step".
+func (p plan) perStepFormula(model, perStep bound) string {
+	if p.Slowest < 0 || p.ToolCalls == 0 {
+		return fmt.Sprintf("model %v = %v", model, perStep)
+	}
+	t := p.Tools[p.Slowest]
+	return fmt.Sprintf("model %v + %d × %s %v = %v", model, p.ToolCalls, t.Name, t.Worst, perStep)
+}
+
+func (p plan) verdict() string {
+	lands := fmt.Sprintf("under Glidepath the run lands by %v", p.Budget)
+	ratio, ok := p.Ratio()
+	switch {
+	case !ok:
+		return fmt.Sprintf("unbudgeted worst case is unbounded (%s); %s", strings.Join(p.Unbounded, "; "), lands)
+	case ratio > 1:
+		return fmt.Sprintf("unbudgeted worst case is %v, %.1f× the %v budget; %s", p.Total, ratio, p.Budget, lands)
+	}
+	return fmt.Sprintf("unbudgeted worst case is %v, within the %v budget; %s", p.Total, p.Budget, lands)
+}
+
+// planReport is the --json output. Every duration is in milliseconds; an
+// unbounded one is null beside a true *_unbounded.
+type planReport struct {
+	Source           string       `json:"source"`
+	BudgetMs         float64      `json:"budget_ms"`
+	Steps            int          `json:"steps"`
+	ToolCallsPerStep int          `json:"tool_calls_per_step"`
+	Model            callReport   `json:"model"`
+	Tools            []callReport `json:"tools"`
+	SlowestTool      *string      `json:"slowest_tool"`
+	PerStepMs        *float64     `json:"per_step_ms"`
+	PerStepUnbounded bool         `json:"per_step_unbounded"`
+	TotalMs          *float64     `json:"total_ms"`
+	TotalUnbounded   bool         `json:"total_unbounded"`
+	UnboundedBecause []string     `json:"unbounded_because"`
+	Ratio            *float64     `json:"ratio"`
+	RetryAfter       struct {
+		MaxWaitMs           float64  `json:"max_wait_ms"`
+		ModelWorstMs        *float64 `json:"model_worst_ms"`
+		ModelWorstUnbounded bool     `json:"model_worst_unbounded"`
+		PerStepMs           *float64 `json:"per_step_ms"`
+		PerStepUnbounded    bool     `json:"per_step_unbounded"`
+		TotalMs             *float64 `json:"total_ms"`
+		TotalUnbounded      bool     `json:"total_unbounded"`
+	} `json:"retry_after"`
+	Glidepath struct {
+		BudgetMs  float64 `json:"budget_ms"`
+		ReserveMs float64 `json:"reserve_ms"`
+		FloorMs   float64 `json:"floor_ms"`
+		WorkMs    float64 `json:"work_ms"`
+		WorstMs   float64 `json:"worst_ms"`
+	} `json:"glidepath"`
+	Defaults []defaultReport `json:"defaults"`
+	Verdict  string          `json:"verdict"`
+}
+
+type callReport struct {
+	Name             string   `json:"name"`
+	CeilingMs        *float64 `json:"ceiling_ms"`
+	CeilingUnbounded bool     `json:"ceiling_unbounded"`
+	Retries          int      `json:"retries"`
+	Attempts         int      `json:"attempts"`
+	BackoffMs        float64  `json:"backoff_ms"`
+	WorstMs          *float64 `json:"worst_ms"`
+	WorstUnbounded   bool     `json:"worst_unbounded"`
+}
+
+type defaultReport struct {
+	Field string  `json:"field"`
+	Tool  *string `json:"tool"` // null for a value that is not a tool's
+	Value string  `json:"value"`
+	Why   string  `json:"why"`
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// msOrNull returns b in milliseconds, or nil when it is unbounded.
+func msOrNull(b bound) *float64 {
+	if b.Unbounded {
+		return nil
+	}
+	v := ms(b.D)
+	return &v
+}
+
+func (c callPlan) report() callReport {
+	return callReport{
+		Name:             c.Name,
+		CeilingMs:        msOrNull(c.Ceiling),
+		CeilingUnbounded: c.Ceiling.Unbounded,
+		Retries:          c.Retries,
+		Attempts:         c.Attempts(),
+		BackoffMs:        ms(c.Backoff),
+		WorstMs:          msOrNull(c.Worst),
+		WorstUnbounded:   c.Worst.Unbounded,
+	}
+}
+
+func (p plan) report(source string) planReport {
+	r := planReport{
+		Source:           source,
+		BudgetMs:         ms(p.Budget),
+		Steps:            p.Steps,
+		ToolCallsPerStep: p.ToolCalls,
+		Model:            p.Model.report(),
+		Tools:            []callReport{},
+		PerStepMs:        msOrNull(p.PerStep),
+		PerStepUnbounded: p.PerStep.Unbounded,
+		TotalMs:          msOrNull(p.Total),
+		TotalUnbounded:   p.Total.Unbounded,
+		UnboundedBecause: append([]string{}, p.Unbounded...),
+		Defaults:         []defaultReport{},
+		Verdict:          p.verdict(),
+	}
+	for _, t := range p.Tools {
+		r.Tools = append(r.Tools, t.report())
+	}
+	if p.Slowest >= 0 {
+		r.SlowestTool = &p.Tools[p.Slowest].Name
+	}
+	if ratio, ok := p.Ratio(); ok {
+		r.Ratio = &ratio
+	}
+	ra := &r.RetryAfter
+	ra.MaxWaitMs = ms(openaiMaxRetryAfter)
+	ra.ModelWorstMs, ra.ModelWorstUnbounded = msOrNull(p.RetryAfterModel), p.RetryAfterModel.Unbounded
+	ra.PerStepMs, ra.PerStepUnbounded = msOrNull(p.RetryAfterPerStep), p.RetryAfterPerStep.Unbounded
+	ra.TotalMs, ra.TotalUnbounded = msOrNull(p.RetryAfterTotal), p.RetryAfterTotal.Unbounded
+	g := &r.Glidepath
+	g.BudgetMs, g.ReserveMs, g.FloorMs = ms(p.Budget), ms(p.Reserve), ms(p.Floor)
+	g.WorkMs, g.WorstMs = ms(max(p.Work(), 0)), ms(p.Budget)
+	for _, d := range p.Defaults {
+		dr := defaultReport{Field: d.Field, Value: d.Value, Why: d.Why}
+		if d.Tool != "" {
+			dr.Tool = &d.Tool
+		}
+		r.Defaults = append(r.Defaults, dr)
+	}
+	return r
+}

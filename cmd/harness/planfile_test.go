@@ -1,0 +1,189 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadPlanReadsYAMLAndJSONAlike(t *testing.T) {
+	cases := []struct {
+		name string
+		in   string
+		want planConfig
+	}{
+		{
+			name: "yaml with every field",
+			in: `budget: 2m
+steps: 20
+tool_calls_per_step: 2
+model:
+  ceiling: 45s
+  retries: 1
+tools:
+  - name: search
+    ceiling: 30s
+    retries: 2
+`,
+			want: planConfig{
+				Budget: new(2 * time.Minute), Steps: new(20), ToolCallsPerStep: new(2),
+				Model: limits{Ceiling: new(45 * time.Second), Retries: new(1)},
+				Tools: []toolConfig{{Name: "search", limits: limits{Ceiling: new(30 * time.Second), Retries: new(2)}}},
+			},
+		},
+		{
+			name: "tab-indented json",
+			in:   "{\n\t\"budget\": \"90s\",\n\t\"tools\": [\n\t\t{\"name\": \"fetch\", \"ceiling\": \"10s\"}\n\t]\n}\n",
+			want: planConfig{
+				Budget: new(90 * time.Second),
+				Tools:  []toolConfig{{Name: "fetch", limits: limits{Ceiling: new(10 * time.Second)}}},
+			},
+		},
+		{
+			name: "empty strings and nulls are left out",
+			in:   "budget: 1m\nsteps: null\nmodel:\n  ceiling: \"\"\n  retries: ~\n",
+			want: planConfig{Budget: new(time.Minute)},
+		},
+		{
+			name: "an empty file leaves everything to the defaults",
+			in:   "",
+			want: planConfig{},
+		},
+		{
+			name: "a zero ceiling is kept, since it means no timeout",
+			in:   "model:\n  ceiling: 0s\n",
+			want: planConfig{Model: limits{Ceiling: new(time.Duration(0))}},
+		},
+		{
+			name: "an alias reads the anchored value",
+			in:   "tools:\n  - {name: a, ceiling: &c 5s}\n  - {name: b, ceiling: *c}\n",
+			want: planConfig{Tools: []toolConfig{
+				{Name: "a", limits: limits{Ceiling: new(5 * time.Second)}},
+				{Name: "b", limits: limits{Ceiling: new(5 * time.Second)}},
+			}},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := loadPlan("p", strings.NewReader(tc.in))
+			if err != nil {
+				t.Fatalf("loadPlan: %v", err)
+			}
+			got.Origin = nil
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("config:\n got %s\nwant %s", describe(got), describe(tc.want))
+			}
+		})
+	}
+}
+
+// describe renders a config's values, not its pointers.
+func describe(c planConfig) string {
+	b, _ := json.Marshal(c)
+	return string(b)
+}
+
+func TestLoadPlanRejectsBadInputNamingFieldAndLine(t *testing.T) {
+	cases := []struct {
+		name     string
+		in       string
+		wantIs   error // nil when the decoder's own error is expected
+		wantMsgs []string
+	}{
+		{
+			name:     "an unknown field at the top level",
+			in:       "budget: 2m\nbugdet: 3m\n",
+			wantMsgs: []string{`p:2: unknown field "bugdet" at the top level (known: budget, steps, tool_calls_per_step, model, tools)`},
+		},
+		{
+			name:     "an unknown field in a tool, beside a bad value the decoder read past",
+			in:       "tools:\n  - name: a\n    timeout: 3s\n    ceiling: 3\n",
+			wantIs:   errNotDuration,
+			wantMsgs: []string{`p:3: unknown field "timeout" in a tools entry (known: name, ceiling, retries)`, `p:4: tools[0].ceiling 3: not a duration`},
+		},
+		{
+			name:     "an unknown field in json",
+			in:       `{"model": {"ceiling": "1s", "max_retries": 3}}`,
+			wantMsgs: []string{`p:1: unknown field "max_retries" in model (known: ceiling, retries)`},
+		},
+		{
+			name:     "a budget that is not a duration",
+			in:       "steps: 3\nbudget: two minutes\n",
+			wantIs:   errNotDuration,
+			wantMsgs: []string{`p:2: budget "two minutes": not a duration (e.g. 90s, 2m)`},
+		},
+		{
+			name:     "retries that are not a number",
+			in:       "model:\n  retries: many\n",
+			wantIs:   errNotInteger,
+			wantMsgs: []string{`p:2: model.retries many: not a whole number`},
+		},
+		{
+			name:     "a list where a value belongs",
+			in:       "model:\n  ceiling: [1s, 2s]\n",
+			wantIs:   errNotScalar,
+			wantMsgs: []string{`p:2: model.ceiling: must be a single value`},
+		},
+		{
+			name:     "a key given twice",
+			in:       "budget: 2m\nbudget: 3m\n",
+			wantMsgs: []string{`p:2: mapping key "budget" already defined at line 1`},
+		},
+		{
+			name:     "broken yaml",
+			in:       "budget: 2m\n  steps: 3\n",
+			wantMsgs: []string{`p:2: mapping values are not allowed in this context`},
+		},
+		{
+			name:     "a second document",
+			in:       "budget: 2m\n---\nsteps: 3\n",
+			wantMsgs: []string{`p:2: a second document; a plan file holds one`},
+		},
+		{
+			name:     "a list instead of a map",
+			in:       "- budget: 2m\n",
+			wantMsgs: []string{`p:1: cannot unmarshal !!seq into main.planFile`},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := loadPlan("p", strings.NewReader(tc.in))
+			if err == nil {
+				t.Fatal("loadPlan succeeded, want an error")
+			}
+			for _, m := range tc.wantMsgs {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("error:\n%v\nwant it to contain %q", err, m)
+				}
+			}
+			if tc.wantIs != nil && !errors.Is(err, tc.wantIs) {
+				t.Errorf("errors.Is(%v, %v) = false", err, tc.wantIs)
+			}
+		})
+	}
+}
+
+func TestLoadPlanRecordsWhereEachValueWasWritten(t *testing.T) {
+	in := "budget: 2m\ntools:\n  - ceiling: 1s\n    retries: 1\n  - name: b\n"
+	c, err := loadPlan("agent.yaml", strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"budget":           "agent.yaml:1",
+		"tools[0].name":    "agent.yaml:3", // no name of its own: the entry's first line
+		"tools[0].ceiling": "agent.yaml:3",
+		"tools[0].retries": "agent.yaml:4",
+		"tools[1].name":    "agent.yaml:5",
+	}
+	if !reflect.DeepEqual(c.Origin, want) {
+		t.Errorf("origin = %v, want %v", c.Origin, want)
+	}
+	_, err = makePlan(c)
+	if want := "agent.yaml:3: tools[0].name: required"; err == nil || err.Error() != want {
+		t.Errorf("makePlan error = %v, want %s", err, want)
+	}
+}
