@@ -92,7 +92,7 @@ type Delay struct {
 // sleep ≥ available − floor, since the retry after it could not get a lease.
 func Decide(sleep time.Duration, src Source, available, floor time.Duration) Delay {
 	d := Delay{Sleep: sleep, Source: src}
-	if sleep >= available-floor {
+	if sleep >= room(available, floor) {
 		d.GiveUp = true
 		d.Reason = BackoffExceedsBudget
 		if src == FromRetryAfter {

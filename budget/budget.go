@@ -21,7 +21,7 @@ type Config struct {
 	Reserve time.Duration
 
 	// Floor is F: with less than this left, nothing is started.
-	// Zero selects [DefaultFloor].
+	// Zero selects [DefaultFloor]. A floor of Total or more is an error.
 	Floor time.Duration
 
 	// Estimates holds per-kind latency estimates. Nil gives the budget a
@@ -80,7 +80,9 @@ func (cfg *Config) validate() error {
 	case cfg.Floor < 0:
 		return &ConfigError{"floor", cfg.Floor, errNegative}
 	case cfg.Reserve >= cfg.Total:
-		return &ConfigError{"reserve", cfg.Reserve, errReserveTooLarge}
+		return &ConfigError{"reserve", cfg.Reserve, errNotBelowTotal}
+	case cfg.Floor >= cfg.Total:
+		return &ConfigError{"floor", cfg.Floor, errNotBelowTotal}
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ func TestDefaultReserveFollowsTheSpecRule(t *testing.T) {
 	cases := []struct {
 		total, want time.Duration
 	}{
-		{2 * time.Minute, 20 * time.Second},        // min(20s, 30s) beats 12s
+		{2 * time.Minute, 20 * time.Second},         // min(20s, 30s) beats 12s
 		{10 * time.Second, 2500 * time.Millisecond}, // min(20s, 2.5s) beats 1s
 		{10 * time.Minute, 60 * time.Second},        // 10% beats the 20s cap
 		{100 * time.Second, 20 * time.Second},       // the 20s cap, above 10s
@@ -48,6 +48,7 @@ func TestNewRejectsUnusableConfigNamingTheField(t *testing.T) {
 		{"negative reserve", Config{Total: time.Second, Reserve: -1}, "reserve"},
 		{"reserve as large as the total", Config{Total: time.Second, Reserve: time.Second}, "reserve"},
 		{"negative floor", Config{Total: time.Second, Floor: -1}, "floor"},
+		{"floor as large as the total", Config{Total: time.Second, Floor: time.Second}, "floor"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

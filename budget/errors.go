@@ -27,9 +27,9 @@ var (
 	// ErrBadRetryAfter is matched by every [RetryAfterError].
 	ErrBadRetryAfter = errors.New("budget: bad Retry-After")
 
-	errNotPositive     = errors.New("must be positive")
-	errNegative        = errors.New("must not be negative")
-	errReserveTooLarge = errors.New("must be less than the total")
+	errNotPositive   = errors.New("must be positive")
+	errNegative      = errors.New("must not be negative")
+	errNotBelowTotal = errors.New("must be less than the total")
 )
 
 // Rule names the rule by which a lease was refused.

@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"math"
 	"time"
 )
 
@@ -25,7 +26,7 @@ type Lease struct {
 //	granted = min(ceiling, available − floor)
 //	refused when available − floor ≤ 0 (BelowFloor) or granted < p50 (BelowP50)
 func Grant(available, floor, ceiling, p50 time.Duration) (granted time.Duration, capped bool, refused Rule) {
-	granted = available - floor
+	granted = room(available, floor)
 	if granted <= 0 {
 		return 0, false, BelowFloor
 	}
@@ -102,3 +103,17 @@ func (l Lease) Context(parent context.Context) (context.Context, context.CancelF
 
 // Millis returns the Budget-Remaining-Ms value for this lease.
 func (l Lease) Millis() string { return FormatRemaining(l.Granted) }
+
+// room returns available − floor, saturated at the ends of the int64 range
+// so that an absurd floor (Config allows any non-negative one) cannot wrap
+// a refusal around into a lease of centuries.
+func room(available, floor time.Duration) time.Duration {
+	r := available - floor
+	switch {
+	case floor > 0 && r > available:
+		return math.MinInt64
+	case floor < 0 && r < available:
+		return math.MaxInt64
+	}
+	return r
+}
