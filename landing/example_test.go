@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/landing"
 )
 
@@ -54,4 +55,25 @@ func ExampleResult_MarshalJSON() {
 	enc.Encode(landing.Result{RunID: "r1", Status: landing.Complete, Answer: "42", Steps: 2, Attempts: 3})
 	// Output:
 	// {"run_id":"r1","status":"complete","cause":null,"answer":"42","boundary":"","established":[],"not_established":[],"in_flight":[],"budget":{"total_ms":0,"spent_ms":0,"reserve_ms":0,"remaining_ms":0},"steps":2,"attempts":3,"orphans":0}
+}
+
+func ExampleLadder() {
+	b, err := budget.New(budget.Config{Total: 2 * time.Minute})
+	if err != nil {
+		panic(err)
+	}
+	l := landing.New(b, landing.Config{OnChange: func(c landing.Change) {
+		fmt.Printf("phase %v → %v\n", c.From, c.To)
+	}})
+	fmt.Println(l.Phase(), l.MayWiden(landing.Parallel))
+
+	// A stalled run lands at once, whatever the clock says.
+	l.Advance(landing.Land)
+	fmt.Println(l.MustLand())
+	fmt.Println(l.Admit(b.Estimates().Kind("tool:search"), time.Second))
+	// Output:
+	// explore <nil>
+	// phase explore → land
+	// true
+	// landing: refused tool:search in the land phase: the run is landing: no more work is started
 }
