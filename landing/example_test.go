@@ -26,7 +26,7 @@ func ExamplePhaseAt() {
 func ExampleNoteFor() {
 	fmt.Println(landing.NoteFor(landing.Narrow, 40*time.Second, 20*time.Second))
 	// Output:
-	// Time budget: 40s left until the deadline, 20s until landing begins. Phase: narrow. Not allowed now: no new parallel tool calls, no sub-agents, no speculative calls.
+	// Budget: 40s left until the deadline, 20s until landing begins. Phase: narrow. Not allowed now: no new parallel tool calls, no sub-agents, no speculative calls.
 }
 
 func ExampleSummarize() {

@@ -220,10 +220,10 @@ func TestTheBudgetNoteSaysTimePhaseAndWhatIsForbidden(t *testing.T) {
 		at   time.Duration
 		want string
 	}{
-		{0, "Time budget: 2m0s left until the deadline, 1m40s until landing begins. Phase: explore. Not allowed now: nothing yet; parallel tool calls and sub-agents are allowed."},
-		{80 * time.Second, "Time budget: 40s left until the deadline, 20s until landing begins. Phase: narrow. Not allowed now: no new parallel tool calls, no sub-agents, no speculative calls."},
-		{98500 * time.Millisecond, "Time budget: 21s left until the deadline, 1.5s until landing begins. Phase: fit. Not allowed now: only calls whose usual duration (p95) fits in the time before landing; no parallel calls, sub-agents or speculative calls."},
-		{119750 * time.Millisecond, "Time budget: 250ms left until the deadline, 0s until landing begins. Phase: land. Not allowed now: no more tool calls; summarize now."},
+		{0, "Budget: 2m0s left until the deadline, 1m40s until landing begins. Phase: explore. Not allowed now: nothing yet; parallel tool calls and sub-agents are allowed."},
+		{80 * time.Second, "Budget: 40s left until the deadline, 20s until landing begins. Phase: narrow. Not allowed now: no new parallel tool calls, no sub-agents, no speculative calls."},
+		{98500 * time.Millisecond, "Budget: 21s left until the deadline, 1.5s until landing begins. Phase: fit. Not allowed now: only calls whose usual duration (p95) fits in the time before landing; no parallel calls, sub-agents or speculative calls."},
+		{119750 * time.Millisecond, "Budget: 250ms left until the deadline, 0s until landing begins. Phase: land. Not allowed now: no more tool calls; summarize now."},
 	}
 	for _, tc := range cases {
 		t.Run(tc.at.String(), func(t *testing.T) {

@@ -16,7 +16,7 @@ func (l *Ladder) Note() string {
 
 // NoteFor renders the budget note from its parts; [Ladder.Note] fills them in.
 func NoteFor(p Phase, remaining, beforeLanding time.Duration) string {
-	return fmt.Sprintf("Time budget: %s left until the deadline, %s until landing begins. Phase: %s. Not allowed now: %s.",
+	return fmt.Sprintf("Budget: %s left until the deadline, %s until landing begins. Phase: %s. Not allowed now: %s.",
 		human(remaining), human(max(beforeLanding, 0)), p, p.forbids())
 }
 

@@ -1,0 +1,38 @@
+// Package model calls a chat model under a run's budget, over
+// github.com/openai/openai-go/v3 Chat Completions, for any OpenAI-compatible
+// server.
+//
+// Model turns are most of an agent run's time and most of its hidden
+// retries: the SDK by default retries twice on its own and sets no overall
+// timeout. Here the SDK's retries are off ([option.WithMaxRetries](0)), it has
+// no request timeout, and the HTTP client has no Timeout. The [Client] is the
+// one retry layer: each attempt streams on a lease of the run's
+// [budget.Budget], sends the lease as Budget-Remaining-Ms, and is retried
+// only on transport errors, 408, 429, 500, 502, 503, 504 and per-attempt
+// timeouts, at most [Config.MaxAttempts] times, after a backoff decided by
+// the budget (a server's retry-after-ms or Retry-After wins; a sleep that
+// would outlast the budget ends the retries at once with a [*GaveUpError]).
+//
+// # Outcomes
+//
+// Every attempt ends with an [Outcome] (SPEC §6): [OK], [GaveUp] (our lease or
+// deadline), [UpstreamError] (5xx, transport, a stream cut short),
+// [RateLimited], [Invalid], [Quiet] or [Cancelled]. A stream that ends
+// without a finish reason is a failed attempt ([ErrIncomplete]), never an
+// answer. Failures are [*AttemptError]s matching [ErrGaveUp] ("we gave up")
+// or [ErrUpstream] ("they failed").
+//
+// # Events
+//
+// The [Observer] hears every attempt's start and end (with its lease,
+// outcome, keepalives, chunks and token usage), every backoff decision and
+// refusal, and the stream's events. Only a completed message and a completed
+// tool call are semantic ([Event.Semantic]); SSE comments and data chunks
+// are counted below the SDK's decoder, which drops comments silently, and
+// reset nothing.
+//
+// # Landing
+//
+// [Client.Land] is the landing call: the same client, no tools field at all,
+// on landing leases that may spend the reserve.
+package model

@@ -1,0 +1,250 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// DefaultAddr is where [Serve] listens when given no address: loopback
+// only, since the sim is a test double, not a service.
+const DefaultAddr = "127.0.0.1:8089"
+
+// shutdownGrace bounds how long [Serve] lets responses being written finish
+// once its context ends; those still waiting are cut at once.
+const shutdownGrace = 5 * time.Second
+
+// readHeaderTimeout guards the listener against clients that never finish
+// their headers.
+const readHeaderTimeout = 10 * time.Second
+
+// A Server is a sim listening on loopback or in memory, for tests, like
+// [net/http/httptest.Server]. Its methods are safe for concurrent use.
+type Server struct {
+	// URL is the base URL for OpenAI clients, ending in /v1, e.g.
+	// "http://127.0.0.1:43127/v1".
+	URL string
+
+	h         *handler
+	hs        *http.Server
+	client    *http.Client
+	done      chan struct{} // closed by Close: releases hanging handlers
+	handlers  gate
+	loop      sync.WaitGroup // the accept loop
+	closeOnce sync.Once
+}
+
+// NewServer starts a sim on 127.0.0.1 at a free port. A nil scenario is the
+// default policy. It panics if the scenario is invalid ([Scenario.Validate])
+// or no port can be had, as httptest does; call [Server.Close] when done.
+func NewServer(sc *Scenario) *Server {
+	mustBeValid(sc)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(fmt.Sprintf("sim: NewServer: %v", err))
+	}
+	// No Proxy: a proxy from the environment must not stand between a
+	// test and its loopback server.
+	tr := &http.Transport{}
+	return start(sc, l, "http://"+l.Addr().String()+"/v1", tr)
+}
+
+// NewPipeServer starts a sim on an in-memory listener: nothing touches the
+// network, and every blocking step is a channel operation, so a test can
+// run it, and a real client over [Server.Client], inside a
+// [testing/synctest] bubble with fake time. Create and close it inside the
+// bubble. Its URL's host is a placeholder that only Client can reach.
+func NewPipeServer(sc *Scenario) *Server {
+	mustBeValid(sc)
+	l := newPipeListener()
+	return start(sc, l, "http://sim.invalid/v1", &http.Transport{DialContext: l.dial})
+}
+
+func mustBeValid(sc *Scenario) {
+	if err := sc.Validate(); err != nil {
+		panic(fmt.Sprintf("sim: invalid scenario: %v", err))
+	}
+}
+
+func start(sc *Scenario, l net.Listener, url string, tr *http.Transport) *Server {
+	s := &Server{URL: url, client: &http.Client{Transport: tr}, done: make(chan struct{})}
+	s.h = newHandler(sc, true, nil, s.done)
+	s.hs = &http.Server{Handler: s.handlers.wrap(s.h), ReadHeaderTimeout: readHeaderTimeout}
+	s.loop.Go(func() { s.hs.Serve(l) })
+	return s
+}
+
+// Client returns an HTTP client that reaches the server; for a pipe
+// server it is the only one that can. It has no timeout: bound calls with
+// their contexts.
+func (s *Server) Client() *http.Client { return s.client }
+
+// Requests returns a copy of the record of every request received so far,
+// in arrival order; the server never changes a record once made. A Server
+// keeps every conversation it is sent, so for long-lived serving use
+// [Handler] or [Serve], which keep none.
+func (s *Server) Requests() []Request {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	return slices.Clone(s.h.reqs)
+}
+
+// Close stops the server: it closes the listener and every connection,
+// releases handlers that hang or send keepalives, waits for all of the
+// server's goroutines to end, and closes the client's idle connections.
+// It is idempotent.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.hs.Close()
+		close(s.done)
+		s.loop.Wait()
+		s.handlers.shutAndWait()
+		s.client.CloseIdleConnections()
+	})
+}
+
+// gate counts handlers in and, once shut, turns new ones away, so shutting
+// can wait for those inside without racing a late arrival.
+type gate struct {
+	mu   sync.Mutex // guards shut; wg.Add happens under it
+	shut bool
+	wg   sync.WaitGroup
+}
+
+func (g *gate) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.mu.Lock()
+		if g.shut {
+			g.mu.Unlock()
+			writeError(w, http.StatusServiceUnavailable, "[sim] the server is closing.", "")
+			return
+		}
+		g.wg.Add(1)
+		g.mu.Unlock()
+		defer g.wg.Done()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (g *gate) shutAndWait() {
+	g.mu.Lock()
+	g.shut = true
+	g.mu.Unlock()
+	g.wg.Wait()
+}
+
+// Handler returns the sim as an http.Handler, serving /v1/chat/completions
+// and /v1/models. It keeps no record of requests, so it can serve
+// indefinitely; hanging responses end when their clients leave. It panics
+// if the scenario is invalid ([Scenario.Validate]).
+func Handler(sc *Scenario) http.Handler {
+	mustBeValid(sc)
+	return newHandler(sc, false, nil, nil)
+}
+
+// Serve runs the sim on addr (host:port; [DefaultAddr] if empty, and
+// loopback if the host is empty) until ctx ends, writing one line per
+// request to log (which may be nil), never with header values. Its first
+// line names the base URL, with the real port when addr asks for port 0.
+// When ctx ends it stops accepting, cuts every response still waiting on
+// its scenario (a delay, a hang, keepalives), gives the others a few
+// seconds to finish, and returns nil. It returns an error if the scenario
+// is invalid or addr cannot be listened on.
+func Serve(ctx context.Context, addr string, sc *Scenario, log io.Writer) error {
+	if err := sc.Validate(); err != nil {
+		return err
+	}
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
+		addr = net.JoinHostPort("127.0.0.1", port)
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	done := make(chan struct{})
+	h := newHandler(sc, false, log, done)
+	var handlers gate
+	hs := &http.Server{Handler: handlers.wrap(h), ReadHeaderTimeout: readHeaderTimeout}
+	fmt.Fprintf(log, "sim: listening on http://%s/v1\n", l.Addr())
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(l) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("sim: %w", err)
+	case <-ctx.Done():
+	}
+	close(done)
+	grace, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), shutdownGrace,
+		errors.New("sim: shutdown grace period over"))
+	defer cancel()
+	if hs.Shutdown(grace) != nil {
+		hs.Close()
+	}
+	<-served
+	// Close does not wait for handlers, nor does anything for hijacked
+	// connections; done has released them, so this wait is short.
+	handlers.shutAndWait()
+	fmt.Fprintf(log, "sim: stopped\n")
+	return nil
+}
+
+// pipeListener is a net.Listener whose connections are net.Pipe pairs: dial
+// hands the server's end to Accept and returns the client's end.
+type pipeListener struct {
+	conns     chan net.Conn
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func newPipeListener() *pipeListener {
+	return &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	server, client := net.Pipe()
+	select {
+	case l.conns <- server:
+		return client, nil
+	case <-l.closed:
+		server.Close()
+		client.Close()
+		return nil, fmt.Errorf("sim: dial pipe: %w", net.ErrClosed)
+	case <-ctx.Done():
+		server.Close()
+		client.Close()
+		return nil, context.Cause(ctx)
+	}
+}
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "sim.invalid" }
