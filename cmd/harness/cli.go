@@ -37,6 +37,9 @@ type subcommand struct {
 func subcommands() []subcommand {
 	return []subcommand{
 		{"plan", "show the worst case a configuration ships, against a budget", func(s streams) command { return &planCommand{streams: s} }},
+		{"orphans", "list the open orphans of the journal", func(s streams) command { return &orphansCommand{streams: s} }},
+		{"reconcile", "ask the tools of open orphans again and record what settled", func(s streams) command { return &reconcileCommand{streams: s} }},
+		{"sim", "serve the simulated OpenAI-compatible model: harness sim serve", func(s streams) command { return &simCommand{streams: s} }},
 	}
 }
 
@@ -111,7 +114,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, "harness runs an agent on one deadline and lands it inside its budget.\n\n")
 	fmt.Fprint(w, "usage: harness <command> [arguments]\n\ncommands:\n")
 	for _, sc := range subcommands() {
-		fmt.Fprintf(w, "  %-8s %s\n", sc.name, sc.summary)
+		fmt.Fprintf(w, "  %-10s %s\n", sc.name, sc.summary)
 	}
 	fmt.Fprint(w, "\n\"harness help <command>\" shows a command's flags.\n")
 	fmt.Fprint(w, "exit codes: 0 ok, 1 internal error, 2 bad usage or config.\n")

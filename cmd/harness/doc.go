@@ -57,6 +57,40 @@
 // every duration in milliseconds and an unbounded one as null beside a true
 // "*_unbounded" field.
 //
+// # harness orphans
+//
+//	harness orphans [--journal FILE] [--json]
+//
+// Orphans lists the open orphans of the journal: remote write calls whose
+// outcome a run could not learn before it had to land, because the tool still
+// said running or its status endpoint did not answer. One line each, "KEY
+// TOOL URL since TS run RUN_ID"; KEY is the call's Idempotency-Key. The
+// journal defaults to $XDG_STATE_HOME/glidepath/orphans.jsonl, falling back to
+// ~/.local/state/glidepath/orphans.jsonl; a journal that does not exist has
+// no orphans. --json prints a JSON array of the entries.
+//
+// # harness reconcile
+//
+//	harness reconcile [--journal FILE] [--budget D]
+//
+// Reconcile asks the tool of every open orphan for the call's status, once,
+// and appends an entry with the settled state (done, failed or
+// never_received) for each that settled. Orphans still running or whose tool
+// does not answer stay open. The journal is only appended to, never
+// rewritten. Every status request is leased from one budget (--budget,
+// default 30s); the exit code is 0 even when orphans stay open.
+//
+// # harness sim serve
+//
+//	harness sim serve [--addr 127.0.0.1:8089] [--scenario FILE]
+//
+// Serves the simulated OpenAI-compatible model (model id "sim") at
+// http://ADDR/v1 until interrupted, so that any OpenAI client, curl
+// included, can talk to it. A scenario file scripts faults per request or
+// per turn (see package sim); a bad one is bad usage, with the field and line
+// named. A bare :PORT listens on loopback. One line per request is logged on
+// standard error, never with header values.
+//
 // # Exit codes
 //
 //	0  success

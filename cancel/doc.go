@@ -1,0 +1,80 @@
+// Package cancel makes a remote tool call safe to time out: idempotency
+// keys, the cancel and status endpoints of SPEC §5, the reconciliation of a
+// write whose attempt timed out, and the durable journal of orphans, the
+// calls whose outcome stays unknown.
+//
+// A timeout abandons work; it does not cancel it. A write that timed out may
+// still be running, or may have committed a second after the client gave
+// up, and sending it again may do it twice. So a timed-out write is not
+// retried: it is cancelled if it can be, and then reconciled by its key,
+// and what cannot be learned in time is written down, so that repairing it
+// later is a lookup and not archaeology.
+//
+// # Keys
+//
+// [NewKey] mints a [Key] once per logical call, before its first attempt,
+// and every attempt sends the same one in the Idempotency-Key header, so
+// that a tool that already did the work answers with its first outcome.
+// Keys are "gp_" and 26 lowercase base32 characters of crypto/rand: unique
+// across runs and processes without coordination. [ArgsSHA256] fingerprints
+// a call's arguments for the journal without keeping them.
+//
+// # Cancelling
+//
+// An [Endpoint] is a remote tool's base URL and name. [Endpoint.Cancel]
+// sends DELETE U/tools/{name}/calls/{key}; [Send] does that on its own
+// short lease ([CancelLease], a landing lease of the run's budget) under
+// context.WithoutCancel, because a cancel is sent exactly when the call's
+// own context has ended. Cancelling is not waiting: Send returns with the
+// tool's answer to the DELETE, not when the call has stopped.
+//
+// # Reconciliation
+//
+// [Endpoint.Status] reads GET U/tools/{name}/calls/{key}. [Reconcile] turns
+// it into a [Resolution] by the rules of SPEC §5: done → its output; failed
+// → a failed call; 404 → never received, so the caller may send it again
+// with the same key; running → ask again after a backoff sleep decided by
+// package budget, until it settles; still running when the budget says stop,
+// or the status endpoint unreachable → an orphan. Every ask runs on its own
+// work lease ([StatusLease]); no sleep is taken that would outlast the
+// budget. Reconcile only reads: it never sends the call again.
+//
+// # Journal
+//
+// Orphans go to a [Journal], a JSONL file of [Entry] lines that is only
+// ever appended to: an entry with state "open" when the run gives up on a
+// call, and later one with the settled state for the same key when
+// "harness reconcile" learns it. [Journal.Append] writes one line and
+// fsyncs it before returning, so a run reports an orphan only once it would
+// survive a crash; appends are safe from many goroutines and processes.
+// [ReadJournal] reads it back, skipping a torn last line that a crash
+// left; [OpenOrphans] keeps the keys whose latest entry is open.
+// [DefaultJournalPath] is $XDG_STATE_HOME/glidepath/orphans.jsonl, or
+// ~/.local/state/glidepath/orphans.jsonl.
+//
+//	j, err := cancel.OpenJournal(path)
+//	if err != nil {
+//		return err
+//	}
+//	defer j.Close()
+//	err = j.Append(cancel.Entry{RunID: runID, Tool: "pay", URL: u,
+//		IdempotencyKey: key, ArgsSHA256: cancel.ArgsSHA256(args), State: cancel.Open})
+//
+// # Goroutines
+//
+// The package starts none. Every call blocks until it is done, bounded by
+// its context and lease; the caller owns any concurrency. A [Journal] is
+// safe for concurrent use.
+//
+// # Errors
+//
+// A status or cancel request that got no usable answer is a
+// [*RequestError] matching [ErrUnreachable]: a transport error, the end of
+// its lease, a 5xx or other unexpected status, or a malformed answer. A
+// cancel answered 404 matches [ErrUnknownCall] instead. A call still running
+// when reconciliation had to stop has a [Resolution.Err] wrapping
+// [ErrStillRunning]. A lease the budget refused is a
+// [*budget.RefusedError]. A journal line that is not an entry is a
+// [*LineError] matching [ErrBadJournal], naming the file and line. Error
+// messages never carry a URL's password.
+package cancel

@@ -1,0 +1,99 @@
+package cancel
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+)
+
+var (
+	// ErrUnreachable is matched by every [*RequestError] but a cancel answered
+	// 404: the status or cancel endpoint gave no usable answer, because the
+	// request failed in transport, ran out of its lease, was answered with a
+	// 5xx or another unexpected status, or the answer was malformed. For a
+	// status request this means the call's outcome stays unknown.
+	ErrUnreachable = errors.New("cancel: status endpoint unreachable")
+
+	// ErrUnknownCall is matched by the [*RequestError] of a cancel answered
+	// 404: the tool has no call with that key, so there is nothing to cancel.
+	ErrUnknownCall = errors.New("cancel: call unknown to the tool")
+
+	// ErrStillRunning wraps the [Resolution.Err] of a call the tool still
+	// reported running when the budget said stop asking.
+	ErrStillRunning = errors.New("cancel: call still running")
+
+	// ErrBadJournal is matched by every [*LineError].
+	ErrBadJournal = errors.New("cancel: bad journal line")
+)
+
+// RequestError reports a status or cancel request whose answer could not be
+// used. It matches [ErrUnknownCall] when a cancel was answered 404 and
+// [ErrUnreachable] otherwise, and unwraps to Err, so that
+// errors.Is(err, context.DeadlineExceeded) and the like still work.
+type RequestError struct {
+	Method string // GET for a status request, DELETE for a cancel
+	URL    string // the request's URL, with any password redacted
+	Code   int    // the answer's HTTP status code; 0 when no answer arrived
+	Err    error  // why: the transport error or context cause, the malformed part of the answer, or the tool's own message; may be nil
+}
+
+func (e *RequestError) unknownCall() bool {
+	return e.Method == http.MethodDelete && e.Code == http.StatusNotFound
+}
+
+func (e *RequestError) Error() string {
+	what := "status endpoint unreachable"
+	switch {
+	case e.unknownCall():
+		what = "call unknown to the tool"
+	case e.Method == http.MethodDelete:
+		what = "cancel endpoint unreachable"
+	}
+	s := fmt.Sprintf("cancel: %s: %s %s", what, e.Method, e.URL)
+	if e.Code != 0 {
+		s += fmt.Sprintf(": %d %s", e.Code, http.StatusText(e.Code))
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *RequestError) Unwrap() error { return e.Err }
+
+// Is reports whether target is [ErrUnknownCall] for a cancel answered 404,
+// or [ErrUnreachable] for any other failure.
+func (e *RequestError) Is(target error) bool {
+	if e.unknownCall() {
+		return target == ErrUnknownCall
+	}
+	return target == ErrUnreachable
+}
+
+// LineError reports a journal line that is not an entry. It matches
+// [ErrBadJournal].
+type LineError struct {
+	Path string
+	Line int // 1-based
+	Err  error
+}
+
+func (e *LineError) Error() string {
+	return fmt.Sprintf("cancel: %s:%d: not a journal entry: %v", e.Path, e.Line, e.Err)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Is reports whether target is [ErrBadJournal].
+func (e *LineError) Is(target error) bool { return target == ErrBadJournal }
+
+// redact returns rawURL with any password replaced, for error messages:
+// a tool's URL may carry credentials, which are never logged.
+func redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}

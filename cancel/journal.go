@@ -1,0 +1,277 @@
+package cancel
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Entry is one line of the orphan journal (SPEC §5).
+type Entry struct {
+	TS             time.Time `json:"ts"`
+	RunID          string    `json:"run_id"`
+	Tool           string    `json:"tool"`
+	URL            string    `json:"url"` // the tool server's base URL U
+	IdempotencyKey Key       `json:"idempotency_key"`
+	ArgsSHA256     string    `json:"args_sha256"` // see [ArgsSHA256]
+	State          string    `json:"state"`       // "open", later "done" | "failed" | "never_received"
+}
+
+// Open is the State of an entry whose outcome is unknown.
+const Open = "open"
+
+// MaxLine bounds a journal line, newline included. [Journal.Append] refuses
+// an entry that would not fit, so that every line it writes can be read.
+const MaxLine = 64 << 10
+
+// DefaultJournalPath returns where the orphan journal lives unless told
+// otherwise: $XDG_STATE_HOME/glidepath/orphans.jsonl, or, when
+// XDG_STATE_HOME is unset or not absolute (the XDG spec says to ignore a
+// relative one), ~/.local/state/glidepath/orphans.jsonl.
+func DefaultJournalPath() (string, error) {
+	if dir := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "glidepath", "orphans.jsonl"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cancel: no default journal path: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "glidepath", "orphans.jsonl"), nil
+}
+
+// A Journal is the durable, append-only orphan journal: a JSONL file to
+// which each [Journal.Append] adds one line and fsyncs it before returning.
+// It is safe for concurrent use, and several processes may append to one
+// file at once. Make one with [OpenJournal]; the zero Journal has no file
+// and its methods return an error.
+type Journal struct {
+	path string
+	// lock is held while a line is written and synced, and guards f and
+	// closed. A channel rather than a mutex, so that a goroutine waiting
+	// for it is durably blocked in a synctest bubble.
+	lock   chan struct{}
+	f      *os.File
+	closed bool // reports whether Close was called
+}
+
+// OpenJournal opens the journal at path for appending, creating its
+// parent directories (0700) and the file (0600) if needed: orphans name
+// tools and runs, which are nobody else's business on a shared machine.
+func OpenJournal(path string) (*Journal, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cancel: open journal: %w", err)
+	}
+	// O_RDWR rather than O_WRONLY: Append reads the tail to repair a torn
+	// line. O_APPEND makes every write land at the end, whoever else
+	// appends.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("cancel: open journal: %w", err)
+	}
+	// A new file's name lives in its directory: sync that too, or a crash
+	// could lose the file with every orphan fsync'd into it.
+	if err := syncDir(dir); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cancel: open journal: %w", err)
+	}
+	j := &Journal{path: path, lock: make(chan struct{}, 1), f: f}
+	return j, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Path returns the journal's file name.
+func (j *Journal) Path() string { return j.path }
+
+// Append writes e as one line and fsyncs the file before it returns: once
+// it has returned nil, the entry survives a crash of the process or the
+// machine, so the run may report the orphan. A zero TS is set to now, in
+// UTC; e must have an IdempotencyKey and a State.
+//
+// A process that crashed in the middle of an Append may have left a torn
+// line, with no newline, at the end of the file. Append cuts it before
+// writing, under an advisory lock (flock) that every Append holds across
+// processes, so that its own line starts clean: that Append never
+// returned, so nothing relied on its entry. Whole lines are never changed.
+func (j *Journal) Append(e Entry) error {
+	switch {
+	case e.IdempotencyKey == "":
+		return errors.New("cancel: journal entry without idempotency_key")
+	case e.State == "":
+		return errors.New("cancel: journal entry without state")
+	}
+	if e.TS.IsZero() {
+		e.TS = time.Now().UTC()
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // URLs with & stay readable
+	if err := enc.Encode(e); err != nil {
+		return fmt.Errorf("cancel: journal entry: %w", err)
+	}
+	if buf.Len() > MaxLine {
+		return fmt.Errorf("cancel: journal entry of %d bytes, over %d", buf.Len(), MaxLine)
+	}
+
+	if j.lock == nil {
+		return errNotOpened
+	}
+	j.lock <- struct{}{}
+	defer func() { <-j.lock }()
+	if j.closed {
+		return fmt.Errorf("cancel: journal %s: %w", j.path, os.ErrClosed)
+	}
+	if err := lockFile(j.f); err != nil {
+		return fmt.Errorf("cancel: journal %s: lock: %w", j.path, err)
+	}
+	defer unlockFile(j.f)
+	if err := cutTornTail(j.f); err != nil {
+		return fmt.Errorf("cancel: journal %s: %w", j.path, err)
+	}
+	if _, err := j.f.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("cancel: journal %s: %w", j.path, err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("cancel: journal %s: sync: %w", j.path, err)
+	}
+	return nil
+}
+
+var errNotOpened = errors.New("cancel: journal not made by OpenJournal")
+
+// cutTornTail truncates f after its last newline, if anything follows it.
+func cutTornTail(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	if size == 0 {
+		return nil
+	}
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], size-1); err != nil {
+		return err
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	// A torn line is a prefix of one Append's write, so at most MaxLine
+	// bytes; the newline before it is within that distance.
+	start := max(size-MaxLine, 0)
+	tail := make([]byte, size-start)
+	if _, err := f.ReadAt(tail, start); err != nil && err != io.EOF {
+		return err
+	}
+	cut := start + int64(bytes.LastIndexByte(tail, '\n')+1)
+	if cut == start && start > 0 {
+		return fmt.Errorf("last line longer than %d bytes, not a torn entry", MaxLine)
+	}
+	return f.Truncate(cut)
+}
+
+// Close closes the journal's file; every entry appended is already on
+// disk. Append and Close after Close return an error matching
+// [os.ErrClosed].
+func (j *Journal) Close() error {
+	if j.lock == nil {
+		return errNotOpened
+	}
+	j.lock <- struct{}{}
+	defer func() { <-j.lock }()
+	if j.closed {
+		return fmt.Errorf("cancel: journal %s: %w", j.path, os.ErrClosed)
+	}
+	j.closed = true
+	return j.f.Close()
+}
+
+// ReadJournal returns every entry of the journal at path, in file order.
+// Only whole lines count: a last line with no newline is an Append that a
+// crash cut short (or one still being written) and is skipped, not an
+// error. Any other line that is not an entry with an idempotency_key and a
+// state is a [*LineError] naming the line. Empty lines are skipped. A
+// missing file is an error matching [io/fs.ErrNotExist].
+func ReadJournal(path string) ([]Entry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cancel: read journal: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 4096), MaxLine)
+	sc.Split(scanWholeLines)
+	var entries []Entry
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Bytes()
+		if line[len(line)-1] != '\n' {
+			break // torn: the last line, cut short
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var e Entry
+		if err := json.Unmarshal(line, &e); err != nil {
+			return nil, &LineError{Path: path, Line: n, Err: err}
+		}
+		switch {
+		case e.IdempotencyKey == "":
+			return nil, &LineError{Path: path, Line: n, Err: errors.New("no idempotency_key")}
+		case e.State == "":
+			return nil, &LineError{Path: path, Line: n, Err: errors.New("no state")}
+		}
+		entries = append(entries, e)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, &LineError{Path: path, Line: n + 1, Err: fmt.Errorf("longer than %d bytes", MaxLine)}
+		}
+		return nil, fmt.Errorf("cancel: read journal: %w", err)
+	}
+	return entries, nil
+}
+
+// scanWholeLines is bufio.ScanLines keeping the newline, so that a last
+// line without one, a torn write, can be told apart.
+func scanWholeLines(data []byte, atEOF bool) (int, []byte, error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, data[:i+1], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
+}
+
+// OpenOrphans returns, in journal order, the latest entry of each key
+// whose state is [Open]: an orphan stays open until reconcile appends a
+// settled entry for its key.
+func OpenOrphans(entries []Entry) []Entry {
+	latest := make(map[Key]int, len(entries))
+	for i, e := range entries {
+		latest[e.IdempotencyKey] = i
+	}
+	var open []Entry
+	for i, e := range entries {
+		if latest[e.IdempotencyKey] == i && e.State == Open {
+			open = append(open, e)
+		}
+	}
+	return open
+}

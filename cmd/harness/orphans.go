@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"text/tabwriter"
+	"time"
+
+	"github.com/glidepath/glidepath/cancel"
+)
+
+// orphansCommand is "harness orphans [--journal FILE] [--json]".
+type orphansCommand struct {
+	streams
+}
+
+func (c *orphansCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("orphans", flag.ContinueOnError)
+	journal := journalFlag(fs)
+	asJSON := fs.Bool("json", false, "print the open entries as one JSON array")
+	pos, help, err := parseFlags(fs, "orphans", args, c.stdout, func(w io.Writer) { orphansUsage(w, fs) })
+	if help || err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &usageError{cmd: "orphans", err: fmt.Errorf("unexpected argument %q", pos[0])}
+	}
+	path, err := journalPath(*journal, "orphans")
+	if err != nil {
+		return err
+	}
+	open, err := readOrphans(path)
+	if err != nil {
+		return err
+	}
+
+	// Rendered whole before writing, as plan does.
+	var out bytes.Buffer
+	if *asJSON {
+		enc := json.NewEncoder(&out)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(append([]cancel.Entry{}, open...)); err != nil { // [] rather than null
+			return err
+		}
+	} else {
+		if len(open) == 0 {
+			fmt.Fprintf(c.stderr, "harness orphans: no open orphans in %s\n", path)
+			return nil
+		}
+		tw := tabwriter.NewWriter(&out, 0, 8, 2, ' ', 0)
+		for _, e := range open {
+			fmt.Fprintf(tw, "%s\t%s\t%s\tsince %s\trun %s\n",
+				e.IdempotencyKey, e.Tool, redactURL(e.URL), e.TS.UTC().Format(time.RFC3339), orDash(e.RunID))
+		}
+		tw.Flush()
+	}
+	_, err = c.stdout.Write(out.Bytes())
+	return err
+}
+
+// journalFlag defines --journal on fs, as orphans and reconcile share it.
+func journalFlag(fs *flag.FlagSet) *string {
+	return fs.String("journal", "", "the orphan journal `FILE` (default $XDG_STATE_HOME/glidepath/orphans.jsonl)")
+}
+
+// journalPath is the --journal value, or the default journal of SPEC §5.
+func journalPath(flagValue, cmd string) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	path, err := cancel.DefaultJournalPath()
+	if err != nil {
+		return "", &usageError{cmd: cmd, err: fmt.Errorf("%w; name one with --journal", err)}
+	}
+	return path, nil
+}
+
+// readOrphans returns the open orphans of the journal at path. A journal
+// that does not exist has none: no run has reported one yet.
+func readOrphans(path string) ([]cancel.Entry, error) {
+	entries, err := cancel.ReadJournal(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cancel.OpenOrphans(entries), nil
+}
+
+// redactURL hides a password a tool's URL may carry: output is often
+// pasted into tickets and chats.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return s
+	}
+	return u.Redacted()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func orphansUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, `usage: harness orphans [--journal FILE] [--json]
+
+Orphans lists the open orphans of the journal: remote write calls whose
+outcome a run could not learn before it had to land, because the tool still
+said running or its status endpoint did not answer. One line each:
+
+  KEY  TOOL  URL  since TS  run RUN_ID
+
+KEY is the call's Idempotency-Key, under which the tool knows it.
+"harness reconcile" asks the tools again and closes the orphans that
+settled. A journal that does not exist has no orphans.
+
+Flags:
+
+`)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}

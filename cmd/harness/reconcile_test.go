@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/glidepath/glidepath/cancel"
+)
+
+// statusTool answers status requests from a table of keys, and records
+// every request it gets.
+type statusTool struct {
+	mu       sync.Mutex
+	answers  map[cancel.Key]toolAnswer // missing: 404
+	requests []string
+}
+
+type toolAnswer struct {
+	code int
+	body string
+}
+
+func (s *statusTool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, r.Method+" "+r.URL.Path)
+	a, ok := s.answers[cancel.Key(r.PathValue("key"))]
+	if r.Method != http.MethodGet || r.PathValue("tool") != "pay" || !ok {
+		a = toolAnswer{http.StatusNotFound, `{"error":{"message":"no such call"}}`}
+	}
+	w.WriteHeader(a.code)
+	fmt.Fprint(w, a.body)
+}
+
+func (s *statusTool) set(k cancel.Key, a toolAnswer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.answers[k] = a
+}
+
+func (s *statusTool) seen() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := slices.Clone(s.requests)
+	slices.Sort(r) // the asks run in parallel
+	return r
+}
+
+func newStatusTool(t *testing.T, answers map[cancel.Key]toolAnswer) (*statusTool, string) {
+	tool := &statusTool{answers: answers}
+	mux := http.NewServeMux()
+	mux.Handle("/tools/{tool}/calls/{key}", tool)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return tool, srv.URL
+}
+
+func TestReconcileAppendsWhatSettledAndLeavesTheRestOpen(t *testing.T) {
+	tool, u := newStatusTool(t, map[cancel.Key]toolAnswer{
+		"gp_done":  {200, `{"state":"done","output":{"receipt":"r-17"}}`},
+		"gp_busy":  {200, `{"state":"running","units":4}`},
+		"gp_flaky": {503, `{"error":{"message":"status store down"}}`},
+	})
+	dark := httptest.NewServer(http.NotFoundHandler())
+	dark.Close() // a tool that is gone: its status endpoint is unreachable
+
+	path := filepath.Join(t.TempDir(), "orphans.jsonl")
+	writeJournal(t, path,
+		orphan("gp_done", u, cancel.Open),
+		orphan("gp_old", u, cancel.Open),
+		orphan("gp_gone", u, cancel.Open), // 404: the tool never got it
+		orphan("gp_old", u, "failed"),     // settled by an earlier reconcile
+		orphan("gp_busy", u, cancel.Open),
+		orphan("gp_dark", dark.URL, cancel.Open),
+		orphan("gp_flaky", u, cancel.Open),
+	)
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	stdout := runOK(t, "reconcile", "--journal", path)
+	for _, want := range []string{
+		`gp_done   pay  done, output {"receipt":"r-17"}`,
+		"gp_gone   pay  never received: the tool never got the call; it may be sent again with the same key",
+		"gp_busy   pay  still open: the tool says running (units 4)",
+		"gp_dark   pay  still open: cancel: status endpoint unreachable: GET " + dark.URL + "/tools/pay/calls/gp_dark: dial tcp",
+		"gp_flaky  pay  still open: cancel: status endpoint unreachable: GET " + u + "/tools/pay/calls/gp_flaky: 503 Service Unavailable: tool says: status store down",
+		"reconciled 5 open orphans: 1 done, 0 failed, 1 never received; 3 still open\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout does not contain %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "gp_old") {
+		t.Errorf("a settled orphan was asked about again:\n%s", stdout)
+	}
+	wantAsks := []string{"GET /tools/pay/calls/gp_busy", "GET /tools/pay/calls/gp_done", "GET /tools/pay/calls/gp_flaky", "GET /tools/pay/calls/gp_gone"}
+	if got := tool.seen(); !slices.Equal(got, wantAsks) {
+		t.Errorf("tool saw %q, want one GET per open orphan and nothing else", got)
+	}
+
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(after, before) {
+		t.Fatalf("the journal's earlier bytes changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	appended := readEntries(t, after[len(before):])
+	wantAppended := []cancel.Entry{orphan("gp_done", u, "done"), orphan("gp_gone", u, "never_received")}
+	if len(appended) != len(wantAppended) {
+		t.Fatalf("appended %d entries, want %d:\n%s", len(appended), len(wantAppended), after[len(before):])
+	}
+	for i, got := range appended {
+		want := wantAppended[i]
+		if got.TS.IsZero() || !got.TS.After(orphanTS) {
+			t.Errorf("appended entry %d has ts %v, want the time of the reconcile", i, got.TS)
+		}
+		got.TS = want.TS
+		if got != want {
+			t.Errorf("appended entry %d:\n%+v\nwant\n%+v", i, got, want)
+		}
+	}
+
+	if got, want := runOK(t, "orphans", "--journal", path), ""+
+		"gp_busy   pay  "+u+"  since 2025-03-14T15:09:26Z  run run-1\n"+
+		"gp_dark   pay  "+dark.URL+"  since 2025-03-14T15:09:26Z  run run-1\n"+
+		"gp_flaky  pay  "+u+"  since 2025-03-14T15:09:26Z  run run-1\n"; got != want {
+		t.Errorf("orphans after reconcile:\n%s\nwant:\n%s", got, want)
+	}
+
+	// The long job finishes and the status store is back: the next
+	// reconcile settles both.
+	tool.set("gp_busy", toolAnswer{200, `{"state":"failed"}`})
+	tool.set("gp_flaky", toolAnswer{200, `{"state":"done"}`})
+	mid, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdout := runOK(t, "reconcile", "--journal", path); !strings.Contains(stdout, "reconciled 3 open orphans: 1 done, 1 failed, 0 never received; 1 still open\n") {
+		t.Errorf("second reconcile:\n%s", stdout)
+	}
+	end, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(end, mid) {
+		t.Fatal("the second reconcile changed earlier bytes")
+	}
+	got := readEntries(t, end[len(mid):])
+	if len(got) != 2 || got[0].IdempotencyKey != "gp_busy" || got[0].State != "failed" || got[1].IdempotencyKey != "gp_flaky" || got[1].State != "done" {
+		t.Errorf("second reconcile appended %+v, want gp_busy failed and gp_flaky done", got)
+	}
+	if got := runOK(t, "orphans", "--journal", path); !strings.HasPrefix(got, "gp_dark ") || strings.Count(got, "\n") != 1 {
+		t.Errorf("orphans after the second reconcile:\n%s\nwant gp_dark alone", got)
+	}
+}
+
+func TestReconcile(t *testing.T) {
+	dir := t.TempDir()
+	_, u := newStatusTool(t, map[cancel.Key]toolAnswer{"gp_done": {200, `{"state":"done"}`}})
+	settled := filepath.Join(dir, "settled.jsonl")
+	writeJournal(t, settled, orphan("gp_done", u, cancel.Open), orphan("gp_done", u, "done"))
+	open := filepath.Join(dir, "open.jsonl")
+	writeJournal(t, open, orphan("gp_done", u, cancel.Open))
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	cases := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout string // a substring; "" when stdout must be empty
+		wantStderr string // a substring; "" when stderr must be empty
+	}{
+		{
+			name:       "a missing journal has nothing to reconcile",
+			args:       []string{"reconcile", "--journal", filepath.Join(dir, "none.jsonl")},
+			wantStderr: "harness reconcile: no open orphans in " + filepath.Join(dir, "none.jsonl"),
+		},
+		{
+			name:       "a journal of settled orphans has nothing to reconcile",
+			args:       []string{"reconcile", "--journal", settled},
+			wantStderr: "no open orphans",
+		},
+		{
+			name:       "a budget settles what it can",
+			args:       []string{"reconcile", "--budget", "10s", "--journal", open},
+			wantStdout: "gp_done  pay  done\nreconciled 1 open orphan: 1 done, 0 failed, 0 never received; 0 still open\n",
+		},
+		{
+			// 1ms less its 0.25ms reserve is below the 50ms floor: the
+			// ask is refused before any I/O.
+			name:       "a budget too small to ask leaves the orphan open",
+			args:       []string{"reconcile", "--budget", "1ms", "--journal", filepath.Join(dir, "open2.jsonl")},
+			wantStdout: "gp_x  pay  still open: not asked: budget: refused call",
+		},
+		{
+			name:       "a bad journal line is an internal error",
+			args:       []string{"reconcile", "--journal", bad},
+			wantCode:   1,
+			wantStderr: ":1: not a journal entry: no idempotency_key",
+		},
+		{
+			name:       "an unreadable journal is an internal error",
+			args:       []string{"reconcile", "--journal", dir},
+			wantCode:   1,
+			wantStderr: "is a directory",
+		},
+		{
+			name:       "a zero budget is bad usage",
+			args:       []string{"reconcile", "--budget", "0s", "--journal", open},
+			wantCode:   2,
+			wantStderr: "harness reconcile: --budget 0s: must be positive\ntry: harness reconcile --help\n",
+		},
+		{
+			name:       "a budget that is not a duration is bad usage",
+			args:       []string{"reconcile", "--budget", "soon"},
+			wantCode:   2,
+			wantStderr: `invalid value "soon" for flag -budget: not a duration`,
+		},
+		{
+			name:       "an argument is bad usage",
+			args:       []string{"reconcile", open},
+			wantCode:   2,
+			wantStderr: "unexpected argument",
+		},
+		{
+			name:       "help on reconcile prints its flags",
+			args:       []string{"help", "reconcile"},
+			wantStdout: "usage: harness reconcile [--journal FILE] [--budget D]",
+		},
+	}
+	writeJournal(t, filepath.Join(dir, "open2.jsonl"), orphan("gp_x", u, cancel.Open))
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(t.Context(), tc.args, nil, &stdout, &stderr)
+			if code != tc.wantCode {
+				t.Errorf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.wantCode, &stdout, &stderr)
+			}
+			for _, c := range []struct {
+				name string
+				got  string
+				want string
+			}{{"stdout", stdout.String(), tc.wantStdout}, {"stderr", stderr.String(), tc.wantStderr}} {
+				if c.want == "" && c.got != "" || !strings.Contains(c.got, c.want) {
+					t.Errorf("%s:\n%s\nwant it to contain %q", c.name, c.got, c.want)
+				}
+			}
+		})
+	}
+}
+
+func runOK(t *testing.T, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := run(t.Context(), args, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("harness %s: exit code %d\nstderr:\n%s", strings.Join(args, " "), code, &stderr)
+	}
+	return stdout.String()
+}
+
+// readEntries parses journal lines as ReadJournal does, from a file.
+func readEntries(t *testing.T, lines []byte) []cancel.Entry {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "part.jsonl")
+	if err := os.WriteFile(path, lines, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := cancel.ReadJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}
