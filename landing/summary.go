@@ -2,6 +2,7 @@ package landing
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -136,10 +137,8 @@ func writeList(b *strings.Builder, items []string) {
 }
 
 func appendOnce(s []string, v string) []string {
-	for _, x := range s {
-		if x == v {
-			return s
-		}
+	if slices.Contains(s, v) {
+		return s
 	}
 	return append(s, v)
 }

@@ -59,7 +59,8 @@ func (r *record) semantic() int {
 	return n
 }
 
-func intp(n int) *int { return &n }
+//go:fix inline
+func intp(n int) *int { return new(n) }
 
 func newClient(t *testing.T, srv *sim.Server, cfg model.Config) *model.Client {
 	t.Helper()
@@ -189,7 +190,7 @@ func TestRetriesUnderTheBudgetAsTheSpecAllows(t *testing.T) {
 		},
 		{
 			name:         "a stream closed mid-way is a failed attempt and is retried",
-			scenario:     &sim.Scenario{Rules: []sim.Rule{{Request: 1, CloseAfterChunks: intp(2)}}},
+			scenario:     &sim.Scenario{Rules: []sim.Rule{{Request: 1, CloseAfterChunks: new(2)}}},
 			budget:       time.Minute,
 			wantRequests: 2,
 			wantOutcomes: []model.Outcome{model.UpstreamError, model.OK},
@@ -396,7 +397,7 @@ func TestTheRunsCauseNamesTheOutcome(t *testing.T) {
 // TestOverRealLoopback runs the same client over a real socket: the
 // ordering and counts hold, time is only bounded.
 func TestOverRealLoopback(t *testing.T) {
-	srv := sim.NewServer(&sim.Scenario{Rules: []sim.Rule{{Request: 1, Status: 500}, {Request: 2, CloseAfterChunks: intp(1)}}})
+	srv := sim.NewServer(&sim.Scenario{Rules: []sim.Rule{{Request: 1, Status: 500}, {Request: 2, CloseAfterChunks: new(1)}}})
 	defer srv.Close()
 	c := newClient(t, srv, model.Config{APIKey: "sk-secret"})
 	b := newBudget(t, 30*time.Second)
