@@ -59,8 +59,6 @@ func (r *record) semantic() int {
 	return n
 }
 
-//go:fix inline
-func intp(n int) *int { return new(n) }
 
 func newClient(t *testing.T, srv *sim.Server, cfg model.Config) *model.Client {
 	t.Helper()
