@@ -59,7 +59,6 @@ func (r *record) semantic() int {
 	return n
 }
 
-
 func newClient(t *testing.T, srv *sim.Server, cfg model.Config) *model.Client {
 	t.Helper()
 	cfg.BaseURL, cfg.HTTPClient, cfg.Model = srv.URL, srv.Client(), "sim"
