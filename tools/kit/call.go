@@ -1,0 +1,335 @@
+package kit
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"github.com/glidepath/glidepath/budget"
+)
+
+// maxMessage bounds a progress message, so that progress events stay far
+// below any client's bound on event size.
+const maxMessage = 1 << 10
+
+// maxKey bounds an Idempotency-Key.
+const maxKey = 255
+
+// A run is one attempt of a call in this process: a handler goroutine, or
+// a request that claimed the call and is asking the store whether to start
+// one. Requests for the same call follow it instead of starting another.
+type run struct {
+	id     CallID
+	args   string                  // the arguments' SHA-256
+	cancel context.CancelCauseFunc // ends the handler's context
+	done   chan struct{}           // closed once out is set
+	out    Record                  // the attempt's outcome; read only after done is closed
+
+	mu      sync.Mutex // guards the fields below
+	started bool       // reports whether the handler runs
+	ended   bool       // reports whether the handler returned
+	has     bool       // reports whether prog holds an accepted report
+	prog    progress
+	changed chan struct{} // closed and replaced on each accepted report
+}
+
+type progress struct {
+	Units   int64  `json:"units"`
+	Total   int64  `json:"total"`
+	Message string `json:"message"`
+}
+
+func (ru *run) report(units, total int64, message string) {
+	ru.mu.Lock()
+	defer ru.mu.Unlock()
+	if ru.ended || units < 0 || ru.has && units <= ru.prog.Units {
+		return
+	}
+	if len(message) > maxMessage {
+		message = strings.ToValidUTF8(message[:maxMessage], "")
+	}
+	ru.has, ru.prog = true, progress{Units: units, Total: total, Message: message}
+	close(ru.changed)
+	ru.changed = make(chan struct{})
+}
+
+// latest returns the last accepted report, if any, and a channel closed at
+// the next one.
+func (ru *run) latest() (progress, bool, <-chan struct{}) {
+	ru.mu.Lock()
+	defer ru.mu.Unlock()
+	return ru.prog, ru.has, ru.changed
+}
+
+// claim returns the call's run in this process, or makes one that the
+// caller owns (own true) and must either start or release.
+func (s *Server) claim(id CallID, args string, cancel context.CancelCauseFunc) (ru *run, own bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, false, ErrClosed
+	}
+	if ru := s.runs[id]; ru != nil {
+		return ru, false, nil
+	}
+	ru = &run{id: id, args: args, cancel: cancel, done: make(chan struct{}), changed: make(chan struct{})}
+	if s.runs == nil {
+		s.runs = make(map[CallID]*run)
+	}
+	s.runs[id] = ru
+	s.active++
+	return ru, true, nil
+}
+
+// release ends a run with its outcome and wakes the requests following it.
+// The outcome is in the store already, so a request that finds no run next
+// finds the outcome there.
+func (s *Server) release(ru *run, out Record) {
+	s.mu.Lock()
+	delete(s.runs, ru.id)
+	s.active--
+	s.drainCheck()
+	s.mu.Unlock()
+	ru.out = out
+	close(ru.done)
+}
+
+// live returns the progress units of a call whose handler runs in this
+// process.
+func (s *Server) live(id CallID) (units int64, ok bool) {
+	s.mu.Lock()
+	ru := s.runs[id]
+	s.mu.Unlock()
+	if ru == nil {
+		return 0, false
+	}
+	ru.mu.Lock()
+	defer ru.mu.Unlock()
+	return ru.prog.Units, ru.started
+}
+
+// serveCall answers POST /tools/{name}.
+func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, t *Tool) {
+	key, err := idempotencyKey(r.Header)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error(), false)
+		return
+	}
+	// The handler's context ends with a cause of its own when the caller
+	// hangs up, rather than net/http's bare context.Canceled.
+	base, cancelBase := context.WithCancelCause(context.WithoutCancel(r.Context()))
+	unwatch := context.AfterFunc(r.Context(), func() { cancelBase(ErrCallerGone) })
+	// The deadline starts on arrival: the caller's budget was already
+	// running while the request travelled.
+	ctx, cancelDeadline, err := budget.Receive(base, r.Header, t.Max)
+	if err != nil {
+		unwatch()
+		cancelBase(nil)
+		writeError(w, http.StatusBadRequest, err.Error(), false)
+		return
+	}
+	releaseContexts := func() {
+		unwatch()
+		cancelDeadline()
+		cancelBase(nil)
+	}
+	// The contexts belong to this request until a handler starts on them;
+	// then the handler's goroutine releases them when it returns.
+	started := false
+	defer func() {
+		if !started {
+			releaseContexts()
+		}
+	}()
+	args, status, err := readArguments(w, r, s.maxBody())
+	if err != nil {
+		writeError(w, status, err.Error(), false)
+		return
+	}
+	id := CallID{Tool: t.Name, Key: key}
+	sum := sha256.Sum256(args)
+	hash := hex.EncodeToString(sum[:])
+	rs := newResponder(w, r, s.keepaliveEvery())
+	defer rs.stop()
+	for {
+		ru, own, err := s.claim(id, hash, cancelBase)
+		if err != nil {
+			rs.fail(http.StatusServiceUnavailable, err.Error(), true)
+			return
+		}
+		if ru.args != hash {
+			rs.fail(http.StatusUnprocessableEntity, reusedKey(key), false)
+			return
+		}
+		if !own {
+			if !rs.follow(ctx, ru) {
+				rs.fail(http.StatusServiceUnavailable, fmt.Sprintf("kit: the call with Idempotency-Key %s was still running when this request ended: %v", key, context.Cause(ctx)), true)
+				return
+			}
+			if ru.out.Final() {
+				rs.answer(ru.out)
+				return
+			}
+			continue // the attempt failed retryably: this request tries again
+		}
+		rec, ok, err := s.store.Begin(ctx, id, hash)
+		if err != nil {
+			msg := fmt.Sprintf("kit: idempotency store: %v", err)
+			s.release(ru, Record{State: Failed, ArgsSHA256: hash, Message: msg, Retryable: true})
+			rs.fail(http.StatusServiceUnavailable, msg, true)
+			return
+		}
+		if !ok {
+			s.release(ru, rec)
+			switch {
+			case rec.ArgsSHA256 != hash:
+				rs.fail(http.StatusUnprocessableEntity, reusedKey(key), false)
+			case rec.State == Running:
+				rs.fail(http.StatusConflict, fmt.Sprintf("kit: the call with Idempotency-Key %s is running in another process", key), true)
+			default:
+				rs.answer(rec)
+			}
+			return
+		}
+		started = true
+		call := &Call{Tool: t.Name, Key: key, Args: args, Attempt: rec.Attempts, run: ru}
+		ru.mu.Lock()
+		ru.started = true
+		ru.mu.Unlock()
+		// The run is counted in s.active until release: Close waits for
+		// this goroutine.
+		go func() {
+			out := Record{State: Failed, Message: fmt.Sprintf("kit: tool %s: handler exited without returning", t.Name)}
+			defer func() {
+				ru.mu.Lock()
+				ru.ended = true
+				out.Units = ru.prog.Units
+				ru.mu.Unlock()
+				out.ArgsSHA256, out.Attempts = hash, rec.Attempts
+				releaseContexts()
+				if err := s.store.Finish(context.WithoutCancel(ctx), id, out); err != nil {
+					s.logger().Error("kit: idempotency store lost an outcome", "tool", t.Name, "key", key, "err", err)
+				}
+				s.release(ru, out)
+			}()
+			out = s.invoke(ctx, t, call)
+		}()
+		// The handler's context ends at the deadline; a handler that
+		// ignores it is still followed, so that a caller still listening
+		// gets the late answer.
+		if rs.follow(r.Context(), ru) {
+			rs.answer(ru.out)
+		}
+		return
+	}
+}
+
+func reusedKey(key string) string {
+	return fmt.Sprintf("kit: Idempotency-Key %s was used with other arguments", key)
+}
+
+// invoke runs the handler; a panic is recovered here, and only here, with
+// its stack logged, and becomes a failed call.
+func (s *Server) invoke(ctx context.Context, t *Tool, call *Call) (out Record) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.logger().Error("kit: tool panicked", "tool", t.Name, "key", call.Key, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			out = Record{State: Failed, Message: fmt.Sprintf("kit: tool %s panicked: %v", t.Name, p)}
+		}
+	}()
+	v, err := t.Handler(ctx, call)
+	if err != nil {
+		return failed(ctx, t.Name, err)
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return Record{State: Failed, Message: fmt.Sprintf("kit: tool %s: output is not JSON: %v", t.Name, err)}
+	}
+	return Record{State: Done, Output: data}
+}
+
+// failed turns a handler's error into a failed record. An error returned
+// once the context ended is taken to be the context's doing, so the call
+// may be tried again with the same key: that is how a read that timed out
+// is retried (SPEC §2).
+func failed(ctx context.Context, tool string, err error) Record {
+	if e, ok := errors.AsType[*Error](err); ok {
+		msg := e.Message
+		if msg == "" {
+			msg = fmt.Sprintf("kit: tool %s failed", tool)
+		}
+		return Record{State: Failed, Message: msg, Retryable: e.Retryable}
+	}
+	if ctx.Err() != nil {
+		return Record{State: Failed, Message: fmt.Sprintf("kit: tool %s ended: %v", tool, context.Cause(ctx)), Retryable: true}
+	}
+	msg := err.Error()
+	if msg == "" {
+		msg = fmt.Sprintf("kit: tool %s failed", tool)
+	}
+	return Record{State: Failed, Message: msg}
+}
+
+func idempotencyKey(h http.Header) (string, error) {
+	const name = "Idempotency-Key"
+	v := h.Values(name)
+	switch {
+	case len(v) == 0:
+		return "", errors.New("kit: missing Idempotency-Key header: every call needs a key minted once per logical call (SPEC §5)")
+	case len(v) > 1:
+		return "", errors.New("kit: Idempotency-Key header sent more than once")
+	}
+	k := strings.TrimSpace(v[0])
+	if k == "" || len(k) > maxKey {
+		return "", fmt.Errorf("kit: bad %s header: must be 1 to %d characters", name, maxKey)
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return "", fmt.Errorf("kit: bad %s header: only visible ASCII characters are allowed", name)
+		}
+	}
+	return k, nil
+}
+
+// readArguments reads the body {"arguments":{…}} and returns the arguments
+// compacted, or the status and error to answer with.
+func readArguments(w http.ResponseWriter, r *http.Request, limit int64) (json.RawMessage, int, error) {
+	var data []byte
+	if r.Body != nil {
+		var err error
+		data, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("kit: request body larger than %d bytes", limit)
+		}
+		if err != nil {
+			return nil, http.StatusBadRequest, fmt.Errorf("kit: reading the request body: %v", err)
+		}
+	}
+	var body struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(data, &body); err != nil {
+		return nil, http.StatusBadRequest, fmt.Errorf(`kit: request body is not {"arguments":{…}}: %v`, err)
+	}
+	args := body.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		return json.RawMessage("{}"), 0, nil
+	}
+	if args[0] != '{' {
+		return nil, http.StatusBadRequest, errors.New("kit: arguments must be a JSON object")
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, args); err != nil {
+		return nil, http.StatusBadRequest, fmt.Errorf("kit: arguments: %v", err)
+	}
+	return b.Bytes(), 0, nil
+}
