@@ -1,0 +1,137 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/glidepath/glidepath/cancel"
+)
+
+// MaxOutput bounds the output kept of a subprocess tool: its stdout past
+// this is dropped and the output labeled cut short.
+const MaxOutput = 1 << 20 // 1 MiB
+
+// stderrTail is how much of a subprocess's stderr is kept for its error.
+const stderrTail = 2 << 10
+
+// waitDelay bounds how long a subprocess's pipes may stay open after it was
+// killed or exited: a grandchild that left the process group could hold
+// them open forever.
+const waitDelay = 250 * time.Millisecond
+
+// Command returns a subprocess tool that runs argv. Each attempt starts
+// argv[0] with the arguments JSON on its standard input, followed by end of
+// file, in a process group of its own. Its standard output, up to
+// [MaxOutput], is the tool's output: used as it is when it is one JSON
+// value, else as a JSON string. A non-zero exit is a tool error carrying
+// the tail of its standard error.
+//
+// When the attempt's lease ends, or the run does, the whole process group
+// is killed with SIGKILL, children included; the output so far is kept and
+// the result labeled cut short.
+func Command(spec Spec, argv []string) Tool {
+	return &commandTool{spec: spec, argv: append([]string(nil), argv...)}
+}
+
+type commandTool struct {
+	spec Spec
+	argv []string
+}
+
+func (t *commandTool) Spec() Spec { return t.spec }
+
+func (t *commandTool) endpoint() (cancel.Endpoint, bool) { return cancel.Endpoint{}, false }
+
+func (t *commandTool) check() *fieldErr {
+	if len(t.argv) == 0 || t.argv[0] == "" {
+		return &fieldErr{"command", errors.New("no program to run")}
+	}
+	return nil
+}
+
+func (t *commandTool) attempt(ctx context.Context, a *attempt) answer {
+	cmd := exec.CommandContext(ctx, t.argv[0], t.argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// The group's id is the leader's pid (Setpgid with Pgid 0); the
+		// minus sign sends the signal to every process in it.
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = waitDelay
+	cmd.Stdin = bytes.NewReader(a.c.args)
+	stdout := &capped{max: MaxOutput}
+	stderr := &tail{max: stderrTail}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return answer{err: context.Cause(ctx), output: stringOutput(stdout.buf.Bytes()), cutShort: true}
+	}
+	if err != nil && !(errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState.Success()) {
+		msg := err.Error()
+		if _, ok := errors.AsType[*exec.ExitError](err); ok {
+			if s := strings.TrimSpace(stderr.String()); s != "" {
+				msg += ": " + s
+			}
+		}
+		return answer{err: &ToolError{Message: msg}, outcome: UpstreamError}
+	}
+	if stdout.over {
+		return answer{output: stringOutput(stdout.buf.Bytes()), cutShort: true}
+	}
+	out := bytes.TrimSpace(stdout.buf.Bytes())
+	if len(out) > 0 && json.Valid(out) {
+		return answer{output: bytes.Clone(out)}
+	}
+	return answer{output: stringOutput(stdout.buf.Bytes())}
+}
+
+// stringOutput encodes raw output as a JSON string, invalid UTF-8 replaced.
+func stringOutput(b []byte) json.RawMessage {
+	s := string(b)
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	out, _ := json.Marshal(s) // a valid string always encodes
+	return out
+}
+
+// capped keeps the first max bytes written and drops the rest, reporting
+// success so that the process is not killed by a broken pipe.
+type capped struct {
+	buf  bytes.Buffer
+	max  int
+	over bool // reports whether bytes were dropped
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.max - c.buf.Len(); room < len(p) {
+		c.over = true
+		c.buf.Write(p[:max(room, 0)])
+		return len(p), nil
+	}
+	return c.buf.Write(p)
+}
+
+// tail keeps the last max bytes written.
+type tail struct {
+	buf []byte
+	max int
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string { return strings.ToValidUTF8(string(t.buf), "\uFFFD") }

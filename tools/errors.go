@@ -1,0 +1,186 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/cancel"
+)
+
+var (
+	// ErrUnknownTool is matched when a call names no registered tool.
+	ErrUnknownTool = errors.New("tools: unknown tool")
+
+	// ErrDuplicate is matched when a name is registered twice.
+	ErrDuplicate = errors.New("tools: name already registered")
+
+	// ErrBadSpec is matched by every [*SpecError]: a tool that cannot be
+	// registered.
+	ErrBadSpec = errors.New("tools: bad tool")
+
+	// ErrConfig is matched by every [*ConfigError].
+	ErrConfig = errors.New("tools: bad config")
+
+	// ErrManifest is matched by every [*ManifestError].
+	ErrManifest = errors.New("tools: bad manifest")
+
+	// ErrInvalidArguments is matched by every [*ArgumentsError]: the model's
+	// arguments are not JSON or do not match the tool's parameters.
+	ErrInvalidArguments = errors.New("tools: invalid arguments")
+
+	// ErrGaveUp is matched when the harness stopped the call: a lease, the
+	// deadline, the quiet clock or a cancellation ended an attempt, or a
+	// backoff sleep would have outlasted the budget.
+	ErrGaveUp = errors.New("tools: gave up")
+
+	// ErrFailed is matched when the tool failed the call: an error status, a
+	// transport error, a broken stream, an error it reported.
+	ErrFailed = errors.New("tools: call failed")
+
+	// ErrIncomplete is matched when an event stream ended without a result
+	// or error event: the attempt failed, whatever its progress said.
+	ErrIncomplete = errors.New("tools: stream ended without a result")
+
+	// ErrBadAnswer is matched when a tool's answer cannot be used: not the
+	// protocol's JSON, or larger than [MaxAnswer].
+	ErrBadAnswer = errors.New("tools: bad answer")
+
+	// ErrOrphaned is matched by every [*OrphanError]: a write whose outcome
+	// is unknown.
+	ErrOrphaned = errors.New("tools: write outcome unknown")
+)
+
+// SpecError reports a tool that [Registry.Register] refused. It matches
+// [ErrBadSpec] and unwraps to Err, which is [ErrDuplicate] for a name
+// registered twice.
+type SpecError struct {
+	Tool  string
+	Field string // "name", "parameters", "effect", …
+	Err   error
+}
+
+func (e *SpecError) Error() string {
+	return fmt.Sprintf("tools: tool %q: %s: %v", e.Tool, e.Field, e.Err)
+}
+
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// Is reports whether target is [ErrBadSpec].
+func (e *SpecError) Is(target error) bool { return target == ErrBadSpec }
+
+// ArgumentsError reports arguments a call was not made with. Its message is
+// written for the model, which can correct them. It matches
+// [ErrInvalidArguments].
+type ArgumentsError struct {
+	Tool string
+	Err  error // the JSON syntax error or the schema's validation error
+}
+
+func (e *ArgumentsError) Error() string {
+	return fmt.Sprintf("invalid arguments for tool %q: %v", e.Tool, e.Err)
+}
+
+func (e *ArgumentsError) Unwrap() error { return e.Err }
+
+// Is reports whether target is [ErrInvalidArguments].
+func (e *ArgumentsError) Is(target error) bool { return target == ErrInvalidArguments }
+
+// ToolError is a failure the tool itself reported: an error event, an HTTP
+// error answer, a non-zero exit, an error returned by a local function.
+type ToolError struct {
+	Message   string
+	Retryable bool // reports whether the tool said another attempt may succeed
+}
+
+func (e *ToolError) Error() string { return e.Message }
+
+// AttemptError is the failure of one attempt. It matches [ErrGaveUp] for
+// the gave_up, quiet and cancelled outcomes and [ErrFailed] for the others,
+// and unwraps to the underlying error: a [*ToolError], a transport error, a
+// context cause, [ErrIncomplete], [ErrBadAnswer].
+type AttemptError struct {
+	Tool    string
+	Attempt int
+	Outcome Outcome
+	Status  int         // the HTTP status, when there was one
+	Header  http.Header // the error answer's headers, for Retry-After
+	Err     error
+}
+
+func (e *AttemptError) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("tools: %s attempt %d: %s (status %d): %v", e.Tool, e.Attempt, e.Outcome, e.Status, e.Err)
+	}
+	return fmt.Sprintf("tools: %s attempt %d: %s: %v", e.Tool, e.Attempt, e.Outcome, e.Err)
+}
+
+func (e *AttemptError) Unwrap() error { return e.Err }
+
+// Is reports whether target is the sentinel of e's outcome.
+func (e *AttemptError) Is(target error) bool {
+	switch e.Outcome {
+	case GaveUp, Quiet, Cancelled:
+		return target == ErrGaveUp
+	}
+	return target == ErrFailed
+}
+
+// GaveUpError reports retries stopped because the next backoff sleep would
+// outlast the budget. It matches [ErrGaveUp] and unwraps to the last
+// attempt's error.
+type GaveUpError struct {
+	Delay budget.Delay
+	Last  error
+}
+
+func (e *GaveUpError) Error() string {
+	return fmt.Sprintf("tools: gave up: %s (sleep %v): %v", e.Delay.Reason, e.Delay.Sleep, e.Last)
+}
+
+func (e *GaveUpError) Unwrap() error { return e.Last }
+
+// Is reports whether target is [ErrGaveUp].
+func (e *GaveUpError) Is(target error) bool { return target == ErrGaveUp }
+
+// OrphanError reports a write whose outcome stays unknown. Entry is what
+// was appended to the journal; Journaled reports whether it was. It matches
+// [ErrOrphaned] and unwraps to why the outcome is unknown and, when the
+// journal could not take the entry, to that error too.
+type OrphanError struct {
+	Entry     cancel.Entry
+	Journaled bool
+	Err       error
+}
+
+func (e *OrphanError) Error() string {
+	s := fmt.Sprintf("tools: %s call %s orphaned: %v", e.Entry.Tool, e.Entry.IdempotencyKey, e.Err)
+	if !e.Journaled {
+		s += " (not journaled)"
+	}
+	return s
+}
+
+func (e *OrphanError) Unwrap() error { return e.Err }
+
+// Is reports whether target is [ErrOrphaned].
+func (e *OrphanError) Is(target error) bool { return target == ErrOrphaned }
+
+// PanicError is a local tool's panic, recovered where the tool's function
+// ran, with the stack at the panic.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("tools: panic: %v", e.Value) }
+
+// clip cuts s to n bytes at a rune boundary, for messages.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}

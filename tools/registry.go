@@ -1,0 +1,282 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/cancel"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// A Tool is something a [Registry] can call. It is made by [Func] (a local
+// Go function), [Command] (a subprocess) or [Remote] (a tool server speaking
+// SPEC §5); the interface is closed because the call loop treats each kind
+// by what it can promise: only a remote call has a key the other side
+// knows, a status to ask and a cancel endpoint.
+type Tool interface {
+	// Spec returns what the tool declares about itself.
+	Spec() Spec
+
+	// attempt makes one attempt on ctx, the attempt's lease.
+	attempt(ctx context.Context, a *attempt) answer
+
+	// endpoint returns the call endpoints of a remote tool.
+	endpoint() (cancel.Endpoint, bool)
+
+	// check reports what makes the tool unusable beyond its spec.
+	check() *fieldErr
+}
+
+// KindPrefix starts the step kind of every tool in the budget's estimates:
+// a tool named search is leased as kind "tool:search".
+const KindPrefix = "tool:"
+
+// MaxArguments bounds the arguments of one call.
+const MaxArguments = 1 << 20 // 1 MiB
+
+var (
+	namePattern   = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	defaultParams = json.RawMessage(`{"type":"object"}`)
+)
+
+// A Registry holds the tools a run may call, by name. It is a value, like
+// an http.ServeMux: make one per set of tools with [NewRegistry]. The zero
+// Registry is ready to use too; having no estimates of its own, it declares
+// each tool's hints on the run's when a call starts. A Registry is safe for
+// concurrent use.
+type Registry struct {
+	est *budget.Estimates
+
+	mu    sync.RWMutex // guards tools and order
+	tools map[string]*registered
+	order []string
+
+	// stragglers are local tool functions still running after their call
+	// returned, because they ignored their context. The Registry owns them.
+	stragglers sync.WaitGroup
+}
+
+// registered is a tool as the registry keeps it: its spec with defaults
+// filled in and its compiled schema.
+type registered struct {
+	tool   Tool
+	spec   Spec
+	schema *jsonschema.Schema
+	kind   string // the step kind, KindPrefix + name
+}
+
+// NewRegistry returns an empty registry that declares each tool's P50 and
+// P95 on est when the tool is registered. Pass the estimates the runs'
+// budgets use (budget.Config.Estimates); a run whose budget uses others gets
+// the declaration when a call starts. Nil est declares only then.
+func NewRegistry(est *budget.Estimates) *Registry {
+	return &Registry{est: est, tools: make(map[string]*registered)}
+}
+
+// Register adds t. It returns a [*SpecError] when the name is taken
+// (matching [ErrDuplicate]) or the spec cannot be used: a bad name, an
+// unknown effect, a negative duration, a p50 above the p95 or the ceiling,
+// a schema that does not compile, a command with no argv, a remote tool
+// with no URL. The schema is compiled here, once.
+func (r *Registry) Register(t Tool) error {
+	if t == nil {
+		return &SpecError{Field: "tool", Err: errors.New("nil")}
+	}
+	reg, err := prepare(t)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.tools == nil {
+		r.tools = make(map[string]*registered)
+	}
+	if _, ok := r.tools[reg.spec.Name]; ok {
+		return &SpecError{Tool: reg.spec.Name, Field: "name", Err: ErrDuplicate}
+	}
+	r.tools[reg.spec.Name] = reg
+	r.order = append(r.order, reg.spec.Name)
+	if r.est != nil {
+		r.est.Kind(reg.kind).Declare(reg.spec.P50, reg.spec.P95)
+	}
+	return nil
+}
+
+// prepare checks t's spec, fills its defaults and compiles its schema.
+func prepare(t Tool) (*registered, error) {
+	spec := t.Spec()
+	bad := func(field string, err error) error {
+		return &SpecError{Tool: spec.Name, Field: field, Err: err}
+	}
+	if !namePattern.MatchString(spec.Name) {
+		return nil, bad("name", errBadName)
+	}
+	switch spec.Effect {
+	case "":
+		spec.Effect = Write
+	case Read, Write:
+	default:
+		return nil, bad("effect", fmt.Errorf("%q is neither read nor write", spec.Effect))
+	}
+	if err := checkDurations(spec); err != nil {
+		return nil, bad(err.field, err.err)
+	}
+	switch {
+	case spec.MaxAttempts < 0:
+		return nil, bad("max_attempts", errors.New("must not be negative"))
+	case spec.MaxAttempts == 0:
+		spec.MaxAttempts = DefaultMaxAttempts
+	}
+	if len(bytes.TrimSpace(spec.Parameters)) == 0 {
+		spec.Parameters = defaultParams
+	}
+	schema, err := compileSchema(spec.Parameters)
+	if err != nil {
+		return nil, bad("parameters", err)
+	}
+	if err := t.check(); err != nil {
+		return nil, bad(err.field, err.err)
+	}
+	return &registered{tool: t, spec: spec, schema: schema, kind: KindPrefix + spec.Name}, nil
+}
+
+var errBadName = errors.New("must be 1 to 64 letters, digits, '_' or '-'")
+
+type fieldErr struct {
+	field string
+	err   error
+}
+
+// checkDurations checks what the budget would otherwise trip on at every
+// call: a ceiling below the p50 makes every lease a refusal.
+func checkDurations(s Spec) *fieldErr {
+	for _, d := range [...]struct {
+		field string
+		v     any
+		neg   bool
+	}{{"ceiling", s.Ceiling, s.Ceiling < 0}, {"p50", s.P50, s.P50 < 0}, {"p95", s.P95, s.P95 < 0}} {
+		if d.neg {
+			return &fieldErr{d.field, fmt.Errorf("%v must not be negative", d.v)}
+		}
+	}
+	if s.P95 > 0 && s.P50 > s.P95 {
+		return &fieldErr{"p50", fmt.Errorf("%v is above p95 %v", s.P50, s.P95)}
+	}
+	if s.Ceiling > 0 && s.P50 > s.Ceiling {
+		return &fieldErr{"ceiling", fmt.Errorf("%v is below p50 %v, so every call would be refused", s.Ceiling, s.P50)}
+	}
+	return nil
+}
+
+// refusingLoader refuses every schema it is asked to load, so that a $ref
+// resolves only inside the tool's own schema: a schema from a config file
+// or a tool server must not make the harness read files or fetch URLs.
+type refusingLoader struct{}
+
+func (refusingLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external schema %s not allowed", clip(url, 128))
+}
+
+// compileSchema compiles a tool's JSON Schema. Schemas without $schema are
+// read as draft 2020-12.
+func compileSchema(params json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
+	if err != nil {
+		return nil, fmt.Errorf("not JSON: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(refusingLoader{})
+	const loc = "https://tool.invalid/parameters.json" // never fetched: added as a resource
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(loc)
+}
+
+// Lookup returns the tool registered under name.
+func (r *Registry) Lookup(name string) (Tool, bool) {
+	reg, ok := r.lookup(name)
+	if !ok {
+		return nil, false
+	}
+	return reg.tool, true
+}
+
+func (r *Registry) lookup(name string) (*registered, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	reg, ok := r.tools[name]
+	return reg, ok
+}
+
+// Specs returns the registered tools' specs in registration order, with
+// defaults filled in (Effect, MaxAttempts, Parameters): what to offer the
+// model and what the landing ladder needs to know.
+func (r *Registry) Specs() []Spec {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	specs := make([]Spec, 0, len(r.order))
+	for _, name := range r.order {
+		specs = append(specs, r.tools[name].spec)
+	}
+	return specs
+}
+
+// names lists the registered names, for the model when it calls one that
+// does not exist.
+func (r *Registry) names() string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return strings.Join(r.order, ", ")
+}
+
+// Wait blocks until every local tool function that outlived its call has
+// returned. A call returns when its lease ends even if its function ignores
+// the context; the Registry keeps count of such functions so that a
+// process can wait for them before it exits.
+func (r *Registry) Wait() { r.stragglers.Wait() }
+
+// validate checks the model's arguments against the tool's schema and
+// returns them compacted, as they will be sent. Empty arguments are {}:
+// models send "" for tools without parameters.
+func (reg *registered) validate(args json.RawMessage) (json.RawMessage, error) {
+	bad := func(err error) error { return &ArgumentsError{Tool: reg.spec.Name, Err: err} }
+	if len(args) > MaxArguments {
+		return nil, bad(fmt.Errorf("larger than %d bytes", MaxArguments))
+	}
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, args); err != nil {
+		return nil, bad(fmt.Errorf("not JSON: %w", err))
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		return nil, bad(fmt.Errorf("not JSON: %w", err))
+	}
+	if err := reg.schema.Validate(inst); err != nil {
+		return nil, bad(schemaMismatch(err))
+	}
+	return buf.Bytes(), nil
+}
+
+// schemaMismatch restates a validation error for the model: the list of
+// what is wrong where, without the schema's location, which is ours.
+func schemaMismatch(err error) error {
+	msg := err.Error()
+	if _, ok := errors.AsType[*jsonschema.ValidationError](err); ok {
+		if _, rest, found := strings.Cut(msg, "\n"); found {
+			msg = rest
+		}
+	}
+	return fmt.Errorf("they do not match its parameters:\n%s", clip(msg, 2048))
+}

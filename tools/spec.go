@@ -1,0 +1,91 @@
+package tools
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// DefaultMaxAttempts is the attempts a call gets when [Spec.MaxAttempts] is
+// zero.
+const DefaultMaxAttempts = 3
+
+// Effect says whether a tool changes the world. It decides whether a failed
+// attempt may simply be sent again (SPEC §2, §5).
+type Effect string
+
+const (
+	// Read: the tool only reads, so an attempt may be retried.
+	Read Effect = "read"
+	// Write: the tool changes something. A write is never retried blindly: a
+	// remote write whose attempt timed out is reconciled by its key.
+	Write Effect = "write"
+)
+
+// A Spec describes a tool: what the model is told about it and how the
+// harness calls it. Only Name is required; the zero value of every other
+// field selects its documented default.
+type Spec struct {
+	// Name is how the model calls the tool: 1 to 64 letters, digits, '_'
+	// or '-', as chat APIs require of function names.
+	Name string
+
+	// Description tells the model what the tool does.
+	Description string
+
+	// Parameters is the JSON Schema of the arguments. Nil means
+	// {"type":"object"}: any object.
+	Parameters json.RawMessage
+
+	// Effect is Read or Write. Empty means Write: a tool is assumed to
+	// change something until it says it only reads.
+	Effect Effect
+
+	// Ceiling bounds each attempt; zero means only the budget does.
+	Ceiling time.Duration
+
+	// P50 and P95 are the latencies the tool declares, used to lease its
+	// first calls until enough of them have been observed. Zero is unknown.
+	P50, P95 time.Duration
+
+	// Speculative marks a call the run may skip once it narrows (SPEC §3).
+	Speculative bool
+
+	// Cancellable reports whether the remote tool serves the cancel
+	// endpoint, so that a call cut short is cancelled there (SPEC §5).
+	Cancellable bool
+
+	// MaxAttempts is the most attempts a call makes, the first included.
+	// Zero means DefaultMaxAttempts. A write's only repeat is the same key
+	// sent again after its tool said it never received it.
+	MaxAttempts int
+}
+
+// Outcome is how one attempt ended, as written in the trace (SPEC §6). It
+// keeps "we gave up" apart from "they failed". The values are those of the
+// model package, so that a trace reads both alike.
+type Outcome string
+
+const (
+	OK            Outcome = "ok"
+	GaveUp        Outcome = "gave_up"        // our lease or deadline ended it, or the budget refused it
+	UpstreamError Outcome = "upstream_error" // the tool failed: 5xx, transport, a stream cut short, an error it reported
+	RateLimited   Outcome = "rate_limited"   // 429
+	Invalid       Outcome = "invalid"        // another 4xx, an answer we cannot use, or arguments the tool would not accept
+	Quiet         Outcome = "quiet"          // the run's quiet clock fired
+	Cancelled     Outcome = "cancelled"      // the run was cancelled
+)
+
+// State is where a call that did not finish was left, as listed in the
+// in_flight field of a run's result (SPEC §4).
+type State string
+
+const (
+	// StateCancelled: its cancel was accepted, or its local context ended
+	// (a local tool, a subprocess group killed).
+	StateCancelled State = "cancelled"
+	// StateAbandoned: a read we stopped waiting for that could not be
+	// cancelled.
+	StateAbandoned State = "abandoned"
+	// StateOrphaned: a write whose outcome is unknown; it is in the journal.
+	StateOrphaned State = "orphaned"
+)

@@ -1,0 +1,247 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/cancel"
+)
+
+// Exact-time tests of remote tools: the client's transport calls the tool
+// server's handler in memory (memClient), inside a synctest bubble, so that
+// every instant can be asserted to the nanosecond.
+
+// maxJitter makes every backoff sleep its ceiling, base·2^(n−1).
+var maxJitter = func(n int64) int64 { return n - 1 }
+
+func TestTheCancelIsSentTheInstantTheLeaseEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		s := &toolServer{post: hang}
+		spec := Spec{Name: "fetch", Effect: Read, Ceiling: 2 * time.Second, Cancellable: true, MaxAttempts: 1}
+		reg := mustRegister(t, Remote(spec, "http://tools.test", memClient(s.handler())))
+		rec := &recorder{}
+
+		res := reg.Call(t.Context(), &Run{Budget: newBudget(t, time.Minute), Observer: rec.observer()}, "fetch", nil)
+
+		if got := time.Since(start); got != 2*time.Second {
+			t.Errorf("returned after %v, want 2s", got)
+		}
+		posts, _, cancels := s.got()
+		if len(cancels) != 1 || cancels[0].At.Sub(start) != 2*time.Second || cancels[0].Key != posts[0].Key {
+			t.Fatalf("cancels %+v; want one at 2s for key %s", cancels, posts[0].Key)
+		}
+		if posts[0].Budget != "2000" {
+			t.Errorf("Budget-Remaining-Ms %q, want 2000", posts[0].Budget)
+		}
+		if res.State != StateCancelled || len(rec.cancels) != 1 || rec.cancels[0] != nil {
+			t.Errorf("state %q, cancels observed %v", res.State, rec.cancels)
+		}
+	})
+}
+
+func TestTheQuietClockCancelsACallInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		errQuiet := errors.New("quiet")
+		s := &toolServer{post: stream(`progress {"units":1}`)}
+		s.post = func(w http.ResponseWriter, r *http.Request, n int) {
+			stream(`progress {"units":1}`, ": ping")(w, r, n)
+			hang(w, r, n)
+		}
+		reg := mustRegister(t, Remote(Spec{Name: "job", Effect: Read, Cancellable: true}, "http://tools.test", memClient(s.handler())))
+		ctx, stop := context.WithCancelCause(t.Context())
+		time.AfterFunc(5*time.Second, func() { stop(errQuiet) })
+		rec := &recorder{}
+
+		res := reg.Call(ctx, &Run{Budget: newBudget(t, time.Minute), Quiet: errQuiet, Observer: rec.observer()}, "job", nil)
+
+		_, _, cancels := s.got()
+		if len(cancels) != 1 || cancels[0].At.Sub(start) != 5*time.Second {
+			t.Errorf("cancels %+v; want one at 5s", cancels)
+		}
+		if res.Outcome != Quiet || res.State != StateCancelled || res.Attempts != 1 {
+			t.Errorf("result %+v", res)
+		}
+		if a := rec.ends[0]; a.Keepalives != 1 || a.Progress != 1 || a.Outcome != Quiet {
+			t.Errorf("attempt %+v", a)
+		}
+	})
+}
+
+func TestRetryAfterDecidesTheSleep(t *testing.T) {
+	cases := []struct {
+		name       string
+		retryAfter string
+		wantPosts  int
+		wantAt     []time.Duration
+		wantGiveUp string
+	}{
+		{"a retry-after that fits is slept", "3", 2, []time.Duration{0, 3 * time.Second}, ""},
+		{"a retry-after-ms that fits is slept", "", 2, []time.Duration{0, 1500 * time.Millisecond}, ""},
+		{"a retry-after past the budget gives up at once", "3600", 1, []time.Duration{0}, budget.RetryAfterExceedsBudget},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				s := &toolServer{post: func(w http.ResponseWriter, r *http.Request, n int) {
+					if n == 1 {
+						if tc.retryAfter != "" {
+							w.Header().Set("Retry-After", tc.retryAfter)
+						} else {
+							w.Header().Set("Retry-After-Ms", "1500")
+						}
+						writeJSON(w, http.StatusTooManyRequests, `{"error":{"message":"slow down"}}`)
+						return
+					}
+					writeJSON(w, http.StatusOK, `{"output":"ok"}`)
+				}}
+				reg := mustRegister(t, Remote(Spec{Name: "search", Effect: Read}, "http://tools.test", memClient(s.handler())))
+				rec := &recorder{}
+
+				res := reg.Call(t.Context(), &Run{Budget: newBudget(t, time.Minute), Observer: rec.observer()}, "search", nil)
+
+				posts, _, _ := s.got()
+				var at []time.Duration
+				for _, p := range posts {
+					at = append(at, p.At.Sub(start))
+				}
+				if !slices.Equal(at, tc.wantAt) {
+					t.Errorf("POSTs at %v, want %v", at, tc.wantAt)
+				}
+				if len(rec.backoffs) != 1 || rec.backoffs[0].Source != budget.FromRetryAfter || rec.backoffs[0].Reason != tc.wantGiveUp {
+					t.Errorf("backoffs %+v", rec.backoffs)
+				}
+				if tc.wantGiveUp == "" {
+					if res.Err != "" {
+						t.Errorf("result %+v", res)
+					}
+					return
+				}
+				if got := time.Since(start); got != 0 {
+					t.Errorf("gave up after %v, want at once", got)
+				}
+				if !errors.Is(res.Cause, ErrGaveUp) || res.Outcome != RateLimited {
+					t.Errorf("result %+v", res)
+				}
+			})
+		})
+	}
+}
+
+func TestAWriteStillRunningAsksAgainUntilItSettles(t *testing.T) {
+	cases := []struct {
+		name      string
+		doneAt    int // the ask that says done; 0: never
+		wantAsks  []time.Duration
+		wantState State
+	}{
+		// The lease ends at 2s; asks follow after sleeps of 100ms, 200ms, …
+		{"done on the third ask", 3, []time.Duration{2000 * time.Millisecond, 2100 * time.Millisecond, 2300 * time.Millisecond}, ""},
+		// A 10s budget: work may run until 7.5s. A 1s base sleeps 1s, 2s,
+		// then 4s, which would pass 7.45s: give up at 5s, an orphan.
+		{"still running when the budget says stop", 0, []time.Duration{2 * time.Second, 3 * time.Second, 5 * time.Second}, StateOrphaned},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				s := &toolServer{post: hang, status: func(w http.ResponseWriter, r *http.Request, n int) {
+					if n == tc.doneAt {
+						writeJSON(w, http.StatusOK, `{"state":"done","output":"paid"}`)
+						return
+					}
+					writeJSON(w, http.StatusOK, `{"state":"running"}`)
+				}}
+				reg := mustRegister(t, Remote(Spec{Name: "pay", Effect: Write, Ceiling: 2 * time.Second}, "http://tools.test", memClient(s.handler())))
+				base := 100 * time.Millisecond
+				total := time.Minute
+				if tc.doneAt == 0 {
+					base, total = time.Second, 10*time.Second
+				}
+				journal := filepath.Join(t.TempDir(), "orphans.jsonl")
+				j, err := cancel.OpenJournal(journal)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer j.Close()
+				run := &Run{Budget: newBudget(t, total), Journal: j, Backoff: budget.Backoff{Base: base, Rand: maxJitter}}
+
+				res := reg.Call(t.Context(), run, "pay", nil)
+
+				posts, asks, _ := s.got()
+				var at []time.Duration
+				for _, a := range asks {
+					at = append(at, a.At.Sub(start))
+				}
+				if len(posts) != 1 || !slices.Equal(at, tc.wantAsks) {
+					t.Errorf("%d POSTs, asks at %v; want 1 POST, asks at %v", len(posts), at, tc.wantAsks)
+				}
+				if res.State != tc.wantState {
+					t.Errorf("state %q, want %q (%+v)", res.State, tc.wantState, res)
+				}
+				entries, err := cancel.ReadJournal(journal)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.wantState == "" {
+					if string(res.Output) != `"paid"` || len(entries) != 0 {
+						t.Errorf("output %s, journal %v", res.Output, entries)
+					}
+					return
+				}
+				if len(entries) != 1 || !errors.Is(res.Cause, cancel.ErrStillRunning) {
+					t.Errorf("journal %v, cause %v", entries, res.Cause)
+				}
+				if got := time.Since(start); got != 5*time.Second {
+					t.Errorf("returned after %v, want 5s, without sleeping past the budget", got)
+				}
+			})
+		})
+	}
+}
+
+func TestNoGoroutineOutlivesACall(t *testing.T) {
+	// Besides the check below, synctest.Test fails if any goroutine started
+	// in the bubble is still blocked when the function returns; each case
+	// ends the call in a different place.
+	cases := []struct {
+		name string
+		post func(http.ResponseWriter, *http.Request, int)
+	}{
+		{"a JSON answer", nil},
+		{"a stream", stream(`progress {"units":1}`, ": ping", `result {"output":1}`)},
+		{"a hang cut by the lease", hang},
+		{"an error answer", func(w http.ResponseWriter, r *http.Request, n int) {
+			writeJSON(w, http.StatusBadGateway, `{"error":{"message":"x"}}`)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := &toolServer{post: tc.post}
+				var active atomic.Int64
+				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					active.Add(1)
+					defer active.Add(-1)
+					s.handler().ServeHTTP(w, r)
+				})
+				reg := mustRegister(t, Remote(Spec{Name: "t", Effect: Read, Ceiling: time.Second, MaxAttempts: 1, Cancellable: true}, "http://tools.test", memClient(h)))
+				res := reg.Call(t.Context(), &Run{Budget: newBudget(t, time.Minute)}, "t", nil)
+				synctest.Wait()
+				if n := active.Load(); n != 0 || res.Attempts != 1 {
+					t.Errorf("%d handlers still running after the call returned (result %+v)", n, res)
+				}
+			})
+		})
+	}
+}
