@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
-	"github.com/glidepath/glidepath/watchdog"
+	"github.com/glidepath/glidepath/trace"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
@@ -121,7 +121,7 @@ func (c *Client) Land(ctx context.Context, b *budget.Budget, messages []openai.C
 func (c *Client) call(ctx context.Context, b *budget.Budget, req Request, obs Observer, landing bool) (Response, error) {
 	kind := b.Estimates().Kind(Kind)
 	params := c.params(req)
-	var last *AttemptError
+	var last *trace.AttemptError
 	for n := 1; ; n++ {
 		lease, err := b.Lease(kind, c.cfg.Ceiling)
 		if landing {
@@ -141,13 +141,13 @@ func (c *Client) call(ctx context.Context, b *budget.Budget, req Request, obs Ob
 			return resp, nil
 		}
 		last = ae
-		if !retryable(ae) || n >= c.cfg.MaxAttempts || ctx.Err() != nil {
+		if !trace.Retryable(ae) || n >= c.cfg.MaxAttempts || ctx.Err() != nil {
 			return Response{Attempts: n}, ae
 		}
 		delay, _ := b.NextDelay(c.cfg.Backoff, n, ae.Header)
 		obs.backoff(n, delay)
 		if delay.GiveUp {
-			return Response{Attempts: n}, &GaveUpError{Delay: delay, Last: ae}
+			return Response{Attempts: n}, &trace.GaveUpError{Step: Kind, Delay: delay, Last: ae}
 		}
 		if err := delay.Wait(ctx); err != nil {
 			return Response{Attempts: n}, classify(ctx, n, err)
@@ -169,7 +169,7 @@ func (c *Client) params(req Request) openai.ChatCompletionNewParams {
 }
 
 // attempt makes one streaming request on lease and reports how long it took.
-func (c *Client) attempt(ctx context.Context, lease budget.Lease, n int, params openai.ChatCompletionNewParams, obs Observer) (Response, time.Duration, *AttemptError) {
+func (c *Client) attempt(ctx context.Context, lease budget.Lease, n int, params openai.ChatCompletionNewParams, obs Observer) (Response, time.Duration, *trace.AttemptError) {
 	actx, cancel := lease.Context(ctx)
 	defer cancel()
 	info := Attempt{N: n, Lease: lease, Start: time.Now()}
@@ -208,9 +208,7 @@ func (c *Client) attempt(ctx context.Context, lease budget.Lease, n int, params 
 		obs.end(info)
 		return Response{}, 0, ae
 	}
-	info.Outcome = OK
+	info.Outcome = trace.OK
 	obs.end(info)
 	return Response{Message: acc.Choices[0].Message, FinishReason: finish, Usage: acc.Usage}, info.End.Sub(info.Start), nil
 }
-
-func isQuiet(err error) bool { return errors.Is(err, watchdog.ErrQuiet) }

@@ -13,6 +13,7 @@ import (
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/sim"
+	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
 	"github.com/openai/openai-go/v3"
 )
@@ -37,10 +38,10 @@ func (r *record) observer() model.Observer {
 	}
 }
 
-func (r *record) outcomes() []model.Outcome {
+func (r *record) outcomes() []trace.Outcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []model.Outcome
+	var out []trace.Outcome
 	for _, a := range r.ends {
 		out = append(out, a.Outcome)
 	}
@@ -92,7 +93,7 @@ func TestRetriesUnderTheBudgetAsTheSpecAllows(t *testing.T) {
 		cfg          model.Config
 		budget       time.Duration
 		wantRequests int
-		wantOutcomes []model.Outcome
+		wantOutcomes []trace.Outcome
 		wantErr      error // nil: the call succeeds
 		wantElapsed  time.Duration
 		check        func(t *testing.T, reqs []sim.Request, rec *record)
@@ -102,7 +103,7 @@ func TestRetriesUnderTheBudgetAsTheSpecAllows(t *testing.T) {
 			scenario:     &sim.Scenario{Rules: []sim.Rule{{Request: 1, Status: 500}}},
 			budget:       time.Minute,
 			wantRequests: 2,
-			wantOutcomes: []model.Outcome{model.UpstreamError, model.OK},
+			wantOutcomes: []trace.Outcome{trace.UpstreamError, trace.OK},
 			wantElapsed:  125 * time.Millisecond, // the middle of [0, 250ms]
 			check: func(t *testing.T, _ []sim.Request, rec *record) {
 				if len(rec.delays) != 1 || rec.delays[0].Source != budget.FromJitter || rec.delays[0].GiveUp {
@@ -115,7 +116,7 @@ func TestRetriesUnderTheBudgetAsTheSpecAllows(t *testing.T) {
 			scenario:     &sim.Scenario{Rules: []sim.Rule{{Request: 1, Status: 429, RetryAfterMs: "200"}}},
 			budget:       time.Minute,
 			wantRequests: 2,
-			wantOutcomes: []model.Outcome{model.RateLimited, model.OK},
+			wantOutcomes: []trace.Outcome{trace.RateLimited, trace.OK},
 			wantElapsed:  200 * time.Millisecond,
 			check: func(t *testing.T, reqs []sim.Request, rec *record) {
 				if gap := reqs[1].Time.Sub(reqs[0].Time); gap < 200*time.Millisecond {
@@ -131,8 +132,8 @@ func TestRetriesUnderTheBudgetAsTheSpecAllows(t *testing.T) {
 			scenario:     &sim.Scenario{Rules: []sim.Rule{{Status: 429, RetryAfter: "3600"}}},
 			budget:       5 * time.Second,
 			wantRequests: 1,
-			wantOutcomes: []model.Outcome{model.RateLimited},
-			wantErr:      model.ErrGaveUp,
+			wantOutcomes: []trace.Outcome{trace.RateLimited},
+			wantErr:      trace.ErrGaveUp,
 			wantElapsed:  0,
 			check: func(t *testing.T, _ []sim.Request, rec *record) {
 				if len(rec.delays) != 1 || !rec.delays[0].GiveUp || rec.delays[0].Reason != budget.RetryAfterExceedsBudget {
@@ -146,10 +147,10 @@ func TestRetriesUnderTheBudgetAsTheSpecAllows(t *testing.T) {
 			cfg:          model.Config{Ceiling: 2 * time.Second},
 			budget:       time.Minute,
 			wantRequests: 2,
-			wantOutcomes: []model.Outcome{model.GaveUp, model.OK},
+			wantOutcomes: []trace.Outcome{trace.GaveUp, trace.OK},
 			wantElapsed:  2*time.Second + 125*time.Millisecond,
 			check: func(t *testing.T, _ []sim.Request, rec *record) {
-				if !errors.Is(rec.ends[0].Err, budget.ErrLeaseExpired) || !errors.Is(rec.ends[0].Err, model.ErrGaveUp) {
+				if !errors.Is(rec.ends[0].Err, budget.ErrLeaseExpired) || !errors.Is(rec.ends[0].Err, trace.ErrGaveUp) {
 					t.Errorf("first attempt's error %v, want the lease's cause", rec.ends[0].Err)
 				}
 			},
@@ -160,7 +161,7 @@ func TestRetriesUnderTheBudgetAsTheSpecAllows(t *testing.T) {
 			cfg:          model.Config{Ceiling: 3 * time.Second, MaxAttempts: 1},
 			budget:       time.Minute,
 			wantRequests: 1,
-			wantOutcomes: []model.Outcome{model.GaveUp},
+			wantOutcomes: []trace.Outcome{trace.GaveUp},
 			wantErr:      budget.ErrLeaseExpired,
 			wantElapsed:  3 * time.Second,
 		},
@@ -170,8 +171,8 @@ func TestRetriesUnderTheBudgetAsTheSpecAllows(t *testing.T) {
 			cfg:          model.Config{Ceiling: 5500 * time.Millisecond, MaxAttempts: 1},
 			budget:       time.Minute,
 			wantRequests: 1,
-			wantOutcomes: []model.Outcome{model.GaveUp},
-			wantErr:      model.ErrGaveUp,
+			wantOutcomes: []trace.Outcome{trace.GaveUp},
+			wantErr:      trace.ErrGaveUp,
 			wantElapsed:  5500 * time.Millisecond,
 			check: func(t *testing.T, _ []sim.Request, rec *record) {
 				if k := rec.ends[0].Keepalives; k < 5 || k > 6 {
@@ -190,7 +191,7 @@ func TestRetriesUnderTheBudgetAsTheSpecAllows(t *testing.T) {
 			scenario:     &sim.Scenario{Rules: []sim.Rule{{Request: 1, CloseAfterChunks: new(2)}}},
 			budget:       time.Minute,
 			wantRequests: 2,
-			wantOutcomes: []model.Outcome{model.UpstreamError, model.OK},
+			wantOutcomes: []trace.Outcome{trace.UpstreamError, trace.OK},
 			wantElapsed:  125 * time.Millisecond,
 		},
 		{
@@ -198,8 +199,8 @@ func TestRetriesUnderTheBudgetAsTheSpecAllows(t *testing.T) {
 			scenario:     &sim.Scenario{Rules: []sim.Rule{{Status: 400}}},
 			budget:       time.Minute,
 			wantRequests: 1,
-			wantOutcomes: []model.Outcome{model.Invalid},
-			wantErr:      model.ErrUpstream,
+			wantOutcomes: []trace.Outcome{trace.Invalid},
+			wantErr:      trace.ErrFailed,
 		},
 		{
 			name:         "retries stop at MaxAttempts",
@@ -207,8 +208,8 @@ func TestRetriesUnderTheBudgetAsTheSpecAllows(t *testing.T) {
 			cfg:          model.Config{MaxAttempts: 2},
 			budget:       time.Minute,
 			wantRequests: 2,
-			wantOutcomes: []model.Outcome{model.UpstreamError, model.UpstreamError},
-			wantErr:      model.ErrUpstream,
+			wantOutcomes: []trace.Outcome{trace.UpstreamError, trace.UpstreamError},
+			wantErr:      trace.ErrFailed,
 			wantElapsed:  125 * time.Millisecond,
 		},
 	}
@@ -361,10 +362,12 @@ func TestTheRunsCauseNamesTheOutcome(t *testing.T) {
 	cases := []struct {
 		name  string
 		cause error
-		want  model.Outcome
+		wall  bool // reports whether the cause comes with the context's deadline
+		want  trace.Outcome
 	}{
-		{"quiet clock", &watchdog.StallError{Quiet: time.Second}, model.Quiet},
-		{"cancelled", errors.New("ctrl-c"), model.Cancelled},
+		{"quiet clock", &watchdog.StallError{Quiet: time.Second}, false, trace.Quiet},
+		{"cancelled", errors.New("ctrl-c"), false, trace.Cancelled},
+		{"the wall is a deadline, so we gave up", watchdog.ErrWall, true, trace.GaveUp},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -374,13 +377,20 @@ func TestTheRunsCauseNamesTheOutcome(t *testing.T) {
 				c := newClient(t, srv, model.Config{})
 				b := newBudget(t, time.Minute)
 				ctx, cancel := context.WithCancelCause(t.Context())
-				time.AfterFunc(time.Second, func() { cancel(tc.cause) })
+				defer cancel(nil)
+				if tc.wall {
+					var stop context.CancelFunc
+					ctx, stop = context.WithTimeoutCause(ctx, time.Second, tc.cause)
+					defer stop()
+				} else {
+					time.AfterFunc(time.Second, func() { cancel(tc.cause) })
+				}
 				rec := &record{}
 				_, err := c.Complete(ctx, b, ask("q"), rec.observer())
-				if !errors.Is(err, model.ErrGaveUp) || !errors.Is(err, tc.cause) {
+				if !errors.Is(err, trace.ErrGaveUp) || !errors.Is(err, tc.cause) {
 					t.Errorf("Complete = %v", err)
 				}
-				if got := rec.outcomes(); !slices.Equal(got, []model.Outcome{tc.want}) {
+				if got := rec.outcomes(); !slices.Equal(got, []trace.Outcome{tc.want}) {
 					t.Errorf("outcomes %v, want [%v]", got, tc.want)
 				}
 				if len(srv.Requests()) != 1 {
@@ -403,7 +413,7 @@ func TestOverRealLoopback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := rec.outcomes(); !slices.Equal(got, []model.Outcome{model.UpstreamError, model.UpstreamError, model.OK}) {
+	if got := rec.outcomes(); !slices.Equal(got, []trace.Outcome{trace.UpstreamError, trace.UpstreamError, trace.OK}) {
 		t.Errorf("outcomes %v", got)
 	}
 	if len(srv.Requests()) != 3 || resp.Attempts != 3 {

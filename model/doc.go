@@ -11,16 +11,19 @@
 // only on transport errors, 408, 429, 500, 502, 503, 504 and per-attempt
 // timeouts, at most [Config.MaxAttempts] times, after a backoff decided by
 // the budget (a server's retry-after-ms or Retry-After wins; a sleep that
-// would outlast the budget ends the retries at once with a [*GaveUpError]).
+// would outlast the budget ends the retries at once with a
+// [*trace.GaveUpError]).
 //
 // # Outcomes
 //
-// Every attempt ends with an [Outcome] (SPEC §6): [OK], [GaveUp] (our lease or
-// deadline), [UpstreamError] (5xx, transport, a stream cut short),
-// [RateLimited], [Invalid], [Quiet] or [Cancelled]. A stream that ends
-// without a finish reason is a failed attempt ([ErrIncomplete]), never an
-// answer. Failures are [*AttemptError]s matching [ErrGaveUp] ("we gave up")
-// or [ErrUpstream] ("they failed").
+// Every attempt ends with a [trace.Outcome] (SPEC §6): [trace.OK],
+// [trace.GaveUp] (our lease or a deadline), [trace.UpstreamError] (5xx,
+// transport, a stream cut short), [trace.RateLimited], [trace.Invalid],
+// [trace.Quiet] (the run's context ended with [watchdog.ErrQuiet]) or
+// [trace.Cancelled]. A stream that ends without a finish reason is a failed
+// attempt ([ErrIncomplete]), never an answer. Failures are
+// [*trace.AttemptError]s of step "model" matching [trace.ErrGaveUp] ("we
+// gave up") or [trace.ErrFailed] ("they failed").
 //
 // # Events
 //

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/trace"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
@@ -43,11 +44,11 @@ type Attempt struct {
 	N          int          // 1-based
 	Lease      budget.Lease // its Granted is the Budget-Remaining-Ms sent
 	Start, End time.Time
-	Outcome    Outcome // set at the end
-	Status     int     // HTTP status of an error response
-	Err        error   // the failure, nil when OK
-	Keepalives int64   // SSE comments seen
-	Chunks     int64   // data chunks seen
+	Outcome    trace.Outcome // set at the end
+	Status     int           // HTTP status of an error response
+	Err        error         // the failure, nil when OK
+	Keepalives int64         // SSE comments seen
+	Chunks     int64         // data chunks seen
 	Usage      openai.CompletionUsage
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/trace"
 )
 
 // A Run is what a call needs to know of the run it belongs to. Budget is
@@ -59,7 +60,7 @@ type Result struct {
 	// Outcome is how the call ended: the last attempt's outcome, or OK for
 	// a write whose status said done. A call refused before any attempt is
 	// GaveUp; one whose arguments were rejected is Invalid.
-	Outcome Outcome
+	Outcome trace.Outcome
 
 	Attempts int  // attempts started, reconciled resends included
 	CutShort bool // reports whether Output is partial: the tool was stopped before it finished
@@ -99,11 +100,11 @@ func (r *Registry) Call(ctx context.Context, run *Run, name string, args json.Ra
 	if !ok {
 		err := fmt.Errorf("%w %q", ErrUnknownTool, clip(name, 64))
 		msg := fmt.Sprintf("unknown tool %q; the tools are: %s", clip(name, 64), r.names())
-		return Result{Tool: name, Outcome: Invalid, Err: msg, Cause: err}
+		return Result{Tool: name, Outcome: trace.Invalid, Err: msg, Cause: err}
 	}
 	sent, err := reg.validate(args)
 	if err != nil {
-		return Result{Tool: name, Outcome: Invalid, Err: err.Error(), Cause: err}
+		return Result{Tool: name, Outcome: trace.Invalid, Err: err.Error(), Cause: err}
 	}
 	c := &call{reg: r, run: run, t: reg, key: cancel.NewKey(), args: sent}
 	return c.do(ctx)
@@ -180,10 +181,15 @@ type answer struct {
 	// answered (an error status, an error event, an exit code, a bad
 	// answer). It is left empty for one where no answer came: a transport
 	// error, a stream cut short, the attempt's context ending.
-	outcome Outcome
+	outcome trace.Outcome
 	status  int
 	header  http.Header
-	retry   bool // reports whether an answered failure is one SPEC §2 retries
+
+	// retry reports whether the failure may be tried again. A tool
+	// implementation sets it for a failure the tool answered: by its
+	// status as SPEC §2 says, or as the tool itself said. The loop sets it
+	// for one where no answer came ([trace.Retryable]).
+	retry bool
 
 	cutShort bool // reports whether output is what came before a cut
 	sent     bool // reports whether a remote request went out, so the tool may have it
@@ -198,9 +204,9 @@ func (c *call) do(ctx context.Context) Result {
 	res := Result{Tool: spec.Name, Key: c.key}
 	if err := context.Cause(ctx); err != nil {
 		res.Key = ""
-		res.Outcome = run.outcome(ctx.Err(), err)
+		res.Outcome = trace.OutcomeOfContext(ctx, run.Quiet)
 		res.Err = "not started: the run has ended"
-		res.Cause = &AttemptError{Tool: spec.Name, Outcome: res.Outcome, Err: err}
+		res.Cause = &trace.AttemptError{Step: c.t.kind, Outcome: res.Outcome, Err: err}
 		return res
 	}
 	est := b.Estimates()
@@ -215,7 +221,7 @@ func (c *call) do(ctx context.Context) Result {
 		}
 	}()
 
-	var last *AttemptError
+	var last *trace.AttemptError
 	var lastAns answer
 	for n := 1; ; n++ {
 		lease, err := b.Lease(kind, spec.Ceiling)
@@ -223,7 +229,7 @@ func (c *call) do(ctx context.Context) Result {
 			run.Observer.refused(spec.Name, n, err)
 			if last == nil {
 				res.Key = ""
-				res.Refused, res.Outcome, res.Err, res.Cause = true, GaveUp, refusedMessage, err
+				res.Refused, res.Outcome, res.Err, res.Cause = true, trace.GaveUp, refusedMessage, err
 				return res
 			}
 			return c.failed(res, lastAns, last, "; no retry: "+refusedMessage, errors.Join(last, err))
@@ -232,14 +238,13 @@ func (c *call) do(ctx context.Context) Result {
 			c.event(Event{Kind: CallIssued})
 		}
 		res.Attempts = n
-		ans, took := c.attempt(ctx, n, lease)
-		if ans.err == nil {
+		ans, ae, took := c.attempt(ctx, n, lease)
+		if ae == nil {
 			kind.Observe(took)
-			res.Outcome, res.Output, res.CutShort, res.State = OK, ans.output, ans.cutShort, ""
+			res.Outcome, res.Output, res.CutShort, res.State = trace.OK, ans.output, ans.cutShort, ""
 			return res
 		}
-		last = &AttemptError{Tool: spec.Name, Attempt: n, Outcome: ans.outcome, Status: ans.status, Header: ans.header, Err: ans.err}
-		lastAns = ans
+		last, lastAns = ae, ans
 		res.State = ""
 		runEnded := ctx.Err() != nil
 
@@ -262,8 +267,7 @@ func (c *call) do(ctx context.Context) Result {
 			continue
 		}
 
-		retry := spec.Effect == Read && (ans.retry || ans.cut && errors.Is(ans.err, budget.ErrLeaseExpired))
-		if !retry || n >= spec.MaxAttempts || runEnded {
+		if spec.Effect != Read || !ans.retry || n >= spec.MaxAttempts || runEnded {
 			return c.failed(res, ans, last, "", last)
 		}
 		if !c.backoff(ctx, n, ans.header, &res, ans, last) {
@@ -278,7 +282,7 @@ func (c *call) do(ctx context.Context) Result {
 // backoff; still running when the budget says stop, or no status to be had,
 // an orphan. It never sends the write itself. When it does not report
 // again, its Result is final.
-func (c *call) settle(ctx context.Context, n int, res Result, ans answer, last *AttemptError, ep cancel.Endpoint) (Result, bool) {
+func (c *call) settle(ctx context.Context, n int, res Result, ans answer, last *trace.AttemptError, ep cancel.Endpoint) (Result, bool) {
 	spec := c.t.spec
 	rec := cancel.Reconcile(ctx, c.run.Budget, c.run.Backoff, ep, c.key)
 	c.run.Observer.reconcile(spec.Name, c.key, rec)
@@ -286,12 +290,12 @@ func (c *call) settle(ctx context.Context, n int, res Result, ans answer, last *
 	case rec.Orphan:
 		return c.orphaned(res, ans, ep, rec.Err), false
 	case rec.State == cancel.Done:
-		res.Outcome, res.Output, res.State = OK, rec.Output, ""
+		res.Outcome, res.Output, res.State = trace.OK, rec.Output, ""
 		return res, false
 	case rec.State == cancel.Failed:
-		res.Outcome, res.State = UpstreamError, ""
+		res.Outcome, res.State = trace.UpstreamError, ""
 		res.Err = fmt.Sprintf("%s failed: its status says the call failed", spec.Name)
-		res.Cause = &AttemptError{Tool: spec.Name, Attempt: n, Outcome: UpstreamError, Err: &ToolError{Message: "status: failed"}}
+		res.Cause = &trace.AttemptError{Step: c.t.kind, Attempt: n, Outcome: trace.UpstreamError, Err: &ToolError{Message: "status: failed"}}
 		return res, false
 	case rec.State == cancel.NeverReceived:
 		// The tool has no record of the key: sending it again, with the
@@ -311,7 +315,7 @@ func (c *call) settle(ctx context.Context, n int, res Result, ans answer, last *
 // unanswered reports whether an attempt failed without the tool saying how
 // it ended: then a write may or may not have happened.
 func unanswered(ans answer) bool {
-	return ans.cut || ans.outcome == UpstreamError && ans.status == 0 && !isToolError(ans.err)
+	return ans.cut || ans.outcome == trace.UpstreamError && ans.status == 0 && !isToolError(ans.err)
 }
 
 func isToolError(err error) bool {
@@ -321,13 +325,13 @@ func isToolError(err error) bool {
 
 // backoff sleeps before retry n+1 as the budget decides. It reports whether
 // to go on; when not, it has filled res with the last failure.
-func (c *call) backoff(ctx context.Context, n int, h http.Header, res *Result, ans answer, last *AttemptError) bool {
+func (c *call) backoff(ctx context.Context, n int, h http.Header, res *Result, ans answer, last *trace.AttemptError) bool {
 	spec, b := c.t.spec, c.run.Budget
 	d, _ := b.NextDelay(c.run.Backoff, n, h)
 	c.run.Observer.backoff(spec.Name, c.key, n, d)
 	if d.GiveUp {
 		*res = c.failed(*res, ans, last, "; no retry: the next attempt would not fit in the time left",
-			&GaveUpError{Delay: d, Last: last})
+			&trace.GaveUpError{Step: c.t.kind, Delay: d, Last: last})
 		return false
 	}
 	if err := d.Wait(ctx); err != nil {
@@ -337,8 +341,9 @@ func (c *call) backoff(ctx context.Context, n int, h http.Header, res *Result, a
 	return true
 }
 
-// attempt makes attempt n on lease and reports how long it took.
-func (c *call) attempt(ctx context.Context, n int, lease budget.Lease) (answer, time.Duration) {
+// attempt makes attempt n on lease. It returns what came back, the
+// attempt's failure (nil when it succeeded) and how long it took.
+func (c *call) attempt(ctx context.Context, n int, lease budget.Lease) (answer, *trace.AttemptError, time.Duration) {
 	actx, stop := lease.Context(ctx)
 	defer stop()
 	a := &attempt{c: c, n: n, lease: lease}
@@ -347,40 +352,30 @@ func (c *call) attempt(ctx context.Context, n int, lease budget.Lease) (answer, 
 	ans := c.t.tool.attempt(actx, a)
 	a.ended.Store(true)
 	info.End = time.Now()
-	if ans.err != nil && ans.outcome == "" {
-		if actx.Err() != nil {
+	var ae *trace.AttemptError
+	if ans.err == nil {
+		ans.outcome = trace.OK
+	} else {
+		// No outcome: no answer came, so the attempt's context, or else a
+		// transport error or a stream cut short, ended it.
+		noAnswer := ans.outcome == ""
+		if noAnswer && actx.Err() != nil {
 			ans.cut = true
 			ans.err = context.Cause(actx)
-			ans.outcome = c.run.outcome(actx.Err(), ans.err)
-		} else {
-			ans.outcome, ans.retry = UpstreamError, true
+			ans.outcome = trace.OutcomeOfContext(actx, c.run.Quiet)
+		} else if noAnswer {
+			ans.outcome = trace.UpstreamError
 		}
-	}
-	if ans.err == nil {
-		ans.outcome = OK
+		ae = &trace.AttemptError{Step: c.t.kind, Attempt: n, Outcome: ans.outcome, Status: ans.status, Header: ans.header, Err: ans.err}
+		if noAnswer {
+			ans.retry = trace.Retryable(ae)
+		}
+		info.Err = ae
 	}
 	info.Outcome, info.Status = ans.outcome, ans.status
-	if ans.err != nil {
-		info.Err = &AttemptError{Tool: c.t.spec.Name, Attempt: n, Outcome: ans.outcome, Status: ans.status, Err: ans.err}
-	}
 	info.Keepalives, info.Progress = a.keepalives.Load(), a.progress.Load()
 	c.run.Observer.attemptEnd(info)
-	return ans, info.End.Sub(info.Start)
-}
-
-// outcome names how a context that ended with err and cause ended an
-// attempt: our lease or the deadline (a wall ends with DeadlineExceeded),
-// the quiet clock, or a cancellation.
-func (run *Run) outcome(err, cause error) Outcome {
-	switch {
-	case errors.Is(cause, budget.ErrLeaseExpired), errors.Is(cause, budget.ErrDeadline):
-		return GaveUp
-	case run.Quiet != nil && errors.Is(cause, run.Quiet):
-		return Quiet
-	case errors.Is(err, context.DeadlineExceeded):
-		return GaveUp
-	}
-	return Cancelled
+	return ans, ae, info.End.Sub(info.Start)
 }
 
 // cancelRemote sends the cancel of a remote call cut short, if the tool
@@ -402,7 +397,7 @@ func (c *call) cancelRemote(ctx context.Context, ep cancel.Endpoint) State {
 
 // failed fills res with the final failure ans; suffix adds why there is no
 // further attempt, and cause is the Go error.
-func (c *call) failed(res Result, ans answer, last *AttemptError, suffix string, cause error) Result {
+func (c *call) failed(res Result, ans answer, last *trace.AttemptError, suffix string, cause error) Result {
 	res.Outcome = last.Outcome
 	res.Cause = cause
 	res.Err = c.describe(last) + suffix
@@ -419,17 +414,17 @@ func (c *call) failed(res Result, ans answer, last *AttemptError, suffix string,
 }
 
 // describe writes an attempt's failure for the model.
-func (c *call) describe(e *AttemptError) string {
+func (c *call) describe(e *trace.AttemptError) string {
 	name := c.t.spec.Name
 	switch e.Outcome {
-	case GaveUp:
+	case trace.GaveUp:
 		if errors.Is(e.Err, budget.ErrLeaseExpired) {
 			return fmt.Sprintf("%s: no answer within its time limit", name)
 		}
 		return fmt.Sprintf("%s: stopped: the run's time for work ran out", name)
-	case Quiet:
+	case trace.Quiet:
 		return fmt.Sprintf("%s: stopped: the run stalled", name)
-	case Cancelled:
+	case trace.Cancelled:
 		return fmt.Sprintf("%s: stopped: the run was cancelled", name)
 	}
 	te, isTool := errors.AsType[*ToolError](e.Err)

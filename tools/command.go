@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/trace"
 )
 
 // MaxOutput bounds the output kept of a subprocess tool: its stdout past
@@ -81,7 +82,7 @@ func (t *commandTool) attempt(ctx context.Context, a *attempt) answer {
 				msg += ": " + s
 			}
 		}
-		return answer{err: &ToolError{Message: msg}, outcome: UpstreamError}
+		return answer{err: &ToolError{Message: msg}, outcome: trace.UpstreamError}
 	}
 	if stdout.over {
 		return answer{output: stringOutput(stdout.buf.Bytes()), cutShort: true}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/trace"
 )
 
 // Subprocess tests run real processes: they assert outcome and order, and
@@ -30,7 +31,7 @@ func TestASubprocessIsKilledWithItsChildrenWhenItsLeaseEnds(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("the call took %v; its lease was 300ms", took)
 	}
-	if !res.CutShort || res.State != StateCancelled || res.Outcome != GaveUp || !errors.Is(res.Cause, budget.ErrLeaseExpired) {
+	if !res.CutShort || res.State != StateCancelled || res.Outcome != trace.GaveUp || !errors.Is(res.Cause, budget.ErrLeaseExpired) {
 		t.Errorf("result %+v", res)
 	}
 	var out string
@@ -75,17 +76,17 @@ func TestASubprocessAnswers(t *testing.T) {
 	cases := []struct {
 		name     string
 		script   string
-		want     Outcome
+		want     trace.Outcome
 		wantOut  string
 		wantErr  string
 		cutShort bool
 	}{
-		{"its JSON output is used as it is", `cat`, OK, `{"x":1}`, "", false},
-		{"other output is a string", `echo hello`, OK, `"hello\n"`, "", false},
-		{"no output is an empty string", `true`, OK, `""`, "", false},
-		{"invalid UTF-8 is replaced", `printf 'a\377b'`, OK, "\"a\uFFFDb\"", "", false},
-		{"a non-zero exit carries stderr's tail", `echo out; echo "bad input" >&2; exit 3`, UpstreamError, "", "exit status 3: bad input", false},
-		{"output past the bound is cut", `head -c 1100000 /dev/zero | tr '\0' a`, OK, "", "", true},
+		{"its JSON output is used as it is", `cat`, trace.OK, `{"x":1}`, "", false},
+		{"other output is a string", `echo hello`, trace.OK, `"hello\n"`, "", false},
+		{"no output is an empty string", `true`, trace.OK, `""`, "", false},
+		{"invalid UTF-8 is replaced", `printf 'a\377b'`, trace.OK, "\"a\uFFFDb\"", "", false},
+		{"a non-zero exit carries stderr's tail", `echo out; echo "bad input" >&2; exit 3`, trace.UpstreamError, "", "exit status 3: bad input", false},
+		{"output past the bound is cut", `head -c 1100000 /dev/zero | tr '\0' a`, trace.OK, "", "", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,7 +114,7 @@ func TestASubprocessAnswers(t *testing.T) {
 func TestASubprocessThatCannotStartIsAToolError(t *testing.T) {
 	reg := mustRegister(t, Command(Spec{Name: "gone", Effect: Read}, []string{filepath.Join(t.TempDir(), "missing")}))
 	res := reg.Call(t.Context(), &Run{Budget: newBudget(t, time.Minute)}, "gone", nil)
-	if res.Outcome != UpstreamError || res.Attempts != 1 || !strings.Contains(res.Err, "missing") {
+	if res.Outcome != trace.UpstreamError || res.Attempts != 1 || !strings.Contains(res.Err, "missing") {
 		t.Errorf("result %+v", res)
 	}
 }

@@ -51,26 +51,27 @@
 // [Registry.Call] makes one logical call and returns a [Result]; it never
 // panics on the model's input. Arguments are checked against the schema
 // first: malformed ones (not JSON, or not matching) end the call with
-// outcome [Invalid] and an error the model can read and correct, and no
+// outcome [trace.Invalid] and an error the model can read and correct, and no
 // attempt is made. Then one idempotency key is minted ([cancel.NewKey]),
 // the same for every attempt. Each attempt runs on a work lease of the
 // run's budget, bounded by the tool's ceiling; a refused lease starts
 // nothing, and the result says "not started: not enough time". A remote
 // attempt sends Idempotency-Key and Budget-Remaining-Ms (the lease). Each
-// attempt ends with an [Outcome] of SPEC §6, the same values as the model
-// client's, so that a trace reads both alike. Durations of successful
+// attempt ends with a [trace.Outcome] of SPEC §6, the vocabulary the model
+// client shares, so that a trace reads both alike. Durations of successful
 // attempts are observed into the kind's estimate. Call blocks; a Registry is
 // safe for concurrent use, so parallel calls are the caller's goroutines.
 //
 // # Retries and writes
 //
 // Only reads are retried ([Read] tools of every kind), at most MaxAttempts
-// times (default 3), on transport errors, 408, 429, 500, 502, 503, 504, an
-// error event marked retryable, a stream that ended without a result, and
-// an attempt cut by its own lease ([budget.ErrLeaseExpired]); never after
-// the run's context ended. The sleep between attempts is decided by
+// times (default 3), on what SPEC §2 retries ([trace.Retryable]): transport
+// errors, 408, 429, 500, 502, 503, 504, a stream that ended without a
+// result, and an attempt cut by its own lease ([budget.ErrLeaseExpired]);
+// and on an error event marked retryable. Never after the run's context
+// ended. The sleep between attempts is decided by
 // [budget.Budget.NextDelay], honouring Retry-After; a sleep that would
-// outlast the budget ends the call at once with a [*GaveUpError].
+// outlast the budget ends the call at once with a [*trace.GaveUpError].
 //
 // A remote write whose attempt was cut, or whose connection broke after the
 // request went out, may or may not have happened. It is not sent again: its
@@ -86,7 +87,7 @@
 //
 // When an attempt's lease ends, or the run's context does (the quiet clock,
 // the wall, a cancellation: the context's cause names the outcome, see
-// [Run.Quiet]), a remote call that went out and whose tool is Cancellable is
+// [Run.Quiet] and [trace.OutcomeOfContext]), a remote call that went out and whose tool is Cancellable is
 // cancelled at its cancel endpoint with [cancel.Send], on its own short
 // lease, and the Observer hears it. A call that did not finish is left in
 // a [State]: [StateCancelled] (its cancel was accepted, or its local
@@ -113,10 +114,11 @@
 //
 // [Result.Err] is the failure written for the model; [Result.Cause] is the
 // same as a Go error: an [*ArgumentsError] ([ErrInvalidArguments]), a
-// [*budget.RefusedError], an [*AttemptError] matching [ErrGaveUp] (we
-// stopped it) or [ErrFailed] (the tool failed), wrapping a [*ToolError], a
-// transport error or a cause, [ErrIncomplete] or [ErrBadAnswer]; a
-// [*GaveUpError]; an [*OrphanError] ([ErrOrphaned]); a [*PanicError] for a
+// [*budget.RefusedError], a [*trace.AttemptError] of step "tool:NAME"
+// matching [trace.ErrGaveUp] (we stopped it) or [trace.ErrFailed] (the tool
+// failed), wrapping a [*ToolError], a transport error or a cause,
+// [ErrIncomplete] or [ErrBadAnswer]; a [*trace.GaveUpError]; an
+// [*OrphanError] ([ErrOrphaned]); a [*PanicError] for a
 // local function's recovered panic, with its stack. Register fails with a
 // [*SpecError] ([ErrBadSpec]); config parsing with every [*ConfigError]
 // found ([ErrConfig]), joined; Resolve with every [*ManifestError]

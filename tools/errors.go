@@ -3,10 +3,8 @@ package tools
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
-	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
 )
 
@@ -30,15 +28,6 @@ var (
 	// ErrInvalidArguments is matched by every [*ArgumentsError]: the model's
 	// arguments are not JSON or do not match the tool's parameters.
 	ErrInvalidArguments = errors.New("tools: invalid arguments")
-
-	// ErrGaveUp is matched when the harness stopped the call: a lease, the
-	// deadline, the quiet clock or a cancellation ended an attempt, or a
-	// backoff sleep would have outlasted the budget.
-	ErrGaveUp = errors.New("tools: gave up")
-
-	// ErrFailed is matched when the tool failed the call: an error status, a
-	// transport error, a broken stream, an error it reported.
-	ErrFailed = errors.New("tools: call failed")
 
 	// ErrIncomplete is matched when an event stream ended without a result
 	// or error event: the attempt failed, whatever its progress said.
@@ -96,54 +85,6 @@ type ToolError struct {
 }
 
 func (e *ToolError) Error() string { return e.Message }
-
-// AttemptError is the failure of one attempt. It matches [ErrGaveUp] for
-// the gave_up, quiet and cancelled outcomes and [ErrFailed] for the others,
-// and unwraps to the underlying error: a [*ToolError], a transport error, a
-// context cause, [ErrIncomplete], [ErrBadAnswer].
-type AttemptError struct {
-	Tool    string
-	Attempt int
-	Outcome Outcome
-	Status  int         // the HTTP status, when there was one
-	Header  http.Header // the error answer's headers, for Retry-After
-	Err     error
-}
-
-func (e *AttemptError) Error() string {
-	if e.Status != 0 {
-		return fmt.Sprintf("tools: %s attempt %d: %s (status %d): %v", e.Tool, e.Attempt, e.Outcome, e.Status, e.Err)
-	}
-	return fmt.Sprintf("tools: %s attempt %d: %s: %v", e.Tool, e.Attempt, e.Outcome, e.Err)
-}
-
-func (e *AttemptError) Unwrap() error { return e.Err }
-
-// Is reports whether target is the sentinel of e's outcome.
-func (e *AttemptError) Is(target error) bool {
-	switch e.Outcome {
-	case GaveUp, Quiet, Cancelled:
-		return target == ErrGaveUp
-	}
-	return target == ErrFailed
-}
-
-// GaveUpError reports retries stopped because the next backoff sleep would
-// outlast the budget. It matches [ErrGaveUp] and unwraps to the last
-// attempt's error.
-type GaveUpError struct {
-	Delay budget.Delay
-	Last  error
-}
-
-func (e *GaveUpError) Error() string {
-	return fmt.Sprintf("tools: gave up: %s (sleep %v): %v", e.Delay.Reason, e.Delay.Sleep, e.Last)
-}
-
-func (e *GaveUpError) Unwrap() error { return e.Last }
-
-// Is reports whether target is [ErrGaveUp].
-func (e *GaveUpError) Is(target error) bool { return target == ErrGaveUp }
 
 // OrphanError reports a write whose outcome stays unknown. Entry is what
 // was appended to the journal; Journaled reports whether it was. It matches

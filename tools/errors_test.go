@@ -8,6 +8,7 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/trace"
 )
 
 func TestErrorsReadAsSentencesAndMatchTheirSentinels(t *testing.T) {
@@ -20,9 +21,9 @@ func TestErrorsReadAsSentencesAndMatchTheirSentinels(t *testing.T) {
 	}{
 		{&SpecError{Tool: "a", Field: "name", Err: ErrDuplicate}, `tools: tool "a": name: tools: name already registered`, ErrBadSpec, ErrDuplicate},
 		{&ArgumentsError{Tool: "a", Err: cause}, `invalid arguments for tool "a": boom`, ErrInvalidArguments, cause},
-		{&AttemptError{Tool: "a", Attempt: 2, Outcome: UpstreamError, Status: 503, Err: cause}, "tools: a attempt 2: upstream_error (status 503): boom", ErrFailed, cause},
-		{&AttemptError{Tool: "a", Attempt: 1, Outcome: Quiet, Err: cause}, "tools: a attempt 1: quiet: boom", ErrGaveUp, cause},
-		{&GaveUpError{Delay: budget.Delay{Sleep: time.Minute, Reason: budget.RetryAfterExceedsBudget}, Last: cause}, "tools: gave up: retry_after_exceeds_budget (sleep 1m0s): boom", ErrGaveUp, cause},
+		{&trace.AttemptError{Step: "tool:a", Attempt: 2, Outcome: trace.UpstreamError, Status: 503, Err: cause}, "tool:a: attempt 2: upstream_error (status 503): boom", trace.ErrFailed, cause},
+		{&trace.AttemptError{Step: "tool:a", Attempt: 1, Outcome: trace.Quiet, Err: cause}, "tool:a: attempt 1: quiet: boom", trace.ErrGaveUp, cause},
+		{&trace.GaveUpError{Step: "tool:a", Delay: budget.Delay{Sleep: time.Minute, Reason: budget.RetryAfterExceedsBudget}, Last: cause}, "tool:a: gave up: retry_after_exceeds_budget (sleep 1m0s): boom", trace.ErrGaveUp, cause},
 		{&OrphanError{Entry: cancel.Entry{Tool: "pay", IdempotencyKey: "gp_k"}, Err: cause}, "tools: pay call gp_k orphaned: boom (not journaled)", ErrOrphaned, cause},
 		{&OrphanError{Entry: cancel.Entry{Tool: "pay", IdempotencyKey: "gp_k"}, Journaled: true, Err: cause}, "tools: pay call gp_k orphaned: boom", ErrOrphaned, cause},
 		{&ManifestError{URL: "http://x", Tool: "a", Err: cause}, `tools: manifest of http://x: tool "a": boom`, ErrManifest, cause},
@@ -86,7 +87,7 @@ func TestAWriteNeverReceivedWithNoAttemptsLeftFails(t *testing.T) {
 	reg := mustRegister(t, Remote(spec, srv.URL, srv.Client()))
 	res := reg.Call(context.Background(), &Run{Budget: newBudget(t, time.Minute)}, "pay", nil)
 	posts, asks, _ := s.got()
-	if len(posts) != 1 || len(asks) != 1 || res.State != "" || res.Outcome != GaveUp {
+	if len(posts) != 1 || len(asks) != 1 || res.State != "" || res.Outcome != trace.GaveUp {
 		t.Errorf("%d POSTs, %d asks, result %+v", len(posts), len(asks), res)
 	}
 	if want := "pay: no answer within its time limit; it never reached the tool, and no attempts are left"; res.Err != want {

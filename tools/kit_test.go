@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/tools/kit"
+	"github.com/glidepath/glidepath/trace"
 )
 
 // End to end against the server kit, on loopback: the client here and the
@@ -165,7 +166,7 @@ func TestAgainstTheKit(t *testing.T) {
 	t.Run("keepalives alone are not progress, and the cut call is cancelled", func(t *testing.T) {
 		rec := &recorder{}
 		res := reg.Call(t.Context(), run(rec), "stuck", nil)
-		if res.State != StateCancelled || res.Outcome != GaveUp {
+		if res.State != StateCancelled || res.Outcome != trace.GaveUp {
 			t.Fatalf("result %+v", res)
 		}
 		if rec.count(Keepalive) < 2 || rec.count(Heartbeat) != 0 || rec.ends[0].Keepalives < 2 {

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 
 	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/trace"
 )
 
 // Progress reports how far a local tool has come. Report is cheap and never
@@ -82,11 +83,11 @@ func (t *funcTool) attempt(ctx context.Context, a *attempt) answer {
 		if ctx.Err() != nil {
 			return answer{err: r.err} // cut: the loop reads the cause
 		}
-		return answer{err: r.err, outcome: UpstreamError}
+		return answer{err: r.err, outcome: trace.UpstreamError}
 	}
 	out, err := encodeOutput(r.out)
 	if err != nil {
-		return answer{err: &ToolError{Message: err.Error()}, outcome: Invalid}
+		return answer{err: &ToolError{Message: err.Error()}, outcome: trace.Invalid}
 	}
 	return answer{output: out}
 }

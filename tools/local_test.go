@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/trace"
 )
 
 func TestALocalToolRunsOnItsLeaseAndReportsProgress(t *testing.T) {
@@ -33,7 +34,7 @@ func TestALocalToolRunsOnItsLeaseAndReportsProgress(t *testing.T) {
 		rec := &recorder{}
 		res := reg.Call(t.Context(), &Run{Budget: newBudget(t, time.Minute), Observer: rec.observer()}, "count", json.RawMessage(` { "a" : 1 } `))
 
-		if res.Err != "" || string(res.Output) != `{"n":3}` || res.Outcome != OK || res.Attempts != 1 {
+		if res.Err != "" || string(res.Output) != `{"n":3}` || res.Outcome != trace.OK || res.Attempts != 1 {
 			t.Fatalf("result %+v", res)
 		}
 		if want := start.Add(3 * time.Second); !deadline.Equal(want) {
@@ -76,7 +77,7 @@ func TestALocalToolThatIgnoresItsContextIsLeftBehindAtItsLeaseEnd(t *testing.T) 
 		if got := time.Since(start); got != 2*time.Second {
 			t.Errorf("the call returned after %v, want 2s, its lease", got)
 		}
-		if res.State != StateCancelled || res.Outcome != GaveUp || !errors.Is(res.Cause, budget.ErrLeaseExpired) {
+		if res.State != StateCancelled || res.Outcome != trace.GaveUp || !errors.Is(res.Cause, budget.ErrLeaseExpired) {
 			t.Errorf("result %+v", res)
 		}
 		reg.Wait()
@@ -120,7 +121,7 @@ func TestALocalReadCutByItsLeaseIsRetried(t *testing.T) {
 		if len(rec.backoffs) != 1 || rec.backoffs[0].Sleep != 400*time.Millisecond {
 			t.Errorf("backoffs %+v", rec.backoffs)
 		}
-		if rec.ends[0].Outcome != GaveUp || rec.ends[1].Outcome != OK {
+		if rec.ends[0].Outcome != trace.GaveUp || rec.ends[1].Outcome != trace.OK {
 			t.Errorf("outcomes %s, %s", rec.ends[0].Outcome, rec.ends[1].Outcome)
 		}
 	})
@@ -137,7 +138,7 @@ func TestALocalWriteCutByItsLeaseIsNotRetried(t *testing.T) {
 		reg := mustRegister(t, tool)
 		res := reg.Call(t.Context(), &Run{Budget: newBudget(t, time.Minute)}, "save", nil)
 		reg.Wait()
-		if calls.Load() != 1 || res.State != StateCancelled || res.Outcome != GaveUp {
+		if calls.Load() != 1 || res.State != StateCancelled || res.Outcome != trace.GaveUp {
 			t.Errorf("%d calls, result %+v", calls.Load(), res)
 		}
 	})
@@ -149,14 +150,14 @@ func TestTheRunContextNamesTheOutcomeOfACutCall(t *testing.T) {
 		name  string
 		quiet error
 		end   func(context.Context) (context.Context, func())
-		want  Outcome
+		want  trace.Outcome
 	}{
-		{"the quiet clock", errQuiet, cancelAfter(errQuiet), Quiet},
-		{"the quiet clock unnamed is a cancellation", nil, cancelAfter(errQuiet), Cancelled},
-		{"a cancellation", errQuiet, cancelAfter(errors.New("ctrl-c")), Cancelled},
+		{"the quiet clock", errQuiet, cancelAfter(errQuiet), trace.Quiet},
+		{"the quiet clock unnamed is a cancellation", nil, cancelAfter(errQuiet), trace.Cancelled},
+		{"a cancellation", errQuiet, cancelAfter(errors.New("ctrl-c")), trace.Cancelled},
 		{"the wall", errQuiet, func(ctx context.Context) (context.Context, func()) {
 			return context.WithTimeoutCause(ctx, time.Second, errors.New("watchdog: wall reached"))
-		}, GaveUp},
+		}, trace.GaveUp},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -198,25 +199,25 @@ func TestALocalToolsFailureIsShownToTheModel(t *testing.T) {
 	cases := []struct {
 		name    string
 		fn      Fn
-		want    Outcome
+		want    trace.Outcome
 		wantErr string
 		wantOut string
 	}{
 		{"an error", func(context.Context, json.RawMessage, Progress) (any, error) {
 			return nil, errors.New("no such city")
-		}, UpstreamError, "weather failed: no such city", ""},
+		}, trace.UpstreamError, "weather failed: no such city", ""},
 		{"a panic", func(context.Context, json.RawMessage, Progress) (any, error) {
 			panic("boom")
-		}, UpstreamError, "weather failed: tools: panic: boom", ""},
+		}, trace.UpstreamError, "weather failed: tools: panic: boom", ""},
 		{"raw JSON is kept", func(context.Context, json.RawMessage, Progress) (any, error) {
 			return json.RawMessage(`{"t": 21}`), nil
-		}, OK, "", `{"t": 21}`},
+		}, trace.OK, "", `{"t": 21}`},
 		{"raw bytes that are not JSON", func(context.Context, json.RawMessage, Progress) (any, error) {
 			return json.RawMessage(`{`), nil
-		}, Invalid, "not JSON", ""},
+		}, trace.Invalid, "not JSON", ""},
 		{"a value JSON cannot hold", func(context.Context, json.RawMessage, Progress) (any, error) {
 			return make(chan int), nil
-		}, Invalid, "cannot be encoded", ""},
+		}, trace.Invalid, "cannot be encoded", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/trace"
 )
 
 // EventKind is a kind of thing a tool call did, for the run's watchdog.
@@ -62,11 +63,11 @@ type Attempt struct {
 	N          int          // 1-based; resend_count is N−1
 	Lease      budget.Lease // its Granted is the Budget-Remaining-Ms sent
 	Start, End time.Time
-	Outcome    Outcome // set at the end
-	Status     int     // HTTP status of an error answer
-	Err        error   // the failure, nil when OK
-	Keepalives int64   // SSE comments seen
-	Progress   int64   // semantic progress heartbeats seen
+	Outcome    trace.Outcome // set at the end
+	Status     int           // HTTP status of an error answer
+	Err        error         // the failure, nil when OK
+	Keepalives int64         // SSE comments seen
+	Progress   int64         // semantic progress heartbeats seen
 }
 
 // Observer receives what calls do, for traces and the watchdog. Every field

@@ -16,6 +16,7 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/trace"
 	sse "github.com/tmaxmax/go-sse"
 )
 
@@ -82,22 +83,22 @@ func checkURL(raw string) error {
 func (t *remoteTool) attempt(ctx context.Context, a *attempt) answer {
 	u, err := url.JoinPath(t.url, "tools", url.PathEscape(t.spec.Name))
 	if err != nil {
-		return answer{err: fmt.Errorf("%w: bad URL: %v", ErrBadAnswer, err), outcome: Invalid}
+		return answer{err: fmt.Errorf("%w: bad URL: %v", ErrBadAnswer, err), outcome: trace.Invalid}
 	}
 	// Whether the request went out decides whether a failed write may
 	// have happened. http.Transport calls GetConn first and WroteHeaders
 	// once the headers are out; a transport that calls neither tells us
 	// nothing, and then the request may have gone out.
 	var traced, wrote atomic.Bool
-	trace := &httptrace.ClientTrace{
+	hooks := &httptrace.ClientTrace{
 		GetConn:      func(string) { traced.Store(true) },
 		WroteHeaders: func() { wrote.Store(true) },
 	}
 	body := make([]byte, 0, len(a.c.args)+16)
 	body = append(append(append(body, `{"arguments":`...), a.c.args...), '}')
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, u, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, hooks), http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return answer{err: fmt.Errorf("%w: bad URL: %v", ErrBadAnswer, err), outcome: Invalid}
+		return answer{err: fmt.Errorf("%w: bad URL: %v", ErrBadAnswer, err), outcome: trace.Invalid}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream, application/json")
@@ -117,18 +118,21 @@ func (t *remoteTool) attempt(ctx context.Context, a *attempt) answer {
 	switch {
 	case err == nil:
 	case isTool:
-		ans.outcome, ans.retry = UpstreamError, te.Retryable
+		ans.outcome, ans.retry = trace.UpstreamError, te.Retryable
 	case errors.Is(err, ErrBadAnswer):
-		ans.outcome = Invalid
+		ans.outcome = trace.Invalid
 	}
 	return ans
 }
 
 // errorAnswer turns an HTTP error answer into the attempt's failure, by
 // status: 429 rate_limited; 408, 500, 502, 503, 504 upstream_error and
-// retried; other 5xx upstream_error; anything else invalid.
+// retried; other 5xx upstream_error; anything else invalid
+// ([trace.OutcomeOfStatus], [trace.RetryableStatus]).
 func errorAnswer(resp *http.Response) answer {
-	ans := answer{status: resp.StatusCode, header: resp.Header, sent: true}
+	code := resp.StatusCode
+	ans := answer{status: code, header: resp.Header, sent: true}
+	ans.outcome, ans.retry = trace.OutcomeOfStatus(code), trace.RetryableStatus(code)
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody)) // a cut body still says what it can
 	var e struct {
 		Error struct {
@@ -136,23 +140,9 @@ func errorAnswer(resp *http.Response) answer {
 		} `json:"error"`
 	}
 	if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
-		ans.err = &ToolError{Message: e.Error.Message}
+		ans.err = &ToolError{Message: e.Error.Message, Retryable: ans.retry}
 	} else {
-		ans.err = fmt.Errorf("HTTP %d", resp.StatusCode)
-	}
-	switch code := resp.StatusCode; {
-	case code == http.StatusTooManyRequests:
-		ans.outcome, ans.retry = RateLimited, true
-	case code == http.StatusRequestTimeout, code == http.StatusInternalServerError, code == http.StatusBadGateway,
-		code == http.StatusServiceUnavailable, code == http.StatusGatewayTimeout:
-		ans.outcome, ans.retry = UpstreamError, true
-	case code >= 500:
-		ans.outcome = UpstreamError
-	default:
-		ans.outcome = Invalid
-	}
-	if te, ok := ans.err.(*ToolError); ok {
-		te.Retryable = ans.retry
+		ans.err = fmt.Errorf("HTTP %d", code)
 	}
 	return ans
 }

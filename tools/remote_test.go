@@ -12,6 +12,7 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/trace"
 )
 
 // Real-socket tests: a tool server on loopback. They assert order and
@@ -82,15 +83,15 @@ func TestRetriesFollowTheStatusOfAFailedRead(t *testing.T) {
 		name      string
 		code      int
 		wantPosts int
-		want      Outcome
+		want      trace.Outcome
 	}{
-		{"429 is retried", http.StatusTooManyRequests, 3, RateLimited},
-		{"408 is retried", http.StatusRequestTimeout, 3, UpstreamError},
-		{"500 is retried", http.StatusInternalServerError, 3, UpstreamError},
-		{"504 is retried", http.StatusGatewayTimeout, 3, UpstreamError},
-		{"501 is not retried", http.StatusNotImplemented, 1, UpstreamError},
-		{"400 is not retried", http.StatusBadRequest, 1, Invalid},
-		{"404 is not retried", http.StatusNotFound, 1, Invalid},
+		{"429 is retried", http.StatusTooManyRequests, 3, trace.RateLimited},
+		{"408 is retried", http.StatusRequestTimeout, 3, trace.UpstreamError},
+		{"500 is retried", http.StatusInternalServerError, 3, trace.UpstreamError},
+		{"504 is retried", http.StatusGatewayTimeout, 3, trace.UpstreamError},
+		{"501 is not retried", http.StatusNotImplemented, 1, trace.UpstreamError},
+		{"400 is not retried", http.StatusBadRequest, 1, trace.Invalid},
+		{"404 is not retried", http.StatusNotFound, 1, trace.Invalid},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,7 +111,7 @@ func TestRetriesFollowTheStatusOfAFailedRead(t *testing.T) {
 			if !strings.Contains(res.Err, "no luck") {
 				t.Errorf("Err %q does not carry the tool's message", res.Err)
 			}
-			if !errors.Is(res.Cause, ErrFailed) {
+			if !errors.Is(res.Cause, trace.ErrFailed) {
 				t.Errorf("cause %v does not match ErrFailed", res.Cause)
 			}
 		})
@@ -128,7 +129,7 @@ func TestAFailedWriteIsNotRetried(t *testing.T) {
 	if len(posts) != 1 || len(asks) != 0 {
 		t.Errorf("%d POSTs and %d status asks; want 1 and 0: the tool answered", len(posts), len(asks))
 	}
-	if res.Outcome != UpstreamError || res.State != "" {
+	if res.Outcome != trace.UpstreamError || res.State != "" {
 		t.Errorf("outcome %s, state %q", res.Outcome, res.State)
 	}
 }
@@ -144,7 +145,7 @@ func TestATimedOutWriteIsReconciledNotResent(t *testing.T) {
 		wantState State
 		wantOut   string
 		wantOrph  bool
-		want      Outcome
+		want      trace.Outcome
 	}{{
 		name: "a late commit's output is used",
 		status: func(w http.ResponseWriter, r *http.Request, n int) {
@@ -154,26 +155,26 @@ func TestATimedOutWriteIsReconciledNotResent(t *testing.T) {
 			}
 			writeJSON(w, http.StatusOK, `{"state":"done","output":{"paid":true}}`)
 		},
-		wantPosts: 1, wantOut: `{"paid":true}`, want: OK,
+		wantPosts: 1, wantOut: `{"paid":true}`, want: trace.OK,
 	}, {
 		name: "a failed status is a failed call",
 		status: func(w http.ResponseWriter, r *http.Request, n int) {
 			writeJSON(w, http.StatusOK, `{"state":"failed"}`)
 		},
-		wantPosts: 1, want: UpstreamError,
+		wantPosts: 1, want: trace.UpstreamError,
 	}, {
 		name: "a status never received is sent again with the same key",
 		status: func(w http.ResponseWriter, r *http.Request, n int) {
 			http.NotFound(w, r)
 		},
 		post2:     func(w http.ResponseWriter, r *http.Request, n int) { writeJSON(w, http.StatusOK, `{"output":"paid"}`) },
-		wantPosts: 2, wantOut: `"paid"`, want: OK,
+		wantPosts: 2, wantOut: `"paid"`, want: trace.OK,
 	}, {
 		name: "an unreachable status makes an orphan",
 		status: func(w http.ResponseWriter, r *http.Request, n int) {
 			writeJSON(w, http.StatusInternalServerError, `{"error":{"message":"down"}}`)
 		},
-		wantPosts: 1, wantState: StateOrphaned, wantOrph: true, want: GaveUp,
+		wantPosts: 1, wantState: StateOrphaned, wantOrph: true, want: trace.GaveUp,
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -270,7 +271,7 @@ func TestAWriteInFlightWhenTheRunEndsIsOrphanedWithoutAsking(t *testing.T) {
 	if len(cancels) != 1 {
 		t.Errorf("%d cancels, want 1", len(cancels))
 	}
-	if res.State != StateOrphaned || res.Outcome != Cancelled {
+	if res.State != StateOrphaned || res.Outcome != trace.Cancelled {
 		t.Errorf("state %q outcome %s; want orphaned, cancelled", res.State, res.Outcome)
 	}
 	if len(rec.orphans) != 1 {
@@ -305,7 +306,7 @@ func TestALeaseEndSendsTheCancel(t *testing.T) {
 			if len(cancels) != tc.wantCancels || len(rec.cancels) != tc.wantCancels {
 				t.Fatalf("%d cancels received, %d observed; want %d", len(cancels), len(rec.cancels), tc.wantCancels)
 			}
-			if res.State != tc.wantState || res.Outcome != GaveUp {
+			if res.State != tc.wantState || res.Outcome != trace.GaveUp {
 				t.Errorf("state %q outcome %s; want %q gave_up", res.State, res.Outcome, tc.wantState)
 			}
 			if !errors.Is(res.Cause, budget.ErrLeaseExpired) {
@@ -386,17 +387,17 @@ func TestAnEventStreamEndsWithExactlyOneResult(t *testing.T) {
 		items     []string
 		effect    Effect
 		wantPosts int
-		want      Outcome
+		want      trace.Outcome
 		wantErr   error
 		wantOut   string
 	}{
-		{"a result ends it", []string{`progress {"units":1}`, `result {"output":"x"}`, `result {"output":"y"}`}, Read, 1, OK, nil, `"x"`},
-		{"an error event fails it", []string{`error {"message":"disk full"}`}, Read, 1, UpstreamError, ErrFailed, ""},
-		{"a retryable error event is retried", []string{`error {"message":"busy","retryable":true}`}, Read, 3, UpstreamError, ErrFailed, ""},
-		{"a stream without a result fails and is retried", []string{`progress {"units":1}`}, Read, 3, UpstreamError, ErrIncomplete, ""},
-		{"a result that is not JSON is invalid", []string{`result {nope`}, Read, 1, Invalid, ErrBadAnswer, ""},
-		{"a result without output is invalid", []string{`result {}`}, Read, 1, Invalid, ErrBadAnswer, ""},
-		{"unknown events are skipped", []string{`hello {}`, `result {"output":2}`}, Read, 1, OK, nil, `2`},
+		{"a result ends it", []string{`progress {"units":1}`, `result {"output":"x"}`, `result {"output":"y"}`}, Read, 1, trace.OK, nil, `"x"`},
+		{"an error event fails it", []string{`error {"message":"disk full"}`}, Read, 1, trace.UpstreamError, trace.ErrFailed, ""},
+		{"a retryable error event is retried", []string{`error {"message":"busy","retryable":true}`}, Read, 3, trace.UpstreamError, trace.ErrFailed, ""},
+		{"a stream without a result fails and is retried", []string{`progress {"units":1}`}, Read, 3, trace.UpstreamError, ErrIncomplete, ""},
+		{"a result that is not JSON is invalid", []string{`result {nope`}, Read, 1, trace.Invalid, ErrBadAnswer, ""},
+		{"a result without output is invalid", []string{`result {}`}, Read, 1, trace.Invalid, ErrBadAnswer, ""},
+		{"unknown events are skipped", []string{`hello {}`, `result {"output":2}`}, Read, 1, trace.OK, nil, `2`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -432,7 +433,7 @@ func TestAWriteWhoseStreamBrokeIsReconciled(t *testing.T) {
 	if len(posts) != 1 || len(asks) != 1 {
 		t.Errorf("%d POSTs, %d asks; want 1, 1", len(posts), len(asks))
 	}
-	if res.Outcome != OK || string(res.Output) != `"sent"` {
+	if res.Outcome != trace.OK || string(res.Output) != `"sent"` {
 		t.Errorf("result %+v", res)
 	}
 }
@@ -444,7 +445,7 @@ func TestAWriteThatNeverReachedTheServerIsNotReconciled(t *testing.T) {
 	reg := mustRegister(t, Remote(Spec{Name: "pay", Effect: Write}, url, nil))
 	rec := &recorder{}
 	res := reg.Call(t.Context(), remoteRun(t, rec, nil), "pay", nil)
-	if len(rec.reconciles) != 0 || res.State != "" || res.Outcome != UpstreamError || res.Attempts != 1 {
+	if len(rec.reconciles) != 0 || res.State != "" || res.Outcome != trace.UpstreamError || res.Attempts != 1 {
 		t.Errorf("result %+v, %d reconciles; want a plain failure", res, len(rec.reconciles))
 	}
 	if !strings.Contains(res.Err, "could not reach the tool") {
@@ -475,7 +476,7 @@ func TestMalformedArgumentsAreAnErrorForTheModelAndSendNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recorder{}
 			res := reg.Call(t.Context(), remoteRun(t, rec, nil), "search", json.RawMessage(tc.args))
-			if res.Outcome != Invalid || res.Attempts != 0 || !errors.Is(res.Cause, ErrInvalidArguments) {
+			if res.Outcome != trace.Invalid || res.Attempts != 0 || !errors.Is(res.Cause, ErrInvalidArguments) {
 				t.Errorf("result %+v", res)
 			}
 			if !strings.Contains(res.Err, tc.want) || !strings.Contains(res.Err, `"search"`) {
@@ -524,7 +525,7 @@ func TestAnUnknownToolIsAnErrorForTheModel(t *testing.T) {
 	nop := func(context.Context, json.RawMessage, Progress) (any, error) { return nil, nil }
 	reg := mustRegister(t, Func(Spec{Name: "a"}, nop), Func(Spec{Name: "b"}, nop))
 	res := reg.Call(t.Context(), &Run{Budget: newBudget(t, time.Second)}, "c", nil)
-	if res.Outcome != Invalid || !errors.Is(res.Cause, ErrUnknownTool) || !strings.Contains(res.Err, "a, b") {
+	if res.Outcome != trace.Invalid || !errors.Is(res.Cause, ErrUnknownTool) || !strings.Contains(res.Err, "a, b") {
 		t.Errorf("result %+v", res)
 	}
 }

@@ -60,21 +60,6 @@ type Spec struct {
 	MaxAttempts int
 }
 
-// Outcome is how one attempt ended, as written in the trace (SPEC §6). It
-// keeps "we gave up" apart from "they failed". The values are those of the
-// model package, so that a trace reads both alike.
-type Outcome string
-
-const (
-	OK            Outcome = "ok"
-	GaveUp        Outcome = "gave_up"        // our lease or deadline ended it, or the budget refused it
-	UpstreamError Outcome = "upstream_error" // the tool failed: 5xx, transport, a stream cut short, an error it reported
-	RateLimited   Outcome = "rate_limited"   // 429
-	Invalid       Outcome = "invalid"        // another 4xx, an answer we cannot use, or arguments the tool would not accept
-	Quiet         Outcome = "quiet"          // the run's quiet clock fired
-	Cancelled     Outcome = "cancelled"      // the run was cancelled
-)
-
 // State is where a call that did not finish was left, as listed in the
 // in_flight field of a run's result (SPEC §4).
 type State string

@@ -13,6 +13,7 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/trace"
 )
 
 // Exact-time tests of remote tools: the client's transport calls the tool
@@ -68,10 +69,10 @@ func TestTheQuietClockCancelsACallInFlight(t *testing.T) {
 		if len(cancels) != 1 || cancels[0].At.Sub(start) != 5*time.Second {
 			t.Errorf("cancels %+v; want one at 5s", cancels)
 		}
-		if res.Outcome != Quiet || res.State != StateCancelled || res.Attempts != 1 {
+		if res.Outcome != trace.Quiet || res.State != StateCancelled || res.Attempts != 1 {
 			t.Errorf("result %+v", res)
 		}
-		if a := rec.ends[0]; a.Keepalives != 1 || a.Progress != 1 || a.Outcome != Quiet {
+		if a := rec.ends[0]; a.Keepalives != 1 || a.Progress != 1 || a.Outcome != trace.Quiet {
 			t.Errorf("attempt %+v", a)
 		}
 	})
@@ -130,7 +131,7 @@ func TestRetryAfterDecidesTheSleep(t *testing.T) {
 				if got := time.Since(start); got != 0 {
 					t.Errorf("gave up after %v, want at once", got)
 				}
-				if !errors.Is(res.Cause, ErrGaveUp) || res.Outcome != RateLimited {
+				if !errors.Is(res.Cause, trace.ErrGaveUp) || res.Outcome != trace.RateLimited {
 					t.Errorf("result %+v", res)
 				}
 			})

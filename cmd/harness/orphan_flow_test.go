@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/tools"
+)
+
+// TestAnOrphanGoesFromARunThroughOrphansToReconcile follows one write from
+// the call that loses track of it to the command that settles it: the tool
+// takes the payment but never answers in time, and its status endpoint is
+// down; the run journals an orphan; `harness orphans` lists it; once the
+// tool answers again, `harness reconcile` records it done and it is no
+// longer listed. Real HTTP on loopback; time is only bounded.
+func TestAnOrphanGoesFromARunThroughOrphansToReconcile(t *testing.T) {
+	var statusUp atomic.Bool
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/tools/pay":
+			posts.Add(1)
+			io.Copy(io.Discard, r.Body) // net/http notices a caller leaving only once the body is read
+			<-r.Context().Done()        // commits, but answers only after the caller left
+		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/tools/pay/calls/"):
+			if !statusUp.Load() {
+				http.Error(w, `{"error":{"message":"status store down"}}`, http.StatusServiceUnavailable)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"state":"done","output":{"receipt":"r-1"},"units":1}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+
+	path := filepath.Join(t.TempDir(), "orphans.jsonl")
+	journal, err := cancel.OpenJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer journal.Close()
+	b, err := budget.New(budget.Config{Total: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reg tools.Registry
+	pay := tools.Spec{Name: "pay", Description: "take a payment", Effect: tools.Write, Ceiling: 200 * time.Millisecond,
+		Parameters: json.RawMessage(`{"type":"object","properties":{"amount":{"type":"integer"}},"required":["amount"]}`)}
+	if err := reg.Register(tools.Remote(pay, srv.URL, srv.Client())); err != nil {
+		t.Fatal(err)
+	}
+	res := reg.Call(t.Context(), &tools.Run{ID: "run-1", Budget: b, Journal: journal}, "pay", json.RawMessage(`{"amount":5}`))
+	if res.State != tools.StateOrphaned || res.Key == "" {
+		t.Fatalf("call ended %+v, want an orphan", res)
+	}
+	if n := posts.Load(); n != 1 {
+		t.Errorf("the write was POSTed %d times, want once", n)
+	}
+
+	list := func() string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), []string{"orphans", "--journal", path}, strings.NewReader(""), &stdout, &stderr); code != exitOK {
+			t.Fatalf("harness orphans: exit %d: %s", code, stderr.String())
+		}
+		return stdout.String()
+	}
+	if out := list(); !strings.Contains(out, string(res.Key)) || !strings.Contains(out, "pay") || !strings.Contains(out, "run-1") {
+		t.Fatalf("harness orphans does not list the orphan %s:\n%s", res.Key, out)
+	}
+
+	statusUp.Store(true)
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"reconcile", "--journal", path}, strings.NewReader(""), &stdout, &stderr); code != exitOK {
+		t.Fatalf("harness reconcile: exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), string(res.Key)) || !strings.Contains(stdout.String(), "done") {
+		t.Errorf("reconcile said:\n%s", stdout.String())
+	}
+	if out := list(); strings.Contains(out, string(res.Key)) {
+		t.Errorf("the settled orphan is still listed:\n%s", out)
+	}
+	entries, err := cancel.ReadJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 || entries[0].State != cancel.Open || entries[1].State != "done" || entries[1].IdempotencyKey != res.Key {
+		t.Errorf("journal %+v, want the open line then its done line", entries)
+	}
+	if n := posts.Load(); n != 1 {
+		t.Errorf("reconcile POSTed the write again: %d POSTs", n)
+	}
+}
