@@ -2,6 +2,7 @@ package landing
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -85,24 +86,12 @@ func TestPhaseBoundariesFollowTheBudgetAndItsReserve(t *testing.T) {
 						t.Errorf("change %+v: not forced, spent + remaining = total", c)
 					}
 				}
-				if !slicesEqual(entered, tc.changes) {
+				if !slices.Equal(entered, tc.changes) {
 					t.Errorf("entered %v, want %v", entered, tc.changes)
 				}
 			})
 		})
 	}
-}
-
-func slicesEqual(a, b []Phase) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestPhasesNeverGoBack(t *testing.T) {
@@ -245,4 +234,17 @@ func TestPhaseNames(t *testing.T) {
 			t.Errorf("%d: %q, want %q", p, got, want)
 		}
 	}
+}
+
+func TestTheNoteOfARunLandedEarlySaysLandingHasBegun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var changes []Change
+		l := newLadder(t, 2*time.Minute, &changes)
+		time.Sleep(10 * time.Second)
+		l.Advance(Land)
+		want := "Budget: 1m50s left until the deadline, 0s until landing begins. Phase: land. Not allowed now: no more tool calls; summarize now."
+		if got := l.Note(); got != want {
+			t.Errorf("note\n got %q\nwant %q", got, want)
+		}
+	})
 }

@@ -15,7 +15,13 @@ func (l *Ladder) Note() string {
 }
 
 // NoteFor renders the budget note from its parts; [Ladder.Note] fills them in.
+// In the land phase the time until landing is zero whatever the clock says,
+// since a run that landed early (stalled, cancelled, out of steps) must not
+// be told that landing is still minutes away.
 func NoteFor(p Phase, remaining, beforeLanding time.Duration) string {
+	if p == Land {
+		beforeLanding = 0
+	}
 	return fmt.Sprintf("Budget: %s left until the deadline, %s until landing begins. Phase: %s. Not allowed now: %s.",
 		human(remaining), human(max(beforeLanding, 0)), p, p.forbids())
 }

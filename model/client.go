@@ -22,7 +22,7 @@ const Kind = "model"
 // Config configures a [Client]. Only Model is required.
 type Config struct {
 	// BaseURL of an OpenAI-compatible server, including /v1. Empty uses
-	// the SDK's default, OpenAI's API.
+	// the SDK's default: $OPENAI_BASE_URL when set, else OpenAI's API.
 	BaseURL string
 
 	// APIKey may be empty for local servers. It is sent as a bearer token
@@ -112,8 +112,12 @@ func (c *Client) Complete(ctx context.Context, b *budget.Budget, req Request, ob
 	return c.call(ctx, b, req, obs, false)
 }
 
-// Land runs the landing call: the same model, offered no tools, on landing
-// leases that may spend the reserve.
+// Land runs the landing call: the same model, offered no tools, on a
+// landing lease that may spend the reserve. It makes exactly one attempt
+// (SPEC §3: landing is one model call; if it fails, the harness falls back
+// to the deterministic summary), so it neither sleeps nor records a backoff:
+// a backoff decided against the work budget would, inside the reserve,
+// always read as "exceeds budget", which is not why it stopped.
 func (c *Client) Land(ctx context.Context, b *budget.Budget, messages []openai.ChatCompletionMessageParamUnion, obs Observer) (Response, error) {
 	return c.call(ctx, b, Request{Messages: messages}, obs, true)
 }
@@ -123,10 +127,7 @@ func (c *Client) call(ctx context.Context, b *budget.Budget, req Request, obs Ob
 	params := c.params(req)
 	var last *trace.AttemptError
 	for n := 1; ; n++ {
-		lease, err := b.Lease(kind, c.cfg.Ceiling)
-		if landing {
-			lease, err = b.LandingLease(kind, c.cfg.Ceiling)
-		}
+		lease, err := c.lease(b, kind, landing)
 		if err != nil {
 			obs.refused(n, err)
 			if last != nil {
@@ -141,7 +142,7 @@ func (c *Client) call(ctx context.Context, b *budget.Budget, req Request, obs Ob
 			return resp, nil
 		}
 		last = ae
-		if !trace.Retryable(ae) || n >= c.cfg.MaxAttempts || ctx.Err() != nil {
+		if landing || !trace.Retryable(ae) || n >= c.cfg.MaxAttempts || ctx.Err() != nil {
 			return Response{Attempts: n}, ae
 		}
 		delay, _ := b.NextDelay(c.cfg.Backoff, n, ae.Header)
@@ -153,6 +154,13 @@ func (c *Client) call(ctx context.Context, b *budget.Budget, req Request, obs Ob
 			return Response{Attempts: n}, classify(ctx, n, err)
 		}
 	}
+}
+
+func (c *Client) lease(b *budget.Budget, kind *budget.Kind, landing bool) (budget.Lease, error) {
+	if landing {
+		return b.LandingLease(kind, c.cfg.Ceiling)
+	}
+	return b.Lease(kind, c.cfg.Ceiling)
 }
 
 func (c *Client) params(req Request) openai.ChatCompletionNewParams {

@@ -3,9 +3,13 @@ package model_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -421,5 +425,87 @@ func TestOverRealLoopback(t *testing.T) {
 	}
 	if auth := srv.Requests()[0].Header.Get("Authorization"); strings.Contains(auth, "sk-secret") {
 		t.Errorf("the recorded Authorization header leaks the key: %q", auth)
+	}
+}
+
+func TestAFailedLandingCallIsNotRetried(t *testing.T) {
+	cases := []struct {
+		name  string
+		sleep time.Duration // before landing, on a 10s budget whose reserve starts at 7.5s
+	}{
+		{"landing early, with work time left", 0},
+		{"landing inside the reserve", 8 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Request: 1, Status: 500}}})
+				defer srv.Close()
+				c := newClient(t, srv, model.Config{})
+				b := newBudget(t, 10*time.Second)
+				time.Sleep(tc.sleep)
+				rec := &record{}
+				start := time.Now()
+				_, err := c.Land(t.Context(), b, ask("summarize").Messages, rec.observer())
+				if !errors.Is(err, trace.ErrFailed) {
+					t.Errorf("Land = %v, want the upstream failure", err)
+				}
+				if n := len(srv.Requests()); n != 1 {
+					t.Errorf("%d landing requests, want exactly one", n)
+				}
+				if len(rec.delays) != 0 {
+					t.Errorf("backoff decisions %+v, want none: landing is one call", rec.delays)
+				}
+				if got := time.Since(start); got != 0 {
+					t.Errorf("Land took %v, want no sleep", got)
+				}
+			})
+		})
+	}
+}
+
+// The sim always ends a complete stream with a finish reason, so these
+// streams come from a handler of their own, on a real loopback socket.
+func TestAStreamWithoutAFinishReasonIsAFailedAttempt(t *testing.T) {
+	const chunk = `data: {"id":"c1","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"half an ans"},"finish_reason":null}]}` + "\n\n"
+	cases := []struct {
+		name string
+		body string
+	}{
+		{"data: [DONE] without a finish reason", chunk + "data: [DONE]\n\n"},
+		{"a clean end of body without [DONE] or a finish reason", chunk},
+		{"no chunk at all", "data: [DONE]\n\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var requests atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				requests.Add(1)
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, tc.body)
+			}))
+			defer srv.Close()
+			c, err := model.New(model.Config{
+				BaseURL: srv.URL + "/v1", HTTPClient: srv.Client(), Model: "m", MaxAttempts: 2,
+				Backoff: budget.Backoff{Rand: func(int64) int64 { return 0 }},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := &record{}
+			resp, err := c.Complete(t.Context(), newBudget(t, time.Minute), ask("q"), rec.observer())
+			if !errors.Is(err, model.ErrIncomplete) || !errors.Is(err, trace.ErrFailed) {
+				t.Fatalf("Complete = %+v, %v; want a failure matching ErrIncomplete and ErrFailed", resp, err)
+			}
+			if got := rec.outcomes(); !slices.Equal(got, []trace.Outcome{trace.UpstreamError, trace.UpstreamError}) {
+				t.Errorf("outcomes %v, want two upstream errors: a cut stream is retried", got)
+			}
+			if n := requests.Load(); n != 2 {
+				t.Errorf("%d requests, want 2", n)
+			}
+			if n := rec.semantic(); n != 0 {
+				t.Errorf("%d semantic events from an unfinished message", n)
+			}
+		})
 	}
 }

@@ -37,5 +37,7 @@
 // # Landing
 //
 // [Client.Land] is the landing call: the same client, no tools field at all,
-// on landing leases that may spend the reserve.
+// on a landing lease that may spend the reserve. It is one attempt, never
+// retried (SPEC §3): when it fails, the run lands on its deterministic
+// summary instead.
 package model

@@ -21,6 +21,12 @@ var taskNames = map[string]bool{
 // still gives an answer.
 const maxSchemaDepth = 16
 
+// maxSchemaValues bounds the values generated for one tool's arguments.
+// Depth alone does not: a schema whose object requires k properties that
+// each refer back to it grows as k^depth, so a request could make the sim
+// spin and answer with gigabytes. Past the bound, values are null.
+const maxSchemaValues = 1024
+
 // arguments generates the JSON text of arguments that satisfy a tool's
 // parameters schema: required properties only, each the simplest value of
 // its type. It is deterministic for the seed.
@@ -29,7 +35,7 @@ func arguments(params json.RawMessage, task string, seed int64, tool string) str
 	if len(params) == 0 || json.Unmarshal(params, &root) != nil {
 		return "{}"
 	}
-	g := generator{root: root, task: task, seed: seed, tool: tool}
+	g := generator{root: root, task: task, seed: seed, tool: tool, left: maxSchemaValues}
 	v := g.value(root, "", 0)
 	if _, ok := v.(map[string]any); !ok {
 		v = map[string]any{}
@@ -46,6 +52,7 @@ type generator struct {
 	task string
 	seed int64
 	tool string
+	left int // values still allowed, from maxSchemaValues down
 }
 
 func (g *generator) value(schema any, path string, depth int) any {
@@ -53,9 +60,10 @@ func (g *generator) value(schema any, path string, depth int) any {
 		schema = map[string]any{} // true: anything goes
 	}
 	s, ok := schema.(map[string]any)
-	if !ok || depth > maxSchemaDepth {
+	if !ok || depth > maxSchemaDepth || g.left <= 0 {
 		return nil
 	}
+	g.left--
 	if ref, ok := s["$ref"].(string); ok {
 		return g.value(g.resolve(ref), path, depth+1)
 	}

@@ -63,3 +63,21 @@ func TestArgumentsOtherStringsAreShortAndVaryWithTheSeed(t *testing.T) {
 		t.Errorf("the same seed gave %s and %s", a, again)
 	}
 }
+
+func TestArgumentsOfASchemaThatBranchesAsItRecursesStaySmall(t *testing.T) {
+	// Each level requires eight properties that refer back to the root:
+	// without a bound on values, 8^16 of them.
+	var props, req []string
+	for _, name := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		props = append(props, `"`+name+`":{"$ref":"#"}`)
+		req = append(req, `"`+name+`"`)
+	}
+	schema := `{"type":"object","required":[` + strings.Join(req, ",") + `],"properties":{` + strings.Join(props, ",") + `}}`
+	got := arguments([]byte(schema), "task", 0, "tool")
+	if len(got) > 64<<10 {
+		t.Errorf("arguments are %d bytes, want a bounded answer", len(got))
+	}
+	if !strings.HasPrefix(got, `{"a":{"a":`) {
+		t.Errorf("arguments = %.80s…, want the required properties filled in as far as the bound allows", got)
+	}
+}

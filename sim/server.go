@@ -182,6 +182,11 @@ func Serve(ctx context.Context, addr string, sc *Scenario, log io.Writer) error 
 	go func() { served <- hs.Serve(l) }()
 	select {
 	case err := <-served:
+		// Accepting failed; handlers already started must still end
+		// before Serve returns, so that none outlives it.
+		close(done)
+		hs.Close()
+		handlers.shutAndWait()
 		return fmt.Errorf("sim: %w", err)
 	case <-ctx.Done():
 	}

@@ -36,7 +36,8 @@ const waitDelay = 250 * time.Millisecond
 //
 // When the attempt's lease ends, or the run does, the whole process group
 // is killed with SIGKILL, children included; the output so far is kept and
-// the result labeled cut short.
+// the result labeled cut short. When argv[0] exits, whatever it left running
+// in its group is killed too: no process outlives its attempt.
 func Command(spec Spec, argv []string) Tool {
 	return &commandTool{spec: spec, argv: append([]string(nil), argv...)}
 }
@@ -57,13 +58,17 @@ func (t *commandTool) check() *fieldErr {
 	return nil
 }
 
+// killGroup kills the process group whose id is pid. ESRCH, a group
+// already empty, is what a well-behaved tool leaves.
+func killGroup(pid int) error { return syscall.Kill(-pid, syscall.SIGKILL) }
+
 func (t *commandTool) attempt(ctx context.Context, a *attempt) answer {
 	cmd := exec.CommandContext(ctx, t.argv[0], t.argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		// The group's id is the leader's pid (Setpgid with Pgid 0); the
 		// minus sign sends the signal to every process in it.
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		return killGroup(cmd.Process.Pid)
 	}
 	cmd.WaitDelay = waitDelay
 	cmd.Stdin = bytes.NewReader(a.c.args)
@@ -71,7 +76,10 @@ func (t *commandTool) attempt(ctx context.Context, a *attempt) answer {
 	stderr := &tail{max: stderrTail}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		err = waitGroup(cmd)
+	}
 	if ctx.Err() != nil {
 		return answer{err: context.Cause(ctx), output: stringOutput(stdout.buf.Bytes()), cutShort: true}
 	}

@@ -118,3 +118,28 @@ func TestASubprocessThatCannotStartIsAToolError(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 }
+
+func TestWhatASubprocessLeavesRunningIsKilledWhenItExits(t *testing.T) {
+	// The child does not hold the tool's output open, so nothing but the
+	// group kill ends it.
+	script := `sleep 60 >/dev/null 2>&1 </dev/null & echo $!`
+	reg := mustRegister(t, Command(Spec{Name: "bg", Effect: Read}, []string{"sh", "-c", script}))
+
+	res := reg.Call(t.Context(), &Run{Budget: newBudget(t, time.Minute)}, "bg", nil)
+
+	if res.Outcome != trace.OK || res.CutShort {
+		t.Fatalf("result %+v", res)
+	}
+	var pid int
+	if err := json.Unmarshal(res.Output, &pid); err != nil || pid <= 0 {
+		t.Fatalf("output %s, want the child's pid", res.Output)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) }) // should the test fail
+	deadline := time.Now().Add(5 * time.Second)
+	for !gone(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("child %d still running 5s after its tool exited", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -43,8 +43,9 @@
 // tool from the map the caller passes). Every mistake that can be found
 // without a request is found there and reported as a [*ConfigError] naming
 // the field and the line. [Config.Resolve] then fills what url entries left
-// out from their servers' manifests (GET U/tools), within a timeout; the
-// entry wins where both speak. [Config.Tools] builds the tools.
+// out from their servers' manifests (GET U/tools), within a timeout, or on
+// a lease of the run's budget when its context carries one; the entry wins
+// where both speak. [Config.Tools] builds the tools.
 //
 // # Calls
 //

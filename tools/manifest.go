@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/glidepath/glidepath/budget"
 )
 
 // DefaultResolveTimeout bounds [Config.Resolve] when its timeout is zero.
@@ -57,6 +59,12 @@ type manifest struct {
 // is asked once, all at the same time, and all within timeout (zero:
 // [DefaultResolveTimeout]); client nil uses one with no Timeout of its own.
 //
+// When ctx carries a run's budget ([budget.WithBudget]), the requests run
+// on one work lease of it with timeout as the ceiling, so that resolving
+// spends the run's time rather than adding to it; a refused lease sends
+// nothing and fails every url entry. Without a budget, Resolve is a step
+// before any run, and timeout alone bounds it.
+//
 // It fills what it can and returns every failure joined, each a
 // [*ManifestError]; an entry whose manifest failed keeps what it had. The
 // caller decides whether that is fatal: such a tool still works if the
@@ -68,7 +76,24 @@ func (c *Config) Resolve(ctx context.Context, client *http.Client, timeout time.
 	if client == nil {
 		client = &http.Client{}
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	var cancel context.CancelFunc
+	if b, ok := budget.FromContext(ctx); ok {
+		lease, err := b.Lease(nil, timeout)
+		if err != nil {
+			var errs []error
+			for _, e := range c.Entries {
+				if e.URL != "" {
+					errs = append(errs, &ManifestError{URL: redact(e.URL), Tool: e.Name, Err: err})
+				}
+			}
+			return errors.Join(errs...)
+		}
+		ctx, cancel = lease.Context(ctx)
+	} else {
+		// No run has started, so there is no deadline to lease from: this
+		// is a fixed bound on a one-off step, not time arithmetic.
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	}
 	defer cancel()
 
 	type fetched struct {

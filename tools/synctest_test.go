@@ -246,3 +246,46 @@ func TestNoGoroutineOutlivesACall(t *testing.T) {
 		})
 	}
 }
+
+func TestResolveInsideARunSpendsALeaseOfItsBudget(t *testing.T) {
+	cases := []struct {
+		name     string
+		total    time.Duration
+		wantAt   time.Duration // when Resolve returns
+		wantAsks int
+		wantErr  error
+	}{
+		// 2s: reserve 500ms, floor 50ms, so the lease is 1.45s, not 5s.
+		{"the lease, not the timeout, bounds a hanging server", 2 * time.Second, 1450 * time.Millisecond, 1, nil},
+		// 10ms: below the floor, so nothing is sent.
+		{"a refused lease asks nothing", 10 * time.Millisecond, 0, 0, budget.ErrRefused},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var asks atomic.Int32
+				mux := http.NewServeMux()
+				mux.HandleFunc("GET /tools", func(w http.ResponseWriter, r *http.Request) {
+					asks.Add(1)
+					<-r.Context().Done()
+				})
+				c := &Config{Entries: []Entry{{Name: "search", URL: "http://tools.test"}}}
+				ctx, stop := budget.WithBudget(t.Context(), newBudget(t, tc.total))
+				defer stop()
+				start := time.Now()
+
+				err := c.Resolve(ctx, memClient(mux), 5*time.Second)
+
+				if got := time.Since(start); got != tc.wantAt {
+					t.Errorf("returned after %v, want %v", got, tc.wantAt)
+				}
+				if got := int(asks.Load()); got != tc.wantAsks {
+					t.Errorf("%d manifest requests, want %d", got, tc.wantAsks)
+				}
+				if !errors.Is(err, ErrManifest) || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+					t.Errorf("err %v, want a manifest error matching %v", err, tc.wantErr)
+				}
+			})
+		})
+	}
+}

@@ -2,6 +2,8 @@ package kit_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -429,5 +431,41 @@ func TestTheSameKeyOverHTTPWithAHangingFirstAttempt(t *testing.T) {
 	resp, err := post(patience)
 	if err != nil || resp.StatusCode != 200 || resp.Header.Get("X-Output") != "page" {
 		t.Fatalf("retry with the same key: %v %v", resp, err)
+	}
+}
+
+// corruptStore is a Store whose one record is done with an output that is
+// not JSON, as a shared store's backend might hand back.
+type corruptStore struct{}
+
+func (corruptStore) Begin(context.Context, kit.CallID, string) (kit.Record, bool, error) {
+	return corruptStore{}.record(), false, nil
+}
+func (corruptStore) Finish(context.Context, kit.CallID, kit.Record) error { return nil }
+func (corruptStore) Get(context.Context, kit.CallID) (kit.Record, bool, error) {
+	return corruptStore{}.record(), true, nil
+}
+func (corruptStore) record() kit.Record {
+	sum := sha256.Sum256([]byte(`{}`))
+	return kit.Record{State: kit.Done, ArgsSHA256: hex.EncodeToString(sum[:]), Output: json.RawMessage(`{not json`)}
+}
+
+func TestAStoredOutputThatIsNotJSONIsAnErrorAnswerNotAPanic(t *testing.T) {
+	srv := &kit.Server{Store: corruptStore{}}
+	mustRegister(t, srv, echo("t"))
+	defer srv.Close()
+	for _, rq := range []request{
+		{path: "/tools/t"},
+		{method: http.MethodGet, path: "/tools/t/calls/k1"},
+	} {
+		m := serve(t.Context(), srv, rq)
+		if e := jsonError(t, m); m.code != http.StatusInternalServerError || !strings.Contains(e.Error.Message, "encoding the answer") {
+			t.Errorf("%s %s: %d %+v, want a 500 naming the encoding", rq.method, rq.path, m.code, e)
+		}
+	}
+	m := serve(t.Context(), srv, request{path: "/tools/t", stream: true})
+	evs := m.events(t)
+	if len(evs) != 1 || evs[0].typ != "error" || !strings.Contains(evs[0].data, "encoding the answer") {
+		t.Errorf("streamed: %+v, want one error event naming the encoding", evs)
 	}
 }

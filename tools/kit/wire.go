@@ -48,14 +48,22 @@ type (
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	data, err := json.Marshal(v)
 	if err != nil {
-		// Every value written here is made of JSON-safe fields and
-		// already-validated raw JSON.
-		panic(fmt.Sprintf("kit: encoding a response: %v", err))
+		// A record's output comes from the Store, which may be another
+		// process's and may hold what is not JSON: that is the server's
+		// failure, not a reason to panic.
+		status = http.StatusInternalServerError
+		data, _ = json.Marshal(errorBody{Error: encodingFailure(err)})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(data)+1))
 	w.WriteHeader(status)
 	w.Write(append(data, '\n'))
+}
+
+// encodingFailure is the failure to answer with when an answer could not
+// be encoded; it is a string, so its own encoding cannot fail.
+func encodingFailure(err error) failure {
+	return failure{Message: fmt.Sprintf("kit: encoding the answer: %v", err)}
 }
 
 func writeError(w http.ResponseWriter, status int, msg string, retryable bool) {
@@ -276,7 +284,9 @@ func (rs *responder) send(m *sse.Message) {
 func (rs *responder) event(typ string, v any) {
 	data, err := json.Marshal(v)
 	if err != nil {
-		panic(fmt.Sprintf("kit: encoding an event: %v", err))
+		// As in writeJSON: a stored output that is not JSON.
+		typ = "error"
+		data, _ = json.Marshal(encodingFailure(err))
 	}
 	m := &sse.Message{Type: sse.Type(typ)}
 	m.AppendData(string(data))
