@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 10s
 PKGS      := ./...
 
-.PHONY: build test demo bench fuzz lint
+.PHONY: build test demo plan bench fuzz lint
 
 build:
 	$(GO) build -o bin/harness ./cmd/harness
@@ -12,7 +12,15 @@ build:
 test: lint
 	$(GO) test -race -shuffle=on -count=1 $(PKGS)
 
-demo:
+# A real run on the embedded simulated model and the demo tools, with its
+# trace, then the report over that trace.
+demo: build
+	bin/harness run --budget 20s --tools examples/demo/tools.yaml --trace bin/demo-trace.jsonl \
+		"What is a deadline budget, and why lease every timeout from it?"
+	bin/harness report bin/demo-trace.jsonl
+
+# The worst case an unbudgeted configuration really ships.
+plan:
 	$(GO) run ./cmd/harness plan examples/plan/agent.yaml
 
 bench:

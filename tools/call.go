@@ -72,7 +72,9 @@ type Result struct {
 }
 
 // Content is what the model should read for r: the output, or the error
-// with any output that came before a cut. Output cut short is labeled so.
+// with any output that came before a cut. Output cut short is labeled so,
+// and an error begins with "error: ", since a chat tool message has no other
+// way to say the call failed.
 func (r Result) Content() string {
 	switch {
 	case r.Err == "" && r.CutShort:
@@ -80,9 +82,9 @@ func (r Result) Content() string {
 	case r.Err == "":
 		return string(r.Output)
 	case len(r.Output) > 0:
-		return r.Err + "\nOutput before the cut: " + string(r.Output)
+		return "error: " + r.Err + "\nOutput before the cut: " + string(r.Output)
 	}
-	return r.Err
+	return "error: " + r.Err
 }
 
 // refusedMessage is what the model reads for a call the budget refused.

@@ -55,8 +55,8 @@ func TestContentIsWhatTheModelReads(t *testing.T) {
 	}{
 		{Result{Output: []byte(`{"a":1}`)}, `{"a":1}`},
 		{Result{Output: []byte(`"abc"`), CutShort: true}, "\"abc\"\n[output cut short]"},
-		{Result{Err: "t: no answer within its time limit", Output: []byte(`"ab"`), CutShort: true}, "t: no answer within its time limit\nOutput before the cut: \"ab\""},
-		{Result{Err: "not started: not enough time"}, "not started: not enough time"},
+		{Result{Err: "t: no answer within its time limit", Output: []byte(`"ab"`), CutShort: true}, "error: t: no answer within its time limit\nOutput before the cut: \"ab\""},
+		{Result{Err: "not started: not enough time"}, "error: not started: not enough time"},
 	}
 	for _, tc := range cases {
 		if got := tc.res.Content(); got != tc.want {

@@ -39,7 +39,7 @@ func Example() {
 	// Output:
 	// ok 5
 	// invalid 0
-	// invalid arguments for tool "add": they do not match its parameters:
+	// error: invalid arguments for tool "add": they do not match its parameters:
 	// - at '/a': got string, want integer
 }
 

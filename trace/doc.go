@@ -1,7 +1,8 @@
 // Package trace is the vocabulary of a run's record: the words in which
 // every attempt of an agent run, a model turn or a tool call, says how it
 // ended (SPEC §6). The model client and the tools speak it alike, so an
-// attempt reads the same whatever its step.
+// attempt reads the same whatever its step. It also writes a run's trace,
+// one record per line, and sums up many traces in a report.
 //
 // # Outcomes
 //
@@ -30,6 +31,61 @@
 // transport errors, 408, 429, 500, 502, 503, 504 ([RetryableStatus]) and
 // per-attempt timeouts; never an attempt cut by the run's own end.
 //
+// # Records
+//
+// A run's trace is JSONL, one [Record] per line (SPEC §6). A [Writer]
+// writes one run's records: it stamps each with the time (RFC 3339 with
+// nanoseconds, UTC), the run's ID, a seq that counts up from 1, the budget
+// spent and remaining in whole milliseconds, read from the run's
+// [budget.Budget], and the phase; the caller sets the [Event] and the
+// fields that event carries. Attempt records carry the granted lease, the
+// Budget-Remaining-Ms the attempt sent:
+//
+//	bw := bufio.NewWriter(file)
+//	defer bw.Flush()
+//	tw := trace.NewWriter(bw, runID, b, func() string { return ladder.Phase().String() })
+//	tw.Write(trace.Record{Event: trace.AttemptStart, Step: "tool:search", StepIndex: 3,
+//		Attempt: 1, GrantedMs: lease.Granted.Milliseconds(), Key: key})
+//
+// A Writer is safe for concurrent use; [Writer.Write] holds a lock while
+// it reads the clock and encodes, so seq, ts and elapsed_ms all increase
+// down the file, and blocks on nothing but the io.Writer it was given,
+// which the caller buffers and flushes. The encoder, [AppendJSON], uses no
+// reflection and allocates nothing into a buffer with room: a record costs
+// a fraction of the microsecond SPEC §7 allows. It leaves out zero fields
+// except those every record carries (ts, run_id, seq, event, elapsed_ms,
+// remaining_ms, phase), those of attempt records (step, step_index,
+// attempt, granted_ms, resend_count) and those that make an event what it
+// is, such as a backoff's sleep_ms and source; it escapes strings exactly
+// as encoding/json does. [ReadRecords] reads a trace back.
+//
+// # Report
+//
+// [Summarize] turns the records of many runs, from one trace or many, into
+// the [Report] that `harness report` prints. Records are grouped by run ID
+// and ordered by seq, so a run may be spread over files:
+//
+//	recs, err := trace.ReadRecords(file)
+//	if err != nil {
+//		return err // a *LineError names the line
+//	}
+//	rep := trace.Summarize(recs)
+//	for _, e := range rep.Exhausted {
+//		fmt.Printf("%s ran out: step %d (%s) spent %dms\n", e.RunID, e.StepIndex, e.Step, e.Ms)
+//	}
+//
+// Utilization is spent/total per finished run, as p50, p90 and p99 by the
+// nearest-rank method. Time by step kind ("model", "tool:NAME",
+// "agent:NAME") is the duration of each attempt, from its attempt_start to
+// its attempt_end, plus each backoff sleep, counted for the step its
+// record names or else for the attempt before it; a backoff that gave up
+// slept nothing, and an attempt the trace never ended runs until the run's
+// last record. A run that ran out of budget is pinned on the step, one
+// model turn and the calls it asked for, that spent the most, not on the
+// one that happened to hold the budget when it ran out; landing spends the
+// reserve and counts for neither. Outcomes keep "we gave up" apart from
+// "they failed", as [Outcome.Ours] does.
+//
 // # Errors
 //
 // A failed attempt is an [*AttemptError] naming its step ("model",
@@ -44,4 +100,7 @@
 //	if errors.Is(err, trace.ErrGaveUp) {
 //		// our time, the quiet clock or a cancellation ended it
 //	}
+//
+// A line of a trace that is not a record makes [ReadRecords] fail with a
+// [*LineError] naming the line, which matches [ErrBadRecord].
 package trace

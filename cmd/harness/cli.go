@@ -36,7 +36,9 @@ type subcommand struct {
 // subcommands is the dispatch table; a new command is one more entry.
 func subcommands() []subcommand {
 	return []subcommand{
+		{"run", "run an agent on one deadline; it lands with a labeled answer", func(s streams) command { return &runCommand{streams: s} }},
 		{"plan", "show the worst case a configuration ships, against a budget", func(s streams) command { return &planCommand{streams: s} }},
+		{"report", "summarize the traces of many runs: utilization, time by step, outcomes", func(s streams) command { return &reportCommand{streams: s} }},
 		{"orphans", "list the open orphans of the journal", func(s streams) command { return &orphansCommand{streams: s} }},
 		{"reconcile", "ask the tools of open orphans again and record what settled", func(s streams) command { return &reconcileCommand{streams: s} }},
 		{"sim", "serve the simulated OpenAI-compatible model: harness sim serve", func(s streams) command { return &simCommand{streams: s} }},
@@ -81,6 +83,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, ue.hint())
 		return exitUsage
 	}
+	if _, ok := errors.AsType[*partialError](err); ok {
+		return exitPartial
+	}
 	return exitInternal
 }
 
@@ -117,7 +122,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", sc.name, sc.summary)
 	}
 	fmt.Fprint(w, "\n\"harness help <command>\" shows a command's flags.\n")
-	fmt.Fprint(w, "exit codes: 0 ok, 1 internal error, 2 bad usage or config.\n")
+	fmt.Fprint(w, "exit codes: 0 ok, 1 internal error, 2 bad usage or config, 3 partial result (run), 130 second Ctrl-C.\n")
 }
 
 // parseFlags parses args into fs, letting flags and positional arguments

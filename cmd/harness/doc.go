@@ -8,6 +8,28 @@
 // Every command takes --help. Flags and arguments may come in any order;
 // an argument after "--" is never a flag.
 //
+// # harness run
+//
+//	harness run [flags] TASK
+//
+// Run answers TASK ("-" reads it from standard input) with an agent on one
+// deadline (SPEC §4): every model turn and tool call is leased from the
+// budget (--budget, default 2m), a reserve is kept for landing (--reserve,
+// auto: max(10%·B, min(20s, 25%·B))), nothing starts with less than the floor
+// (--floor, 50ms), and a quiet clock (--quiet, 60s) that only semantic events
+// reset tells a stalled run from a working one. --model sim (the default) is
+// the embedded simulated model, served in memory; any other name goes to the
+// OpenAI-compatible server at --base-url, with the key from OPENAI_API_KEY.
+// --tools FILE is a tool config (YAML or JSON; builtin entries name the demo
+// tools of package tools/demo). --trace FILE writes the JSONL trace, --journal
+// FILE the orphan journal, --max-steps (50) bounds the model turns and
+// --parallel (4) the tool calls at once. The answer is printed, a partial one
+// after its boundary, or with --json as one object. On a terminal a live line
+// on standard error shows the budget spent, the phase, the step and the call
+// in flight (--progress auto|always|never). The first Ctrl-C lands the run at
+// once (cause cancelled); the second exits with 130. The whole configuration
+// is checked before any request is sent.
+//
 // # harness plan
 //
 //	harness plan [flags] [FILE]
@@ -91,11 +113,29 @@
 // named. A bare :PORT listens on loopback. One line per request is logged on
 // standard error, never with header values.
 //
+// # harness report
+//
+//	harness report [--json] TRACE...
+//
+// Report reads the JSONL traces of runs ("-" reads standard input), grouped
+// by run ID across files, and prints: budget utilization (spent/total per
+// finished run) at p50, p90 and p99 by nearest rank; the time of each step
+// kind (model, tool:NAME, agent:NAME: attempt durations plus backoff sleeps)
+// and its share; for each run whose run_end cause is budget, the step that
+// spent most of it beside the step that held the budget when it ran out;
+// attempt outcomes, "we gave up" (gave_up, quiet, cancelled) apart from
+// "they failed" (upstream_error, rate_limited, invalid), with refusals and
+// retries given up; reconcile records by state, and orphans. --json prints
+// one JSON object (trace.Report). A trace that cannot be read or a line that
+// is not a record is bad usage, named as FILE:LINE.
+//
 // # Exit codes
 //
-//	0  success
+//	0  success; for run, a complete answer
 //	1  internal error
 //	2  bad usage or a bad configuration: the message on standard error names
 //	   what is wrong, nothing is started and nothing is printed on standard
 //	   output
+//	3  run: a partial result, labeled with its boundary (the run landed early)
+//	130 a second Ctrl-C
 package main

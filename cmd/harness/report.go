@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/glidepath/glidepath/trace"
+)
+
+// reportCommand is "harness report [--json] TRACE...".
+type reportCommand struct {
+	streams
+}
+
+func (c *reportCommand) Run(ctx context.Context, args []string) error {
+	flags := flag.NewFlagSet("report", flag.ContinueOnError)
+	asJSON := flags.Bool("json", false, "print one JSON object instead of the tables")
+	pos, help, err := parseFlags(flags, "report", args, c.stdout, func(w io.Writer) { reportUsage(w, flags) })
+	if help || err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return &usageError{cmd: "report", err: errors.New("no TRACE given")}
+	}
+	var recs []trace.Record
+	for _, name := range pos {
+		r, err := c.read(name)
+		if err != nil {
+			// A trace that cannot be read is a bad argument: nothing is
+			// reported from a part of what was asked for.
+			return &usageError{cmd: "report", err: err}
+		}
+		recs = append(recs, r...)
+	}
+	rep := trace.Summarize(recs)
+
+	// Rendered whole before writing, as plan does.
+	var out bytes.Buffer
+	if *asJSON {
+		enc := json.NewEncoder(&out)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		writeReport(&out, rep)
+	}
+	_, err = c.stdout.Write(out.Bytes())
+	return err
+}
+
+// read returns the records of the trace name, or of standard input for
+// "-". A bad line is named as FILE:LINE.
+func (c *reportCommand) read(name string) ([]trace.Record, error) {
+	var r io.Reader = c.stdin
+	if name == "-" {
+		name = "stdin"
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	recs, err := trace.ReadRecords(r)
+	if le, ok := errors.AsType[*trace.LineError](err); ok {
+		return nil, fmt.Errorf("%s:%d: %w", name, le.Line, le.Err)
+	}
+	if _, ok := errors.AsType[*fs.PathError](err); ok {
+		return nil, err // it names the file
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return recs, nil
+}
+
+func reportUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, `usage: harness report [--json] TRACE...
+
+Report reads the JSONL traces of runs ("harness run --trace FILE"; "-"
+reads standard input) and prints, over all the runs they hold, grouped by
+run ID across files:
+
+  budget utilization   spent/total per run, p50/p90/p99 (nearest rank)
+  time by step kind    model, tool:NAME, agent:NAME: attempt durations,
+                       attempt_start to attempt_end, plus backoff sleeps
+  exhausted runs       for each run that ran out of budget, the step that
+                       spent most of it, beside the one that held it last
+  attempt outcomes     "we gave up" (gave_up, quiet, cancelled) apart from
+                       "they failed" (upstream_error, rate_limited, invalid)
+  reconciliation       reconcile records by state, and orphans
+
+A trace that cannot be read or a line that is not a record is bad usage,
+named as FILE:LINE.
+
+Flags:
+
+`)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// writeReport prints rep as short aligned tables, leaving out those with
+// nothing to say.
+func writeReport(w io.Writer, rep trace.Report) {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	row := func(cells ...string) { fmt.Fprintln(tw, "  "+strings.Join(cells, "\t")) }
+	defer tw.Flush()
+
+	runs := fmt.Sprintf("%s: %d complete, %d partial", plural(rep.Runs, "run"), rep.Results["complete"], rep.Results["partial"])
+	if causes := nonZero(rep.Causes); causes != "" {
+		runs += " (" + causes + ")"
+	}
+	if rep.Unfinished > 0 {
+		runs += fmt.Sprintf(", %d unfinished (no run_end)", rep.Unfinished)
+	}
+	fmt.Fprintln(tw, runs)
+	if rep.Runs == 0 {
+		return
+	}
+
+	if u := rep.Utilization; u.Runs > 0 {
+		fmt.Fprintf(tw, "\nbudget utilization (spent/total, %s)\n", plural(u.Runs, "run"))
+		row("p50", percent(u.P50))
+		row("p90", percent(u.P90))
+		row("p99", percent(u.P99))
+	}
+
+	if len(rep.Steps) > 0 {
+		fmt.Fprintln(tw, "\ntime by step kind (attempts and backoff sleeps)")
+		row("step", "attempts", "time", "share")
+		for _, s := range rep.Steps {
+			row(s.Step, fmt.Sprint(s.Attempts), millis(s.Ms), percent(s.Share))
+		}
+	}
+
+	if len(rep.Exhausted) > 0 {
+		fmt.Fprintln(tw, "\nruns out of budget: the step that spent most")
+		row("run", "spent", "step", "mostly", "time", "of run", "held at the end")
+		for _, e := range rep.Exhausted {
+			step, held := "-", "-"
+			if e.StepIndex >= 0 {
+				step = fmt.Sprint(e.StepIndex)
+			}
+			if e.HeldBy != "" {
+				held = fmt.Sprintf("step %d %s", e.HeldByIndex, e.HeldBy)
+			}
+			row(e.RunID, millis(e.SpentMs), step, orDash(e.Step), millis(e.Ms), percent(e.Share), held)
+		}
+	}
+
+	o := rep.Outcomes
+	fmt.Fprintln(tw, "\nattempt outcomes")
+	row("ok", fmt.Sprint(o.OK))
+	row("we gave up", fmt.Sprint(o.Ours.Total), byOutcome(o.Ours.By, trace.GaveUp, trace.Quiet, trace.Cancelled))
+	row("they failed", fmt.Sprint(o.Theirs.Total), byOutcome(o.Theirs.By, trace.UpstreamError, trace.RateLimited, trace.Invalid))
+	if len(o.Other) > 0 {
+		var n int
+		for _, c := range o.Other {
+			n += c
+		}
+		row("other", fmt.Sprint(n), nonZero(o.Other))
+	}
+	row("refused", fmt.Sprint(o.Refused), "not started: the budget or the phase refused them")
+	row("retries given up", fmt.Sprint(o.RetriesGivenUp), "the backoff would have outlasted the budget")
+
+	fmt.Fprintln(tw, "\nreconciliation and orphans")
+	for _, state := range []string{"done", "failed", "never_received", "running"} {
+		row(state, fmt.Sprint(rep.Reconciled[state]))
+	}
+	for _, state := range slices.Sorted(maps.Keys(rep.Reconciled)) {
+		switch state {
+		case "done", "failed", "never_received", "running":
+		default:
+			row(orDash(state), fmt.Sprint(rep.Reconciled[state]))
+		}
+	}
+	row("orphans", fmt.Sprint(rep.Orphans))
+}
+
+// nonZero lists the counts of m that are not zero, "name n", by name.
+func nonZero(m map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if m[k] != 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", orDash(k), m[k]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// byOutcome lists every outcome of one side with its count, in the SPEC's order.
+func byOutcome(m map[trace.Outcome]int, order ...trace.Outcome) string {
+	parts := make([]string, len(order))
+	for i, o := range order {
+		parts[i] = fmt.Sprintf("%s %d", o, m[o])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func percent(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
+
+func millis(ms int64) string { return (time.Duration(ms) * time.Millisecond).String() }

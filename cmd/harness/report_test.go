@@ -1,0 +1,364 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/glidepath/glidepath/trace"
+)
+
+// traceRun builds one run's records as the run loop's trace writer would
+// have written them, at given milliseconds into a budget of total.
+type traceRun struct {
+	id            string
+	total, landAt int64 // landing begins at landAt, where the reserve starts
+	recs          []trace.Record
+}
+
+func newTraceRun(id string, total, reserve int64) *traceRun {
+	r := &traceRun{id: id, total: total, landAt: total - reserve}
+	return r.at(0, trace.Record{Event: trace.RunStart, TotalMs: total})
+}
+
+func (r *traceRun) at(ms int64, rec trace.Record) *traceRun {
+	rec.TS = orphanTS.Add(time.Duration(ms) * time.Millisecond)
+	rec.RunID, rec.Seq = r.id, int64(len(r.recs)+1)
+	rec.ElapsedMs, rec.RemainingMs = ms, r.total-ms
+	rec.Phase = "explore"
+	if ms >= r.landAt {
+		rec.Phase = "land"
+	}
+	r.recs = append(r.recs, rec)
+	return r
+}
+
+// call is one attempt, from its start to its end.
+func (r *traceRun) call(step string, index, attempt int, from, to int64, o trace.Outcome) *traceRun {
+	a := trace.Record{Step: step, StepIndex: index, Attempt: attempt, ResendCount: attempt - 1, GrantedMs: r.landAt - from}
+	if step != "model" {
+		a.Key = "gp_" + r.id + "_" + step
+	}
+	start, end := a, a
+	start.Event = trace.AttemptStart
+	end.Event, end.Outcome = trace.AttemptEnd, o
+	return r.at(from, start).at(to, end)
+}
+
+func (r *traceRun) end(ms int64, cause, result string) *traceRun {
+	return r.at(ms, trace.Record{Event: trace.RunEnd, TotalMs: r.total, Cause: cause, Result: result})
+}
+
+// exhausted ran out of its 60s: a search at step 3 failed after 10s,
+// slept 2s and took 13s more; step 18's model turn held the budget when
+// the reserve began at 45s; the landing call took 4s of the reserve.
+func exhausted() *traceRun {
+	r := newTraceRun("run-exhausted", 60000, 15000)
+	r.call("model", 1, 1, 0, 1000, trace.OK).call("model", 2, 1, 1000, 2000, trace.OK).call("model", 3, 1, 2000, 3000, trace.OK)
+	r.call("tool:search", 3, 1, 3000, 13000, trace.UpstreamError)
+	r.at(13000, trace.Record{Event: trace.Backoff, SleepMs: 2000, Source: "jitter"})
+	r.call("tool:search", 3, 2, 15000, 28000, trace.OK)
+	for i := range 14 {
+		r.call("model", 4+i, 1, 28000+int64(i)*1000, 29000+int64(i)*1000, trace.OK)
+	}
+	r.call("model", 18, 1, 42000, 45000, trace.GaveUp)
+	r.at(45000, trace.Record{Event: trace.PhaseChange, From: "explore", To: "land"})
+	r.call("model", 19, 1, 45000, 49000, trace.OK)
+	r.at(49000, trace.Record{Event: trace.Landing, Cause: "budget", Result: "model"})
+	return r.end(49500, "budget", "partial")
+}
+
+// complete finished in 12s of 60s, after a fetch was rate limited for
+// longer than the budget and a sub-agent was refused.
+func complete() *traceRun {
+	r := newTraceRun("run-ok", 60000, 15000)
+	r.call("model", 1, 1, 0, 2000, trace.OK)
+	r.call("tool:fetch", 1, 1, 2000, 2500, trace.RateLimited)
+	r.at(2500, trace.Record{Event: trace.Backoff, Step: "tool:fetch", StepIndex: 1, SleepMs: 90000, Source: "retry_after", GaveUp: true, Reason: "retry_after_exceeds_budget"})
+	r.call("model", 2, 1, 2500, 5000, trace.OK)
+	r.at(5000, trace.Record{Event: trace.Refused, Step: "agent:review", StepIndex: 2, Attempt: 1, Reason: "below_p50"})
+	r.call("tool:search", 2, 1, 5000, 11000, trace.OK)
+	r.call("model", 3, 1, 11000, 12000, trace.OK)
+	return r.end(12000, "", "complete")
+}
+
+// stalled stalled in a payment at 30s of 60s and left it an orphan.
+func stalled() *traceRun {
+	r := newTraceRun("run-quiet", 60000, 15000)
+	r.call("model", 1, 1, 0, 1000, trace.OK)
+	r.call("tool:pay", 1, 1, 1000, 29000, trace.Quiet)
+	r.at(29000, trace.Record{Event: trace.CancelSent, Step: "tool:pay", Key: "gp_pay", State: "accepted"})
+	r.at(29100, trace.Record{Event: trace.Reconcile, Step: "tool:pay", Key: "gp_pay", State: "running"})
+	r.at(29200, trace.Record{Event: trace.Orphan, Step: "tool:pay", Key: "gp_pay", State: "open"})
+	return r.end(30000, "quiet", "partial")
+}
+
+func jsonl(recs []trace.Record) []byte {
+	var b []byte
+	for _, r := range recs {
+		b = append(trace.AppendJSON(b, r), '\n')
+	}
+	return b
+}
+
+// reportFiles writes the traces of the tests to dir: the exhausted run is
+// split over two files, as a run resumed into a second trace would be.
+func reportFiles(t *testing.T, dir string) {
+	t.Helper()
+	ex := exhausted().recs
+	files := map[string][]byte{
+		"a.jsonl":     append(jsonl(complete().recs), jsonl(ex[:20])...),
+		"b.jsonl":     append(jsonl(ex[20:]), jsonl(stalled().recs)...),
+		"empty.jsonl": nil,
+		"bad.jsonl":   append(jsonl(ex[:1]), "{\"ts\":\"2025-03-14T15:09:26Z\"\n"...),
+		"short.jsonl": append(jsonl(ex[:1]), `{"ts":"2025-03-14T15:09:26Z","run_id":"r","seq":2,"event":"progress"}`+"\n"...),
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const wantReport = `3 runs: 1 complete, 2 partial (budget 1, quiet 1)
+
+budget utilization (spent/total, 3 runs)
+  p50  50.0%
+  p90  82.5%
+  p99  82.5%
+
+time by step kind (attempts and backoff sleeps)
+  step         attempts  time   share
+  tool:search  3         31s    34.4%
+  model        23        30.5s  33.9%
+  tool:pay     1         28s    31.1%
+  tool:fetch   1         500ms  0.6%
+
+runs out of budget: the step that spent most
+  run            spent  step  mostly       time  of run  held at the end
+  run-exhausted  49.5s  3     tool:search  26s   52.5%   step 18 model
+
+attempt outcomes
+  ok                24
+  we gave up        2  gave_up 1, quiet 1, cancelled 0
+  they failed       2  upstream_error 1, rate_limited 1, invalid 0
+  refused           1  not started: the budget or the phase refused them
+  retries given up  1  the backoff would have outlasted the budget
+
+reconciliation and orphans
+  done            0
+  failed          0
+  never_received  0
+  running         1
+  orphans         1
+`
+
+// wantUnfinished is a.jsonl alone: the exhausted run without its end.
+const wantUnfinished = `2 runs: 1 complete, 0 partial, 1 unfinished (no run_end)
+
+budget utilization (spent/total, 1 run)
+  p50  20.0%
+  p90  20.0%
+  p99  20.0%
+
+time by step kind (attempts and backoff sleeps)
+  step         attempts  time   share
+  tool:search  3         31s    70.5%
+  model        10        12.5s  28.4%
+  tool:fetch   1         500ms  1.1%
+
+attempt outcomes
+  ok                12
+  we gave up        0  gave_up 0, quiet 0, cancelled 0
+  they failed       2  upstream_error 1, rate_limited 1, invalid 0
+  refused           1  not started: the budget or the phase refused them
+  retries given up  1  the backoff would have outlasted the budget
+
+reconciliation and orphans
+  done            0
+  failed          0
+  never_received  0
+  running         0
+  orphans         0
+`
+
+func TestReport(t *testing.T) {
+	dir := t.TempDir()
+	reportFiles(t, dir)
+	path := func(name string) string { return filepath.Join(dir, name) }
+	cases := []struct {
+		name       string
+		args       []string
+		stdin      string
+		wantCode   int
+		wantStdout string // exactly; only the first line for usage
+		wantStderr []string
+	}{
+		{
+			name:       "runs are grouped by run ID across files, the run out of budget pinned on the slow search",
+			args:       []string{"report", path("a.jsonl"), path("b.jsonl")},
+			wantStdout: wantReport,
+		},
+		{
+			name:       "the order of files does not matter",
+			args:       []string{"report", path("b.jsonl"), path("a.jsonl")},
+			wantStdout: wantReport,
+		},
+		{
+			name:       "a file given twice is counted once",
+			args:       []string{"report", path("a.jsonl"), path("b.jsonl"), path("a.jsonl")},
+			wantStdout: wantReport,
+		},
+		{
+			name:       "- reads standard input",
+			args:       []string{"report", path("a.jsonl"), "-"},
+			stdin:      string(jsonl(exhausted().recs[20:])) + string(jsonl(stalled().recs)),
+			wantStdout: wantReport,
+		},
+		{
+			name:       "an empty trace has no runs",
+			args:       []string{"report", path("empty.jsonl")},
+			wantStdout: "0 runs: 0 complete, 0 partial\n",
+		},
+		{
+			name:       "a run without its end is counted as unfinished",
+			args:       []string{"report", path("a.jsonl")},
+			wantStdout: wantUnfinished,
+		},
+		{
+			name:       "no TRACE is bad usage",
+			args:       []string{"report", "--json"},
+			wantCode:   2,
+			wantStderr: []string{"harness report: no TRACE given", "try: harness report --help"},
+		},
+		{
+			name:       "a missing file is bad usage naming it",
+			args:       []string{"report", path("a.jsonl"), path("none.jsonl")},
+			wantCode:   2,
+			wantStderr: []string{"harness report: open " + path("none.jsonl") + ": no such file or directory", "try: harness report --help"},
+		},
+		{
+			name:       "a malformed line is bad usage naming file and line",
+			args:       []string{"report", path("a.jsonl"), path("bad.jsonl")},
+			wantCode:   2,
+			wantStderr: []string{"harness report: " + path("bad.jsonl") + ":2: not JSON: unexpected end of JSON input"},
+		},
+		{
+			name:       "a line without a field every record carries is bad usage naming file and line",
+			args:       []string{"report", path("short.jsonl")},
+			wantCode:   2,
+			wantStderr: []string{"harness report: " + path("short.jsonl") + ":2: no elapsed_ms"},
+		},
+		{
+			name:       "a bad line on standard input is named as stdin",
+			args:       []string{"report", "-"},
+			stdin:      "\n[]\n",
+			wantCode:   2,
+			wantStderr: []string{"harness report: stdin:2: a JSON array, not an object"},
+		},
+		{
+			name:       "a directory is bad usage",
+			args:       []string{"report", dir},
+			wantCode:   2,
+			wantStderr: []string{"harness report: read " + dir + ": is a directory\n"},
+		},
+		{
+			name:       "an unknown flag is bad usage",
+			args:       []string{"report", "--csv", path("a.jsonl")},
+			wantCode:   2,
+			wantStderr: []string{"flag provided but not defined: -csv", "try: harness report --help"},
+		},
+		{
+			name:       "--help prints its usage on stdout",
+			args:       []string{"report", "--help"},
+			wantStdout: "usage: harness report [--json] TRACE...\n",
+		},
+		{
+			name:       "help report prints its usage on stdout",
+			args:       []string{"help", "report"},
+			wantStdout: "usage: harness report [--json] TRACE...\n",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(t.Context(), tc.args, strings.NewReader(tc.stdin), &stdout, &stderr)
+			if code != tc.wantCode {
+				t.Errorf("exit code %d, want %d\nstderr:\n%s", code, tc.wantCode, &stderr)
+			}
+			got := stdout.String()
+			if strings.HasPrefix(tc.wantStdout, "usage:") {
+				got, _, _ = strings.Cut(got, "\n")
+				got += "\n"
+			}
+			if got != tc.wantStdout {
+				t.Errorf("stdout:\n%s\nwant:\n%s", &stdout, tc.wantStdout)
+			}
+			for _, want := range tc.wantStderr {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr does not contain %q:\n%s", want, &stderr)
+				}
+			}
+			if tc.wantStderr == nil && stderr.Len() > 0 {
+				t.Errorf("unexpected stderr:\n%s", &stderr)
+			}
+		})
+	}
+}
+
+func TestReportJSONIsOneObjectOfTheReport(t *testing.T) {
+	dir := t.TempDir()
+	reportFiles(t, dir)
+	var stdout, stderr bytes.Buffer
+	args := []string{"report", "--json", filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")}
+	if code := run(t.Context(), args, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit code %d: %s", code, &stderr)
+	}
+	dec := json.NewDecoder(bytes.NewReader(stdout.Bytes()))
+	var got trace.Report
+	if err := dec.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if dec.More() {
+		t.Error("more than one JSON value on stdout")
+	}
+	var recs []trace.Record
+	for _, r := range []*traceRun{complete(), exhausted(), stalled()} {
+		recs = append(recs, r.recs...)
+	}
+	if want := trace.Summarize(recs); !reflect.DeepEqual(got, want) {
+		t.Errorf("got\n%+v\nwant\n%+v", got, want)
+	}
+	if e := got.Exhausted; len(e) != 1 || e[0].Step != "tool:search" || e[0].StepIndex != 3 || e[0].HeldBy != "model" || e[0].HeldByIndex != 18 {
+		t.Errorf("exhausted %+v, want tool:search at step 3, held by model at step 18", e)
+	}
+	for _, key := range []string{`"we_gave_up":{"total":2,"by":{"cancelled":0,"gave_up":1,"quiet":1}}`, `"they_failed":{"total":2,`, `"utilization":{"runs":3,"p50":0.5,"p90":0.825,"p99":0.825}`} {
+		if !strings.Contains(stdout.String(), key) {
+			t.Errorf("stdout does not contain %s:\n%s", key, &stdout)
+		}
+	}
+}
+
+func TestReportOfAFailedWriteIsAnInternalError(t *testing.T) {
+	dir := t.TempDir()
+	reportFiles(t, dir)
+	for _, args := range [][]string{
+		{"report", filepath.Join(dir, "a.jsonl")},
+		{"report", "--json", filepath.Join(dir, "a.jsonl")},
+	} {
+		t.Run(strings.Join(args[:len(args)-1], " "), func(t *testing.T) {
+			var stderr bytes.Buffer
+			if code := run(t.Context(), args, nil, failingWriter{}, &stderr); code != 1 {
+				t.Errorf("exit code %d, want 1", code)
+			}
+			if want := "harness report: file already closed\n"; stderr.String() != want {
+				t.Errorf("stderr = %q, want %q", stderr.String(), want)
+			}
+		})
+	}
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/trace"
+)
+
+const demoTools = "../../examples/demo/tools.yaml"
+
+// TestRunCommand drives `harness run` on the embedded simulated model and
+// the demo tools. Time is real here (the whole command, flags to exit
+// code), so the runs are short and the assertions are about labels, codes
+// and order, not durations; the loop's exact timing is tested in package
+// harness under synctest.
+func TestRunCommand(t *testing.T) {
+	dir := t.TempDir()
+	badTools := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(badTools, []byte("tools:\n  - name: x\n    builtin: search\n    efect: read\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name       string
+		args       []string
+		stdin      string
+		code       int
+		wantStdout []string
+		wantStderr []string
+	}{
+		{
+			name:       "a run that answers is complete and exits 0",
+			args:       []string{"run", "--budget", "20s", "--tools", demoTools, "What is a deadline budget?"},
+			code:       exitOK,
+			wantStdout: []string{`[sim] Answer to "What is a deadline budget?"`, "search returned", "fetch returned"},
+			wantStderr: []string{"complete · cause none · 2 steps"},
+		},
+		{
+			name:       "a run out of steps is partial, leads with its boundary and exits 3",
+			args:       []string{"run", "--budget", "20s", "--max-steps", "1", "--tools", demoTools, "What is a deadline budget?"},
+			code:       exitPartial,
+			wantStdout: []string{"PARTIAL RESULT. Reached the step limit at step 1:", "Established:"},
+			wantStderr: []string{"partial · cause max_steps", "partial result: the run landed early (cause max_steps)"},
+		},
+		{
+			name:       "the task can come from standard input",
+			args:       []string{"run", "--budget", "5s", "-"},
+			stdin:      "  Summarize nothing.\n",
+			code:       exitOK,
+			wantStdout: []string{`Summarize nothing.`},
+		},
+		{"a zero budget is bad usage", []string{"run", "--budget", "0s", "q"}, "", exitUsage, nil, []string{"--budget 0s: must be positive", "try: harness run --help"}},
+		{"a budget that is not a duration is bad usage", []string{"run", "--budget", "soon", "q"}, "", exitUsage, nil, []string{`invalid value "soon" for flag -budget`}},
+		{"a reserve as large as the budget is bad usage", []string{"run", "--budget", "1s", "--reserve", "1s", "q"}, "", exitUsage, nil, []string{"reserve"}},
+		{"no task is bad usage", []string{"run"}, "", exitUsage, nil, []string{"want exactly one TASK"}},
+		{"an empty task is bad usage", []string{"run", "-"}, "  \n", exitUsage, nil, []string{"the task is empty"}},
+		{"a bad tool config names the field and line", []string{"run", "--tools", badTools, "q"}, "", exitUsage, nil, []string{"bad.yaml:4", "efect"}},
+		{"a bad --progress is bad usage", []string{"run", "--progress", "sometimes", "q"}, "", exitUsage, nil, []string{`--progress "sometimes"`}},
+		{"--base-url with the embedded model is bad usage", []string{"run", "--base-url", "http://127.0.0.1:1/v1", "q"}, "", exitUsage, nil, []string{"--base-url: not used with --model sim"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(t.Context(), tc.args, strings.NewReader(tc.stdin), &stdout, &stderr)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout.String(), stderr.String())
+			}
+			for _, want := range tc.wantStdout {
+				if !strings.Contains(stdout.String(), want) {
+					t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+				}
+			}
+			for _, want := range tc.wantStderr {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+				}
+			}
+			if tc.code == exitUsage && stdout.Len() != 0 {
+				t.Errorf("bad usage printed on stdout: %s", stdout.String())
+			}
+		})
+	}
+}
+
+func TestRunJSONAndTraceFollowTheContract(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.jsonl")
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"run", "--json", "--budget", "20s", "--tools", demoTools, "--trace", path, "q"},
+		strings.NewReader(""), &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(stdout.Bytes(), &fields); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, stdout.String())
+	}
+	for _, f := range []string{"run_id", "status", "cause", "answer", "boundary", "established", "not_established",
+		"in_flight", "budget", "steps", "attempts", "orphans"} {
+		if _, ok := fields[f]; !ok {
+			t.Errorf("the JSON result lacks %q", f)
+		}
+	}
+	var res landing.Result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil || res.Status != landing.Complete || res.Budget.TotalMs != 20000 {
+		t.Errorf("result %+v (%v)", res, err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := trace.ReadRecords(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) < 4 || recs[0].Event != trace.RunStart || recs[len(recs)-1].Event != trace.RunEnd || recs[0].RunID != res.RunID {
+		t.Fatalf("trace %d records, first %+v, last %+v", len(recs), recs[0], recs[len(recs)-1])
+	}
+	starts := 0
+	for i, r := range recs {
+		if r.Seq != int64(i+1) {
+			t.Errorf("record %d has seq %d", i, r.Seq)
+		}
+		if r.Event == trace.AttemptStart {
+			starts++
+		}
+	}
+	if starts != res.Attempts {
+		t.Errorf("%d attempt_start records, %d attempts in the result", starts, res.Attempts)
+	}
+}

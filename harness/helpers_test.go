@@ -1,0 +1,204 @@
+package harness_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/model"
+	"github.com/glidepath/glidepath/sim"
+	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/tools/kit"
+	"github.com/glidepath/glidepath/trace"
+)
+
+// newModel returns the real model client, speaking to srv. Its backoff
+// sleeps the middle of the jitter range, so that exact times are
+// predictable.
+func newModel(t *testing.T, srv *sim.Server) *model.Client {
+	t.Helper()
+	c, err := model.New(model.Config{
+		BaseURL:    srv.URL,
+		HTTPClient: srv.Client(),
+		Model:      sim.ModelID,
+		Backoff:    backoffMiddle,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func registry(t *testing.T, ts ...tools.Tool) *tools.Registry {
+	t.Helper()
+	reg := tools.NewRegistry(nil)
+	for _, tool := range ts {
+		if err := reg.Register(tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return reg
+}
+
+// calls keeps when each local tool started and ended, in fake time.
+type calls struct {
+	mu     sync.Mutex
+	start  time.Time
+	starts map[string]time.Duration
+	ends   map[string]time.Duration
+}
+
+func newCalls() *calls {
+	return &calls{start: time.Now(), starts: map[string]time.Duration{}, ends: map[string]time.Duration{}}
+}
+
+func (c *calls) mark(m map[string]time.Duration, name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m[name] = time.Since(c.start)
+}
+
+func (c *calls) at(m map[string]time.Duration, name string) (time.Duration, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := m[name]
+	return d, ok
+}
+
+// sleeper is a local tool that works for d, honoring its context, and
+// answers out.
+func (c *calls) sleeper(name string, d time.Duration, out string) tools.Tool {
+	return c.sleeperSpec(tools.Spec{Name: name, Effect: tools.Read}, d, out)
+}
+
+func (c *calls) sleeperSpec(spec tools.Spec, d time.Duration, out string) tools.Tool {
+	return tools.Func(spec, func(ctx context.Context, _ json.RawMessage, _ tools.Progress) (any, error) {
+		c.mark(c.starts, spec.Name)
+		defer c.mark(c.ends, spec.Name)
+		select {
+		case <-time.After(d):
+			return out, nil
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	})
+}
+
+func records(t *testing.T, buf *bytes.Buffer) []trace.Record {
+	t.Helper()
+	recs, err := trace.ReadRecords(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func only(recs []trace.Record, ev trace.Event, step string) []trace.Record {
+	var out []trace.Record
+	for _, r := range recs {
+		if r.Event == ev && (step == "" || r.Step == step) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// chatRequests drops the sim's other requests, such as GET /v1/models.
+func chatRequests(srv *sim.Server) []sim.Request {
+	var out []sim.Request
+	for _, r := range srv.Requests() {
+		if r.Completion > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+var backoffMiddle = budget.Backoff{Rand: func(n int64) int64 { return n / 2 }}
+
+// kitServer serves tools built with the kit over in-memory connections: a
+// real http.Server and a real http.Transport, joined by net.Pipe, so that
+// remote calls run inside a synctest bubble with fake time.
+type kitServer struct {
+	kit *kit.Server
+	hs  *http.Server
+	tr  *http.Transport
+	l   *pipeListener
+	wg  sync.WaitGroup
+}
+
+func startKit(t *testing.T, ts ...kit.Tool) *kitServer {
+	t.Helper()
+	k := &kitServer{kit: &kit.Server{}, l: newPipeListener()}
+	for _, tool := range ts {
+		if err := k.kit.Register(tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k.hs = &http.Server{Handler: k.kit}
+	k.tr = &http.Transport{DialContext: k.l.dial}
+	k.wg.Go(func() { k.hs.Serve(k.l) })
+	return k
+}
+
+func (k *kitServer) client() *http.Client { return &http.Client{Transport: k.tr} }
+
+// close ends every connection and waits for every goroutine the server
+// and its handlers started.
+func (k *kitServer) close() {
+	k.hs.Close()
+	k.kit.Close()
+	k.wg.Wait()
+	k.tr.CloseIdleConnections()
+}
+
+// pipeListener is a net.Listener whose connections are net.Pipe pairs.
+type pipeListener struct {
+	conns     chan net.Conn
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func newPipeListener() *pipeListener {
+	return &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	server, client := net.Pipe()
+	select {
+	case l.conns <- server:
+		return client, nil
+	case <-l.closed:
+	case <-ctx.Done():
+	}
+	server.Close()
+	client.Close()
+	return nil, net.ErrClosed
+}
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "tools.invalid" }

@@ -1,0 +1,117 @@
+// Package demo holds the builtin tools of `harness run`'s demo: small local
+// tools with fixed, deterministic outputs and realistic latencies, so that a
+// run on the embedded simulated model shows leases, parallel calls and
+// progress without any network. They honor their context like well-behaved
+// tools: a lease that ends stops them.
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/glidepath/glidepath/tools"
+)
+
+// Builtins returns the demo tools by name, for the `builtin` field of a tool
+// config. Each call returns fresh values, so callers may not share them.
+func Builtins() map[string]tools.Tool {
+	return map[string]tools.Tool{
+		"search":        tools.Func(searchSpec, search),
+		"fetch":         tools.Func(fetchSpec, fetch),
+		"deep_research": tools.Func(researchSpec, research),
+	}
+}
+
+var (
+	searchSpec = tools.Spec{
+		Name:        "search",
+		Description: "Search a small fixed index; returns the three best titles and URLs.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`),
+		Effect:      tools.Read,
+		Ceiling:     2 * time.Second,
+		P50:         80 * time.Millisecond,
+		P95:         200 * time.Millisecond,
+	}
+	fetchSpec = tools.Spec{
+		Name:        "fetch",
+		Description: "Fetch a page of the fixed index and return its summary.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}`),
+		Effect:      tools.Read,
+		Ceiling:     3 * time.Second,
+		P50:         300 * time.Millisecond,
+		P95:         800 * time.Millisecond,
+	}
+	researchSpec = tools.Spec{
+		Name:        "deep_research",
+		Description: "Read several sources on a topic and report findings; slow, with progress heartbeats.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"topic":{"type":"string"}},"required":["topic"]}`),
+		Effect:      tools.Read,
+		Speculative: true,
+		Ceiling:     10 * time.Second,
+		P50:         2 * time.Second,
+		P95:         4 * time.Second,
+	}
+)
+
+// sleep waits d or until ctx ends, returning the context's cause.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func search(ctx context.Context, args json.RawMessage, _ tools.Progress) (any, error) {
+	var in struct{ Query string }
+	if err := json.Unmarshal(args, &in); err != nil {
+		return nil, err
+	}
+	if err := sleep(ctx, searchSpec.P50); err != nil {
+		return nil, err
+	}
+	slug := strings.Join(strings.Fields(strings.ToLower(in.Query)), "-")
+	type hit struct{ Title, URL string }
+	hits := make([]hit, 3)
+	for i := range hits {
+		hits[i] = hit{fmt.Sprintf("%s, part %d", in.Query, i+1), fmt.Sprintf("https://index.example/%s/%d", slug, i+1)}
+	}
+	return map[string]any{"query": in.Query, "results": hits}, nil
+}
+
+func fetch(ctx context.Context, args json.RawMessage, _ tools.Progress) (any, error) {
+	var in struct{ URL string }
+	if err := json.Unmarshal(args, &in); err != nil {
+		return nil, err
+	}
+	if err := sleep(ctx, fetchSpec.P50); err != nil {
+		return nil, err
+	}
+	return map[string]any{"url": in.URL, "summary": "A run gets one deadline; every timeout is leased from what remains of it."}, nil
+}
+
+// research reports a heartbeat per source read: units that grow are what
+// keeps a run's quiet clock from calling a long tool stalled.
+func research(ctx context.Context, args json.RawMessage, p tools.Progress) (any, error) {
+	var in struct{ Topic string }
+	if err := json.Unmarshal(args, &in); err != nil {
+		return nil, err
+	}
+	const sources = 4
+	for i := range sources {
+		if err := sleep(ctx, researchSpec.P50/sources); err != nil {
+			return nil, err
+		}
+		p.Report(int64(i+1), sources, fmt.Sprintf("read source %d of %d", i+1, sources))
+	}
+	return map[string]any{"topic": in.Topic, "findings": []string{
+		"Deadlines compose where timeouts do not.",
+		"A reserve kept for landing turns a timeout into a labeled partial answer.",
+	}}, nil
+}

@@ -1,0 +1,91 @@
+package demo_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/tools/demo"
+)
+
+func TestEachDemoToolAnswersInItsUsualTime(t *testing.T) {
+	cases := []struct {
+		name, args string
+		took       time.Duration
+		want       string
+		heartbeats int
+	}{
+		{"search", `{"query":"deadline budget"}`, 80 * time.Millisecond, "https://index.example/deadline-budget/1", 0},
+		{"fetch", `{"url":"https://index.example/x"}`, 300 * time.Millisecond, "leased from what remains", 0},
+		{"deep_research", `{"topic":"deadlines"}`, 2 * time.Second, "Deadlines compose", 4},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				reg := tools.NewRegistry(nil)
+				if err := reg.Register(demo.Builtins()[tc.name]); err != nil {
+					t.Fatal(err)
+				}
+				b, err := budget.New(budget.Config{Total: time.Minute})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var beats atomic.Int32
+				run := &tools.Run{Budget: b, Observer: tools.Observer{Event: func(e tools.Event) {
+					if e.Kind == tools.Heartbeat {
+						beats.Add(1)
+					}
+				}}}
+				start := time.Now()
+				res := reg.Call(t.Context(), run, tc.name, json.RawMessage(tc.args))
+				if res.Err != "" || !strings.Contains(string(res.Output), tc.want) {
+					t.Fatalf("result %+v", res)
+				}
+				if got := time.Since(start); got != tc.took {
+					t.Errorf("took %v, want %v", got, tc.took)
+				}
+				if beats.Load() != int32(tc.heartbeats) {
+					t.Errorf("%d heartbeats, want %d", beats.Load(), tc.heartbeats)
+				}
+			})
+		})
+	}
+}
+
+func TestADemoToolStopsWhenTheRunIsCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := tools.NewRegistry(nil)
+		if err := reg.Register(demo.Builtins()["deep_research"]); err != nil {
+			t.Fatal(err)
+		}
+		b, err := budget.New(budget.Config{Total: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopped := errors.New("stopped by the test")
+		ctx, cancel := context.WithCancelCause(t.Context())
+		time.AfterFunc(900*time.Millisecond, func() { cancel(stopped) })
+		var beats atomic.Int32
+		run := &tools.Run{Budget: b, Observer: tools.Observer{Event: func(e tools.Event) {
+			if e.Kind == tools.Heartbeat {
+				beats.Add(1)
+			}
+		}}}
+		start := time.Now()
+		res := reg.Call(ctx, run, "deep_research", json.RawMessage(`{"topic":"x"}`))
+		if got := time.Since(start); got != 900*time.Millisecond {
+			t.Errorf("returned after %v, want 900ms", got)
+		}
+		if res.Err == "" || res.State != tools.StateCancelled || beats.Load() != 1 {
+			t.Errorf("result %+v after %d heartbeats; want cancelled after one", res, beats.Load())
+		}
+		reg.Wait()
+	})
+}

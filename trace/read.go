@@ -1,0 +1,145 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// MaxLine is the longest trace line [ReadRecords] accepts, in bytes. The
+// [Writer] writes far shorter ones; a longer line is not a trace's.
+const MaxLine = 1 << 20
+
+// ErrBadRecord is matched by every [*LineError]: a line of a trace that is
+// not a record.
+var ErrBadRecord = errors.New("trace: bad record")
+
+// LineError reports a line of a trace that is not a record: not a JSON
+// object, a field of the wrong type, a field every record carries missing,
+// or a line longer than [MaxLine]. It matches [ErrBadRecord].
+type LineError struct {
+	Line int // 1-based
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("trace: line %d: %v", e.Line, e.Err) }
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Is reports whether target is [ErrBadRecord].
+func (e *LineError) Is(target error) bool { return target == ErrBadRecord }
+
+// ReadRecords parses a JSONL trace, as a [Writer] writes it, into its
+// records, in file order. Blank lines are skipped and unknown fields
+// ignored, so a newer trace still reads. The first line that is not a
+// record ends the read with a [*LineError] naming it; an error of r itself
+// is returned as it is.
+func ReadRecords(r io.Reader) ([]Record, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLine+1) // +1: room for the newline
+	var recs []Record
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Bytes()
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		rec, err := parseRecord(line)
+		if err != nil {
+			return nil, &LineError{Line: n, Err: err}
+		}
+		recs = append(recs, rec)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, &LineError{Line: n + 1, Err: fmt.Errorf("longer than %d bytes", MaxLine)}
+		}
+		return nil, err
+	}
+	return recs, nil
+}
+
+// jsonRecord is a Record as the JSON of a trace line spells it. The fields
+// every record carries are pointers, so that a missing one is told apart
+// from a zero one.
+type jsonRecord struct {
+	TS          *time.Time `json:"ts"`
+	RunID       *string    `json:"run_id"`
+	Seq         *int64     `json:"seq"`
+	Event       *Event     `json:"event"`
+	ElapsedMs   *int64     `json:"elapsed_ms"`
+	RemainingMs *int64     `json:"remaining_ms"`
+	Phase       *string    `json:"phase"`
+
+	Step        string  `json:"step"`
+	StepIndex   int     `json:"step_index"`
+	Attempt     int     `json:"attempt"`
+	GrantedMs   int64   `json:"granted_ms"`
+	ResendCount int     `json:"resend_count"`
+	Outcome     Outcome `json:"outcome"`
+	Status      int     `json:"status"`
+	Keepalives  int64   `json:"keepalives"`
+	Chunks      int64   `json:"chunks"`
+	Tokens      int64   `json:"tokens"`
+	Key         string  `json:"idempotency_key"`
+	SleepMs     int64   `json:"sleep_ms"`
+	Source      string  `json:"source"`
+	GaveUp      bool    `json:"gave_up"`
+	Reason      string  `json:"reason"`
+	Units       int64   `json:"units"`
+	Total       int64   `json:"total"`
+	From        string  `json:"from"`
+	To          string  `json:"to"`
+	State       string  `json:"state"`
+	TotalMs     int64   `json:"total_ms"`
+	Cause       string  `json:"cause"`
+	Result      string  `json:"result"`
+	Message     string  `json:"message"`
+}
+
+func parseRecord(line []byte) (Record, error) {
+	var j jsonRecord
+	if err := json.Unmarshal(line, &j); err != nil {
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+			if te.Field == "" {
+				return Record{}, fmt.Errorf("a JSON %s, not an object", te.Value)
+			}
+			return Record{}, fmt.Errorf("%s is a JSON %s, want %v", te.Field, te.Value, te.Type)
+		}
+		if _, ok := errors.AsType[*time.ParseError](err); ok {
+			return Record{}, fmt.Errorf("ts: %w", err) // the only time a record has
+		}
+		return Record{}, fmt.Errorf("not JSON: %w", err)
+	}
+	for _, f := range []struct {
+		name    string
+		missing bool
+	}{
+		{"ts", j.TS == nil},
+		{"run_id", j.RunID == nil},
+		{"seq", j.Seq == nil},
+		{"event", j.Event == nil},
+		{"elapsed_ms", j.ElapsedMs == nil},
+		{"remaining_ms", j.RemainingMs == nil},
+		{"phase", j.Phase == nil},
+	} {
+		if f.missing {
+			return Record{}, fmt.Errorf("no %s", f.name)
+		}
+	}
+	return Record{
+		TS: *j.TS, RunID: *j.RunID, Seq: *j.Seq, Event: *j.Event,
+		ElapsedMs: *j.ElapsedMs, RemainingMs: *j.RemainingMs, Phase: *j.Phase,
+		Step: j.Step, StepIndex: j.StepIndex, Attempt: j.Attempt, GrantedMs: j.GrantedMs,
+		ResendCount: j.ResendCount, Outcome: j.Outcome, Status: j.Status,
+		Keepalives: j.Keepalives, Chunks: j.Chunks, Tokens: j.Tokens, Key: j.Key,
+		SleepMs: j.SleepMs, Source: j.Source, GaveUp: j.GaveUp, Reason: j.Reason,
+		Units: j.Units, Total: j.Total, From: j.From, To: j.To, State: j.State,
+		TotalMs: j.TotalMs, Cause: j.Cause, Result: j.Result, Message: j.Message,
+	}, nil
+}

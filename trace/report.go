@@ -1,0 +1,329 @@
+package trace
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+)
+
+// A Report summarizes the traces of many runs (SPEC §6): how much of its
+// budget each run spent, where the time went, what spent the budget of
+// the runs that ran out, how attempts ended and what was left to
+// reconcile. It marshals with encoding/json as `harness report --json`
+// prints it; its maps always hold the keys of the SPEC's vocabulary, zero
+// or not, so a reader finds them.
+type Report struct {
+	Runs       int            `json:"runs"`
+	Unfinished int            `json:"unfinished"` // runs whose trace has no run_end
+	Results    map[string]int `json:"results"`    // finished runs by result: complete, partial
+	Causes     map[string]int `json:"causes"`     // finished runs by cause: budget, quiet, cancelled, max_steps, upstream
+
+	Utilization Utilization  `json:"utilization"`
+	Steps       []StepTime   `json:"steps"`     // by time spent, most first
+	Exhausted   []Exhaustion `json:"exhausted"` // the runs that ended with cause budget, by run ID
+
+	Outcomes   Outcomes       `json:"outcomes"`
+	Reconciled map[string]int `json:"reconciled"` // reconcile records by state: done, failed, never_received, running
+	Orphans    int            `json:"orphans"`    // orphan records
+}
+
+// Utilization is the spread of spent/total over the finished runs whose
+// budget the trace gives, as nearest-rank percentiles: 1 is a run that
+// spent its whole budget.
+type Utilization struct {
+	Runs int     `json:"runs"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+}
+
+// StepTime is the time one step kind ("model", "tool:NAME", "agent:NAME")
+// spent over all runs: the durations of its attempts, from attempt_start to
+// attempt_end, plus the backoff sleeps before its retries. Attempts that
+// ran in parallel each count in full.
+type StepTime struct {
+	Step     string  `json:"step"`
+	Attempts int     `json:"attempts"`
+	Ms       int64   `json:"ms"`
+	Share    float64 `json:"share"` // of the time of all step kinds
+}
+
+// Exhaustion names what spent the budget of a run that ran out (run_end
+// cause budget): the step, one model turn and the calls it asked for,
+// whose attempts and backoff sleeps took the most time, and within it the
+// step kind that took most. Usually that is not the step that held the
+// budget when it ran out, which HeldBy names: the last attempt started
+// before landing. Landing itself spends the reserve, so it counts for
+// neither.
+type Exhaustion struct {
+	RunID       string  `json:"run_id"`
+	SpentMs     int64   `json:"spent_ms"`   // run_end's elapsed_ms
+	StepIndex   int     `json:"step_index"` // −1 when the run made no attempt before landing
+	Step        string  `json:"step"`       // the kind that took most of step StepIndex; "" with no attempt
+	Ms          int64   `json:"ms"`         // the time of step StepIndex
+	Share       float64 `json:"share"`      // Ms / SpentMs
+	HeldBy      string  `json:"held_by"`    // "" with no attempt
+	HeldByIndex int     `json:"held_by_index"`
+}
+
+// Outcomes counts how attempts ended (attempt_end), "we gave up" apart
+// from "they failed" ([Outcome.Ours]), and the work that never became an
+// attempt.
+type Outcomes struct {
+	OK     int            `json:"ok"`
+	Ours   Side           `json:"we_gave_up"`  // gave_up, quiet, cancelled
+	Theirs Side           `json:"they_failed"` // upstream_error, rate_limited, invalid
+	Other  map[string]int `json:"other"`       // outcomes outside the vocabulary, "" included
+
+	Refused        int `json:"refused"`          // attempts the budget or a gate refused before they started
+	RetriesGivenUp int `json:"retries_given_up"` // backoff records that gave up: the sleep would have outlasted the budget
+}
+
+// Side is one side's outcomes: their sum and each one's count.
+type Side struct {
+	Total int             `json:"total"`
+	By    map[Outcome]int `json:"by"`
+}
+
+// landPhase is landing.Land's name, as the harness writes it in a
+// record's phase; package landing is not imported for one word.
+const landPhase = "land"
+
+// Summarize builds the Report of the runs whose records are given, from
+// one trace or many, in any order: records are grouped by run ID and
+// ordered by seq, and a record whose run ID and seq were already seen is
+// counted once, so a trace given twice is not counted twice.
+func Summarize(records []Record) Report {
+	rep := Report{
+		Results:    zeros("complete", "partial"),
+		Causes:     zeros("budget", "quiet", "cancelled", "max_steps", "upstream"),
+		Steps:      []StepTime{},
+		Exhausted:  []Exhaustion{},
+		Reconciled: zeros("done", "failed", "never_received", "running"),
+		Outcomes: Outcomes{
+			Ours:   Side{By: map[Outcome]int{GaveUp: 0, Quiet: 0, Cancelled: 0}},
+			Theirs: Side{By: map[Outcome]int{UpstreamError: 0, RateLimited: 0, Invalid: 0}},
+			Other:  map[string]int{},
+		},
+	}
+	runs := map[string][]Record{}
+	for _, r := range records {
+		runs[r.RunID] = append(runs[r.RunID], r)
+	}
+	steps := map[string]*StepTime{}
+	var utils []float64
+	for _, id := range slices.Sorted(maps.Keys(runs)) {
+		recs := runs[id]
+		slices.SortStableFunc(recs, func(a, b Record) int { return cmp.Compare(a.Seq, b.Seq) })
+		recs = slices.CompactFunc(recs, func(a, b Record) bool { return a.Seq == b.Seq })
+		rs := rep.walk(recs, steps)
+		rep.Runs++
+		if rs.end == nil {
+			rep.Unfinished++
+			continue
+		}
+		rep.Results[rs.end.Result]++
+		if rs.end.Cause != "" {
+			rep.Causes[rs.end.Cause]++
+		}
+		if total := rs.total(); total > 0 {
+			utils = append(utils, float64(rs.end.ElapsedMs)/float64(total))
+		}
+		if rs.end.Cause == "budget" {
+			rep.Exhausted = append(rep.Exhausted, rs.exhaustion(id))
+		}
+	}
+
+	slices.Sort(utils)
+	rep.Utilization = Utilization{Runs: len(utils), P50: nearestRank(utils, 50), P90: nearestRank(utils, 90), P99: nearestRank(utils, 99)}
+	var all int64
+	for _, s := range steps {
+		all += s.Ms
+	}
+	for _, s := range steps {
+		if all > 0 {
+			s.Share = float64(s.Ms) / float64(all)
+		}
+		rep.Steps = append(rep.Steps, *s)
+	}
+	slices.SortFunc(rep.Steps, func(a, b StepTime) int {
+		return cmp.Or(cmp.Compare(b.Ms, a.Ms), cmp.Compare(a.Step, b.Step))
+	})
+	return rep
+}
+
+// runState is what one run's walk keeps.
+type runState struct {
+	start, end *Record
+	last       int64                      // the elapsed_ms of the run's last record
+	byIndex    map[int]map[string]int64   // time by step index and kind, landing excluded
+	holder     *Record                    // the last attempt_start before landing
+	pending    map[attemptKey][]pendingAt // started attempts not yet ended, oldest first
+}
+
+// attemptKey tells one physical request from another; parallel calls of
+// one tool in one step differ in their idempotency keys.
+type attemptKey struct {
+	step          string
+	index, number int
+	key           string
+}
+
+type pendingAt struct {
+	elapsed int64
+	landing bool
+}
+
+// walk reads one run's records, in seq order, into rep and steps.
+func (rep *Report) walk(recs []Record, steps map[string]*StepTime) *runState {
+	rs := &runState{byIndex: map[int]map[string]int64{}, pending: map[attemptKey][]pendingAt{}}
+	spend := func(step string, index int, ms int64, landing bool) {
+		s := steps[step]
+		if s == nil {
+			s = &StepTime{Step: step}
+			steps[step] = s
+		}
+		s.Ms += ms
+		if landing {
+			return
+		}
+		if rs.byIndex[index] == nil {
+			rs.byIndex[index] = map[string]int64{}
+		}
+		rs.byIndex[index][step] += ms
+	}
+	var prev *Record // the last attempt record, whose step a backoff sleep belongs to
+	for i := range recs {
+		r := &recs[i]
+		rs.last = r.ElapsedMs
+		switch r.Event {
+		case RunStart:
+			rs.start = r
+		case RunEnd:
+			rs.end = r
+		case AttemptStart:
+			k := attemptKey{r.Step, r.StepIndex, r.Attempt, r.Key}
+			landing := r.Phase == landPhase
+			rs.pending[k] = append(rs.pending[k], pendingAt{r.ElapsedMs, landing})
+			spend(r.Step, r.StepIndex, 0, landing)
+			steps[r.Step].Attempts++
+			if !landing {
+				rs.holder = r
+			}
+			prev = r
+		case AttemptEnd:
+			k := attemptKey{r.Step, r.StepIndex, r.Attempt, r.Key}
+			if q := rs.pending[k]; len(q) > 0 {
+				spend(r.Step, r.StepIndex, max(r.ElapsedMs-q[0].elapsed, 0), q[0].landing)
+				rs.pending[k] = q[1:]
+			}
+			rep.count(r.Outcome)
+			prev = r
+		case Refused:
+			rep.Outcomes.Refused++
+		case Backoff:
+			switch {
+			case r.GaveUp:
+				rep.Outcomes.RetriesGivenUp++ // no sleep happened
+			case r.Step != "":
+				spend(r.Step, r.StepIndex, r.SleepMs, r.Phase == landPhase)
+			case prev != nil:
+				spend(prev.Step, prev.StepIndex, r.SleepMs, r.Phase == landPhase)
+			}
+		case Reconcile:
+			rep.Reconciled[r.State]++
+		case Orphan:
+			rep.Orphans++
+		}
+	}
+	// An attempt the trace never ended (the run was cut short) ran until
+	// the run's last word, so its time is not lost from the report.
+	end := rs.last
+	if rs.end != nil {
+		end = rs.end.ElapsedMs
+	}
+	for k, q := range rs.pending {
+		for _, p := range q {
+			spend(k.step, k.index, max(end-p.elapsed, 0), p.landing)
+		}
+	}
+	return rs
+}
+
+func (rep *Report) count(o Outcome) {
+	switch {
+	case o == OK:
+		rep.Outcomes.OK++
+	case o.Ours():
+		rep.Outcomes.Ours.Total++
+		rep.Outcomes.Ours.By[o]++
+	case o == UpstreamError || o == RateLimited || o == Invalid:
+		rep.Outcomes.Theirs.Total++
+		rep.Outcomes.Theirs.By[o]++
+	default:
+		rep.Outcomes.Other[string(o)]++
+	}
+}
+
+// total is the run's budget B: run_start's total_ms, else run_end's, else
+// what run_start says was spent and left.
+func (rs *runState) total() int64 {
+	switch {
+	case rs.start != nil && rs.start.TotalMs > 0:
+		return rs.start.TotalMs
+	case rs.end != nil && rs.end.TotalMs > 0:
+		return rs.end.TotalMs
+	case rs.start != nil:
+		return rs.start.ElapsedMs + rs.start.RemainingMs
+	}
+	return 0
+}
+
+// exhaustion names the step that spent most of a run that ran out. Ties
+// go to the earlier step and, within a step, to the kind first in order.
+func (rs *runState) exhaustion(id string) Exhaustion {
+	e := Exhaustion{RunID: id, SpentMs: rs.end.ElapsedMs, StepIndex: -1}
+	for _, index := range slices.Sorted(maps.Keys(rs.byIndex)) {
+		var sum int64
+		for _, ms := range rs.byIndex[index] {
+			sum += ms
+		}
+		if e.StepIndex < 0 || sum > e.Ms {
+			e.StepIndex, e.Ms = index, sum
+		}
+	}
+	if e.StepIndex >= 0 {
+		kinds := rs.byIndex[e.StepIndex]
+		var most int64 = -1
+		for _, kind := range slices.Sorted(maps.Keys(kinds)) {
+			if kinds[kind] > most {
+				e.Step, most = kind, kinds[kind]
+			}
+		}
+	}
+	if e.SpentMs > 0 {
+		e.Share = float64(e.Ms) / float64(e.SpentMs)
+	}
+	if rs.holder != nil {
+		e.HeldBy, e.HeldByIndex = rs.holder.Step, rs.holder.StepIndex
+	}
+	return e
+}
+
+// nearestRank is the p-th percentile of sorted by the nearest-rank method:
+// the smallest value with at least p% of the values at or below it.
+func nearestRank(sorted []float64, p int) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := (p*len(sorted) + 99) / 100 // ⌈p·n/100⌉
+	return sorted[max(rank, 1)-1]
+}
+
+func zeros(keys ...string) map[string]int {
+	m := make(map[string]int, len(keys))
+	for _, k := range keys {
+		m[k] = 0
+	}
+	return m
+}
