@@ -16,14 +16,17 @@ func main() {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	// The first signal asks the command to stop well: a run lands now and
-	// says so, a server shuts down. The second stops the process at once.
 	// This goroutine lives as long as the process, which it may end.
-	go func() {
-		<-signals
-		cancel(harness.ErrInterrupted)
-		<-signals
-		os.Exit(exitInterrupted)
-	}()
+	go interrupts(signals, cancel, os.Exit)
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// interrupts turns signals into the two stages of SPEC §4: the first asks
+// the command to stop well (a run lands now and says so, a server shuts
+// down); the second ends the process at once with exit code 130.
+func interrupts(signals <-chan os.Signal, cancel context.CancelCauseFunc, exit func(int)) {
+	<-signals
+	cancel(harness.ErrInterrupted)
+	<-signals
+	exit(exitInterrupted)
 }
