@@ -85,7 +85,7 @@ func TestCtrlCLandsARealRunWithCauseCancelled(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
 		os.WriteFile(pidFile, nil, 0o600) // releases the reader
-		t.Fatalf("the tool did not start within 30s; stderr so far:\n%s", stderrText.String())
+		t.Fatal("the tool did not start within 30s")
 	}
 	var pid int
 	if _, err := fmt.Sscan(string(data), &pid); err != nil {
