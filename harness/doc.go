@@ -33,11 +33,16 @@
 // A step is one model turn plus the tool calls it asked for. A turn is a
 // [model.Client.Complete] on work leases of the budget, offered the
 // registry's tools, with parallel tool calls allowed only in the explore
-// phase. An answer without tool calls ends the run: complete. Otherwise
+// phase. An answer without tool calls ends the run: complete. A reply
+// without tool calls that is not a whole answer (empty, or cut by the
+// token limit or a content filter: finish reason "length" or
+// "content_filter") lands the run with [landing.CauseUpstream]. Otherwise
 // every call gets a tool message back, refused and failed ones included,
 // since the API rejects a conversation that leaves one unanswered. In the
 // explore phase the calls of a step run at once, at most
-// [Config.Parallel]; from narrow on one by one, and a speculative tool is
+// [Config.Parallel]; from narrow on one by one (a call that waited for a
+// slot while the run narrowed then waits for the calls in flight and runs
+// alone: it would be a new branch), and a speculative tool is
 // refused; in fit a call runs only if the ladder admits its p95
 // ([landing.Ladder.Admit]); in land none runs. A refused call's message
 // tells the model why, in the gate's words.
@@ -94,8 +99,8 @@
 // # Goroutines
 //
 // Run blocks until the run has ended. The only goroutines it starts are
-// those of a step's parallel tool calls, on an errgroup it waits for
-// before the next turn; every one has ended when Run returns. A local tool
+// those of a step's parallel tool calls, which it waits for before the
+// next turn; every one has ended when Run returns. A local tool
 // function that ignores its context is not waited for: its call returns
 // when its lease ends, and the function belongs to the [tools.Registry]
 // until it returns ([tools.Registry.Wait]), so that Run returns within its

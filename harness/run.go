@@ -170,6 +170,16 @@ func (r *run) loop(ctx, parent context.Context) landing.Result {
 		steps = n
 		calls := resp.Message.ToolCalls
 		if len(calls) == 0 {
+			if !answered(resp) {
+				// A reply cut at the token limit, withheld by a filter or
+				// empty is not the answer (SPEC §3: a partial result is
+				// never presented as complete). What it said so far goes to
+				// the landing call, which can use it.
+				if resp.Message.Content != "" {
+					conv = append(conv, assistantMessage(resp.Message))
+				}
+				return r.land(parent, conv, landing.CauseUpstream, steps)
+			}
 			return r.result(landing.Result{Status: landing.Complete, Answer: resp.Message.Content}, steps)
 		}
 		conv = append(conv, assistantMessage(resp.Message))
@@ -180,6 +190,19 @@ func (r *run) loop(ctx, parent context.Context) landing.Result {
 			conv = append(conv, openai.ToolMessage(outs[i], c.ID))
 		}
 	}
+}
+
+// answered reports whether a reply without tool calls is a whole answer:
+// it says something, and the model stopped on its own rather than at the
+// token limit ("length") or by a content filter ("content_filter"). Other
+// finish reasons pass, since OpenAI-compatible servers spell "stop" in
+// more ways than one.
+func answered(resp model.Response) bool {
+	switch resp.FinishReason {
+	case "length", "content_filter":
+		return false
+	}
+	return strings.TrimSpace(resp.Message.Content) != ""
 }
 
 // withNote returns the request's messages: the conversation and, last, a

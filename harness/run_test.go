@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -450,6 +452,30 @@ func TestTheLadderNarrowsThenFitsTheToolCalls(t *testing.T) {
 			}
 		})
 	})
+	t.Run("a call queued in explore runs alone once the run has narrowed", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			// Two at once from 115s: a and b end at 125s, in narrow, so c
+			// and d, which waited for a slot, are no new parallel branches.
+			srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Turn: 1, Delay: 115 * time.Second, ToolCalls: calls("a", "b", "c", "d")}}})
+			defer srv.Close()
+			c := newCalls()
+			reg := registry(t, c.sleeper("a", 10*time.Second, "A"), c.sleeper("b", 10*time.Second, "B"),
+				c.sleeper("c", 10*time.Second, "C"), c.sleeper("d", 10*time.Second, "D"))
+
+			res, err := harness.Run(t.Context(), harness.Config{Task: "find cats", Budget: B, Quiet: 10 * time.Minute, Parallel: 2,
+				Model: newModel(t, srv), Tools: reg})
+
+			if err != nil || res.Status != landing.Complete {
+				t.Fatalf("result %+v, %v; want complete", res, err)
+			}
+			want := map[string]time.Duration{"a": 115 * time.Second, "b": 115 * time.Second, "c": 125 * time.Second, "d": 135 * time.Second}
+			for name, at := range want {
+				if got, _ := c.at(c.starts, name); got != at {
+					t.Errorf("%s started at %v, want %v", name, got, at)
+				}
+			}
+		})
+	})
 	t.Run("fit refuses a call whose p95 does not fit", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Turn: 1, Delay: 165 * time.Second, ToolCalls: calls("big", "small")}}})
@@ -742,3 +768,76 @@ func newCountingModel(sent *int) (*model.Client, error) {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestAReplyThatIsNotAWholeAnswerLandsThePartialRun(t *testing.T) {
+	cases := []struct {
+		name, content, finish string
+	}{
+		{"a reply cut at the token limit", "The cats are in", "length"},
+		{"a reply withheld by the content filter", "", "content_filter"},
+		{"an empty reply", " ", "stop"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				var bodies []map[string]any
+				client, err := model.New(model.Config{Model: "m", BaseURL: "http://model.invalid/v1", HTTPClient: &http.Client{
+					Transport: roundTripper(func(req *http.Request) (*http.Response, error) {
+						var body map[string]any
+						if err := json.NewDecoder(req.Body).Decode(&body); err != nil {
+							return nil, err
+						}
+						mu.Lock()
+						bodies = append(bodies, body)
+						first := len(bodies) == 1
+						mu.Unlock()
+						if first {
+							return sse(tc.content, tc.finish), nil
+						}
+						return sse("Summary: nothing is established.", "stop"), nil
+					}),
+				}})
+				if err != nil {
+					t.Fatal(err)
+				}
+
+				res, err := harness.Run(t.Context(), harness.Config{Task: "find cats", Budget: time.Minute, Model: client})
+
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Status != landing.Partial || res.Cause != landing.CauseUpstream || res.Steps != 1 ||
+					res.Answer != "Summary: nothing is established." || !strings.HasPrefix(res.Text(), "PARTIAL RESULT.") {
+					t.Errorf("result %+v, want partial, cause upstream, after 1 step, with the landing call's summary", res)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if len(bodies) != 2 {
+					t.Fatalf("%d requests, want the turn and the landing call", len(bodies))
+				}
+				if _, ok := bodies[1]["tools"]; ok {
+					t.Error("the landing request has a tools field")
+				}
+				if tc.content == "The cats are in" && !strings.Contains(fmt.Sprint(bodies[1]["messages"]), tc.content) {
+					t.Errorf("the landing call did not see what the cut reply said: %v", bodies[1]["messages"])
+				}
+			})
+		})
+	}
+}
+
+// sse is a streamed chat completion that says content and finishes with
+// finish.
+func sse(content, finish string) *http.Response {
+	chunk := func(delta, finish string) string {
+		f := "null"
+		if finish != "" {
+			f = strconv.Quote(finish)
+		}
+		return fmt.Sprintf(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":%s,"finish_reason":%s}]}`+"\n\n", delta, f)
+	}
+	body := chunk(fmt.Sprintf(`{"role":"assistant","content":%q}`, content), "") + chunk(`{}`, finish) + "data: [DONE]\n\n"
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"text/event-stream"}},
+		Body: io.NopCloser(strings.NewReader(body))}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/glidepath/glidepath/budget"
@@ -13,32 +14,48 @@ import (
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
 	"github.com/openai/openai-go/v3"
-	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 )
 
 // runTools runs the tool calls of step and returns what the model reads
 // for each, in order. In the explore phase several calls run at once, at
 // most Config.Parallel; from narrow on they run one by one, since width is
-// bought with budget the run no longer has (SPEC §3). Every goroutine it
-// starts has ended when it returns.
+// bought with budget the run no longer has (SPEC §3). The phase is asked
+// again before each call starts, not once per step: a call that waited for
+// a slot while the run entered narrow is a new branch, so it waits for the
+// calls in flight to end and then runs alone. Every goroutine it starts has
+// ended when it returns.
 func (r *run) runTools(ctx context.Context, step int, calls []openai.ChatCompletionMessageToolCallUnion) []string {
 	out := make([]string, len(calls))
 	run := &tools.Run{ID: r.id, Budget: r.b, Journal: r.cfg.Journal, Observer: r.toolObserver(step), Quiet: watchdog.ErrQuiet}
-	if len(calls) > 1 && r.cfg.Parallel > 1 && r.ladder.MayWiden(landing.Parallel) == nil {
-		var g errgroup.Group
-		g.SetLimit(r.cfg.Parallel)
+	width := int64(r.cfg.Parallel)
+	if len(calls) == 1 || width == 1 || r.ladder.MayWiden(landing.Parallel) != nil {
 		for i, c := range calls {
-			g.Go(func() error {
-				out[i] = r.call(ctx, run, step, c)
-				return nil
-			})
+			out[i] = r.call(ctx, run, step, c)
 		}
-		g.Wait() // the calls report failures in their results, never here
 		return out
 	}
+	// Slots are taken here, in call order, and only here, so the wait for
+	// all of them cannot deadlock: each call in flight ends on its lease and
+	// gives its slots back. The wait is not cut by ctx: a call that finds
+	// the run stopping still owes the model its tool message, which gate
+	// writes at once.
+	slots := semaphore.NewWeighted(width)
+	wait := context.WithoutCancel(ctx)
+	var wg sync.WaitGroup
 	for i, c := range calls {
-		out[i] = r.call(ctx, run, step, c)
+		held := int64(1)
+		slots.Acquire(wait, 1) // cannot fail: wait is never done
+		if r.ladder.MayWiden(landing.Parallel) != nil {
+			slots.Acquire(wait, width-1)
+			held = width
+		}
+		wg.Go(func() {
+			defer slots.Release(held)
+			out[i] = r.call(ctx, run, step, c)
+		})
 	}
+	wg.Wait()
 	return out
 }
 

@@ -81,9 +81,10 @@
 // record names or else for the attempt before it; a backoff that gave up
 // slept nothing, and an attempt the trace never ended runs until the run's
 // last record. A run that ran out of budget is pinned on the step, one
-// model turn and the calls it asked for, that spent the most, not on the
-// one that happened to hold the budget when it ran out; landing spends the
-// reserve and counts for neither. Outcomes keep "we gave up" apart from
+// model turn and the calls it asked for, that spent the most of its clock
+// (calls that ran in parallel spend it once), not on the one that happened
+// to hold the budget when it ran out; landing spends the reserve and
+// counts for neither. Outcomes keep "we gave up" apart from
 // "they failed", as [Outcome.Ours] does.
 //
 // # Errors

@@ -50,8 +50,9 @@ type StepTime struct {
 
 // Exhaustion names what spent the budget of a run that ran out (run_end
 // cause budget): the step, one model turn and the calls it asked for,
-// whose attempts and backoff sleeps took the most time, and within it the
-// step kind that took most. Usually that is not the step that held the
+// whose attempts and backoff sleeps took the most of the run's time, and
+// within it the step kind that took most. Time here is the run's clock:
+// calls that ran in parallel spend it once, so Ms is at most SpentMs. Usually that is not the step that held the
 // budget when it ran out, which HeldBy names: the last attempt started
 // before landing. Landing itself spends the reserve, so it counts for
 // neither.
@@ -60,7 +61,7 @@ type Exhaustion struct {
 	SpentMs     int64   `json:"spent_ms"`   // run_end's elapsed_ms
 	StepIndex   int     `json:"step_index"` // −1 when the run made no attempt before landing
 	Step        string  `json:"step"`       // the kind that took most of step StepIndex; "" with no attempt
-	Ms          int64   `json:"ms"`         // the time of step StepIndex
+	Ms          int64   `json:"ms"`         // the time of step StepIndex: its attempts and sleeps, overlaps counted once
 	Share       float64 `json:"share"`      // Ms / SpentMs
 	HeldBy      string  `json:"held_by"`    // "" with no attempt
 	HeldByIndex int     `json:"held_by_index"`
@@ -156,7 +157,7 @@ func Summarize(records []Record) Report {
 type runState struct {
 	start, end *Record
 	last       int64                      // the elapsed_ms of the run's last record
-	byIndex    map[int]map[string]int64   // time by step index and kind, landing excluded
+	byIndex    map[int]map[string][]span  // when each step index and kind was busy, landing excluded
 	holder     *Record                    // the last attempt_start before landing
 	pending    map[attemptKey][]pendingAt // started attempts not yet ended, oldest first
 }
@@ -169,6 +170,9 @@ type attemptKey struct {
 	key           string
 }
 
+// span is a stretch of a run's clock, [from, to) in elapsed milliseconds.
+type span struct{ from, to int64 }
+
 type pendingAt struct {
 	elapsed int64
 	landing bool
@@ -176,21 +180,25 @@ type pendingAt struct {
 
 // walk reads one run's records, in seq order, into rep and steps.
 func (rep *Report) walk(recs []Record, steps map[string]*StepTime) *runState {
-	rs := &runState{byIndex: map[int]map[string]int64{}, pending: map[attemptKey][]pendingAt{}}
-	spend := func(step string, index int, ms int64, landing bool) {
+	rs := &runState{byIndex: map[int]map[string][]span{}, pending: map[attemptKey][]pendingAt{}}
+	// spend counts [from, to) for step: in full for its kind, since the
+	// time by kind is work done, and as a stretch of the run's clock for
+	// its step index, since what a run that ran out spent is its clock.
+	spend := func(step string, index int, from, to int64, landing bool) {
 		s := steps[step]
 		if s == nil {
 			s = &StepTime{Step: step}
 			steps[step] = s
 		}
-		s.Ms += ms
+		to = max(to, from)
+		s.Ms += to - from
 		if landing {
 			return
 		}
 		if rs.byIndex[index] == nil {
-			rs.byIndex[index] = map[string]int64{}
+			rs.byIndex[index] = map[string][]span{}
 		}
-		rs.byIndex[index][step] += ms
+		rs.byIndex[index][step] = append(rs.byIndex[index][step], span{from, to})
 	}
 	var prev *Record // the last attempt record, whose step a backoff sleep belongs to
 	for i := range recs {
@@ -205,7 +213,7 @@ func (rep *Report) walk(recs []Record, steps map[string]*StepTime) *runState {
 			k := attemptKey{r.Step, r.StepIndex, r.Attempt, r.Key}
 			landing := r.Phase == landPhase
 			rs.pending[k] = append(rs.pending[k], pendingAt{r.ElapsedMs, landing})
-			spend(r.Step, r.StepIndex, 0, landing)
+			spend(r.Step, r.StepIndex, r.ElapsedMs, r.ElapsedMs, landing)
 			steps[r.Step].Attempts++
 			if !landing {
 				rs.holder = r
@@ -214,7 +222,7 @@ func (rep *Report) walk(recs []Record, steps map[string]*StepTime) *runState {
 		case AttemptEnd:
 			k := attemptKey{r.Step, r.StepIndex, r.Attempt, r.Key}
 			if q := rs.pending[k]; len(q) > 0 {
-				spend(r.Step, r.StepIndex, max(r.ElapsedMs-q[0].elapsed, 0), q[0].landing)
+				spend(r.Step, r.StepIndex, q[0].elapsed, r.ElapsedMs, q[0].landing)
 				rs.pending[k] = q[1:]
 			}
 			rep.count(r.Outcome)
@@ -226,9 +234,9 @@ func (rep *Report) walk(recs []Record, steps map[string]*StepTime) *runState {
 			case r.GaveUp:
 				rep.Outcomes.RetriesGivenUp++ // no sleep happened
 			case r.Step != "":
-				spend(r.Step, r.StepIndex, r.SleepMs, r.Phase == landPhase)
+				spend(r.Step, r.StepIndex, r.ElapsedMs, r.ElapsedMs+r.SleepMs, r.Phase == landPhase)
 			case prev != nil:
-				spend(prev.Step, prev.StepIndex, r.SleepMs, r.Phase == landPhase)
+				spend(prev.Step, prev.StepIndex, r.ElapsedMs, r.ElapsedMs+r.SleepMs, r.Phase == landPhase)
 			}
 		case Reconcile:
 			rep.Reconciled[r.State]++
@@ -244,7 +252,7 @@ func (rep *Report) walk(recs []Record, steps map[string]*StepTime) *runState {
 	}
 	for k, q := range rs.pending {
 		for _, p := range q {
-			spend(k.step, k.index, max(end-p.elapsed, 0), p.landing)
+			spend(k.step, k.index, p.elapsed, end, p.landing)
 		}
 	}
 	return rs
@@ -284,20 +292,20 @@ func (rs *runState) total() int64 {
 func (rs *runState) exhaustion(id string) Exhaustion {
 	e := Exhaustion{RunID: id, SpentMs: rs.end.ElapsedMs, StepIndex: -1}
 	for _, index := range slices.Sorted(maps.Keys(rs.byIndex)) {
-		var sum int64
-		for _, ms := range rs.byIndex[index] {
-			sum += ms
+		var all []span
+		for _, spans := range rs.byIndex[index] {
+			all = append(all, spans...)
 		}
-		if e.StepIndex < 0 || sum > e.Ms {
-			e.StepIndex, e.Ms = index, sum
+		if ms := covered(all); e.StepIndex < 0 || ms > e.Ms {
+			e.StepIndex, e.Ms = index, ms
 		}
 	}
 	if e.StepIndex >= 0 {
 		kinds := rs.byIndex[e.StepIndex]
 		var most int64 = -1
 		for _, kind := range slices.Sorted(maps.Keys(kinds)) {
-			if kinds[kind] > most {
-				e.Step, most = kind, kinds[kind]
+			if ms := covered(kinds[kind]); ms > most {
+				e.Step, most = kind, ms
 			}
 		}
 	}
@@ -308,6 +316,23 @@ func (rs *runState) exhaustion(id string) Exhaustion {
 		e.HeldBy, e.HeldByIndex = rs.holder.Step, rs.holder.StepIndex
 	}
 	return e
+}
+
+// covered is how much of the run's clock the spans cover, overlaps
+// counted once. It sorts spans.
+func covered(spans []span) int64 {
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.from, b.from) })
+	var total, end int64
+	for i, s := range spans {
+		if i == 0 || s.from > end {
+			total += s.to - s.from
+			end = s.to
+		} else if s.to > end {
+			total += s.to - end
+			end = s.to
+		}
+	}
+	return total
 }
 
 // nearestRank is the p-th percentile of sorted by the nearest-rank method:

@@ -209,7 +209,9 @@ func TestTheRunOutOfBudgetIsPinnedOnTheStepThatSpentIt(t *testing.T) {
 				s.call("tool:a", 1, 2, "k1", 5000, 6000, trace.OK, 200)
 				return s.end(7500, "budget", "partial")
 			},
-			want: trace.Exhaustion{RunID: "r", SpentMs: 7500, StepIndex: 1, Step: "tool:a", Ms: 7000, Share: 7000.0 / 7500, HeldBy: "tool:a", HeldByIndex: 1},
+			// Step 1 holds the clock from 0 to 6s; tool:a 5s of it (1s,
+			// the 3s sleep, 1s), tool:b 2s.
+			want: trace.Exhaustion{RunID: "r", SpentMs: 7500, StepIndex: 1, Step: "tool:a", Ms: 6000, Share: 6000.0 / 7500, HeldBy: "tool:a", HeldByIndex: 1},
 		},
 		{
 			name: "a backoff sleep without a step counts for the attempt before it",
@@ -239,10 +241,26 @@ func TestTheRunOutOfBudgetIsPinnedOnTheStepThatSpentIt(t *testing.T) {
 				s := newScript("r", 10000, 2500).start()
 				s.call("tool:b", 1, 1, "k1", 0, 1000, trace.OK, 200)
 				s.call("tool:a", 1, 1, "k2", 0, 1000, trace.OK, 200)
-				s.call("model", 2, 1, "", 1000, 3000, trace.OK, 200)
+				s.call("model", 2, 1, "", 1000, 2000, trace.OK, 200)
 				return s.end(7500, "budget", "partial")
 			},
-			want: trace.Exhaustion{RunID: "r", SpentMs: 7500, StepIndex: 1, Step: "tool:a", Ms: 2000, Share: 2000.0 / 7500, HeldBy: "model", HeldByIndex: 2},
+			want: trace.Exhaustion{RunID: "r", SpentMs: 7500, StepIndex: 1, Step: "tool:a", Ms: 1000, Share: 1000.0 / 7500, HeldBy: "model", HeldByIndex: 2},
+		},
+		{
+			name: "calls that ran in parallel spend the run's clock once",
+			run: func() *script {
+				// Step 1: three searches at once, 3s of the clock (9s of
+				// work); step 2: a 4s fetch after its turn, 4.5s.
+				s := newScript("r", 10000, 2500).start()
+				s.model(1, 0, 500)
+				s.call("tool:search", 1, 1, "k1", 500, 3500, trace.OK, 200)
+				s.call("tool:search", 1, 1, "k2", 500, 3500, trace.OK, 200)
+				s.call("tool:search", 1, 1, "k3", 500, 3500, trace.OK, 200)
+				s.model(2, 3500, 4000)
+				s.call("tool:fetch", 2, 1, "k4", 4000, 8000, trace.GaveUp, 0)
+				return s.end(8000, "budget", "partial")
+			},
+			want: trace.Exhaustion{RunID: "r", SpentMs: 8000, StepIndex: 2, Step: "tool:fetch", Ms: 4500, Share: 4500.0 / 8000, HeldBy: "tool:fetch", HeldByIndex: 2},
 		},
 		{
 			name: "a run that made no attempt names no step",
