@@ -84,10 +84,17 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 			closers[i]()
 		}
 	}()
+	// The budget starts now: fetching remote tools' manifests is spent from
+	// it, and the run gets what is left, so the process still ends by B.
+	start, err := budget.New(budget.Config{Total: cfg.Budget, Reserve: cfg.Reserve, Floor: cfg.Floor})
+	if err != nil {
+		return &usageError{cmd: "run", err: err}
+	}
 	if cfg.Model, err = c.model(f, &closers); err != nil {
 		return &usageError{cmd: "run", err: err}
 	}
-	if cfg.Tools, err = c.tools(ctx, f, cfg); err != nil {
+	var fetched bool
+	if cfg.Tools, fetched, err = c.tools(ctx, f, start); err != nil {
 		return &usageError{cmd: "run", err: err}
 	}
 	if f.journal != "" || hasWrites(cfg.Tools) {
@@ -96,26 +103,28 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		}
 		closers = append(closers, cfg.Journal.Close)
 	}
-	var trace *bufio.Writer
+	closeTrace := func() error { return nil }
 	if f.traceFile != "" {
 		file, err := os.Create(f.traceFile)
 		if err != nil {
 			return err
 		}
-		trace = bufio.NewWriter(file)
-		closers = append(closers, file.Close, trace.Flush)
+		trace := bufio.NewWriter(file)
+		closeTrace = sync.OnceValue(func() error { return errors.Join(trace.Flush(), file.Close()) })
+		closers = append(closers, closeTrace)
 		cfg.Trace = trace
 	}
 	cfg.Task = task
+	if fetched {
+		cfg.Budget = start.Remaining()
+	}
 
 	line := newStatusLine(c.stderr, f.progress)
 	cfg.Status = line.set
 	res, runErr := harness.Run(ctx, cfg)
 	line.clear()
-	if trace != nil {
-		if err := trace.Flush(); err != nil {
-			runErr = errors.Join(runErr, err)
-		}
+	if err := closeTrace(); err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("writing the trace: %w", err))
 	}
 	if res.Status == "" {
 		return runErr // an invalid config or an internal failure: no result
@@ -124,7 +133,9 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if runErr != nil {
-		fmt.Fprintf(c.stderr, "harness run: %v\n", runErr)
+		// The answer is printed, but the run's record is not whole: that is
+		// an internal error, whatever the answer's status.
+		return runErr
 	}
 	if res.Status == landing.Partial {
 		return &partialError{cause: res.Cause}
@@ -173,11 +184,6 @@ func (c *runCommand) config(pos []string, f runFlags) (string, harness.Config, e
 		}
 		cfg.Reserve = r
 	}
-	// The budget's own checks (a reserve or floor as large as the budget)
-	// belong before anything starts too.
-	if _, err := budget.New(budget.Config{Total: cfg.Budget, Reserve: cfg.Reserve, Floor: cfg.Floor}); err != nil {
-		return "", cfg, err
-	}
 	return task, cfg, nil
 }
 
@@ -196,26 +202,32 @@ func (c *runCommand) model(f runFlags, closers *[]func() error) (*model.Client, 
 }
 
 // tools loads --tools, fills remote entries from their manifests, and
-// registers every tool. Manifests are fetched before the run, within a
-// tenth of its budget, so that a slow tool server cannot hold up the start.
-func (c *runCommand) tools(ctx context.Context, f runFlags, cfg harness.Config) (*tools.Registry, error) {
-	reg := tools.NewRegistry(nil)
+// registers every tool. Manifests are fetched on a lease of b, the run's
+// budget, so that a slow tool server cannot make the run end late; fetched
+// reports whether any was.
+func (c *runCommand) tools(ctx context.Context, f runFlags, b *budget.Budget) (reg *tools.Registry, fetched bool, err error) {
+	reg = tools.NewRegistry(nil)
 	if f.toolsFile == "" {
-		return reg, nil
+		return reg, false, nil
 	}
 	tc, err := tools.LoadConfig(f.toolsFile, demo.Builtins())
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if err := tc.Resolve(ctx, nil, min(tools.DefaultResolveTimeout, cfg.Budget/10)); err != nil {
+	for _, e := range tc.Entries {
+		fetched = fetched || e.URL != ""
+	}
+	rctx, cancel := budget.WithBudget(ctx, b)
+	defer cancel()
+	if err := tc.Resolve(rctx, nil, tools.DefaultResolveTimeout); err != nil {
 		fmt.Fprintf(c.stderr, "harness run: warning: %v\n", err)
 	}
 	for _, t := range tc.Tools(nil) {
 		if err := reg.Register(t); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	return reg, nil
+	return reg, fetched, nil
 }
 
 func hasWrites(reg *tools.Registry) bool {

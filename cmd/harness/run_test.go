@@ -54,6 +54,13 @@ func TestRunCommand(t *testing.T) {
 			code:       exitOK,
 			wantStdout: []string{`Summarize nothing.`},
 		},
+		{
+			name:       "a trace that cannot be written is an internal error after the answer",
+			args:       []string{"run", "--budget", "5s", "--trace", "/dev/full", "q"},
+			code:       exitInternal,
+			wantStdout: []string{`[sim] Summary of "q"`},
+			wantStderr: []string{"writing the trace"},
+		},
 		{"a zero budget is bad usage", []string{"run", "--budget", "0s", "q"}, "", exitUsage, nil, []string{"--budget 0s: must be positive", "try: harness run --help"}},
 		{"a budget that is not a duration is bad usage", []string{"run", "--budget", "soon", "q"}, "", exitUsage, nil, []string{`invalid value "soon" for flag -budget`}},
 		{"a reserve as large as the budget is bad usage", []string{"run", "--budget", "1s", "--reserve", "1s", "q"}, "", exitUsage, nil, []string{"reserve"}},
