@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/internal/pipenet"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools"
@@ -129,20 +129,20 @@ type kitServer struct {
 	kit *kit.Server
 	hs  *http.Server
 	tr  *http.Transport
-	l   *pipeListener
+	l   *pipenet.Listener
 	wg  sync.WaitGroup
 }
 
 func startKit(t *testing.T, ts ...kit.Tool) *kitServer {
 	t.Helper()
-	k := &kitServer{kit: &kit.Server{}, l: newPipeListener()}
+	k := &kitServer{kit: &kit.Server{}, l: pipenet.Listen("tools.invalid")}
 	for _, tool := range ts {
 		if err := k.kit.Register(tool); err != nil {
 			t.Fatal(err)
 		}
 	}
 	k.hs = &http.Server{Handler: k.kit}
-	k.tr = &http.Transport{DialContext: k.l.dial}
+	k.tr = k.l.Transport()
 	k.wg.Go(func() { k.hs.Serve(k.l) })
 	return k
 }
@@ -157,48 +157,3 @@ func (k *kitServer) close() {
 	k.wg.Wait()
 	k.tr.CloseIdleConnections()
 }
-
-// pipeListener is a net.Listener whose connections are net.Pipe pairs.
-type pipeListener struct {
-	conns     chan net.Conn
-	closed    chan struct{}
-	closeOnce sync.Once
-}
-
-func newPipeListener() *pipeListener {
-	return &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error {
-	l.closeOnce.Do(func() { close(l.closed) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	server, client := net.Pipe()
-	select {
-	case l.conns <- server:
-		return client, nil
-	case <-l.closed:
-	case <-ctx.Done():
-	}
-	server.Close()
-	client.Close()
-	return nil, net.ErrClosed
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "tools.invalid" }

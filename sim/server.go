@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/glidepath/glidepath/internal/pipenet"
 )
 
 // DefaultAddr is where [Serve] listens when given no address: loopback
@@ -62,8 +64,8 @@ func NewServer(sc *Scenario) *Server {
 // bubble. Its URL's host is a placeholder that only Client can reach.
 func NewPipeServer(sc *Scenario) *Server {
 	mustBeValid(sc)
-	l := newPipeListener()
-	return start(sc, l, "http://sim.invalid/v1", &http.Transport{DialContext: l.dial})
+	l := pipenet.Listen("sim.invalid")
+	return start(sc, l, "http://sim.invalid/v1", l.Transport())
 }
 
 func mustBeValid(sc *Scenario) {
@@ -204,52 +206,3 @@ func Serve(ctx context.Context, addr string, sc *Scenario, log io.Writer) error 
 	fmt.Fprintf(log, "sim: stopped\n")
 	return nil
 }
-
-// pipeListener is a net.Listener whose connections are net.Pipe pairs: dial
-// hands the server's end to Accept and returns the client's end.
-type pipeListener struct {
-	conns     chan net.Conn
-	closed    chan struct{}
-	closeOnce sync.Once
-}
-
-func newPipeListener() *pipeListener {
-	return &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error {
-	l.closeOnce.Do(func() { close(l.closed) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	server, client := net.Pipe()
-	select {
-	case l.conns <- server:
-		return client, nil
-	case <-l.closed:
-		server.Close()
-		client.Close()
-		return nil, fmt.Errorf("sim: dial pipe: %w", net.ErrClosed)
-	case <-ctx.Done():
-		server.Close()
-		client.Close()
-		return nil, context.Cause(ctx)
-	}
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "sim.invalid" }
