@@ -1,0 +1,71 @@
+// Package bench holds whole-run benchmarks of Glidepath against baselines
+// measured in the same process (SPEC §7). It has no code of its own, only
+// benchmarks; on a noisy machine compare each Glidepath figure with its
+// baseline from the same run, not with a number from another day.
+//
+// Run them all with
+//
+//	make bench
+//
+// or one at a time, each with its own -benchtime, as the Makefile does:
+//
+//	go test -run='^$' -bench=RetryAfterOverBudget -benchtime=5x ./bench
+//	go test -run='^$' -bench=HangingRun -benchtime=50x ./bench
+//	go test -run='^$' -bench=IdleRuns -benchtime=1x ./bench
+//	GLIDEPATH_BENCH_RUNS=10000 go test -run='^$' -bench=IdleRuns -benchtime=1x ./bench
+//
+// Each benchmark sets ns/op to zero, since it would add the Glidepath arm
+// and the baseline together; its figures are custom metrics.
+//
+// # Retry-After longer than the budget
+//
+// BenchmarkRetryAfterOverBudget: against a sim that answers every request
+// 429 with Retry-After: 60, a model.Client.Complete on a 2s budget gives up
+// at once with retry_after_exceeds_budget. glidepath-ms is the whole call,
+// glidepath-wait-ms the part after the 429 arrived: the waiting the
+// Retry-After cost (target: under 1ms). The baseline, sdk-ms, is openai-go
+// with its defaults (2 retries, Retry-After honored up to minutes) under a
+// context.WithTimeout of the same 2s: it waits out the whole budget.
+// sdk/glidepath is the ratio of the two calls.
+//
+// # A hanging run
+//
+// BenchmarkHangingRun: a harness.Run with B = 300ms whose first turn calls
+// a local tool that ignores its context, and whose model endpoint hangs on
+// every later request, the landing call included. glidepath-p50-ms and
+// glidepath-p99-ms are return time − B over the iterations (negative:
+// early; target p99 ≤ 2ms). The sub-benchmark floor=default returns about
+// the 50ms floor early, by design; floor=1ms shows the bound with nearly
+// no margin. The baseline, naive-*, is a loop of the same turns with
+// openai-go under one context.WithTimeout(B) that runs the tool on a
+// goroutine it stops waiting for: it also returns near B, but with an
+// error and no answer, where every Glidepath run returns a labeled partial
+// result. A loop that called the tool inline would not return at all.
+//
+// # Idle runs
+//
+// BenchmarkIdleRuns: K concurrent harness.Run calls (GLIDEPATH_BENCH_RUNS,
+// default 1000; SPEC §7 names 10,000) against a sim in a process of its
+// own, reached over loopback, whose first K requests stream only
+// keepalives. With every stream open, B/idle-run is the heap and goroutine
+// stacks in use per run (runtime.MemStats HeapInuse + StackInuse after
+// runtime.GC, less what was in use before), split into heap-B/idle-run
+// and stack-B/idle-run; target: at most 50 KB. The runs are then
+// cancelled, land, and goroutines-left counts the goroutines beyond those
+// before they started (target: 0). The baseline, B/idle-sdk-call, is K
+// goroutines each blocked in a bare openai-go streaming call under
+// context.WithTimeout; run/sdk-call is the ratio. The test binary itself
+// serves as the sim's process: TestMain turns it into one when
+// GLIDEPATH_BENCH_SIM_CHILD is set.
+//
+// # Measured elsewhere
+//
+// The micro-benchmarks of SPEC §7 live beside their code: a lease decision
+// (BenchmarkLease, BenchmarkGrant) and a lease with its context against
+// context.WithTimeout (BenchmarkLeaseContext, BenchmarkContextWithTimeout)
+// in package budget; a trace record encoded without I/O
+// (BenchmarkAppendJSON against BenchmarkEncodingJSON) in package trace;
+// stall detection against its baseline (BenchmarkStallDetection,
+// BenchmarkStallDetectionBaseline) in package watchdog. `make bench` runs
+// them too.
+package bench
