@@ -135,27 +135,7 @@ func TestOrphans(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("XDG_STATE_HOME", tc.xdg)
-			var stdout, stderr bytes.Buffer
-			code := run(t.Context(), tc.args, nil, &stdout, &stderr)
-			if code != tc.wantCode {
-				t.Errorf("exit code %d, want %d\nstderr:\n%s", code, tc.wantCode, &stderr)
-			}
-			got := stdout.String()
-			if strings.HasPrefix(tc.wantStdout, "usage:") {
-				got, _, _ = strings.Cut(got, "\n")
-				got += "\n"
-			}
-			if got != tc.wantStdout {
-				t.Errorf("stdout:\n%s\nwant:\n%s", &stdout, tc.wantStdout)
-			}
-			for _, want := range tc.wantStderr {
-				if !strings.Contains(stderr.String(), want) {
-					t.Errorf("stderr does not contain %q:\n%s", want, &stderr)
-				}
-			}
-			if tc.wantStderr == nil && stderr.Len() > 0 {
-				t.Errorf("unexpected stderr:\n%s", &stderr)
-			}
+			invocation{args: tc.args, wantCode: tc.wantCode, wantStdout: tc.wantStdout, wantStderr: tc.wantStderr}.check(t)
 		})
 	}
 }
