@@ -125,7 +125,7 @@ func Start(parent context.Context, cfg Config) (*Watchdog, context.Context, erro
 }
 
 // beforeWall reports whether a quiet deadline d comes strictly before the
-// wall. At the same instant the wall wins (SPEC §3 tie rule), so such a
+// wall. At the same instant the wall wins (see # Ties in the package doc), so such a
 // deadline needs no timer: the wall's own ends the run then.
 func (w *Watchdog) beforeWall(d time.Duration) bool {
 	return !w.hasWall || d < w.wall

@@ -5,8 +5,9 @@
 //	harness <command> [arguments]
 //	harness help [command]
 //
-// Every command takes --help. Flags and arguments may come in any order;
-// an argument after "--" is never a flag.
+// Every command takes --help. Flags and arguments may come in any order
+// (after "sim serve", which is one command of two words); an argument
+// after "--" is never a flag.
 //
 // # harness run
 //

@@ -30,7 +30,7 @@ type planFlags struct {
 func (c *planCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	var f planFlags
-	fs.Func("budget", "the run `budget`, e.g. 2m (default 2m, as harness run)", durationFlag(&f.budget))
+	fs.Func("budget", "the run budget, a `duration` such as 2m (default 2m, as harness run)", durationFlag(&f.budget))
 	fs.Func("steps", "max model `turns` (default 50, harness run's --max-steps)", intFlag(&f.steps))
 	fs.Func("tool-calls-per-step", "tool `calls` a model turn asks for (default 1)", intFlag(&f.toolCalls))
 	fs.Func("model-ceiling", "per-attempt model `timeout`; 0 means none (default: openai-go's, none)", durationFlag(&f.modelCeiling))

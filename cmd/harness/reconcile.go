@@ -35,7 +35,7 @@ func (c *reconcileCommand) Run(ctx context.Context, args []string) (err error) {
 	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
 	journal := journalFlag(fs)
 	var total *time.Duration
-	fs.Func("budget", "the `time` the whole command may take (default 30s)", durationFlag(&total))
+	fs.Func("budget", "the `duration` the whole command may take (default 30s)", durationFlag(&total))
 	pos, help, err := parseFlags(fs, "reconcile", args, c.stdout, func(w io.Writer) { reconcileUsage(w, fs) })
 	if help || err != nil {
 		return err

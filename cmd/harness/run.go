@@ -55,7 +55,7 @@ type runFlags struct {
 func (c *runCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var f runFlags
-	fs.DurationVar(&f.budget, "budget", 2*time.Minute, "the run's whole `budget`: it ends by then, with a labeled answer")
+	fs.DurationVar(&f.budget, "budget", 2*time.Minute, "the run's whole budget, a `duration`: it ends by then, with a labeled answer")
 	fs.DurationVar(&f.quiet, "quiet", 60*time.Second, "how long the run may go without a semantic event before it counts as stalled")
 	fs.StringVar(&f.reserve, "reserve", "auto", "time kept for landing: a `duration`, or auto for max(10%·B, min(20s, 25%·B))")
 	fs.DurationVar(&f.floor, "floor", budget.DefaultFloor, "below this much time nothing is started")
@@ -65,9 +65,9 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&f.traceFile, "trace", "", "write the run's JSONL trace to `file`")
 	fs.StringVar(&f.journal, "journal", "", "orphan journal `file` (default $XDG_STATE_HOME/glidepath/orphans.jsonl)")
 	fs.BoolVar(&f.json, "json", false, "print the result as one JSON object")
-	fs.IntVar(&f.maxSteps, "max-steps", 50, "model `turns` before landing (the landing call is not counted)")
-	fs.IntVar(&f.parallel, "parallel", 4, "most tool `calls` at once in one step")
-	fs.StringVar(&f.progress, "progress", "auto", "live status line on stderr: auto (on a terminal), always or never")
+	fs.IntVar(&f.maxSteps, "max-steps", harness.DefaultMaxSteps, "model `turns` before landing (the landing call is not counted)")
+	fs.IntVar(&f.parallel, "parallel", harness.DefaultParallel, "most tool `calls` at once in one step")
+	fs.StringVar(&f.progress, "progress", "auto", "live status line on stderr, a `mode`: auto (on a terminal), always or never")
 
 	pos, help, err := parseFlags(fs, "run", args, c.stdout, func(w io.Writer) { runUsage(w, fs) })
 	if help || err != nil {

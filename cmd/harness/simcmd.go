@@ -50,7 +50,7 @@ func simUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, "usage: harness sim serve [--addr 127.0.0.1:PORT] [--scenario FILE]\n\n")
 	fmt.Fprint(w, "Serves the simulated OpenAI-compatible model (model id \"sim\") at http://ADDR/v1 until interrupted.\n")
 	if fs != nil {
-		fmt.Fprint(w, "\nflags:\n")
+		fmt.Fprint(w, "\nFlags:\n\n")
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 	}
