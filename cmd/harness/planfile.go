@@ -103,33 +103,13 @@ func (f *planFile) config(name string) (planConfig, error) {
 		if !s.set() {
 			return nil
 		}
-		where := at(field, s)
-		if s.kind != yaml.ScalarNode {
-			errs = append(errs, &fieldError{Where: where, Field: field, Err: errNotScalar})
-			return nil
-		}
-		d, err := time.ParseDuration(s.value)
-		if err != nil {
-			errs = append(errs, &fieldError{Where: where, Field: field, Value: s.value, Err: errNotDuration})
-			return nil
-		}
-		return &d
+		return parseScalar(s, field, at(field, s), &errs, time.ParseDuration, errNotDuration)
 	}
 	integer := func(field string, s scalar) *int {
 		if !s.set() {
 			return nil
 		}
-		where := at(field, s)
-		if s.kind != yaml.ScalarNode {
-			errs = append(errs, &fieldError{Where: where, Field: field, Err: errNotScalar})
-			return nil
-		}
-		n, err := strconv.Atoi(s.value)
-		if err != nil {
-			errs = append(errs, &fieldError{Where: where, Field: field, Value: s.value, Err: errNotInteger})
-			return nil
-		}
-		return &n
+		return parseScalar(s, field, at(field, s), &errs, strconv.Atoi, errNotInteger)
 	}
 
 	c.Budget = duration("budget", f.Budget)
@@ -216,4 +196,20 @@ func knownFields(typeName string) string {
 		return fmt.Sprintf(" %s (known: %s)", s.where, strings.Join(names, ", "))
 	}
 	return ""
+}
+
+// parseScalar parses the set scalar s of field, written at where, with
+// parse; a value that is not a scalar, or that parse rejects (as notOK), is
+// appended to errs and gives nil.
+func parseScalar[T any](s scalar, field, where string, errs *[]error, parse func(string) (T, error), notOK error) *T {
+	if s.kind != yaml.ScalarNode {
+		*errs = append(*errs, &fieldError{Where: where, Field: field, Err: errNotScalar})
+		return nil
+	}
+	v, err := parse(s.value)
+	if err != nil {
+		*errs = append(*errs, &fieldError{Where: where, Field: field, Value: s.value, Err: notOK})
+		return nil
+	}
+	return &v
 }

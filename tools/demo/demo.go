@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/tools"
 )
 
@@ -56,16 +57,9 @@ var (
 	}
 )
 
-// sleep waits d or until ctx ends, returning the context's cause.
+// sleep stands for the tool's work: d, or until its lease ends.
 func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
+	return budget.Delay{Sleep: d}.Wait(ctx)
 }
 
 func search(ctx context.Context, args json.RawMessage, _ tools.Progress) (any, error) {
