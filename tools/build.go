@@ -1,0 +1,66 @@
+package tools
+
+import "net/http"
+
+// Tools returns the config's tools, ready for [Registry.Register]: a
+// [Remote] tool for a url entry, using client; a [Command] for a command
+// entry; and for a builtin entry the named tool, under the entry's name,
+// with the fields the entry gives overriding the builtin's own spec.
+func (c *Config) Tools(client *http.Client) []Tool {
+	out := make([]Tool, 0, len(c.Entries))
+	for _, e := range c.Entries {
+		switch {
+		case e.URL != "":
+			out = append(out, Remote(e.spec(Spec{}), e.URL, client))
+		case len(e.Command) > 0:
+			out = append(out, Command(e.spec(Spec{}), e.Command))
+		default:
+			t := c.builtins[e.Builtin]
+			out = append(out, respec{Tool: t, spec: e.spec(t.Spec())})
+		}
+	}
+	return out
+}
+
+// spec lays the entry's fields over base where the entry gives them.
+func (e Entry) spec(base Spec) Spec {
+	s := base
+	s.Name = e.Name
+	if e.Description != "" {
+		s.Description = e.Description
+	}
+	if e.Parameters != nil {
+		s.Parameters = e.Parameters
+	}
+	if e.Effect != "" {
+		s.Effect = e.Effect
+	}
+	if e.Ceiling != 0 {
+		s.Ceiling = e.Ceiling
+	}
+	if e.P50 != 0 {
+		s.P50 = e.P50
+	}
+	if e.P95 != 0 {
+		s.P95 = e.P95
+	}
+	if e.Speculative != nil {
+		s.Speculative = *e.Speculative
+	}
+	if e.Cancellable != nil {
+		s.Cancellable = *e.Cancellable
+	}
+	if e.MaxAttempts != 0 {
+		s.MaxAttempts = e.MaxAttempts
+	}
+	return s
+}
+
+// respec is a tool under a spec other than its own: a builtin as a config
+// entry names and tunes it.
+type respec struct {
+	Tool
+	spec Spec
+}
+
+func (t respec) Spec() Spec { return t.spec }
