@@ -434,4 +434,3 @@ func (p *configParser) schema(v *yaml.Node, field string) json.RawMessage {
 	}
 	return raw
 }
-
