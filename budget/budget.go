@@ -61,6 +61,10 @@ type Budget struct {
 	reserve  time.Duration
 	floor    time.Duration
 	est      *Estimates
+
+	// reserveSet reports whether Config.Reserve chose the reserve, so that
+	// [Budget.Shorten] keeps a chosen one and recomputes a default one.
+	reserveSet bool
 }
 
 // New starts a budget now: its deadline is time.Now() + cfg.Total.
@@ -97,6 +101,8 @@ func start(now time.Time, cfg Config) *Budget {
 		reserve: cfg.Reserve,
 		floor:   cfg.Floor,
 		est:     cfg.Estimates,
+
+		reserveSet: cfg.Reserve != 0,
 	}
 	b.deadline = now.Add(cfg.Total)
 	if b.reserve == 0 {
@@ -141,6 +147,9 @@ func (b *Budget) Spent() time.Duration {
 
 // FractionSpent returns Spent/Total, from 0 to 1.
 func (b *Budget) FractionSpent() float64 {
+	if b.total <= 0 {
+		return 1 // a budget shortened to nothing is all spent
+	}
 	return float64(b.Spent()) / float64(b.total)
 }
 

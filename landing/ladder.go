@@ -2,7 +2,9 @@ package landing
 
 import (
 	"fmt"
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
@@ -32,8 +34,8 @@ type Ladder struct {
 	b        *budget.Budget
 	onChange func(Change)
 
-	mu    sync.Mutex // guards phase and serializes OnChange calls
-	phase Phase
+	mu    sync.Mutex    // serializes moves and OnChange calls
+	phase atomic.Uint32 // the Phase; written under mu, read without it
 }
 
 // New returns the ladder of b, in the phase b's spending puts it in.
@@ -51,6 +53,41 @@ func (l *Ladder) Phase() Phase {
 	return l.moveTo(PhaseAt(spent, l.b.Total(), l.b.Reserve()), spent, remaining, false)
 }
 
+// Peek returns the phase the ladder is in once spent of the budget is
+// spent, without moving it or reporting a change: the phase it has moved to
+// (by the clock or by [Ladder.Advance]) or the one spent says, whichever is
+// further. It takes no lock, so it may be called from OnChange; a record
+// stamped with it carries the phase of its own instant, even while nothing
+// has polled the ladder into motion.
+func (l *Ladder) Peek(spent time.Duration) Phase {
+	return max(Phase(l.phase.Load()), PhaseAt(spent, l.b.Total(), l.b.Reserve()))
+}
+
+// Next returns the phase the clock moves the ladder to next and the instant
+// it does, so that a caller can arm a timer and see the change when it
+// happens rather than at its next poll; ok is false once the ladder has
+// landed.
+func (l *Ladder) Next() (p Phase, at time.Time, ok bool) {
+	cur := Phase(l.phase.Load())
+	total, reserve := l.b.Total(), l.b.Reserve()
+	// The least whole nanoseconds of spending at which PhaseAt moves on.
+	rungs := [...]time.Duration{
+		time.Duration(math.Ceil(NarrowAt * float64(total))),
+		time.Duration(math.Ceil(FitAt * float64(total))),
+		total - reserve,
+	}
+	best := time.Duration(math.MaxInt64)
+	for _, r := range rungs {
+		if q := PhaseAt(r, total, reserve); q > cur && r < best {
+			best, p = r, q
+		}
+	}
+	if best == math.MaxInt64 {
+		return cur, time.Time{}, false
+	}
+	return p, l.b.Start().Add(best), true
+}
+
 // Advance moves the ladder forward to p at once, whatever the clock says: a
 // stalled or cancelled run, or one out of steps, lands now. It never moves
 // the ladder back; it returns the phase after the call.
@@ -65,11 +102,11 @@ func (l *Ladder) Advance(p Phase) Phase {
 func (l *Ladder) moveTo(p Phase, spent, remaining time.Duration, forced bool) Phase {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if p <= l.phase {
-		return l.phase
+	from := Phase(l.phase.Load())
+	if p <= from {
+		return from
 	}
-	from := l.phase
-	l.phase = p
+	l.phase.Store(uint32(p))
 	if l.onChange != nil {
 		l.onChange(Change{From: from, To: p, Spent: spent, Remaining: remaining, Forced: forced})
 	}

@@ -248,3 +248,69 @@ func TestTheNoteOfARunLandedEarlySaysLandingHasBegun(t *testing.T) {
 		}
 	})
 }
+
+func TestNextNamesEachChangeAndTheInstantItHappens(t *testing.T) {
+	cases := []struct {
+		total time.Duration
+		want  []struct {
+			p  Phase
+			at time.Duration
+		}
+	}{
+		{10 * time.Second, []struct {
+			p  Phase
+			at time.Duration
+		}{{Narrow, 6 * time.Second}, {Land, 7500 * time.Millisecond}}},
+		{2 * time.Minute, []struct {
+			p  Phase
+			at time.Duration
+		}{{Narrow, 72 * time.Second}, {Fit, 96 * time.Second}, {Land, 100 * time.Second}}},
+		{time.Nanosecond * 7, []struct {
+			p  Phase
+			at time.Duration
+		}{{Narrow, 5}, {Land, 6}}}, // R = 1ns: fit's rung, at 5.6ns rounded up to 6ns, is already land's
+	}
+	for _, tc := range cases {
+		t.Run(tc.total.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var changes []Change
+				l := newLadder(t, tc.total, &changes)
+				start := l.Budget().Start()
+				for _, w := range tc.want {
+					p, at, ok := l.Next()
+					if !ok || p != w.p || at.Sub(start) != w.at {
+						t.Fatalf("Next() = %v at %v (%v), want %v at %v", p, at.Sub(start), ok, w.p, w.at)
+					}
+					time.Sleep(time.Until(at))
+					if got := l.Phase(); got != w.p {
+						t.Fatalf("at %v the ladder is in %v, want %v", w.at, got, w.p)
+					}
+				}
+				if p, _, ok := l.Next(); ok {
+					t.Errorf("Next() after landing = %v, want none", p)
+				}
+			})
+		})
+	}
+}
+
+func TestPeekReadsThePhaseOfAnInstantWithoutMovingTheLadder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var changes []Change
+		l := newLadder(t, 10*time.Second, &changes) // narrow at 6s, land at 7.5s
+		time.Sleep(7 * time.Second)
+		if got := l.Peek(l.Budget().Spent()); got != Narrow {
+			t.Errorf("Peek at 7s = %v, want narrow", got)
+		}
+		if got := l.Peek(5 * time.Second); got != Explore {
+			t.Errorf("Peek(5s) before any move = %v, want explore", got)
+		}
+		if len(changes) != 0 {
+			t.Errorf("Peek reported changes %v, want none: it does not move the ladder", changes)
+		}
+		l.Advance(Land)
+		if got := l.Peek(time.Second); got != Land {
+			t.Errorf("Peek(1s) after a forced landing = %v, want land: phases only move forward", got)
+		}
+	})
+}

@@ -51,8 +51,12 @@
 // # Progress
 //
 // Heartbeats are tracked per source, the call's idempotency key, so that
-// "units increased" means this call's units. The first heartbeat of a
-// source counts. [Watchdog.End] forgets a source when its call ends, which
+// "units increased" means this call's units. A source's units start at
+// zero, so its first heartbeat counts once it says some work is done, and a
+// retry that counts again from the start is not progress until it passes
+// what the call reached before. This is the one check of "units strictly
+// increase" in Glidepath: tools report every heartbeat they hear, and the
+// run asks the watchdog. [Watchdog.End] forgets a source when its call ends, which
 // keeps the state as small as the set of calls in flight; [Watchdog.Stop]
 // forgets them all. Every recording method is O(1), takes one short lock
 // that is never held across a wait, and does not allocate, except

@@ -196,10 +196,13 @@ func (w *Watchdog) Token(n int) {
 
 // Progress records a progress heartbeat of units from source, the call's
 // idempotency key or id. It reports whether the heartbeat counted as the
-// semantic event Progress: the first heartbeat of a source does, and so
-// does each whose units are strictly greater than the last that source
-// reported; one that repeats or lowers them is recorded as StaleProgress
-// and does not reset the quiet clock. Once the quiet clock has fired, rising
+// semantic event Progress: one whose units are strictly greater than the
+// most that source reported, which starts at zero, so that a heartbeat
+// saying nothing is done yet is not progress, and neither is an attempt
+// that starts counting again until it passes what an earlier attempt of
+// the same call reached. One that repeats or lowers them is recorded as
+// StaleProgress and does not reset the quiet clock. This is the one place
+// where "units strictly increase" (SPEC §3) is decided. Once the quiet clock has fired, rising
 // units are still counted but revive nothing. Progress does not allocate
 // unless it meets a source for the first time.
 //
@@ -210,7 +213,7 @@ func (w *Watchdog) Progress(source string, units int64) bool {
 	if w.stopped {
 		return false
 	}
-	if prev, ok := w.sources[source]; ok && units <= prev {
+	if units <= w.sources[source] {
 		w.record(StaleProgress, 1)
 		return false
 	}

@@ -427,13 +427,15 @@ func TestProgressIsSemanticOnlyWhenItsSourcesUnitsRise(t *testing.T) {
 		beats []beat
 		stale int64
 	}{
-		{"the first heartbeat of a source counts", []beat{{source: "a", units: 0, want: true}}, 0},
+		{"the first heartbeat of a source counts when it says some work is done", []beat{{source: "a", units: 1, want: true}}, 0},
+		{"units start at zero: a first heartbeat of none done is stale", []beat{{source: "a", units: 0}, {source: "a", units: -2}, {source: "a", units: 1, want: true}}, 2},
 		{"rising units count", []beat{{source: "a", units: 1, want: true}, {source: "a", units: 2, want: true}, {source: "a", units: 10, want: true}}, 0},
 		{"repeated units are stale", []beat{{source: "a", units: 3, want: true}, {source: "a", units: 3}, {source: "a", units: 3}}, 2},
 		{"lower units are stale", []beat{{source: "a", units: 3, want: true}, {source: "a", units: 2}, {source: "a", units: -1}}, 2},
 		{"a stale heartbeat does not lower the mark", []beat{{source: "a", units: 5, want: true}, {source: "a", units: 1}, {source: "a", units: 4}, {source: "a", units: 6, want: true}}, 2},
 		{"sources are compared apart", []beat{{source: "a", units: 9, want: true}, {source: "b", units: 1, want: true}, {source: "b", units: 1}, {source: "a", units: 10, want: true}}, 1},
 		{"End forgets a source", []beat{{source: "a", units: 9, want: true}, {source: "a", end: true}, {source: "a", units: 9, want: true}}, 0},
+		{"a retry counting again is stale until it passes the call's mark", []beat{{source: "a", units: 5, want: true}, {source: "a", units: 1}, {source: "a", units: 5}, {source: "a", units: 6, want: true}}, 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -537,8 +539,8 @@ func TestConcurrentRecordingLosesNothing(t *testing.T) {
 				w.Mark(watchdog.ToolCall)
 				w.Keepalive()
 				w.Token(2)
-				w.Progress(key, int64(n))
-				w.Progress(key, int64(n)) // stale
+				w.Progress(key, int64(n+1))
+				w.Progress(key, int64(n+1)) // stale
 				_ = w.Snapshot()
 			}
 			w.End(key)
@@ -567,8 +569,8 @@ func TestConcurrentRecordingLosesNothing(t *testing.T) {
 func TestRecordingDoesNotAllocate(t *testing.T) {
 	w, _ := mustStart(t, t.Context(), watchdog.Config{Quiet: time.Hour})
 	defer w.Stop()
-	w.Progress("call-1", 0)
-	var units int64
+	w.Progress("call-1", 1)
+	var units int64 = 1
 	cases := []struct {
 		name string
 		f    func()
