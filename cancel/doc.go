@@ -21,23 +21,31 @@
 //
 // # Cancelling
 //
-// An [Endpoint] is a remote tool's base URL and name. [Endpoint.Cancel]
-// sends DELETE U/tools/{name}/calls/{key}; [Send] does that on its own
-// short lease ([CancelLease], a landing lease of the run's budget) under
-// context.WithoutCancel, because a cancel is sent exactly when the call's
-// own context has ended. Cancelling is not waiting: Send returns with the
-// tool's answer to the DELETE, not when the call has stopped.
+// A tool that can stop a call by its key is a [Canceller]; one that can say
+// how a call went is a [StatusReader]. An [Endpoint], a remote tool's base
+// URL and name, is both: [Endpoint.Cancel] sends DELETE
+// U/tools/{name}/calls/{key} and [Endpoint.Status] reads GET
+// U/tools/{name}/calls/{key}. Tools of other kinds bring their own.
+//
+// [Send] cancels on its own short lease ([CancelLease], a landing lease of
+// the run's budget) under context.WithoutCancel, because a cancel is sent
+// exactly when the call's own context has ended. Cancelling is not waiting:
+// Send returns with the tool's answer to the cancel, not when the call has
+// stopped, and a [Group] does not even wait for that answer: [Group.Go]
+// returns at once, and the run that owns the group waits for the
+// outstanding answers with [Group.Wait] once it has landed, bounded by its
+// deadline, so that a hung cancel endpoint costs the landing nothing.
 //
 // # Reconciliation
 //
-// [Endpoint.Status] reads GET U/tools/{name}/calls/{key}. [Reconcile] turns
-// it into a [Resolution] by the rules of SPEC §5: done → its output; failed
-// → a failed call; 404 → never received, so the caller may send it again
-// with the same key; running → ask again after a backoff sleep decided by
-// package budget, until it settles; still running when the budget says stop,
-// or the status endpoint unreachable → an orphan. Every ask runs on its own
-// work lease ([StatusLease]); no sleep is taken that would outlast the
-// budget. Reconcile only reads: it never sends the call again.
+// [Reconcile] asks a [StatusReader] and turns its answers into a
+// [Resolution] by the rules of SPEC §5: done → its output; failed → a failed
+// call; 404 → never received, so the caller may send it again with the same
+// key; running → ask again after a backoff sleep decided by package budget,
+// until it settles; still running when the budget says stop, or the status
+// endpoint unreachable → an orphan. Every ask runs on its own work lease
+// ([StatusLease]); no sleep is taken that would outlast the budget.
+// Reconcile only reads: it never sends the call again.
 //
 // # Journal
 //
@@ -62,8 +70,10 @@
 //
 // # Goroutines
 //
-// The package starts none. Every call blocks until it is done, bounded by
-// its context and lease; the caller owns any concurrency. A [Journal] is
+// The package starts none but those of a [Group], one per cancel in flight,
+// each ended by its answer or its lease, which never outlasts the run's
+// deadline. Every other call blocks until it is done, bounded by its
+// context and lease; the caller owns any concurrency. A [Journal] is
 // safe for concurrent use.
 //
 // # Errors

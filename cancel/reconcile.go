@@ -36,8 +36,9 @@ type Resolution struct {
 }
 
 // Reconcile learns the outcome of the call with key, a write whose attempt
-// timed out, by asking its tool rather than sending it again: it never
-// re-sends the call, it only reads (GET) its status. It follows SPEC §5:
+// timed out, by asking its tool through s rather than sending it again: it
+// never re-sends the call, it only reads its status (for an [Endpoint], a
+// GET). It follows SPEC §5:
 //
 //   - done: State Done with the call's Output;
 //   - failed: State Failed, a failed call, not to be retried;
@@ -53,13 +54,13 @@ type Resolution struct {
 // decides the sleep with bo; when the sleep would outlast the budget the
 // call is an orphan at once, without sleeping, with Err wrapping
 // [ErrStillRunning]. So is a call still running when ctx ends. An
-// unreachable answer makes an orphan at once, without asking again: the
+// unreachable answer (any error of s) makes an orphan at once, without asking again: the
 // budget is better spent on landing than on a tool that does not answer.
 //
 // Reconcile blocks until it resolves. ctx bounds it all; pass
 // context.WithoutCancel(runCtx) to let it outlive a cancelled run, bounded
 // by b alone. b must not be nil.
-func Reconcile(ctx context.Context, b *budget.Budget, bo budget.Backoff, e Endpoint, key Key) Resolution {
+func Reconcile(ctx context.Context, b *budget.Budget, bo budget.Backoff, s StatusReader, key Key) Resolution {
 	var r Resolution
 	for {
 		if ctx.Err() != nil {
@@ -70,7 +71,7 @@ func Reconcile(ctx context.Context, b *budget.Budget, bo budget.Backoff, e Endpo
 			return r.orphan(err)
 		}
 		actx, stop := lease.Context(ctx)
-		st, err := e.Status(actx, key)
+		st, err := s.Status(actx, key)
 		stop()
 		r.Asks++
 		if err != nil {
