@@ -112,19 +112,18 @@ func TestAppendJSONAllocatesNothingIntoABufferWithRoom(t *testing.T) {
 	}
 }
 
-// BenchmarkWrite is a whole Write without I/O: the clock, the budget and
-// the phase read, the encoding, under the Writer's lock.
-func BenchmarkWrite(b *testing.B) {
+// BenchmarkRecord is a whole Record without I/O: the clock, the budget and
+// the phase read, the encoding into the JSONL sink, under the Recorder's
+// lock.
+func BenchmarkRecord(b *testing.B) {
 	bud, err := budget.New(budget.Config{Total: time.Hour})
 	if err != nil {
 		b.Fatal(err)
 	}
-	w := trace.NewWriter(discard{}, "run-1", bud, func() string { return "explore" })
+	w := trace.NewRecorder("run-1", bud, func(time.Duration) string { return "explore" }, trace.NewJSONL(discard{}))
 	r := everyKind[3]
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := w.Write(r); err != nil {
-			b.Fatal(err)
-		}
+		w.Record(r)
 	}
 }

@@ -91,7 +91,7 @@ func ExampleOutcome_Ours() {
 	// quiet true
 }
 
-func ExampleWriter() {
+func ExampleRecorder() {
 	b, err := budget.New(budget.Config{Total: 2 * time.Minute})
 	if err != nil {
 		panic(err)
@@ -99,17 +99,16 @@ func ExampleWriter() {
 	ladder := landing.New(b, landing.Config{})
 	var file bytes.Buffer // the trace file of a real run
 	bw := bufio.NewWriter(&file)
-	tw := trace.NewWriter(bw, "run-1", b, func() string { return ladder.Phase().String() })
+	rec := trace.NewRecorder("run-1", b, func(spent time.Duration) string { return ladder.Peek(spent).String() },
+		trace.NewJSONL(bw))
 
 	lease, err := b.Lease(b.Estimates().Kind("tool:search"), 30*time.Second)
 	if err != nil {
 		panic(err)
 	}
-	if err := tw.Write(trace.Record{Event: trace.AttemptStart, Step: "tool:search", StepIndex: 3,
-		Attempt: 1, GrantedMs: lease.Granted.Milliseconds(), Key: "gp_7Hq"}); err != nil {
-		panic(err)
-	}
-	if err := bw.Flush(); err != nil {
+	rec.Record(trace.Record{Event: trace.AttemptStart, Step: "tool:search", StepIndex: 3,
+		Attempt: 1, GrantedMs: lease.Granted.Milliseconds(), Key: "gp_7Hq"})
+	if err := rec.Flush(); err != nil { // the trace could not be written
 		panic(err)
 	}
 

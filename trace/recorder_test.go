@@ -1,9 +1,12 @@
 package trace_test
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,7 +17,7 @@ import (
 	"github.com/glidepath/glidepath/trace"
 )
 
-func TestTheWriterFillsWhatEveryRecordCarries(t *testing.T) {
+func TestTheRecorderFillsWhatEveryRecordCarries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, err := budget.New(budget.Config{Total: 2 * time.Minute})
 		if err != nil {
@@ -22,16 +25,12 @@ func TestTheWriterFillsWhatEveryRecordCarries(t *testing.T) {
 		}
 		var buf bytes.Buffer
 		phase := "explore"
-		w := trace.NewWriter(&buf, "run-7", b, func() string { return phase })
-		// What the caller sets in the fields the Writer owns is overwritten.
-		if err := w.Write(trace.Record{Event: trace.RunStart, TotalMs: 120000, RunID: "other", Seq: 99, ElapsedMs: -1, Phase: "land", TS: ts}); err != nil {
-			t.Fatal(err)
-		}
+		w := trace.NewRecorder("run-7", b, func(time.Duration) string { return phase }, trace.NewJSONL(&buf))
+		// What the caller sets in the fields the Recorder owns is overwritten.
+		w.Record(trace.Record{Event: trace.RunStart, TotalMs: 120000, RunID: "other", Seq: 99, ElapsedMs: -1, Phase: "land", TS: ts})
 		time.Sleep(72 * time.Second)
 		phase = "narrow"
-		if err := w.Write(trace.Record{Event: trace.PhaseChange, From: "explore", To: "narrow"}); err != nil {
-			t.Fatal(err)
-		}
+		w.Record(trace.Record{Event: trace.PhaseChange, From: "explore", To: "narrow"})
 		got, err := trace.ReadRecords(&buf)
 		if err != nil {
 			t.Fatal(err)
@@ -101,12 +100,10 @@ func TestElapsedAndRemainingFollowTheBudgetExactly(t *testing.T) {
 					t.Fatal(err)
 				}
 				var buf bytes.Buffer
-				w := trace.NewWriter(&buf, "r", b, nil)
+				w := trace.NewRecorder("r", b, nil, trace.NewJSONL(&buf))
 				for _, d := range tc.sleeps {
 					time.Sleep(d)
-					if err := w.Write(trace.Record{Event: trace.Progress}); err != nil {
-						t.Fatal(err)
-					}
+					w.Record(trace.Record{Event: trace.Progress})
 				}
 				recs, err := trace.ReadRecords(&buf)
 				if err != nil {
@@ -130,7 +127,7 @@ func TestSeqIncreasesByOneUnderConcurrentWrites(t *testing.T) {
 	var buf bytes.Buffer
 	var phase atomic.Value
 	phase.Store("explore")
-	w := trace.NewWriter(&buf, "run-1", b, func() string { return phase.Load().(string) })
+	w := trace.NewRecorder("run-1", b, func(time.Duration) string { return phase.Load().(string) }, trace.NewJSONL(&buf))
 	const writers, each = 8, 250
 	var wg sync.WaitGroup
 	for g := range writers {
@@ -139,10 +136,7 @@ func TestSeqIncreasesByOneUnderConcurrentWrites(t *testing.T) {
 				if g == 0 && i == each/2 {
 					phase.Store("narrow")
 				}
-				if err := w.Write(trace.Record{Event: trace.AttemptStart, Step: "tool:search", StepIndex: g, Attempt: i + 1}); err != nil {
-					t.Error(err)
-					return
-				}
+				w.Record(trace.Record{Event: trace.AttemptStart, Step: "tool:search", StepIndex: g, Attempt: i + 1})
 			}
 		})
 	}
@@ -168,12 +162,10 @@ func TestSeqIncreasesByOneUnderConcurrentWrites(t *testing.T) {
 	}
 }
 
-func TestAWriterWithoutBudgetOrPhaseWritesZeros(t *testing.T) {
+func TestARecorderWithoutBudgetOrPhaseStampsZeros(t *testing.T) {
 	var buf bytes.Buffer
-	w := trace.NewWriter(&buf, "r", nil, nil)
-	if err := w.Write(trace.Record{Event: trace.Landing, ElapsedMs: 5, RemainingMs: 5, Phase: "land"}); err != nil {
-		t.Fatal(err)
-	}
+	w := trace.NewRecorder("r", nil, nil, trace.NewJSONL(&buf))
+	w.Record(trace.Record{Event: trace.Landing, ElapsedMs: 5, RemainingMs: 5, Phase: "land"})
 	recs, err := trace.ReadRecords(&buf)
 	if err != nil {
 		t.Fatal(err)
@@ -183,32 +175,30 @@ func TestAWriterWithoutBudgetOrPhaseWritesZeros(t *testing.T) {
 	}
 }
 
-func TestWriteReturnsTheUnderlyingWritersError(t *testing.T) {
+func TestTheFirstErrorOfASinkIsKept(t *testing.T) {
 	f, err := os.Create(t.TempDir() + "/trace.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
-	w := trace.NewWriter(f, "r", nil, nil)
-	if err := w.Write(trace.Record{Event: trace.RunStart}); !errors.Is(err, os.ErrClosed) {
-		t.Errorf("Write = %v, want %v", err, os.ErrClosed)
+	w := trace.NewRecorder("r", nil, nil, trace.NewJSONL(f))
+	w.Record(trace.Record{Event: trace.RunStart})
+	w.Record(trace.Record{Event: trace.RunEnd})
+	if err := w.Err(); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("Err = %v, want %v", err, os.ErrClosed)
 	}
 }
 
-func TestAWriteAllocatesNothing(t *testing.T) {
+func TestARecordAllocatesNothing(t *testing.T) {
 	b, err := budget.New(budget.Config{Total: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := trace.NewWriter(discard{}, "run-1", b, func() string { return "explore" })
+	w := trace.NewRecorder("run-1", b, func(time.Duration) string { return "explore" }, trace.NewJSONL(discard{}))
 	r := everyKind[3] // an attempt_end, the record written most
-	allocs := testing.AllocsPerRun(1000, func() {
-		if err := w.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	})
+	allocs := testing.AllocsPerRun(1000, func() { w.Record(r) })
 	if allocs != 0 {
-		t.Errorf("a Write allocates %v times, want 0", allocs)
+		t.Errorf("a Record allocates %v times, want 0", allocs)
 	}
 }
 
@@ -216,3 +206,99 @@ func TestAWriteAllocatesNothing(t *testing.T) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// collect is a sink that keeps what it is handed.
+type collect struct {
+	mu   sync.Mutex
+	recs []trace.Record
+	err  error
+}
+
+func (c *collect) Record(r trace.Record) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.recs = append(c.recs, r)
+	return c.err
+}
+
+func TestEverySinkReceivesTheSameStampedRecordsInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, err := budget.New(budget.Config{Total: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		first, second := &collect{}, &collect{err: errors.New("full")}
+		var spents []time.Duration
+		w := trace.NewRecorder("run-1", b, func(spent time.Duration) string {
+			spents = append(spents, spent)
+			if spent >= 6*time.Second {
+				return "narrow"
+			}
+			return "explore"
+		}, first, trace.NewJSONL(&buf), second)
+		for _, d := range []time.Duration{0, 5999 * time.Millisecond, time.Millisecond} {
+			time.Sleep(d)
+			w.Record(trace.Record{Event: trace.Progress, Units: int64(d)})
+		}
+		fromFile, err := trace.ReadRecords(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(first.recs) != 3 || len(fromFile) != 3 || len(second.recs) != 3 {
+			t.Fatalf("sinks got %d, %d and %d records, want 3 each", len(first.recs), len(fromFile), len(second.recs))
+		}
+		for i := range first.recs {
+			a, f, c := first.recs[i], fromFile[i], second.recs[i]
+			if !a.TS.Equal(f.TS) {
+				t.Errorf("record %d: ts %v in one sink, %v in the file", i+1, a.TS, f.TS)
+			}
+			f.TS = a.TS
+			if a != f || a != c {
+				t.Errorf("record %d differs between sinks:\n%+v\n%+v\n%+v", i+1, a, f, c)
+			}
+		}
+		if want := []time.Duration{0, 5999 * time.Millisecond, 6 * time.Second}; !slices.Equal(spents, want) {
+			t.Errorf("phase asked at %v, want %v", spents, want)
+		}
+		if got := []string{first.recs[1].Phase, first.recs[2].Phase}; !slices.Equal(got, []string{"explore", "narrow"}) {
+			t.Errorf("phases %q, want the phase of each record's instant", got)
+		}
+		if err := w.Err(); err == nil || err.Error() != "full" {
+			t.Errorf("Err = %v, want the failing sink's first error", err)
+		}
+	})
+}
+
+func TestAJSONLSinkSharedByTwoRecordersKeepsLinesWhole(t *testing.T) {
+	var buf bytes.Buffer
+	bw := bufio.NewWriterSize(&buf, 64) // small, so that writes spill while both record
+	sink := trace.NewJSONL(bw)
+	parent, child := trace.NewRecorder("parent", nil, nil, sink), trace.NewRecorder("child", nil, nil, sink)
+	const each = 500
+	var wg sync.WaitGroup
+	for _, r := range []*trace.Recorder{parent, child} {
+		wg.Go(func() {
+			for range each {
+				r.Record(trace.Record{Event: trace.Progress, Message: strings.Repeat("x", 40)})
+			}
+		})
+	}
+	wg.Wait()
+	if err := parent.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := trace.ReadRecords(&buf)
+	if err != nil {
+		t.Fatalf("lines were interleaved: %v", err)
+	}
+	seq := map[string]int64{}
+	for _, r := range recs {
+		if seq[r.RunID]++; r.Seq != seq[r.RunID] {
+			t.Fatalf("%s: seq %d, want %d: each run counts its own", r.RunID, r.Seq, seq[r.RunID])
+		}
+	}
+	if seq["parent"] != each || seq["child"] != each {
+		t.Errorf("records by run %v, want %d each", seq, each)
+	}
+}

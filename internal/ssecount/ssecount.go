@@ -1,0 +1,66 @@
+// Package ssecount counts the lines of a server-sent event stream as its
+// bytes arrive, below a decoder: SSE decoders, the OpenAI SDK's and go-sse's
+// alike, drop comment lines without a trace, and a comment is exactly what a
+// keepalive is. A run counts keepalives (SPEC §6) and streamed chunks, and
+// neither resets its quiet clock, so both the model client and the remote
+// tools read their streams through a [Reader].
+package ssecount
+
+import "io"
+
+// A Reader passes its source through unchanged and reports each line that
+// begins with ':' (a comment: a keepalive) to Comment and each that begins
+// with "data:" (a chunk) to Data; either may be nil. Lines end at '\n' or
+// '\r'. Only the first five bytes of a line are looked at, so it keeps no
+// buffer of its own.
+type Reader struct {
+	r       io.Reader
+	comment func()
+	data    func()
+
+	lineStart bool // reports whether the next byte begins a line
+	prefix    int  // how many bytes of "data:" the line has matched so far
+}
+
+// NewReader returns a Reader of r.
+func NewReader(r io.Reader, comment, data func()) *Reader {
+	return &Reader{r: r, comment: comment, data: data, lineStart: true}
+}
+
+const dataPrefix = "data:"
+
+// Read reads from the source and counts the lines it passes.
+func (c *Reader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	for _, ch := range p[:n] {
+		c.scan(ch)
+	}
+	return n, err
+}
+
+func (c *Reader) scan(ch byte) {
+	if ch == '\n' || ch == '\r' {
+		c.lineStart, c.prefix = true, 0
+		return
+	}
+	if !c.lineStart {
+		return
+	}
+	if c.prefix == 0 && ch == ':' {
+		c.lineStart = false
+		if c.comment != nil {
+			c.comment()
+		}
+		return
+	}
+	if ch != dataPrefix[c.prefix] {
+		c.lineStart = false
+		return
+	}
+	if c.prefix++; c.prefix == len(dataPrefix) {
+		c.lineStart = false
+		if c.data != nil {
+			c.data()
+		}
+	}
+}

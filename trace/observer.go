@@ -1,0 +1,166 @@
+package trace
+
+import (
+	"time"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/watchdog"
+)
+
+// Attempt is one physical request of a run, as the model client and the
+// tools report it alike: a model attempt, the landing call, one POST of a
+// remote tool, one run of a subprocess, one call of a local function, a
+// setup step.
+type Attempt struct {
+	Step       string        // the step kind: "model", "tool:NAME", "agent:NAME", "setup"
+	Key        string        // the logical call's idempotency key; "" for a model attempt
+	N          int           // 1-based; resend_count is N−1
+	Lease      budget.Lease  // its Granted is the Budget-Remaining-Ms sent
+	Start, End time.Time     // End is set at the end
+	Outcome    Outcome       // set at the end
+	Status     int           // the HTTP status of an error answer, if any
+	Err        error         // the failure, nil when OK
+	Keepalives int64         // SSE comments (pings) seen during the attempt
+	Chunks     int64         // streamed data chunks seen (model)
+	Usage      Usage         // tokens the answer reported (model)
+	Message    string        // what a setup step did, e.g. "manifest of http://…"
+}
+
+// Usage is what an attempt's answer said it cost in tokens; zero when it
+// said nothing.
+type Usage struct {
+	Input, Output, Total int64
+}
+
+// Signal is something a call did that the run's watchdog hears: a
+// semantic event (a tool call issued, a result returned, a model message
+// completed, a progress heartbeat) or a sign of mere activity (a
+// keepalive, a streamed token). Event names it in the watchdog's words.
+//
+// A progress heartbeat is reported as it was heard, Event
+// [watchdog.Progress] with its Units, whether or not they grew: whether it
+// is progress is the watchdog's to decide ([watchdog.Watchdog.Progress]),
+// for the call's Key, in one place.
+type Signal struct {
+	Event   watchdog.Event
+	Step    string // the step kind of the call
+	Key     string // the call's idempotency key; "" for a model call
+	Units   int64  // progress: work units done so far
+	Total   int64  // progress: work units in all, if known
+	Message string // progress: what the tool said it is doing
+}
+
+// CancelState is how a cancel the run sent ended, as a cancel_sent record
+// writes it (SPEC §6).
+type CancelState string
+
+const (
+	CancelStateSent     CancelState = "sent"     // it went out; for a tool that answers nothing more (MCP), that is all
+	CancelStateAccepted CancelState = "accepted" // the tool accepted it
+	CancelStateUnknown  CancelState = "unknown"  // the tool does not know the call (404)
+	CancelStateFailed   CancelState = "failed"   // no usable answer: an error, or its lease ended
+)
+
+// An Observer hears what one run's calls do, in one vocabulary for model
+// turns and tool calls alike: attempts, backoff decisions, refusals,
+// cancels, reconciliations, orphans and signals. The run turns them into
+// trace records and watchdog events. Every field may be nil.
+//
+// Callbacks run on the goroutine that made the call, except Signal's, which
+// may also run on the goroutine reading a stream or of a local tool
+// reporting progress, and CancelSettled's, which runs on the goroutine that
+// waited for the cancel's answer. They must be quick and must not call back
+// into what called them.
+type Observer struct {
+	AttemptStart func(Attempt)
+	AttemptEnd   func(Attempt)
+
+	// Backoff is called before each retry with the decision taken: a
+	// sleep, or giving up because the sleep would outlast the budget. err
+	// is the server's Retry-After that could not be read, if any; the
+	// sleep is then the jittered one.
+	Backoff func(step, key string, after int, d budget.Delay, err error)
+
+	// Refused is called when the budget refused the lease of attempt n.
+	Refused func(step, key string, n int, err error)
+
+	// CancelSent is called when the cancel of a call cut short goes out,
+	// on its own lease; CancelSettled when it is answered, with the state
+	// it ended in and the error of a failed one.
+	CancelSent    func(step, key string, lease budget.Lease)
+	CancelSettled func(step, key string, state CancelState, err error)
+
+	// Reconcile is called with what asking a write's status learned:
+	// state is done, failed, never_received or running, or unreachable
+	// when no ask was answered.
+	Reconcile func(step, key, state string, err error)
+
+	// Orphan is called once a write whose outcome is unknown is recorded;
+	// err is non-nil when it could not be journaled.
+	Orphan func(step, key string, err error)
+
+	Signal func(Signal)
+}
+
+// OnAttemptStart calls o.AttemptStart, if it is set.
+func (o *Observer) OnAttemptStart(a Attempt) {
+	if o.AttemptStart != nil {
+		o.AttemptStart(a)
+	}
+}
+
+// OnAttemptEnd calls o.AttemptEnd, if it is set.
+func (o *Observer) OnAttemptEnd(a Attempt) {
+	if o.AttemptEnd != nil {
+		o.AttemptEnd(a)
+	}
+}
+
+// OnBackoff calls o.Backoff, if it is set.
+func (o *Observer) OnBackoff(step, key string, after int, d budget.Delay, err error) {
+	if o.Backoff != nil {
+		o.Backoff(step, key, after, d, err)
+	}
+}
+
+// OnRefused calls o.Refused, if it is set.
+func (o *Observer) OnRefused(step, key string, n int, err error) {
+	if o.Refused != nil {
+		o.Refused(step, key, n, err)
+	}
+}
+
+// OnCancelSent calls o.CancelSent, if it is set.
+func (o *Observer) OnCancelSent(step, key string, lease budget.Lease) {
+	if o.CancelSent != nil {
+		o.CancelSent(step, key, lease)
+	}
+}
+
+// OnCancelSettled calls o.CancelSettled, if it is set.
+func (o *Observer) OnCancelSettled(step, key string, state CancelState, err error) {
+	if o.CancelSettled != nil {
+		o.CancelSettled(step, key, state, err)
+	}
+}
+
+// OnReconcile calls o.Reconcile, if it is set.
+func (o *Observer) OnReconcile(step, key, state string, err error) {
+	if o.Reconcile != nil {
+		o.Reconcile(step, key, state, err)
+	}
+}
+
+// OnOrphan calls o.Orphan, if it is set.
+func (o *Observer) OnOrphan(step, key string, err error) {
+	if o.Orphan != nil {
+		o.Orphan(step, key, err)
+	}
+}
+
+// OnSignal calls o.Signal, if it is set.
+func (o *Observer) OnSignal(s Signal) {
+	if o.Signal != nil {
+		o.Signal(s)
+	}
+}
