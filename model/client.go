@@ -8,6 +8,7 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
@@ -108,7 +109,7 @@ type Response struct {
 // Complete runs one model turn on work leases of b, retrying what SPEC §2
 // allows while the budget does. ctx is the run's context; its cause (the
 // quiet clock, a cancellation) ends an attempt with that outcome.
-func (c *Client) Complete(ctx context.Context, b *budget.Budget, req Request, obs Observer) (Response, error) {
+func (c *Client) Complete(ctx context.Context, b *budget.Budget, req Request, obs *trace.Observer) (Response, error) {
 	return c.call(ctx, b, req, obs, false)
 }
 
@@ -118,18 +119,21 @@ func (c *Client) Complete(ctx context.Context, b *budget.Budget, req Request, ob
 // to the deterministic summary), so it neither sleeps nor records a backoff:
 // a backoff decided against the work budget would, inside the reserve,
 // always read as "exceeds budget", which is not why it stopped.
-func (c *Client) Land(ctx context.Context, b *budget.Budget, messages []openai.ChatCompletionMessageParamUnion, obs Observer) (Response, error) {
+func (c *Client) Land(ctx context.Context, b *budget.Budget, messages []openai.ChatCompletionMessageParamUnion, obs *trace.Observer) (Response, error) {
 	return c.call(ctx, b, Request{Messages: messages}, obs, true)
 }
 
-func (c *Client) call(ctx context.Context, b *budget.Budget, req Request, obs Observer, landing bool) (Response, error) {
+func (c *Client) call(ctx context.Context, b *budget.Budget, req Request, obs *trace.Observer, landing bool) (Response, error) {
+	if obs == nil {
+		obs = &trace.Observer{}
+	}
 	kind := b.Estimates().Kind(Kind)
 	params := c.params(req)
 	var last *trace.AttemptError
 	for n := 1; ; n++ {
 		lease, err := c.lease(b, kind, landing)
 		if err != nil {
-			obs.refused(n, err)
+			obs.OnRefused(Kind, "", n, err)
 			if last != nil {
 				return Response{Attempts: n - 1}, errors.Join(err, last)
 			}
@@ -145,8 +149,8 @@ func (c *Client) call(ctx context.Context, b *budget.Budget, req Request, obs Ob
 		if landing || !trace.Retryable(ae) || n >= c.cfg.MaxAttempts || ctx.Err() != nil {
 			return Response{Attempts: n}, ae
 		}
-		delay, _ := b.NextDelay(c.cfg.Backoff, n, ae.Header)
-		obs.backoff(n, delay)
+		delay, raErr := b.NextDelay(c.cfg.Backoff, n, ae.Header)
+		obs.OnBackoff(Kind, "", n, delay, raErr)
 		if delay.GiveUp {
 			return Response{Attempts: n}, &trace.GaveUpError{Step: Kind, Delay: delay, Last: ae}
 		}
@@ -177,11 +181,11 @@ func (c *Client) params(req Request) openai.ChatCompletionNewParams {
 }
 
 // attempt makes one streaming request on lease and reports how long it took.
-func (c *Client) attempt(ctx context.Context, lease budget.Lease, n int, params openai.ChatCompletionNewParams, obs Observer) (Response, time.Duration, *trace.AttemptError) {
+func (c *Client) attempt(ctx context.Context, lease budget.Lease, n int, params openai.ChatCompletionNewParams, obs *trace.Observer) (Response, time.Duration, *trace.AttemptError) {
 	actx, cancel := lease.Context(ctx)
 	defer cancel()
-	info := Attempt{N: n, Lease: lease, Start: time.Now()}
-	obs.start(info)
+	info := trace.Attempt{Step: Kind, N: n, Lease: lease, Start: time.Now()}
+	obs.OnAttemptStart(info)
 	counts := &counter{obs: obs}
 	stream := c.oa.Chat.Completions.NewStreaming(actx, params,
 		option.WithHeader(budget.Header, lease.Millis()),
@@ -191,11 +195,13 @@ func (c *Client) attempt(ctx context.Context, lease budget.Lease, n int, params 
 	for stream.Next() {
 		chunk := stream.Current()
 		acc.AddChunk(chunk)
+		// A finished message, and each finished tool call it asks for, is
+		// semantic: the model said something whole.
 		if _, ok := acc.JustFinishedContent(); ok {
-			obs.event(MessageCompleted)
+			obs.OnSignal(trace.Signal{Event: watchdog.ModelMessage, Step: Kind})
 		}
 		if _, ok := acc.JustFinishedToolCall(); ok {
-			obs.event(ToolCallCompleted)
+			obs.OnSignal(trace.Signal{Event: watchdog.ModelMessage, Step: Kind})
 		}
 	}
 	err := stream.Err()
@@ -209,14 +215,14 @@ func (c *Client) attempt(ctx context.Context, lease budget.Lease, n int, params 
 	}
 	info.End = time.Now()
 	info.Keepalives, info.Chunks = counts.keepalives.Load(), counts.chunks.Load()
-	info.Usage = acc.Usage
+	info.Usage = trace.Usage{Input: acc.Usage.PromptTokens, Output: acc.Usage.CompletionTokens, Total: acc.Usage.TotalTokens}
 	if err != nil {
 		ae := classify(actx, n, err)
 		info.Outcome, info.Status, info.Err = ae.Outcome, ae.Status, ae
-		obs.end(info)
+		obs.OnAttemptEnd(info)
 		return Response{}, 0, ae
 	}
 	info.Outcome = trace.OK
-	obs.end(info)
+	obs.OnAttemptEnd(info)
 	return Response{Message: acc.Choices[0].Message, FinishReason: finish, Usage: acc.Usage}, info.End.Sub(info.Start), nil
 }

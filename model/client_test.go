@@ -25,20 +25,24 @@ import (
 // record collects what the observer hears.
 type record struct {
 	mu       sync.Mutex
-	starts   []model.Attempt
-	ends     []model.Attempt
+	starts   []trace.Attempt
+	ends     []trace.Attempt
 	delays   []budget.Delay
 	refusals []error
-	events   []model.Event
+	events   []watchdog.Event
 }
 
-func (r *record) observer() model.Observer {
-	return model.Observer{
-		AttemptStart: func(a model.Attempt) { r.mu.Lock(); r.starts = append(r.starts, a); r.mu.Unlock() },
-		AttemptEnd:   func(a model.Attempt) { r.mu.Lock(); r.ends = append(r.ends, a); r.mu.Unlock() },
-		Backoff:      func(_ int, d budget.Delay) { r.mu.Lock(); r.delays = append(r.delays, d); r.mu.Unlock() },
-		Refused:      func(_ int, err error) { r.mu.Lock(); r.refusals = append(r.refusals, err); r.mu.Unlock() },
-		Event:        func(e model.Event) { r.mu.Lock(); r.events = append(r.events, e); r.mu.Unlock() },
+func (r *record) observer() *trace.Observer {
+	return &trace.Observer{
+		AttemptStart: func(a trace.Attempt) { r.mu.Lock(); r.starts = append(r.starts, a); r.mu.Unlock() },
+		AttemptEnd:   func(a trace.Attempt) { r.mu.Lock(); r.ends = append(r.ends, a); r.mu.Unlock() },
+		Backoff: func(_, _ string, _ int, d budget.Delay, _ error) {
+			r.mu.Lock()
+			r.delays = append(r.delays, d)
+			r.mu.Unlock()
+		},
+		Refused: func(_, _ string, _ int, err error) { r.mu.Lock(); r.refusals = append(r.refusals, err); r.mu.Unlock() },
+		Signal:  func(s trace.Signal) { r.mu.Lock(); r.events = append(r.events, s.Event); r.mu.Unlock() },
 	}
 }
 
@@ -305,7 +309,7 @@ func TestTheLandingCallOffersNoToolsAndMaySpendTheReserve(t *testing.T) {
 		c := newClient(t, srv, model.Config{})
 		b := newBudget(t, 10*time.Second)
 		time.Sleep(8 * time.Second) // inside the 2.5s reserve
-		if _, err := c.Complete(t.Context(), b, ask("q"), model.Observer{}); !errors.Is(err, budget.ErrRefused) {
+		if _, err := c.Complete(t.Context(), b, ask("q"), nil); !errors.Is(err, budget.ErrRefused) {
 			t.Fatalf("a work call inside the reserve = %v, want refused", err)
 		}
 		rec := &record{}
@@ -344,16 +348,13 @@ func TestToolCallsAndUsageAreReportedAndSemantic(t *testing.T) {
 		if len(resp.Message.ToolCalls) != 2 || resp.FinishReason != "tool_calls" {
 			t.Fatalf("message %+v finish %q, want two tool calls", resp.Message, resp.FinishReason)
 		}
-		var toolEvents int
-		for _, e := range rec.events {
-			if e == model.ToolCallCompleted {
-				toolEvents++
-			}
+		// No content, two tool calls: each finished call is a message of
+		// the model's, semantic, and nothing else is.
+		if n := rec.semantic(); n != 2 || !slices.Contains(rec.events, watchdog.Token) {
+			t.Errorf("%d semantic events, want 2, one per tool call, among tokens (events %v)", n, rec.events)
 		}
-		if toolEvents != 2 {
-			t.Errorf("%d tool-call events, want 2 (events %v)", toolEvents, rec.events)
-		}
-		if resp.Usage.TotalTokens == 0 || rec.ends[0].Usage.TotalTokens != resp.Usage.TotalTokens {
+		if resp.Usage.TotalTokens == 0 || rec.ends[0].Usage.Total != resp.Usage.TotalTokens ||
+			rec.ends[0].Usage.Input != resp.Usage.PromptTokens || rec.ends[0].Usage.Output != resp.Usage.CompletionTokens {
 			t.Errorf("usage %+v, attempt usage %+v", resp.Usage, rec.ends[0].Usage)
 		}
 		if p := srv.Requests()[0].Parallel; p == nil || !*p {

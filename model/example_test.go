@@ -27,8 +27,8 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	obs := model.Observer{
-		AttemptEnd: func(a model.Attempt) { fmt.Printf("attempt %d: %s\n", a.N, a.Outcome) },
+	obs := &trace.Observer{
+		AttemptEnd: func(a trace.Attempt) { fmt.Printf("attempt %d: %s\n", a.N, a.Outcome) },
 	}
 	resp, err := c.Complete(context.Background(), b, model.Request{
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("capital of France?")},
@@ -58,7 +58,7 @@ func ExampleClient_Land() {
 	}
 	_, err = c.Land(context.Background(), b, []openai.ChatCompletionMessageParamUnion{
 		openai.UserMessage("Summarize what is established."),
-	}, model.Observer{})
+	}, nil)
 	ae, ok := errors.AsType[*trace.AttemptError](err)
 	if !ok {
 		log.Fatalf("Land = %v, want an attempt error", err)
