@@ -3,10 +3,10 @@ package cancel
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/internal/inflight"
 )
 
 // CancelLease is the default ceiling of the short landing lease a cancel
@@ -72,9 +72,7 @@ func send(ctx context.Context, lease budget.Lease, c Canceller, key Key) error {
 // the landing nothing. The zero Group is ready to use; a Group must not be
 // copied after first use.
 type Group struct {
-	mu   sync.Mutex
-	n    int           // cancels sent and not yet answered
-	idle chan struct{} // closed when n drops to zero; nil while no cancel is out
+	g inflight.Group
 }
 
 // Go sends the cancel of key as [Send] does, on a goroutine of its own, and
@@ -90,41 +88,16 @@ func (g *Group) Go(ctx context.Context, b *budget.Budget, c Canceller, key Key, 
 	if err != nil {
 		return lease, err
 	}
-	g.mu.Lock()
-	if g.n == 0 {
-		g.idle = make(chan struct{})
-	}
-	g.n++
-	g.mu.Unlock()
-	go func() {
+	g.g.Go(func() {
 		err := send(ctx, lease, c, key)
 		if done != nil {
 			done(err)
 		}
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		if g.n--; g.n == 0 {
-			close(g.idle)
-		}
-	}()
+	})
 	return lease, nil
 }
 
 // Wait blocks until every cancel sent with [Group.Go] has been answered, or
 // ctx ends; then it returns context.Cause(ctx). Bound ctx by the run's
 // deadline: a call whose cancel is still unanswered then is left as it is.
-func (g *Group) Wait(ctx context.Context) error {
-	g.mu.Lock()
-	idle := g.idle
-	n := g.n
-	g.mu.Unlock()
-	if n == 0 {
-		return nil
-	}
-	select {
-	case <-idle:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-}
+func (g *Group) Wait(ctx context.Context) error { return g.g.Wait(ctx) }

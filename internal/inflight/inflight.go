@@ -1,0 +1,62 @@
+// Package inflight keeps count of goroutines that outlive the call that
+// started them and lets their owner wait for them with a deadline, which a
+// sync.WaitGroup cannot do without a goroutine of its own that would then
+// outlive the owner too. A run's cancels, whose answers it does not wait
+// for, and local tool functions that ignored their context are such
+// goroutines.
+package inflight
+
+import (
+	"context"
+	"sync"
+)
+
+// A Group counts the goroutines started with [Group.Go] that have not
+// returned. The zero Group is ready to use; it must not be copied after
+// first use.
+type Group struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to zero; made when n leaves zero
+}
+
+// Go runs f on a new goroutine, counted until f returns.
+func (g *Group) Go(f func()) {
+	g.mu.Lock()
+	if g.n == 0 {
+		g.idle = make(chan struct{})
+	}
+	g.n++
+	g.mu.Unlock()
+	go func() {
+		defer g.done()
+		f()
+	}()
+}
+
+func (g *Group) done() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.n--; g.n == 0 {
+		close(g.idle)
+	}
+}
+
+// Wait blocks until no goroutine of g is running, or ctx ends; then it
+// returns context.Cause(ctx). A goroutine started while Wait waits is
+// waited for too.
+func (g *Group) Wait(ctx context.Context) error {
+	for {
+		g.mu.Lock()
+		n, idle := g.n, g.idle
+		g.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
