@@ -13,6 +13,7 @@ import (
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 )
 
 // A Run is what a call needs to know of the run it belongs to. Budget is
@@ -33,13 +34,14 @@ type Run struct {
 	// the zero value uses budget's defaults.
 	Backoff budget.Backoff
 
-	// Observer hears what the calls do.
-	Observer Observer
+	// Observer hears what the calls do. Nil hears nothing.
+	Observer *trace.Observer
 
-	// Quiet is the cause the run's quiet clock ends the run context with
-	// (watchdog.ErrQuiet): an attempt cut by a cause matching it ends with
-	// outcome quiet. Nil: such an attempt counts as cancelled.
-	Quiet error
+	// Cancels sends the cancels of calls cut short, without waiting for
+	// their answers: the run that owns it waits for them once it has
+	// landed (SPEC §5: cancelling is not waiting). Nil: each Call sends its
+	// cancel itself and waits for the answer before it returns.
+	Cancels *cancel.Group
 }
 
 // Result is how a logical call ended. Err is written for the model; Cause
@@ -69,6 +71,12 @@ type Result struct {
 	// State is "" for a call that finished, else where it was left:
 	// StateCancelled, StateAbandoned or StateOrphaned.
 	State State
+
+	// Cancelling reports whether the cancel of the call went out through
+	// [Run.Cancels] and was not answered when Call returned: State says
+	// abandoned until the tool accepts it, which the Observer hears
+	// (CancelSettled) and which makes it cancelled.
+	Cancelling bool
 }
 
 // Content is what the model should read for r: the output, or the error
@@ -94,9 +102,9 @@ const refusedMessage = "not started: not enough time"
 // run.Budget, and returns how it ended; it never panics on bad input and
 // reports every failure in the Result. ctx is the run's context: its end
 // (the quiet clock, the wall, a cancellation) stops the call, and its cause
-// names the outcome. Call blocks until the call has ended, the cancel of an
-// in-flight remote call has been answered (on its own short lease), and any
-// orphan has been journaled.
+// names the outcome. Call blocks until the call has ended and any orphan
+// has been journaled; the cancel of a call cut short goes out through
+// [Run.Cancels] and is not waited for, unless Run.Cancels is nil.
 func (r *Registry) Call(ctx context.Context, run *Run, name string, args json.RawMessage) Result {
 	reg, ok := r.lookup(name)
 	if !ok {
@@ -108,96 +116,50 @@ func (r *Registry) Call(ctx context.Context, run *Run, name string, args json.Ra
 	if err != nil {
 		return Result{Tool: name, Outcome: trace.Invalid, Err: err.Error(), Cause: err}
 	}
-	c := &call{reg: r, run: run, t: reg, key: cancel.NewKey(), args: sent}
+	c := &call{reg: r, run: run, t: reg, key: cancel.NewKey(), args: sent, obs: run.Observer, cancels: run.Cancels}
+	if c.obs == nil {
+		c.obs = &trace.Observer{}
+	}
+	if c.cancels == nil {
+		// Nobody waits for the cancels but this call: it waits for its own.
+		c.cancels = &cancel.Group{}
+		res := c.do(ctx)
+		c.cancels.Wait(context.WithoutCancel(ctx)) // bounded by the cancel's lease
+		if res.Cancelling && c.accepted.Load() {
+			res.State = StateCancelled
+		}
+		res.Cancelling = false
+		return res
+	}
 	return c.do(ctx)
 }
 
 // call is one logical call: one key, any number of attempts.
 type call struct {
-	reg  *Registry
-	run  *Run
-	t    *registered
-	key  cancel.Key
-	args json.RawMessage // compacted, exactly as sent
+	reg     *Registry
+	run     *Run
+	t       *registered
+	key     cancel.Key
+	args    json.RawMessage // compacted, exactly as sent
+	obs     *trace.Observer
+	cancels *cancel.Group
 
-	// units is the highest progress units seen on any attempt of the call.
-	// It starts at zero: a heartbeat saying nothing is done yet is not
-	// progress, and a retry that starts counting again is not either until
-	// it passes what an earlier attempt reached.
-	units atomic.Int64
+	accepted atomic.Bool // reports whether the tool accepted the call's cancel
 }
 
-func (c *call) event(e Event) {
-	e.Tool, e.Key = c.t.spec.Name, c.key
-	c.run.Observer.event(e)
+// signal reports s for the call, filling in its step and key.
+func (c *call) signal(s trace.Signal) {
+	s.Step, s.Key = c.t.spec.Kind, string(c.key)
+	c.obs.OnSignal(s)
 }
 
-// advance records a heartbeat and reports whether its units strictly
-// increased: the only heartbeat that is progress (SPEC §3).
-func (c *call) advance(units int64) bool {
-	for {
-		prev := c.units.Load()
-		if units <= prev {
-			return false
-		}
-		if c.units.CompareAndSwap(prev, units) {
-			return true
-		}
-	}
-}
-
-// attempt is one attempt in progress, as a tool implementation sees it.
-type attempt struct {
-	c          *call
-	n          int
-	lease      budget.Lease
-	keepalives atomic.Int64
-	progress   atomic.Int64
-	ended      atomic.Bool // reports whether the attempt has ended: late reports are dropped
-}
-
-func (a *attempt) keepalive() {
-	a.keepalives.Add(1)
-	a.c.event(Event{Kind: Keepalive})
-}
-
-// report records a progress heartbeat. It is cheap and never blocks.
-func (a *attempt) report(units, total int64, msg string) {
-	if a.ended.Load() {
-		return
-	}
-	kind := StaleHeartbeat
-	if a.c.advance(units) {
-		kind = Heartbeat
-		a.progress.Add(1)
-	}
-	a.c.event(Event{Kind: kind, Units: units, Total: total, Message: msg})
-}
-
-// answer is what one attempt came back with.
-type answer struct {
-	output json.RawMessage
-	err    error // nil when the attempt succeeded
-
-	// outcome is set by a tool implementation for a failure the tool
-	// answered (an error status, an error event, an exit code, a bad
-	// answer). It is left empty for one where no answer came: a transport
-	// error, a stream cut short, the attempt's context ending.
-	outcome trace.Outcome
-	status  int
-	header  http.Header
-
-	// retry reports whether the failure may be tried again. A tool
-	// implementation sets it for a failure the tool answered: by its
-	// status as SPEC §2 says, or as the tool itself said. The loop sets it
-	// for one where no answer came ([trace.Retryable]).
-	retry bool
-
-	cutShort bool // reports whether output is what came before a cut
-	sent     bool // reports whether a remote request went out, so the tool may have it
-
-	// Set by the loop, not by tools:
-	cut bool // reports whether the attempt's context ended it
+// ended is an attempt that has ended, as the loop classified it.
+type ended struct {
+	ans      Answer
+	err      *trace.AttemptError // nil when the attempt succeeded
+	cut      bool                // the attempt's context ended it
+	answered bool                // the tool said how it failed (it set the outcome)
+	took     time.Duration
 }
 
 // do runs the attempts of c until one succeeds or none may follow.
@@ -206,210 +168,195 @@ func (c *call) do(ctx context.Context) Result {
 	res := Result{Tool: spec.Name, Key: c.key}
 	if err := context.Cause(ctx); err != nil {
 		res.Key = ""
-		res.Outcome = trace.OutcomeOfContext(ctx, run.Quiet)
+		res.Outcome = trace.OutcomeOfContext(ctx, watchdog.ErrQuiet)
 		res.Err = "not started: the run has ended"
-		res.Cause = &trace.AttemptError{Step: c.t.kind, Outcome: res.Outcome, Err: err}
+		res.Cause = &trace.AttemptError{Step: spec.Kind, Outcome: res.Outcome, Err: err}
 		return res
 	}
 	est := b.Estimates()
-	kind := est.Kind(c.t.kind)
+	kind := est.Kind(spec.Kind)
 	if est != c.reg.est {
 		kind.Declare(spec.P50, spec.P95)
 	}
-	ep, remote := c.t.tool.endpoint()
+	canceller, canCancel := c.t.impl.(cancel.Canceller)
+	canCancel = canCancel && spec.Cancellable
+	status, canStatus := c.t.impl.(cancel.StatusReader)
 	defer func() {
 		if res.Attempts > 0 {
-			c.event(Event{Kind: ResultReturned})
+			c.signal(trace.Signal{Event: watchdog.ToolResult})
 		}
 	}()
 
-	var last *trace.AttemptError
-	var lastAns answer
+	var last ended
 	for n := 1; ; n++ {
 		lease, err := b.Lease(kind, spec.Ceiling)
 		if err != nil {
-			run.Observer.refused(spec.Name, n, err)
-			if last == nil {
+			c.obs.OnRefused(spec.Kind, string(c.key), n, err)
+			if last.err == nil {
 				res.Key = ""
 				res.Refused, res.Outcome, res.Err, res.Cause = true, trace.GaveUp, refusedMessage, err
 				return res
 			}
-			return c.failed(res, lastAns, last, "; no retry: "+refusedMessage, errors.Join(last, err))
+			return c.failed(res, last, "; no retry: "+refusedMessage, errors.Join(last.err, err))
 		}
 		if n == 1 {
-			c.event(Event{Kind: CallIssued})
+			c.signal(trace.Signal{Event: watchdog.ToolCall})
 		}
 		res.Attempts = n
-		ans, ae, took := c.attempt(ctx, n, lease)
-		if ae == nil {
-			kind.Observe(took)
-			res.Outcome, res.Output, res.CutShort, res.State = trace.OK, ans.output, ans.cutShort, ""
-			return res
+		last = c.attempt(ctx, n, lease)
+		d := decide(facts{
+			effect: spec.Effect, n: n, max: spec.MaxAttempts, runEnded: ctx.Err() != nil,
+			canCancel: canCancel, canStatus: canStatus,
+			ok: last.err == nil, cut: last.cut, sent: last.ans.Sent, stopped: last.ans.Stopped,
+			answered: last.answered, retry: last.ans.Retry,
+		})
+		if d.cancel {
+			res.Cancelling = c.cancel(ctx, canceller)
 		}
-		last, lastAns = ae, ans
-		res.State = ""
-		runEnded := ctx.Err() != nil
-
-		// A remote request that never went out is not in flight.
-		switch {
-		case ans.cut && !remote:
-			res.State = StateCancelled
-		case ans.cut && ans.sent:
-			res.State = c.cancelRemote(ctx, ep)
-		}
-
-		if remote && spec.Effect == Write && ans.sent && unanswered(ans) {
-			if runEnded {
-				return c.orphaned(res, ans, ep, context.Cause(ctx))
-			}
-			var again bool
-			if res, again = c.settle(ctx, n, res, ans, last, ep); !again {
+		res.State = d.state
+		if d.next == ask {
+			r := cancel.Reconcile(ctx, b, run.Backoff, status, c.key)
+			c.reconciled(r)
+			d = settled(r, n, spec.MaxAttempts)
+			res.State = d.state
+			switch d.next {
+			case succeed:
+				last.ans.Output, last.ans.CutShort = r.Output, false
+			case fail:
+				res.Cancelling = false
+				if r.State == cancel.NeverReceived {
+					return c.failed(res, last, "; it never reached the tool, and no attempts are left", last.err)
+				}
+				res.Outcome = trace.UpstreamError
+				res.Err = fmt.Sprintf("%s failed: its status says the call failed", spec.Name)
+				res.Cause = &trace.AttemptError{Step: spec.Kind, Attempt: n, Outcome: trace.UpstreamError,
+					Err: &ToolError{Message: "status: failed"}}
 				return res
+			case orphan:
+				return c.orphaned(res, last, r.Err)
 			}
-			continue
 		}
-
-		if spec.Effect != Read || !ans.retry || n >= spec.MaxAttempts || runEnded {
-			return c.failed(res, ans, last, "", last)
+		switch d.next {
+		case succeed:
+			kind.Observe(last.took)
+			res.Outcome, res.Output, res.CutShort, res.State, res.Cancelling = trace.OK, last.ans.Output, last.ans.CutShort, "", false
+			return res
+		case orphan:
+			return c.orphaned(res, last, last.err)
+		case fail:
+			return c.failed(res, last, "", last.err)
 		}
-		if !c.backoff(ctx, n, ans.header, &res, ans, last) {
+		// again: a read to retry, or a write its tool never received.
+		if !c.backoff(ctx, n, last, &res) {
 			return res
 		}
 	}
 }
 
-// settle learns by its key how a write whose attempt n ended without an
-// answer went (SPEC §5): done, its output; failed, a failed call; never
-// received, send it again with the same key, which it reports, after the
-// backoff; still running when the budget says stop, or no status to be had,
-// an orphan. It never sends the write itself. When it does not report
-// again, its Result is final.
-func (c *call) settle(ctx context.Context, n int, res Result, ans answer, last *trace.AttemptError, ep cancel.Endpoint) (Result, bool) {
-	spec := c.t.spec
-	rec := cancel.Reconcile(ctx, c.run.Budget, c.run.Backoff, ep, c.key)
-	c.run.Observer.reconcile(spec.Name, c.key, rec)
-	switch {
-	case rec.Orphan:
-		return c.orphaned(res, ans, ep, rec.Err), false
-	case rec.State == cancel.Done:
-		res.Outcome, res.Output, res.State = trace.OK, rec.Output, ""
-		return res, false
-	case rec.State == cancel.Failed:
-		res.Outcome, res.State = trace.UpstreamError, ""
-		res.Err = fmt.Sprintf("%s failed: its status says the call failed", spec.Name)
-		res.Cause = &trace.AttemptError{Step: c.t.kind, Attempt: n, Outcome: trace.UpstreamError, Err: &ToolError{Message: "status: failed"}}
-		return res, false
-	case rec.State == cancel.NeverReceived:
-		// The tool has no record of the key: sending it again, with the
-		// same key, cannot do the work twice.
-		res.State = ""
-		if n >= spec.MaxAttempts {
-			return c.failed(res, ans, last, "; it never reached the tool, and no attempts are left", last), false
+// cancel sends the cancel of the call's cut attempt through the run's
+// group, without waiting, and reports whether it went out.
+func (c *call) cancel(ctx context.Context, t cancel.Canceller) bool {
+	step, key := c.t.spec.Kind, string(c.key)
+	lease, err := c.cancels.Go(ctx, c.run.Budget, t, c.key, func(err error) {
+		state := trace.CancelStateAccepted
+		switch {
+		case errors.Is(err, cancel.ErrUnknownCall):
+			state = trace.CancelStateUnknown
+		case err != nil:
+			state = trace.CancelStateFailed
+		default:
+			c.accepted.Store(true)
 		}
-		if !c.backoff(ctx, n, nil, &res, ans, last) {
-			return res, false
-		}
-		return res, true
+		c.obs.OnCancelSettled(step, key, state, err)
+	})
+	if err != nil {
+		c.obs.OnCancelSettled(step, key, trace.CancelStateFailed, err)
+		return false
 	}
-	return c.orphaned(res, ans, ep, fmt.Errorf("reconcile ended in state %q", rec.State)), false
+	c.obs.OnCancelSent(step, key, lease)
+	return true
 }
 
-// unanswered reports whether an attempt failed without the tool saying how
-// it ended: then a write may or may not have happened.
-func unanswered(ans answer) bool {
-	return ans.cut || ans.outcome == trace.UpstreamError && ans.status == 0 && !isToolError(ans.err)
+// reconciled reports what asking the call's status learned.
+func (c *call) reconciled(r cancel.Resolution) {
+	state := string(r.State)
+	if state == "" {
+		state = "unreachable" // no status request was answered
+	}
+	c.obs.OnReconcile(c.t.spec.Kind, string(c.key), state, r.Asks, r.Err)
 }
 
-func isToolError(err error) bool {
-	_, ok := errors.AsType[*ToolError](err)
-	return ok
-}
-
-// backoff sleeps before retry n+1 as the budget decides. It reports whether
-// to go on; when not, it has filled res with the last failure.
-func (c *call) backoff(ctx context.Context, n int, h http.Header, res *Result, ans answer, last *trace.AttemptError) bool {
+// backoff sleeps before attempt n+1 as the budget decides. It reports
+// whether to go on; when not, it has filled res with the last failure.
+func (c *call) backoff(ctx context.Context, n int, last ended, res *Result) bool {
 	spec, b := c.t.spec, c.run.Budget
-	d, _ := b.NextDelay(c.run.Backoff, n, h)
-	c.run.Observer.backoff(spec.Name, c.key, n, d)
+	d, raErr := b.NextDelay(c.run.Backoff, n, last.ans.Header)
+	c.obs.OnBackoff(spec.Kind, string(c.key), n, d, raErr)
 	if d.GiveUp {
-		*res = c.failed(*res, ans, last, "; no retry: the next attempt would not fit in the time left",
-			&trace.GaveUpError{Step: c.t.kind, Delay: d, Last: last})
+		*res = c.failed(*res, last, "; no retry: the next attempt would not fit in the time left",
+			&trace.GaveUpError{Step: spec.Kind, Delay: d, Last: last.err})
 		return false
 	}
 	if err := d.Wait(ctx); err != nil {
-		*res = c.failed(*res, ans, last, "; no retry: the run has ended", errors.Join(last, err))
+		*res = c.failed(*res, last, "; no retry: the run has ended", errors.Join(last.err, err))
 		return false
 	}
 	return true
 }
 
-// attempt makes attempt n on lease. It returns what came back, the
-// attempt's failure (nil when it succeeded) and how long it took.
-func (c *call) attempt(ctx context.Context, n int, lease budget.Lease) (answer, *trace.AttemptError, time.Duration) {
+// attempt makes attempt n on lease and classifies how it ended.
+func (c *call) attempt(ctx context.Context, n int, lease budget.Lease) ended {
 	actx, stop := lease.Context(ctx)
 	defer stop()
-	a := &attempt{c: c, n: n, lease: lease}
-	info := Attempt{Tool: c.t.spec.Name, Key: c.key, N: n, Lease: lease, Start: time.Now()}
-	c.run.Observer.attemptStart(info)
-	ans := c.t.tool.attempt(actx, a)
-	a.ended.Store(true)
+	kind := c.t.spec.Kind
+	tc := &Call{Key: c.key, Args: c.args, N: n, Lease: lease, Budget: c.run.Budget, c: c}
+	info := trace.Attempt{Step: kind, Key: string(c.key), N: n, Lease: lease, Start: time.Now()}
+	c.obs.OnAttemptStart(info)
+	e := ended{ans: c.t.tool.Attempt(actx, tc)}
+	tc.ended.Store(true)
 	info.End = time.Now()
-	var ae *trace.AttemptError
-	if ans.err == nil {
-		ans.outcome = trace.OK
+	if e.ans.Err == nil {
+		info.Outcome = trace.OK
 	} else {
 		// No outcome: no answer came, so the attempt's context, or else a
 		// transport error or a stream cut short, ended it.
-		noAnswer := ans.outcome == ""
+		noAnswer := e.ans.Outcome == ""
+		e.answered = !noAnswer
 		if noAnswer && actx.Err() != nil {
-			ans.cut = true
-			ans.err = context.Cause(actx)
-			ans.outcome = trace.OutcomeOfContext(actx, c.run.Quiet)
+			e.cut = true
+			e.ans.Err = context.Cause(actx)
+			e.ans.Outcome = trace.OutcomeOfContext(actx, watchdog.ErrQuiet)
 		} else if noAnswer {
-			ans.outcome = trace.UpstreamError
+			e.ans.Outcome = trace.UpstreamError
 		}
-		ae = &trace.AttemptError{Step: c.t.kind, Attempt: n, Outcome: ans.outcome, Status: ans.status, Header: ans.header, Err: ans.err}
+		e.err = &trace.AttemptError{Step: kind, Attempt: n, Outcome: e.ans.Outcome, Status: e.ans.Status,
+			Header: e.ans.Header, Err: e.ans.Err}
 		if noAnswer {
-			ans.retry = trace.Retryable(ae)
+			e.ans.Retry = trace.Retryable(e.err)
 		}
-		info.Err = ae
+		info.Outcome, info.Err = e.ans.Outcome, e.err
 	}
-	info.Outcome, info.Status = ans.outcome, ans.status
-	info.Keepalives, info.Progress = a.keepalives.Load(), a.progress.Load()
-	c.run.Observer.attemptEnd(info)
-	return ans, ae, info.End.Sub(info.Start)
+	info.Status, info.Keepalives = e.ans.Status, tc.keepalives.Load()
+	c.obs.OnAttemptEnd(info)
+	e.took = info.End.Sub(info.Start)
+	return e
 }
 
-// cancelRemote sends the cancel of a remote call cut short, if the tool
-// serves one, and returns the state the call is left in.
-func (c *call) cancelRemote(ctx context.Context, ep cancel.Endpoint) State {
-	spec := c.t.spec
-	if spec.Cancellable {
-		err := cancel.Send(ctx, c.run.Budget, ep, c.key)
-		c.run.Observer.cancelSent(spec.Name, c.key, err)
-		if err == nil {
-			return StateCancelled
-		}
-	}
-	if spec.Effect == Write {
-		return StateOrphaned // until reconciliation says otherwise
-	}
-	return StateAbandoned
-}
-
-// failed fills res with the final failure ans; suffix adds why there is no
-// further attempt, and cause is the Go error.
-func (c *call) failed(res Result, ans answer, last *trace.AttemptError, suffix string, cause error) Result {
-	res.Outcome = last.Outcome
+// failed fills res with the final failure, the attempt last; suffix adds
+// why there is no further attempt, and cause is the Go error.
+func (c *call) failed(res Result, last ended, suffix string, cause error) Result {
+	res.Outcome = last.err.Outcome
 	res.Cause = cause
-	res.Err = c.describe(last) + suffix
-	if ans.cutShort {
-		res.CutShort, res.Output = true, ans.output
+	res.Err = c.describe(last.err) + suffix
+	if last.ans.CutShort {
+		res.CutShort, res.Output = true, last.ans.Output
 	}
-	switch res.State {
-	case StateCancelled:
+	switch {
+	case res.State == StateCancelled:
 		res.Err += "; it was cancelled"
-	case StateAbandoned:
+	case res.State == StateAbandoned && res.Cancelling:
+		res.Err += "; a cancel was sent, and it may still be running"
+	case res.State == StateAbandoned:
 		res.Err += "; it could not be cancelled and may still be running"
 	}
 	return res
@@ -453,12 +400,16 @@ func (c *call) describe(e *trace.AttemptError) string {
 // orphaned records the call as an orphan: a write whose outcome is
 // unknown. The journal entry is appended and fsync'd before it returns
 // (SPEC §5: a crash loses no orphan already reported).
-func (c *call) orphaned(res Result, ans answer, ep cancel.Endpoint, why error) Result {
+func (c *call) orphaned(res Result, last ended, why error) Result {
+	var u string
+	if b, ok := c.t.impl.(baseURLer); ok {
+		u = b.baseURL()
+	}
 	e := cancel.Entry{
 		TS:             time.Now(),
 		RunID:          c.run.ID,
 		Tool:           c.t.spec.Name,
-		URL:            ep.URL,
+		URL:            u,
 		IdempotencyKey: c.key,
 		ArgsSHA256:     cancel.ArgsSHA256(c.args),
 		State:          "open",
@@ -472,9 +423,12 @@ func (c *call) orphaned(res Result, ans answer, ep cancel.Endpoint, why error) R
 	} else {
 		oe.Err = errors.Join(why, jerr)
 	}
-	c.run.Observer.orphan(e, jerr)
-	res.State = StateOrphaned
-	res.Outcome = ans.outcome
+	c.obs.OnOrphan(c.t.spec.Kind, string(c.key), jerr)
+	res.State, res.Cancelling = StateOrphaned, false
+	res.Outcome = last.err.Outcome
+	if last.ans.CutShort {
+		res.CutShort, res.Output = true, last.ans.Output // what it said before the cut, which may tell
+	}
 	res.Cause = oe
 	res.Err = fmt.Sprintf("%s: no answer in time, and whether it took effect is unknown; "+
 		"it is recorded for reconciliation under key %s: do not repeat it", c.t.spec.Name, c.key)

@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/trace"
 )
 
@@ -49,8 +48,6 @@ type commandTool struct {
 
 func (t *commandTool) Spec() Spec { return t.spec }
 
-func (t *commandTool) endpoint() (cancel.Endpoint, bool) { return cancel.Endpoint{}, false }
-
 func (t *commandTool) check() *fieldErr {
 	if len(t.argv) == 0 || t.argv[0] == "" {
 		return &fieldErr{"command", errors.New("no program to run")}
@@ -62,7 +59,7 @@ func (t *commandTool) check() *fieldErr {
 // already empty, is what a well-behaved tool leaves.
 func killGroup(pid int) error { return syscall.Kill(-pid, syscall.SIGKILL) }
 
-func (t *commandTool) attempt(ctx context.Context, a *attempt) answer {
+func (t *commandTool) Attempt(ctx context.Context, call *Call) Answer {
 	cmd := exec.CommandContext(ctx, t.argv[0], t.argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
@@ -71,17 +68,19 @@ func (t *commandTool) attempt(ctx context.Context, a *attempt) answer {
 		return killGroup(cmd.Process.Pid)
 	}
 	cmd.WaitDelay = waitDelay
-	cmd.Stdin = bytes.NewReader(a.c.args)
+	cmd.Stdin = bytes.NewReader(call.Args)
 	stdout := &capped{max: MaxOutput}
 	stderr := &tail{max: stderrTail}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 
-	err := cmd.Start()
-	if err == nil {
-		err = waitGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		return Answer{Err: &ToolError{Message: err.Error()}, Outcome: trace.UpstreamError}
 	}
+	// From here the process ran, and when waitGroup returns its whole
+	// group is gone: whatever it did, nothing of it is left running.
+	err := waitGroup(cmd)
 	if ctx.Err() != nil {
-		return answer{err: context.Cause(ctx), output: stringOutput(stdout.buf.Bytes()), cutShort: true}
+		return Answer{Err: context.Cause(ctx), Output: stringOutput(stdout.buf.Bytes()), CutShort: true, Sent: true, Stopped: true}
 	}
 	if err != nil && !(errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState.Success()) {
 		msg := err.Error()
@@ -90,16 +89,16 @@ func (t *commandTool) attempt(ctx context.Context, a *attempt) answer {
 				msg += ": " + s
 			}
 		}
-		return answer{err: &ToolError{Message: msg}, outcome: trace.UpstreamError}
+		return Answer{Err: &ToolError{Message: msg}, Outcome: trace.UpstreamError, Sent: true, Stopped: true}
 	}
 	if stdout.over {
-		return answer{output: stringOutput(stdout.buf.Bytes()), cutShort: true}
+		return Answer{Output: stringOutput(stdout.buf.Bytes()), CutShort: true, Sent: true, Stopped: true}
 	}
 	out := bytes.TrimSpace(stdout.buf.Bytes())
 	if len(out) > 0 && json.Valid(out) {
-		return answer{output: bytes.Clone(out)}
+		return Answer{Output: bytes.Clone(out), Sent: true, Stopped: true}
 	}
-	return answer{output: stringOutput(stdout.buf.Bytes())}
+	return Answer{Output: stringOutput(stdout.buf.Bytes()), Sent: true, Stopped: true}
 }
 
 // stringOutput encodes raw output as a JSON string, invalid UTF-8 replaced.

@@ -31,7 +31,9 @@ func TestASubprocessIsKilledWithItsChildrenWhenItsLeaseEnds(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("the call took %v; its lease was 300ms", took)
 	}
-	if !res.CutShort || res.State != StateCancelled || res.Outcome != trace.GaveUp || !errors.Is(res.Cause, budget.ErrLeaseExpired) {
+	// A write cut short may have done its work: with no status to ask, it
+	// is an orphan, whatever was killed.
+	if !res.CutShort || res.State != StateOrphaned || res.Outcome != trace.GaveUp || !errors.Is(res.Cause, budget.ErrLeaseExpired) {
 		t.Errorf("result %+v", res)
 	}
 	var out string

@@ -65,21 +65,6 @@ func TestContentIsWhatTheModelReads(t *testing.T) {
 	}
 }
 
-func TestEventKindsAreNamedAsTheWatchdogNamesThem(t *testing.T) {
-	want := map[EventKind]string{CallIssued: "tool_call", ResultReturned: "tool_result", Heartbeat: "progress",
-		StaleHeartbeat: "stale_progress", Keepalive: "keepalive", 0: "EventKind(0)", 99: "EventKind(99)"}
-	for k, name := range want {
-		if k.String() != name {
-			t.Errorf("%d: %q, want %q", k, k.String(), name)
-		}
-	}
-	for _, k := range []EventKind{StaleHeartbeat, Keepalive, 0} {
-		if k.Semantic() {
-			t.Errorf("%v is semantic", k)
-		}
-	}
-}
-
 func TestAWriteNeverReceivedWithNoAttemptsLeftFails(t *testing.T) {
 	s := &toolServer{post: hang}
 	srv := startServer(t, s)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
@@ -43,7 +45,9 @@ func Example() {
 	// - at '/a': got string, want integer
 }
 
-func ExampleObserver() {
+// The Observer hears every heartbeat as the tool reported it; the run's
+// watchdog decides which are progress.
+func ExampleRun_signals() {
 	count := func(ctx context.Context, _ json.RawMessage, p tools.Progress) (any, error) {
 		for _, units := range []int64{1, 2, 2} {
 			p.Report(units, 2, "counting")
@@ -58,16 +62,27 @@ func ExampleObserver() {
 	if err != nil {
 		panic(err)
 	}
-	run := &tools.Run{Budget: b, Observer: tools.Observer{
-		Event: func(e tools.Event) { fmt.Println(e.Kind, e.Units, e.Kind.Semantic()) },
+	w, _, err := watchdog.Start(context.Background(), watchdog.Config{})
+	if err != nil {
+		panic(err)
+	}
+	defer w.Stop()
+	run := &tools.Run{Budget: b, Observer: &trace.Observer{
+		Signal: func(s trace.Signal) {
+			if s.Event == watchdog.Progress {
+				fmt.Println(s.Event, s.Units, "progress:", w.Progress(s.Key, s.Units))
+				return
+			}
+			fmt.Println(s.Event, s.Step)
+		},
 	}}
 	reg.Call(context.Background(), run, "count", nil)
 	// Output:
-	// tool_call 0 true
-	// progress 1 true
-	// progress 2 true
-	// stale_progress 2 false
-	// tool_result 0 true
+	// tool_call tool:count
+	// progress 1 progress: true
+	// progress 2 progress: true
+	// progress 2 progress: false
+	// tool_result tool:count
 }
 
 func ExampleCommand() {

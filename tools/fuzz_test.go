@@ -10,8 +10,8 @@ import (
 // countingSink counts what an answer reported besides its result.
 type countingSink struct{ keepalives, reports int }
 
-func (s *countingSink) keepalive()                  { s.keepalives++ }
-func (s *countingSink) report(int64, int64, string) { s.reports++ }
+func (s *countingSink) Keepalive()                    { s.keepalives++ }
+func (s *countingSink) Progress(int64, int64, string) { s.reports++ }
 
 // FuzzRemoteAnswer feeds arbitrary bodies, as an event stream or as JSON,
 // to the decoding of a remote tool's answer: it never panics, reads a
@@ -32,7 +32,7 @@ func FuzzRemoteAnswer(f *testing.F) {
 			if !json.Valid(out) || len(out) > MaxAnswer {
 				t.Fatalf("output %q is not JSON within %d bytes", out, MaxAnswer)
 			}
-		case isToolError(err), errors.Is(err, ErrBadAnswer), errors.Is(err, ErrIncomplete):
+		case isTool(err), errors.Is(err, ErrBadAnswer), errors.Is(err, ErrIncomplete):
 		default:
 			t.Fatalf("undocumented error %v", err)
 		}
@@ -76,4 +76,9 @@ func unjoin(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
+}
+
+func isTool(err error) bool {
+	_, ok := errors.AsType[*ToolError](err)
+	return ok
 }

@@ -16,7 +16,8 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
-	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 )
 
 // request is one request a toolServer received.
@@ -35,7 +36,8 @@ type toolServer struct {
 	post func(w http.ResponseWriter, r *http.Request, n int)
 	// status answers the n-th status ask; nil answers 404.
 	status func(w http.ResponseWriter, r *http.Request, n int)
-	// cancelCode is the cancel endpoint's answer; zero is 202.
+	// cancelCode is the cancel endpoint's answer; zero is 202, and -1
+	// answers nothing until the request's context ends.
 	cancelCode int
 	// manifest is GET /tools's body; empty answers 404.
 	manifest string
@@ -81,8 +83,12 @@ func (s *toolServer) handler() http.Handler {
 		}
 		s.mu.Unlock()
 		code := s.cancelCode
-		if code == 0 {
+		switch code {
+		case 0:
 			code = http.StatusAccepted
+		case -1:
+			<-r.Context().Done()
+			return
 		}
 		w.WriteHeader(code)
 	})
@@ -221,49 +227,82 @@ func (b *memBody) Close() error {
 	return b.PipeReader.Close()
 }
 
-// recorder is an Observer that keeps everything it hears.
+// recorder is an Observer that keeps everything it hears. Heartbeats are
+// told from stale ones by a real watchdog, as in a run: "units strictly
+// increase" is decided there, once.
 type recorder struct {
+	w *watchdog.Watchdog
+
 	mu         sync.Mutex
-	starts     []Attempt
-	ends       []Attempt
-	events     []Event
+	starts     []trace.Attempt
+	ends       []trace.Attempt
+	signals    []trace.Signal // a heartbeat's Event is Progress or StaleProgress, as the watchdog decided
 	backoffs   []budget.Delay
 	refused    []error
-	cancels    []error
-	reconciles []cancel.Resolution
-	orphans    []cancel.Entry
+	sent       []budget.Lease // cancels sent
+	cancels    []error        // cancels answered, nil when accepted
+	reconciles []reconciled
+	orphans    []string // their keys
 }
 
-func (r *recorder) observer() Observer {
+type reconciled struct {
+	state string
+	asks  int
+}
+
+// newRecorder returns a recorder whose watchdog lives as long as t; in a
+// synctest bubble, call it inside the bubble.
+func newRecorder(t *testing.T) *recorder {
+	t.Helper()
+	w, _, err := watchdog.Start(t.Context(), watchdog.Config{Quiet: 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return &recorder{w: w}
+}
+
+func (r *recorder) observer() *trace.Observer {
 	lock := func(f func()) { r.mu.Lock(); defer r.mu.Unlock(); f() }
-	return Observer{
-		AttemptStart: func(a Attempt) { lock(func() { r.starts = append(r.starts, a) }) },
-		AttemptEnd:   func(a Attempt) { lock(func() { r.ends = append(r.ends, a) }) },
-		Backoff: func(_ string, _ cancel.Key, _ int, d budget.Delay) {
+	return &trace.Observer{
+		AttemptStart: func(a trace.Attempt) { lock(func() { r.starts = append(r.starts, a) }) },
+		AttemptEnd:   func(a trace.Attempt) { lock(func() { r.ends = append(r.ends, a) }) },
+		Backoff: func(_, _ string, _ int, d budget.Delay, _ error) {
 			lock(func() { r.backoffs = append(r.backoffs, d) })
 		},
-		Refused:    func(_ string, _ int, err error) { lock(func() { r.refused = append(r.refused, err) }) },
-		CancelSent: func(_ string, _ cancel.Key, err error) { lock(func() { r.cancels = append(r.cancels, err) }) },
-		Reconcile: func(_ string, _ cancel.Key, res cancel.Resolution) {
-			lock(func() { r.reconciles = append(r.reconciles, res) })
+		Refused:    func(_, _ string, _ int, err error) { lock(func() { r.refused = append(r.refused, err) }) },
+		CancelSent: func(_, _ string, l budget.Lease) { lock(func() { r.sent = append(r.sent, l) }) },
+		CancelSettled: func(_, _ string, _ trace.CancelState, err error) {
+			lock(func() { r.cancels = append(r.cancels, err) })
 		},
-		Orphan: func(e cancel.Entry, _ error) { lock(func() { r.orphans = append(r.orphans, e) }) },
-		Event:  func(e Event) { lock(func() { r.events = append(r.events, e) }) },
+		Reconcile: func(_, _, state string, asks int, _ error) {
+			lock(func() { r.reconciles = append(r.reconciles, reconciled{state, asks}) })
+		},
+		Orphan: func(_, key string, _ error) { lock(func() { r.orphans = append(r.orphans, key) }) },
+		Signal: func(s trace.Signal) {
+			if s.Event == watchdog.Progress && !r.w.Progress(s.Key, s.Units) {
+				s.Event = watchdog.StaleProgress
+			}
+			if s.Event == watchdog.ToolResult {
+				r.w.End(s.Key)
+			}
+			lock(func() { r.signals = append(r.signals, s) })
+		},
 	}
 }
 
-// kinds returns the kinds of the events heard, in order.
-func (r *recorder) kinds() []EventKind {
+// kinds returns the events heard, in order.
+func (r *recorder) kinds() []watchdog.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var ks []EventKind
-	for _, e := range r.events {
-		ks = append(ks, e.Kind)
+	var ks []watchdog.Event
+	for _, s := range r.signals {
+		ks = append(ks, s.Event)
 	}
 	return ks
 }
 
-func (r *recorder) count(k EventKind) int {
+func (r *recorder) count(k watchdog.Event) int {
 	n := 0
 	for _, got := range r.kinds() {
 		if got == k {

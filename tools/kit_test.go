@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"github.com/glidepath/glidepath/watchdog"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -123,7 +124,7 @@ func TestAgainstTheKit(t *testing.T) {
 		// still ending follows it and gets its retryable failure: three
 		// attempts. When the kit's wins, its retryable error is the answer:
 		// two. Either way the handler runs twice for the one key.
-		rec := &recorder{}
+		rec := newRecorder(t)
 		res := reg.Call(t.Context(), run(rec), "fetch", nil)
 		if res.Err != "" || string(res.Output) != `"page"` || res.Attempts < 2 {
 			t.Fatalf("result %+v", res)
@@ -139,7 +140,7 @@ func TestAgainstTheKit(t *testing.T) {
 	})
 
 	t.Run("a write that commits late is reconciled, not sent again", func(t *testing.T) {
-		rec := &recorder{}
+		rec := newRecorder(t)
 		res := reg.Call(t.Context(), run(rec), "commit", json.RawMessage(`{"amount":1}`))
 		if res.Err != "" || !jsonEqual(res.Output, []byte(`{"committed":true}`)) || res.Attempts != 1 {
 			t.Fatalf("result %+v", res)
@@ -147,29 +148,29 @@ func TestAgainstTheKit(t *testing.T) {
 		if n := k.handlerRuns(string(res.Key)); n != 1 {
 			t.Errorf("the kit ran the write %d times, want once", n)
 		}
-		if len(rec.reconciles) != 1 || rec.reconciles[0].Asks < 2 {
+		if len(rec.reconciles) != 1 || rec.reconciles[0].asks < 2 || rec.reconciles[0].state != "done" {
 			t.Errorf("reconciles %+v; want asks while it was running, then done", rec.reconciles)
 		}
 	})
 
 	t.Run("a long job's heartbeats are progress", func(t *testing.T) {
-		rec := &recorder{}
+		rec := newRecorder(t)
 		res := reg.Call(t.Context(), run(rec), "long_job", nil)
 		if res.Err != "" || string(res.Output) != `"finished"` {
 			t.Fatalf("result %+v", res)
 		}
-		if n := rec.count(Heartbeat); n < 1 || rec.count(StaleHeartbeat) != 0 {
+		if n := rec.count(watchdog.Progress); n < 1 || rec.count(watchdog.StaleProgress) != 0 {
 			t.Errorf("events %v; want heartbeats, none stale", rec.kinds())
 		}
 	})
 
 	t.Run("keepalives alone are not progress, and the cut call is cancelled", func(t *testing.T) {
-		rec := &recorder{}
+		rec := newRecorder(t)
 		res := reg.Call(t.Context(), run(rec), "stuck", nil)
 		if res.State != StateCancelled || res.Outcome != trace.GaveUp {
 			t.Fatalf("result %+v", res)
 		}
-		if rec.count(Keepalive) < 2 || rec.count(Heartbeat) != 0 || rec.ends[0].Keepalives < 2 {
+		if rec.count(watchdog.Keepalive) < 2 || rec.count(watchdog.Progress) != 0 || rec.ends[0].Keepalives < 2 {
 			t.Errorf("events %v, attempt %+v; want keepalives only", rec.kinds(), rec.ends[0])
 		}
 	})

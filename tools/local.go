@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/trace"
 )
 
@@ -42,8 +41,6 @@ type funcTool struct {
 
 func (t *funcTool) Spec() Spec { return t.spec }
 
-func (t *funcTool) endpoint() (cancel.Endpoint, bool) { return cancel.Endpoint{}, false }
-
 func (t *funcTool) check() *fieldErr {
 	if t.fn == nil {
 		return &fieldErr{"func", errors.New("nil function")}
@@ -56,17 +53,17 @@ type funcResult struct {
 	err error
 }
 
-func (t *funcTool) attempt(ctx context.Context, a *attempt) answer {
+func (t *funcTool) Attempt(ctx context.Context, call *Call) Answer {
 	// Buffered, so that an fn that outlives the attempt can still hand
 	// over its result and end.
 	done := make(chan funcResult, 1)
-	a.c.reg.stragglers.Go(func() {
+	call.c.reg.stragglers.Go(func() {
 		defer func() {
 			if v := recover(); v != nil {
 				done <- funcResult{err: &PanicError{Value: v, Stack: debug.Stack()}}
 			}
 		}()
-		out, err := t.fn(ctx, a.c.args, reporter{a})
+		out, err := t.fn(ctx, call.Args, reporter{call})
 		done <- funcResult{out, err}
 	})
 	var r funcResult
@@ -76,20 +73,23 @@ func (t *funcTool) attempt(ctx context.Context, a *attempt) answer {
 		select {
 		case r = <-done: // it finished as the lease ended: take what it made
 		default:
-			return answer{err: context.Cause(ctx)}
+			// Its context has ended, which is how a Go function is
+			// cancelled (SPEC §4: cancelled is "its local context
+			// ended"); one that ignores it runs on, owned by the Registry.
+			return Answer{Err: context.Cause(ctx), Sent: true, Stopped: true}
 		}
 	}
 	if r.err != nil {
 		if ctx.Err() != nil {
-			return answer{err: r.err} // cut: the loop reads the cause
+			return Answer{Err: r.err, Sent: true, Stopped: true} // cut: the loop reads the cause
 		}
-		return answer{err: r.err, outcome: trace.UpstreamError}
+		return Answer{Err: r.err, Outcome: trace.UpstreamError, Sent: true, Stopped: true}
 	}
 	out, err := encodeOutput(r.out)
 	if err != nil {
-		return answer{err: &ToolError{Message: err.Error()}, outcome: trace.Invalid}
+		return Answer{Err: &ToolError{Message: err.Error()}, Outcome: trace.Invalid, Sent: true, Stopped: true}
 	}
-	return answer{output: out}
+	return Answer{Output: out, Sent: true, Stopped: true}
 }
 
 // encodeOutput turns a local tool's result into JSON.
@@ -108,6 +108,6 @@ func encodeOutput(v any) (json.RawMessage, error) {
 }
 
 // reporter is the Progress of one attempt.
-type reporter struct{ a *attempt }
+type reporter struct{ c *Call }
 
-func (r reporter) Report(units, total int64, msg string) { r.a.report(units, total, msg) }
+func (r reporter) Report(units, total int64, msg string) { r.c.Progress(units, total, msg) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/glidepath/glidepath/watchdog"
 	"slices"
 	"strings"
 	"sync"
@@ -31,7 +32,7 @@ func TestALocalToolRunsOnItsLeaseAndReportsProgress(t *testing.T) {
 			return map[string]int{"n": 3}, nil
 		})
 		reg := mustRegister(t, tool)
-		rec := &recorder{}
+		rec := newRecorder(t)
 		res := reg.Call(t.Context(), &Run{Budget: newBudget(t, time.Minute), Observer: rec.observer()}, "count", json.RawMessage(` { "a" : 1 } `))
 
 		if res.Err != "" || string(res.Output) != `{"n":3}` || res.Outcome != trace.OK || res.Attempts != 1 {
@@ -43,14 +44,14 @@ func TestALocalToolRunsOnItsLeaseAndReportsProgress(t *testing.T) {
 		if string(got) != `{"a":1}` {
 			t.Errorf("the tool got %s, want the compacted arguments", got)
 		}
-		want := []EventKind{CallIssued, Heartbeat, Heartbeat, StaleHeartbeat, StaleHeartbeat, Heartbeat, ResultReturned}
+		want := []watchdog.Event{watchdog.ToolCall, watchdog.Progress, watchdog.Progress, watchdog.StaleProgress, watchdog.StaleProgress, watchdog.Progress, watchdog.ToolResult}
 		if k := rec.kinds(); !slices.Equal(k, want) {
 			t.Errorf("events %v, want %v", k, want)
 		}
-		if a := rec.ends[0]; a.Progress != 3 || a.Lease.Granted != 3*time.Second || a.End.Sub(a.Start) != 500*time.Millisecond {
+		if a := rec.ends[0]; a.Lease.Granted != 3*time.Second || a.End.Sub(a.Start) != 500*time.Millisecond || a.Key != string(res.Key) {
 			t.Errorf("attempt %+v", a)
 		}
-		if e := rec.events[1]; e.Units != 1 || e.Total != 3 || e.Message != "step" || e.Key != res.Key || e.Tool != "count" {
+		if e := rec.signals[1]; e.Units != 1 || e.Total != 3 || e.Message != "step" || e.Key != string(res.Key) || e.Step != "tool:count" {
 			t.Errorf("heartbeat %+v", e)
 		}
 	})
@@ -70,7 +71,7 @@ func TestALocalToolThatIgnoresItsContextIsLeftBehindAtItsLeaseEnd(t *testing.T) 
 		if err := reg.Register(tool); err != nil {
 			t.Fatal(err)
 		}
-		rec := &recorder{}
+		rec := newRecorder(t)
 
 		res := reg.Call(t.Context(), &Run{Budget: newBudget(t, time.Minute), Observer: rec.observer()}, "stuck", nil)
 
@@ -84,7 +85,7 @@ func TestALocalToolThatIgnoresItsContextIsLeftBehindAtItsLeaseEnd(t *testing.T) 
 		if got := time.Since(start); got != time.Hour {
 			t.Errorf("Wait returned after %v, want 1h, when the function did", got)
 		}
-		if late == nil || rec.count(Heartbeat) != 0 {
+		if late == nil || rec.count(watchdog.Progress) != 0 {
 			t.Errorf("a report after the attempt ended was heard: %v", rec.kinds())
 		}
 	})
@@ -107,7 +108,7 @@ func TestALocalReadCutByItsLeaseIsRetried(t *testing.T) {
 			return "ok", nil
 		})
 		reg := mustRegister(t, tool)
-		rec := &recorder{}
+		rec := newRecorder(t)
 		bo := budget.Backoff{Base: 400 * time.Millisecond, Rand: func(n int64) int64 { return n - 1 }} // the ceiling of the jitter: 400ms
 		res := reg.Call(t.Context(), &Run{Budget: newBudget(t, time.Minute), Backoff: bo, Observer: rec.observer()}, "flaky", nil)
 
@@ -127,7 +128,7 @@ func TestALocalReadCutByItsLeaseIsRetried(t *testing.T) {
 	})
 }
 
-func TestALocalWriteCutByItsLeaseIsNotRetried(t *testing.T) {
+func TestALocalWriteCutByItsLeaseIsAnOrphanNotRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var calls atomic.Int64
 		tool := Func(Spec{Name: "save", Effect: Write, Ceiling: time.Second}, func(ctx context.Context, _ json.RawMessage, _ Progress) (any, error) {
@@ -138,24 +139,23 @@ func TestALocalWriteCutByItsLeaseIsNotRetried(t *testing.T) {
 		reg := mustRegister(t, tool)
 		res := reg.Call(t.Context(), &Run{Budget: newBudget(t, time.Minute)}, "save", nil)
 		reg.Wait()
-		if calls.Load() != 1 || res.State != StateCancelled || res.Outcome != trace.GaveUp {
+		// Its context ended, but whether it saved is unknown, and a local
+		// function has no status to ask.
+		if calls.Load() != 1 || res.State != StateOrphaned || res.Outcome != trace.GaveUp || !errors.Is(res.Cause, ErrOrphaned) {
 			t.Errorf("%d calls, result %+v", calls.Load(), res)
 		}
 	})
 }
 
 func TestTheRunContextNamesTheOutcomeOfACutCall(t *testing.T) {
-	errQuiet := errors.New("watchdog: quiet clock fired")
 	cases := []struct {
-		name  string
-		quiet error
-		end   func(context.Context) (context.Context, func())
-		want  trace.Outcome
+		name string
+		end  func(context.Context) (context.Context, func())
+		want trace.Outcome
 	}{
-		{"the quiet clock", errQuiet, cancelAfter(errQuiet), trace.Quiet},
-		{"the quiet clock unnamed is a cancellation", nil, cancelAfter(errQuiet), trace.Cancelled},
-		{"a cancellation", errQuiet, cancelAfter(errors.New("ctrl-c")), trace.Cancelled},
-		{"the wall", errQuiet, func(ctx context.Context) (context.Context, func()) {
+		{"the quiet clock", cancelAfter(&watchdog.StallError{Quiet: time.Minute}), trace.Quiet},
+		{"a cancellation", cancelAfter(errors.New("ctrl-c")), trace.Cancelled},
+		{"the wall", func(ctx context.Context) (context.Context, func()) {
 			return context.WithTimeoutCause(ctx, time.Second, errors.New("watchdog: wall reached"))
 		}, trace.GaveUp},
 	}
@@ -170,14 +170,14 @@ func TestTheRunContextNamesTheOutcomeOfACutCall(t *testing.T) {
 				reg := mustRegister(t, tool)
 				ctx, stop := tc.end(t.Context())
 				defer stop()
-				res := reg.Call(ctx, &Run{Budget: newBudget(t, time.Minute), Quiet: tc.quiet}, "wait", nil)
+				res := reg.Call(ctx, &Run{Budget: newBudget(t, time.Minute)}, "wait", nil)
 				if res.Outcome != tc.want || res.State != StateCancelled || res.Attempts != 1 {
 					t.Errorf("result %+v, want outcome %s", res, tc.want)
 				}
 				if got := time.Since(start); got != time.Second {
 					t.Errorf("returned after %v, want 1s", got)
 				}
-				again := reg.Call(ctx, &Run{Budget: newBudget(t, time.Minute), Quiet: tc.quiet}, "wait", nil)
+				again := reg.Call(ctx, &Run{Budget: newBudget(t, time.Minute)}, "wait", nil)
 				if again.Attempts != 0 || again.Outcome != tc.want || again.Err != "not started: the run has ended" {
 					t.Errorf("a call after the run ended: %+v", again)
 				}

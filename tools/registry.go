@@ -11,28 +11,9 @@ import (
 	"sync"
 
 	"github.com/glidepath/glidepath/budget"
-	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/internal/inflight"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
-
-// A Tool is something a [Registry] can call. It is made by [Func] (a local
-// Go function), [Command] (a subprocess) or [Remote] (a tool server speaking
-// SPEC §5); the interface is closed because the call loop treats each kind
-// by what it can promise: only a remote call has a key the other side
-// knows, a status to ask and a cancel endpoint.
-type Tool interface {
-	// Spec returns what the tool declares about itself.
-	Spec() Spec
-
-	// attempt makes one attempt on ctx, the attempt's lease.
-	attempt(ctx context.Context, a *attempt) answer
-
-	// endpoint returns the call endpoints of a remote tool.
-	endpoint() (cancel.Endpoint, bool)
-
-	// check reports what makes the tool unusable beyond its spec.
-	check() *fieldErr
-}
 
 // KindPrefix starts the step kind of every tool in the budget's estimates:
 // a tool named search is leased as kind "tool:search".
@@ -60,16 +41,16 @@ type Registry struct {
 
 	// stragglers are local tool functions still running after their call
 	// returned, because they ignored their context. The Registry owns them.
-	stragglers sync.WaitGroup
+	stragglers inflight.Group
 }
 
 // registered is a tool as the registry keeps it: its spec with defaults
 // filled in and its compiled schema.
 type registered struct {
 	tool   Tool
-	spec   Spec
+	impl   Tool // tool itself, or the tool a config entry respecified: where its capabilities are
+	spec   Spec // Kind always set
 	schema *jsonschema.Schema
-	kind   string // the step kind, KindPrefix + name
 }
 
 // NewRegistry returns an empty registry that declares each tool's P50 and
@@ -104,7 +85,7 @@ func (r *Registry) Register(t Tool) error {
 	r.tools[reg.spec.Name] = reg
 	r.order = append(r.order, reg.spec.Name)
 	if r.est != nil {
-		r.est.Kind(reg.kind).Declare(reg.spec.P50, reg.spec.P95)
+		r.est.Kind(reg.spec.Kind).Declare(reg.spec.P50, reg.spec.P95)
 	}
 	return nil
 }
@@ -141,10 +122,19 @@ func prepare(t Tool) (*registered, error) {
 	if err != nil {
 		return nil, bad("parameters", err)
 	}
-	if err := t.check(); err != nil {
-		return nil, bad(err.field, err.err)
+	impl := t
+	if r, ok := t.(respec); ok {
+		impl = r.Tool
 	}
-	return &registered{tool: t, spec: spec, schema: schema, kind: KindPrefix + spec.Name}, nil
+	if c, ok := impl.(checker); ok {
+		if err := c.check(); err != nil {
+			return nil, bad(err.field, err.err)
+		}
+	}
+	if spec.Kind == "" {
+		spec.Kind = KindPrefix + spec.Name
+	}
+	return &registered{tool: t, impl: impl, spec: spec, schema: schema}, nil
 }
 
 var errBadName = errors.New("must be 1 to 64 letters, digits, '_' or '-'")
@@ -242,7 +232,32 @@ func (r *Registry) names() string {
 // returned. A call returns when its lease ends even if its function ignores
 // the context; the Registry keeps count of such functions so that a
 // process can wait for them before it exits.
-func (r *Registry) Wait() { r.stragglers.Wait() }
+func (r *Registry) Wait() { r.stragglers.Wait(context.Background()) }
+
+// Close closes every tool that is a [Closer], the last registered first,
+// then waits for the local functions that outlived their calls, until ctx
+// ends; it returns the tools' errors and ctx's cause, joined. Calls must
+// have ended: a registry is closed when the runs that use it are done.
+func (r *Registry) Close(ctx context.Context) error {
+	r.mu.RLock()
+	var closers []Closer
+	for i := len(r.order) - 1; i >= 0; i-- {
+		if c, ok := r.tools[r.order[i]].impl.(Closer); ok {
+			closers = append(closers, c)
+		}
+	}
+	r.mu.RUnlock()
+	var errs []error
+	for _, c := range closers {
+		if err := c.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := r.stragglers.Wait(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("tools: local functions still running: %w", err))
+	}
+	return errors.Join(errs...)
+}
 
 // validate checks the model's arguments against the tool's schema and
 // returns them compacted, as they will be sent. Empty arguments are {}:

@@ -16,6 +16,7 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/internal/ssecount"
 	"github.com/glidepath/glidepath/trace"
 	sse "github.com/tmaxmax/go-sse"
 )
@@ -55,9 +56,22 @@ type remoteTool struct {
 
 func (t *remoteTool) Spec() Spec { return t.spec }
 
-func (t *remoteTool) endpoint() (cancel.Endpoint, bool) {
-	return cancel.Endpoint{URL: t.url, Tool: t.spec.Name, Client: t.client}, true
+func (t *remoteTool) endpoint() cancel.Endpoint {
+	return cancel.Endpoint{URL: t.url, Tool: t.spec.Name, Client: t.client}
 }
+
+// Cancel sends DELETE U/tools/{name}/calls/{key}; the Registry calls it only
+// when the spec says the tool is Cancellable.
+func (t *remoteTool) Cancel(ctx context.Context, key cancel.Key) error {
+	return t.endpoint().Cancel(ctx, key)
+}
+
+// Status reads GET U/tools/{name}/calls/{key}.
+func (t *remoteTool) Status(ctx context.Context, key cancel.Key) (cancel.Status, error) {
+	return t.endpoint().Status(ctx, key)
+}
+
+func (t *remoteTool) baseURL() string { return t.url }
 
 func (t *remoteTool) check() *fieldErr {
 	if err := checkURL(t.url); err != nil {
@@ -80,10 +94,10 @@ func checkURL(raw string) error {
 	return nil
 }
 
-func (t *remoteTool) attempt(ctx context.Context, a *attempt) answer {
+func (t *remoteTool) Attempt(ctx context.Context, call *Call) Answer {
 	u, err := url.JoinPath(t.url, "tools", url.PathEscape(t.spec.Name))
 	if err != nil {
-		return answer{err: fmt.Errorf("%w: bad URL: %v", ErrBadAnswer, err), outcome: trace.Invalid}
+		return Answer{Err: fmt.Errorf("%w: bad URL: %v", ErrBadAnswer, err), Outcome: trace.Invalid}
 	}
 	// Whether the request went out decides whether a failed write may
 	// have happened. http.Transport calls GetConn first and WroteHeaders
@@ -94,33 +108,33 @@ func (t *remoteTool) attempt(ctx context.Context, a *attempt) answer {
 		GetConn:      func(string) { traced.Store(true) },
 		WroteHeaders: func() { wrote.Store(true) },
 	}
-	body := make([]byte, 0, len(a.c.args)+16)
-	body = append(append(append(body, `{"arguments":`...), a.c.args...), '}')
+	body := make([]byte, 0, len(call.Args)+16)
+	body = append(append(append(body, `{"arguments":`...), call.Args...), '}')
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, hooks), http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return answer{err: fmt.Errorf("%w: bad URL: %v", ErrBadAnswer, err), outcome: trace.Invalid}
+		return Answer{Err: fmt.Errorf("%w: bad URL: %v", ErrBadAnswer, err), Outcome: trace.Invalid}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream, application/json")
-	req.Header.Set("Idempotency-Key", string(a.c.key))
-	req.Header.Set(budget.Header, a.lease.Millis())
+	req.Header.Set("Idempotency-Key", string(call.Key))
+	req.Header.Set(budget.Header, call.Lease.Millis())
 	resp, err := t.client.Do(req)
 	if err != nil {
-		return answer{err: err, sent: wrote.Load() || !traced.Load()}
+		return Answer{Err: err, Sent: wrote.Load() || !traced.Load()}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return errorAnswer(resp)
 	}
-	out, err := readAnswer(resp.Body, resp.Header.Get("Content-Type"), a)
-	ans := answer{output: out, err: err, sent: true}
+	out, err := readAnswer(resp.Body, resp.Header.Get("Content-Type"), call)
+	ans := Answer{Output: out, Err: err, Sent: true}
 	te, isTool := errors.AsType[*ToolError](err)
 	switch {
 	case err == nil:
 	case isTool:
-		ans.outcome, ans.retry = trace.UpstreamError, te.Retryable
+		ans.Outcome, ans.Retry = trace.UpstreamError, te.Retryable
 	case errors.Is(err, ErrBadAnswer):
-		ans.outcome = trace.Invalid
+		ans.Outcome = trace.Invalid
 	}
 	return ans
 }
@@ -129,10 +143,10 @@ func (t *remoteTool) attempt(ctx context.Context, a *attempt) answer {
 // status: 429 rate_limited; 408, 500, 502, 503, 504 upstream_error and
 // retried; other 5xx upstream_error; anything else invalid
 // ([trace.OutcomeOfStatus], [trace.RetryableStatus]).
-func errorAnswer(resp *http.Response) answer {
+func errorAnswer(resp *http.Response) Answer {
 	code := resp.StatusCode
-	ans := answer{status: code, header: resp.Header, sent: true}
-	ans.outcome, ans.retry = trace.OutcomeOfStatus(code), trace.RetryableStatus(code)
+	ans := Answer{Status: code, Header: resp.Header, Sent: true}
+	ans.Outcome, ans.Retry = trace.OutcomeOfStatus(code), trace.RetryableStatus(code)
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody)) // a cut body still says what it can
 	var e struct {
 		Error struct {
@@ -140,17 +154,18 @@ func errorAnswer(resp *http.Response) answer {
 		} `json:"error"`
 	}
 	if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
-		ans.err = &ToolError{Message: e.Error.Message, Retryable: ans.retry}
+		ans.Err = &ToolError{Message: e.Error.Message, Retryable: ans.Retry}
 	} else {
-		ans.err = fmt.Errorf("HTTP %d", code)
+		ans.Err = fmt.Errorf("HTTP %d", code)
 	}
 	return ans
 }
 
-// sink hears what an event stream says besides its result.
+// sink hears what an event stream says besides its result; a [*Call] is
+// one.
 type sink interface {
-	keepalive()
-	report(units, total int64, msg string)
+	Keepalive()
+	Progress(units, total int64, msg string)
 }
 
 // readAnswer decodes a remote tool's successful answer: an event stream
@@ -190,7 +205,7 @@ func decodeOutput(data []byte) (json.RawMessage, error) {
 
 func readEvents(body io.Reader, s sink) (json.RawMessage, error) {
 	cfg := &sse.ReadConfig{MaxEventSize: MaxAnswer}
-	for ev, err := range sse.Read(newCommentCounter(body, s.keepalive), cfg) {
+	for ev, err := range sse.Read(ssecount.NewReader(body, s.Keepalive, nil), cfg) {
 		if errors.Is(err, bufio.ErrTooLong) {
 			return nil, fmt.Errorf("%w: an event larger than %d bytes", ErrBadAnswer, MaxAnswer)
 		}
@@ -207,7 +222,7 @@ func readEvents(body io.Reader, s sink) (json.RawMessage, error) {
 			// A heartbeat without units says nothing about progress;
 			// it is not a reason to drop the call either.
 			if json.Unmarshal([]byte(ev.Data), &p) == nil && p.Units != nil {
-				s.report(*p.Units, p.Total, clip(p.Message, 256))
+				s.Progress(*p.Units, p.Total, p.Message)
 			}
 		case "result":
 			return decodeOutput([]byte(ev.Data))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/glidepath/glidepath/watchdog"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,7 @@ func TestEveryAttemptOfACallCarriesTheSameKeyAndAnotherCallANewOne(t *testing.T)
 	}}
 	srv := startServer(t, s)
 	reg := mustRegister(t, Remote(Spec{Name: "search", Effect: Read, Ceiling: 5 * time.Second}, srv.URL, srv.Client()))
-	rec := &recorder{}
+	rec := newRecorder(t)
 	run := remoteRun(t, rec, nil)
 
 	first := reg.Call(t.Context(), run, "search", json.RawMessage(`{"q":"a"}`))
@@ -100,7 +101,7 @@ func TestRetriesFollowTheStatusOfAFailedRead(t *testing.T) {
 			}}
 			srv := startServer(t, s)
 			reg := mustRegister(t, Remote(Spec{Name: "search", Effect: Read}, srv.URL, srv.Client()))
-			res := reg.Call(t.Context(), remoteRun(t, &recorder{}, nil), "search", nil)
+			res := reg.Call(t.Context(), remoteRun(t, newRecorder(t), nil), "search", nil)
 			posts, _, _ := s.got()
 			if len(posts) != tc.wantPosts || res.Attempts != tc.wantPosts {
 				t.Errorf("%d POSTs, %d attempts; want %d", len(posts), res.Attempts, tc.wantPosts)
@@ -124,7 +125,7 @@ func TestAFailedWriteIsNotRetried(t *testing.T) {
 	}}
 	srv := startServer(t, s)
 	reg := mustRegister(t, Remote(Spec{Name: "pay", Effect: Write}, srv.URL, srv.Client()))
-	res := reg.Call(t.Context(), remoteRun(t, &recorder{}, nil), "pay", nil)
+	res := reg.Call(t.Context(), remoteRun(t, newRecorder(t), nil), "pay", nil)
 	posts, asks, _ := s.got()
 	if len(posts) != 1 || len(asks) != 0 {
 		t.Errorf("%d POSTs and %d status asks; want 1 and 0: the tool answered", len(posts), len(asks))
@@ -193,7 +194,7 @@ func TestATimedOutWriteIsReconciledNotResent(t *testing.T) {
 			}
 			defer j.Close()
 			reg := mustRegister(t, Remote(Spec{Name: "pay", Effect: Write, Ceiling: 200 * time.Millisecond}, srv.URL, srv.Client()))
-			rec := &recorder{}
+			rec := newRecorder(t)
 			args := json.RawMessage(`{"amount": 5}`)
 
 			res := reg.Call(t.Context(), remoteRun(t, rec, j), "pay", args)
@@ -255,7 +256,7 @@ func TestAWriteInFlightWhenTheRunEndsIsOrphanedWithoutAsking(t *testing.T) {
 	}}
 	srv := startServer(t, s)
 	reg := mustRegister(t, Remote(Spec{Name: "pay", Effect: Write, Cancellable: true}, srv.URL, srv.Client()))
-	rec := &recorder{}
+	rec := newRecorder(t)
 	ctx, stop := context.WithCancelCause(t.Context())
 	s.post = func(w http.ResponseWriter, r *http.Request, n int) {
 		stop(errors.New("user pressed Ctrl-C"))
@@ -298,7 +299,7 @@ func TestALeaseEndSendsTheCancel(t *testing.T) {
 			const ceiling = 200 * time.Millisecond
 			spec := Spec{Name: "fetch", Effect: Read, Ceiling: ceiling, Cancellable: tc.cancellable, MaxAttempts: 1}
 			reg := mustRegister(t, Remote(spec, srv.URL, srv.Client()))
-			rec := &recorder{}
+			rec := newRecorder(t)
 
 			res := reg.Call(t.Context(), remoteRun(t, rec, nil), "fetch", nil)
 
@@ -354,27 +355,27 @@ func TestHeartbeatsCountOnlyWhenUnitsIncrease(t *testing.T) {
 			s := &toolServer{post: stream(tc.items...)}
 			srv := startServer(t, s)
 			reg := mustRegister(t, Remote(Spec{Name: "job", Effect: Read}, srv.URL, srv.Client()))
-			rec := &recorder{}
+			rec := newRecorder(t)
 
 			res := reg.Call(t.Context(), remoteRun(t, rec, nil), "job", nil)
 
 			if res.Err != "" || string(res.Output) != "1" {
 				t.Fatalf("result %+v", res)
 			}
-			if got := rec.count(Heartbeat); got != tc.wantHeartbeats {
+			if got := rec.count(watchdog.Progress); got != tc.wantHeartbeats {
 				t.Errorf("%d heartbeats, want %d (events %v)", got, tc.wantHeartbeats, rec.kinds())
 			}
-			if got := rec.count(StaleHeartbeat); got != tc.wantStale {
+			if got := rec.count(watchdog.StaleProgress); got != tc.wantStale {
 				t.Errorf("%d stale heartbeats, want %d", got, tc.wantStale)
 			}
-			if got := rec.count(Keepalive); got != int(tc.wantKeepalives) {
+			if got := rec.count(watchdog.Keepalive); got != int(tc.wantKeepalives) {
 				t.Errorf("%d keepalive events, want %d", got, tc.wantKeepalives)
 			}
-			if a := rec.ends[0]; a.Keepalives != tc.wantKeepalives || a.Progress != int64(tc.wantHeartbeats) {
-				t.Errorf("attempt counted %d keepalives, %d heartbeats", a.Keepalives, a.Progress)
+			if a := rec.ends[0]; a.Keepalives != tc.wantKeepalives {
+				t.Errorf("attempt counted %d keepalives, want %d", a.Keepalives, tc.wantKeepalives)
 			}
 			kinds := rec.kinds()
-			if kinds[0] != CallIssued || kinds[len(kinds)-1] != ResultReturned {
+			if kinds[0] != watchdog.ToolCall || kinds[len(kinds)-1] != watchdog.ToolResult {
 				t.Errorf("events %v; want tool_call first and tool_result last", kinds)
 			}
 		})
@@ -404,7 +405,7 @@ func TestAnEventStreamEndsWithExactlyOneResult(t *testing.T) {
 			s := &toolServer{post: stream(tc.items...)}
 			srv := startServer(t, s)
 			reg := mustRegister(t, Remote(Spec{Name: "job", Effect: tc.effect}, srv.URL, srv.Client()))
-			res := reg.Call(t.Context(), remoteRun(t, &recorder{}, nil), "job", nil)
+			res := reg.Call(t.Context(), remoteRun(t, newRecorder(t), nil), "job", nil)
 			posts, _, _ := s.got()
 			if len(posts) != tc.wantPosts || res.Outcome != tc.want {
 				t.Errorf("%d POSTs, outcome %s; want %d, %s (err %q)", len(posts), res.Outcome, tc.wantPosts, tc.want, res.Err)
@@ -428,7 +429,7 @@ func TestAWriteWhoseStreamBrokeIsReconciled(t *testing.T) {
 	}
 	srv := startServer(t, s)
 	reg := mustRegister(t, Remote(Spec{Name: "mail", Effect: Write}, srv.URL, srv.Client()))
-	res := reg.Call(t.Context(), remoteRun(t, &recorder{}, nil), "mail", nil)
+	res := reg.Call(t.Context(), remoteRun(t, newRecorder(t), nil), "mail", nil)
 	posts, asks, _ := s.got()
 	if len(posts) != 1 || len(asks) != 1 {
 		t.Errorf("%d POSTs, %d asks; want 1, 1", len(posts), len(asks))
@@ -443,7 +444,7 @@ func TestAWriteThatNeverReachedTheServerIsNotReconciled(t *testing.T) {
 	url := srv.URL
 	srv.Close() // nothing listens: the dial fails, nothing was sent
 	reg := mustRegister(t, Remote(Spec{Name: "pay", Effect: Write}, url, nil))
-	rec := &recorder{}
+	rec := newRecorder(t)
 	res := reg.Call(t.Context(), remoteRun(t, rec, nil), "pay", nil)
 	if len(rec.reconciles) != 0 || res.State != "" || res.Outcome != trace.UpstreamError || res.Attempts != 1 {
 		t.Errorf("result %+v, %d reconciles; want a plain failure", res, len(rec.reconciles))
@@ -474,7 +475,7 @@ func TestMalformedArgumentsAreAnErrorForTheModelAndSendNothing(t *testing.T) {
 	reg := mustRegister(t, Remote(Spec{Name: "search", Parameters: params, Effect: Read}, srv.URL, srv.Client()))
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := &recorder{}
+			rec := newRecorder(t)
 			res := reg.Call(t.Context(), remoteRun(t, rec, nil), "search", json.RawMessage(tc.args))
 			if res.Outcome != trace.Invalid || res.Attempts != 0 || !errors.Is(res.Cause, ErrInvalidArguments) {
 				t.Errorf("result %+v", res)
@@ -482,15 +483,15 @@ func TestMalformedArgumentsAreAnErrorForTheModelAndSendNothing(t *testing.T) {
 			if !strings.Contains(res.Err, tc.want) || !strings.Contains(res.Err, `"search"`) {
 				t.Errorf("Err %q should name the tool and mention %q", res.Err, tc.want)
 			}
-			if len(rec.starts) != 0 || len(rec.events) != 0 {
-				t.Errorf("observer heard %v, %v", rec.starts, rec.events)
+			if len(rec.starts) != 0 || len(rec.signals) != 0 {
+				t.Errorf("observer heard %v, %v", rec.starts, rec.signals)
 			}
 		})
 	}
 	if posts, _, _ := s.got(); len(posts) != 0 {
 		t.Errorf("%d POSTs sent for malformed arguments", len(posts))
 	}
-	ok := reg.Call(t.Context(), remoteRun(t, &recorder{}, nil), "search", json.RawMessage(`{"q": "a", "n": 2}`))
+	ok := reg.Call(t.Context(), remoteRun(t, newRecorder(t), nil), "search", json.RawMessage(`{"q": "a", "n": 2}`))
 	if ok.Err != "" {
 		t.Errorf("valid arguments: %q", ok.Err)
 	}
@@ -502,7 +503,7 @@ func TestARefusedLeaseSendsNothing(t *testing.T) {
 	// The tool declares it takes a minute; the run has 10s.
 	spec := Spec{Name: "crawl", Effect: Read, P50: time.Minute}
 	reg := mustRegister(t, Remote(spec, srv.URL, srv.Client()))
-	rec := &recorder{}
+	rec := newRecorder(t)
 	run := &Run{Budget: newBudget(t, 10*time.Second), Observer: rec.observer()}
 
 	res := reg.Call(t.Context(), run, "crawl", nil)
@@ -513,7 +514,7 @@ func TestARefusedLeaseSendsNothing(t *testing.T) {
 	if !errors.Is(res.Cause, budget.ErrRefused) || len(rec.refused) != 1 {
 		t.Errorf("cause %v, %d refusals observed", res.Cause, len(rec.refused))
 	}
-	if len(rec.events) != 0 {
+	if len(rec.signals) != 0 {
 		t.Errorf("events %v for a call that never started", rec.kinds())
 	}
 	if posts, _, _ := s.got(); len(posts) != 0 {

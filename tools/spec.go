@@ -29,6 +29,12 @@ type Spec struct {
 	// or '-', as chat APIs require of function names.
 	Name string
 
+	// Kind is the step kind of the tool's calls, in traces and in the
+	// budget's latency estimates. Empty means KindPrefix + Name
+	// ("tool:search"); a tool that is not a plain tool says so ("agent:NAME"
+	// for a sub-agent).
+	Kind string
+
 	// Description tells the model what the tool does.
 	Description string
 

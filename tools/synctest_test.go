@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"github.com/glidepath/glidepath/watchdog"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -29,7 +30,7 @@ func TestTheCancelIsSentTheInstantTheLeaseEnds(t *testing.T) {
 		s := &toolServer{post: hang}
 		spec := Spec{Name: "fetch", Effect: Read, Ceiling: 2 * time.Second, Cancellable: true, MaxAttempts: 1}
 		reg := mustRegister(t, Remote(spec, "http://tools.test", memClient(s.handler())))
-		rec := &recorder{}
+		rec := newRecorder(t)
 
 		res := reg.Call(t.Context(), &Run{Budget: newBudget(t, time.Minute), Observer: rec.observer()}, "fetch", nil)
 
@@ -52,7 +53,6 @@ func TestTheCancelIsSentTheInstantTheLeaseEnds(t *testing.T) {
 func TestTheQuietClockCancelsACallInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		errQuiet := errors.New("quiet")
 		s := &toolServer{post: stream(`progress {"units":1}`)}
 		s.post = func(w http.ResponseWriter, r *http.Request, n int) {
 			stream(`progress {"units":1}`, ": ping")(w, r, n)
@@ -60,10 +60,10 @@ func TestTheQuietClockCancelsACallInFlight(t *testing.T) {
 		}
 		reg := mustRegister(t, Remote(Spec{Name: "job", Effect: Read, Cancellable: true}, "http://tools.test", memClient(s.handler())))
 		ctx, stop := context.WithCancelCause(t.Context())
-		time.AfterFunc(5*time.Second, func() { stop(errQuiet) })
-		rec := &recorder{}
+		time.AfterFunc(5*time.Second, func() { stop(&watchdog.StallError{Quiet: 5 * time.Second}) })
+		rec := newRecorder(t)
 
-		res := reg.Call(ctx, &Run{Budget: newBudget(t, time.Minute), Quiet: errQuiet, Observer: rec.observer()}, "job", nil)
+		res := reg.Call(ctx, &Run{Budget: newBudget(t, time.Minute), Observer: rec.observer()}, "job", nil)
 
 		_, _, cancels := s.got()
 		if len(cancels) != 1 || cancels[0].At.Sub(start) != 5*time.Second {
@@ -72,8 +72,8 @@ func TestTheQuietClockCancelsACallInFlight(t *testing.T) {
 		if res.Outcome != trace.Quiet || res.State != StateCancelled || res.Attempts != 1 {
 			t.Errorf("result %+v", res)
 		}
-		if a := rec.ends[0]; a.Keepalives != 1 || a.Progress != 1 || a.Outcome != trace.Quiet {
-			t.Errorf("attempt %+v", a)
+		if a := rec.ends[0]; a.Keepalives != 1 || rec.count(watchdog.Progress) != 1 || a.Outcome != trace.Quiet {
+			t.Errorf("attempt %+v, events %v", a, rec.kinds())
 		}
 	})
 }
@@ -107,7 +107,7 @@ func TestRetryAfterDecidesTheSleep(t *testing.T) {
 					writeJSON(w, http.StatusOK, `{"output":"ok"}`)
 				}}
 				reg := mustRegister(t, Remote(Spec{Name: "search", Effect: Read}, "http://tools.test", memClient(s.handler())))
-				rec := &recorder{}
+				rec := newRecorder(t)
 
 				res := reg.Call(t.Context(), &Run{Budget: newBudget(t, time.Minute), Observer: rec.observer()}, "search", nil)
 
@@ -284,6 +284,53 @@ func TestResolveInsideARunSpendsALeaseOfItsBudget(t *testing.T) {
 				}
 				if !errors.Is(err, ErrManifest) || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
 					t.Errorf("err %v, want a manifest error matching %v", err, tc.wantErr)
+				}
+			})
+		})
+	}
+}
+
+func TestACancelThroughTheRunsGroupIsNotWaitedFor(t *testing.T) {
+	cases := []struct {
+		name       string
+		cancelCode int
+		wantState  trace.CancelState
+	}{
+		{"an endpoint that hangs", -1, trace.CancelStateFailed},
+		{"an endpoint that accepts", 0, trace.CancelStateAccepted},
+		{"an endpoint that does not know the call", http.StatusNotFound, trace.CancelStateUnknown},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				s := &toolServer{post: hang, cancelCode: tc.cancelCode}
+				spec := Spec{Name: "fetch", Effect: Read, Ceiling: 2 * time.Second, Cancellable: true, MaxAttempts: 1}
+				reg := mustRegister(t, Remote(spec, "http://tools.test", memClient(s.handler())))
+				var group cancel.Group
+				var settled []trace.CancelState
+				var settledAt time.Duration
+				obs := &trace.Observer{CancelSettled: func(_, _ string, st trace.CancelState, _ error) {
+					settled, settledAt = append(settled, st), time.Since(start)
+				}}
+
+				res := reg.Call(t.Context(), &Run{Budget: newBudget(t, time.Minute), Observer: obs, Cancels: &group}, "fetch", nil)
+
+				if got := time.Since(start); got != 2*time.Second {
+					t.Errorf("returned after %v, want 2s: the lease, and no wait for the cancel", got)
+				}
+				if res.State != StateAbandoned || !res.Cancelling {
+					t.Errorf("state %q, cancelling %v; want abandoned until the cancel is answered", res.State, res.Cancelling)
+				}
+				if err := group.Wait(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				wantAt := 2 * time.Second
+				if tc.cancelCode == -1 {
+					wantAt += cancel.CancelLease
+				}
+				if !slices.Equal(settled, []trace.CancelState{tc.wantState}) || settledAt != wantAt {
+					t.Errorf("settled %v at %v, want %v at %v", settled, settledAt, tc.wantState, wantAt)
 				}
 			})
 		})

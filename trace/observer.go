@@ -90,10 +90,10 @@ type Observer struct {
 	CancelSent    func(step, key string, lease budget.Lease)
 	CancelSettled func(step, key string, state CancelState, err error)
 
-	// Reconcile is called with what asking a write's status learned:
-	// state is done, failed, never_received or running, or unreachable
-	// when no ask was answered.
-	Reconcile func(step, key, state string, err error)
+	// Reconcile is called with what asking a write's status learned, in
+	// asks requests: state is done, failed, never_received or running, or
+	// unreachable when no ask was answered.
+	Reconcile func(step, key, state string, asks int, err error)
 
 	// Orphan is called once a write whose outcome is unknown is recorded;
 	// err is non-nil when it could not be journaled.
@@ -145,9 +145,9 @@ func (o *Observer) OnCancelSettled(step, key string, state CancelState, err erro
 }
 
 // OnReconcile calls o.Reconcile, if it is set.
-func (o *Observer) OnReconcile(step, key, state string, err error) {
+func (o *Observer) OnReconcile(step, key, state string, asks int, err error) {
 	if o.Reconcile != nil {
-		o.Reconcile(step, key, state, err)
+		o.Reconcile(step, key, state, asks, err)
 	}
 }
 

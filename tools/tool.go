@@ -1,0 +1,135 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
+)
+
+// A Tool is something a [Registry] can call. [Func] (a local Go function),
+// [Command] (a subprocess) and [Remote] (a tool server speaking SPEC §5)
+// make the kinds Glidepath knows; a tool of any other kind — an MCP server's,
+// a sub-agent, a queue — implements Tool outside this package.
+//
+// Attempt makes one attempt of a call on ctx, which is the attempt's lease:
+// it ends when the lease does, or the run does, with a cause that says
+// which (see [budget.Lease.Context]). It must return when ctx ends, and say
+// in its [Answer] what it knows: whether the call may have reached the tool,
+// whether its work stopped with ctx, how it failed. The [Registry] does the
+// rest: the key, leases, retries, cancels, reconciliation, orphans, events.
+//
+// What a tool can do beyond an attempt is found by type assertion:
+//
+//   - [cancel.Canceller]: stop a call by its key; a call cut short is
+//     cancelled with it when [Spec.Cancellable] is set;
+//   - [cancel.StatusReader]: say how a call went, by its key, so that a
+//     write whose attempt was cut is reconciled rather than sent again; a
+//     cut write of a tool without one is an orphan;
+//   - [Closer]: release what the tool holds (a connection, a session, a
+//     process) when the registry closes.
+type Tool interface {
+	// Spec returns what the tool declares about itself.
+	Spec() Spec
+
+	// Attempt makes one attempt of call on ctx.
+	Attempt(ctx context.Context, call *Call) Answer
+}
+
+// A Closer is a [Tool] that holds something for as long as its registry
+// lives: [Registry.Close] closes it. Close must return when ctx ends.
+type Closer interface {
+	Close(ctx context.Context) error
+}
+
+// checker is implemented by the tools of this package that can be checked
+// at registration beyond their spec: a URL, an argv, a function.
+type checker interface {
+	check() *fieldErr
+}
+
+// baseURLer is implemented by the remote tool, whose orphans carry its base
+// URL in the journal, so that `harness reconcile` can ask it again.
+type baseURLer interface {
+	baseURL() string
+}
+
+// A Call is one attempt of a logical call, as a [Tool] sees it: the key
+// minted once for the logical call, the arguments (checked against the
+// tool's parameters and compacted, exactly as sent), the attempt's number
+// and lease, and the run's budget. Progress and Keepalive report what the
+// attempt hears, for the run's watchdog and trace; both are cheap, never
+// block, and are dropped once the attempt has ended.
+type Call struct {
+	Key    cancel.Key
+	Args   json.RawMessage
+	N      int          // 1-based
+	Lease  budget.Lease // its Granted is the Budget-Remaining-Ms to send
+	Budget *budget.Budget
+
+	c          *call
+	keepalives atomic.Int64
+	ended      atomic.Bool
+}
+
+// Progress reports a progress heartbeat: units of work done so far, of
+// total if known. Whether it is progress is the run's to decide (units must
+// strictly increase over the call's most, across its attempts); every
+// heartbeat is reported as heard.
+func (c *Call) Progress(units, total int64, msg string) {
+	if c.ended.Load() {
+		return
+	}
+	c.c.signal(trace.Signal{Event: watchdog.Progress, Units: units, Total: total, Message: clip(msg, 256)})
+}
+
+// Keepalive reports a sign of life that says nothing of progress, such as
+// an SSE comment. It is counted and resets nothing.
+func (c *Call) Keepalive() {
+	if c.ended.Load() {
+		return
+	}
+	c.keepalives.Add(1)
+	c.c.signal(trace.Signal{Event: watchdog.Keepalive})
+}
+
+// An Answer is what one attempt came back with. A successful attempt sets
+// Output and leaves Err nil; a failed one sets Err and says what it knows.
+type Answer struct {
+	Output json.RawMessage // the tool's output, JSON
+	Err    error           // nil when the attempt succeeded
+
+	// Outcome is set for a failure the tool answered: an error status, an
+	// error event, an exit code, an answer that cannot be used. It is left
+	// empty when no answer came: a transport error, a stream cut short, the
+	// attempt's context ending; the Registry then reads the outcome off
+	// what ended it.
+	Outcome trace.Outcome
+	Status  int         // the HTTP status of an error answer
+	Header  http.Header // the error answer's headers, for Retry-After
+
+	// Retry reports, for a failure the tool answered, whether it may be
+	// tried again: by its status as SPEC §2 says, or as the tool itself
+	// said. For a failure with no answer the Registry decides.
+	Retry bool
+
+	// CutShort reports whether Output is only what came before a cut.
+	CutShort bool
+
+	// Sent reports whether the call may have reached the tool: a request
+	// that went out, a process or function that started. A failure before
+	// that leaves nothing in flight.
+	Sent bool
+
+	// Stopped reports whether the end of the attempt stopped the call's
+	// work itself, so that it needs no cancel: a subprocess group killed, a
+	// local function whose context ended (which is how Go cancels a
+	// function; SPEC §4 counts it cancelled). A remote call cut short is
+	// not stopped until its tool says so.
+	Stopped bool
+}
