@@ -1,18 +1,20 @@
 package harness
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
-	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
+	"github.com/openai/openai-go/v3"
 )
 
 // Defaults of [Config].
@@ -21,33 +23,43 @@ const (
 	DefaultParallel = 4
 )
 
-// Config describes one run. Task, Budget and Model are required; the zero
-// value of every other field selects its documented default.
+// Model is the chat model a run talks to; a [*model.Client] is one. Both
+// calls lease their attempts from b themselves and report them to obs
+// (which may be nil): Complete is a model turn on work leases, with the
+// retries SPEC §2 allows; Land is the landing call, one attempt on a
+// landing lease, offered no tools.
+type Model interface {
+	Complete(ctx context.Context, b *budget.Budget, req model.Request, obs *trace.Observer) (model.Response, error)
+	Land(ctx context.Context, b *budget.Budget, messages []openai.ChatCompletionMessageParamUnion, obs *trace.Observer) (model.Response, error)
+}
+
+// Tools are the tools a run offers its model; a [*tools.Registry] is one.
+// Specs is read at every turn, so tools registered after [Start] (once a
+// setup step has found them) are offered from the next turn on.
+type Tools interface {
+	Specs() []tools.Spec
+	Call(ctx context.Context, run *tools.Run, name string, args json.RawMessage) tools.Result
+}
+
+// Config describes one run, beside the budget it runs on. Task is
+// required, and Model for [Session.Run] and [Session.Turn]; the zero value
+// of every other field selects its documented default.
 type Config struct {
-	// Task is what the agent is asked to do, sent as the user message.
+	// Task is what the agent is asked to do: the user message of
+	// [Session.Run]'s conversation, and what a landing summary is for.
 	Task string
 
-	// Budget is B, the whole time of the run, landing included. It must be
-	// positive.
-	Budget time.Duration
-
 	// Quiet is the quiet period Q of the run's watchdog (SPEC §3). Zero
-	// selects watchdog.DefaultQuiet (60s).
+	// selects watchdog.DefaultQuiet (60s); it must not be negative.
 	Quiet time.Duration
 
-	// Reserve is R, the tail kept for landing. Zero selects
-	// budget.DefaultReserve(Budget).
-	Reserve time.Duration
+	// Model is the chat model. A Session driven by a loop of its own,
+	// which calls its model itself through [Session.BeginTurn], may leave
+	// it nil.
+	Model Model
 
-	// Floor is F: with less than this left, nothing is started. Zero
-	// selects budget.DefaultFloor (50ms).
-	Floor time.Duration
-
-	// Model is the chat model the run talks to.
-	Model *model.Client
-
-	// Tools are offered to the model. Nil or empty offers none.
-	Tools *tools.Registry
+	// Tools are offered to the model. Nil offers none.
+	Tools Tools
 
 	// MaxSteps is the number of model turns before the run lands; the
 	// landing call is not counted. Zero selects [DefaultMaxSteps].
@@ -57,9 +69,11 @@ type Config struct {
 	// selects [DefaultParallel]; 1 runs them one by one.
 	Parallel int
 
-	// Trace, if not nil, receives the run's JSONL trace (SPEC §6). Pass a
-	// buffered writer and flush it after Run returns.
-	Trace io.Writer
+	// Sinks receive the run's records (SPEC §6), stamped once, in order:
+	// a [trace.JSONL] for the trace file, a live status line, spans, logs.
+	// A sink's failure does not stop the run; [Session.Close] reports the
+	// first, as [ErrTrace].
+	Sinks []trace.Sink
 
 	// Journal records orphaned writes (SPEC §5). Nil: an orphan is
 	// reported in the result only.
@@ -68,23 +82,6 @@ type Config struct {
 	// RunID names the run in the trace, the result and the journal. Empty
 	// selects a fresh random id.
 	RunID string
-
-	// Estimates are the latency estimates the run's budget leases
-	// against; share one set across runs. Nil selects a fresh set.
-	Estimates *budget.Estimates
-
-	// Status, if not nil, is called with the run's live status whenever it
-	// changes: a phase change, a step start, a call starting or ending.
-	// Calls are serialized; it must be quick.
-	Status func(Status)
-}
-
-// Status is a run's live status, for a terminal line.
-type Status struct {
-	Spent, Total time.Duration
-	Phase        landing.Phase
-	Step         int    // the model turn in progress, from 1; 0 before the first
-	InFlight     string // the calls in flight, e.g. "model" or "tool:search, tool:fetch"; "" for none
 }
 
 var (
@@ -96,14 +93,18 @@ var (
 	// ErrConfig is matched by every [*ConfigError].
 	ErrConfig = errors.New("harness: bad config")
 
-	// ErrTrace is matched by the error [Run] returns beside its result when
-	// the trace could not be written. The run itself went on: a trace is a
-	// record of the run, not a reason to abandon it.
+	// ErrTrace is matched by the error [Run] and [Session.Close] return
+	// when a sink could not take the run's records. The run itself went
+	// on: a trace is a record of the run, not a reason to abandon it.
 	ErrTrace = errors.New("harness: trace write failed")
+
+	// ErrNoModel is returned by [Session.Turn] when the Config has no
+	// Model.
+	ErrNoModel = errors.New("harness: no model configured")
 )
 
 // ConfigError reports a [Config] field that cannot be used. Field is named
-// as the flag of `harness run` that sets it ("budget", "max-steps").
+// as the flag of `harness run` that sets it ("quiet", "max-steps").
 type ConfigError struct {
 	Field string
 	Value string // as given, when there is one
@@ -123,42 +124,33 @@ func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 var (
-	errRequired    = errors.New("required")
-	errNotPositive = errors.New("must be positive")
-	errNegative    = errors.New("must not be negative")
-	errNotBelow    = errors.New("must be below the budget")
+	errRequired = errors.New("required")
+	errNegative = errors.New("must not be negative")
 )
 
-// validate checks cfg before anything starts, so that a bad config sends
-// nothing (SPEC §4: exit 2, nothing started).
-func (cfg *Config) validate() error {
-	dur := func(field string, d time.Duration, err error) error {
-		return &ConfigError{Field: field, Value: d.String(), Err: err}
-	}
+// Validate reports the first field of cfg that [Start] would reject, as a
+// [*ConfigError], before anything starts or is sent. The quiet period is
+// the watchdog's to judge ([watchdog.Config.Validate]); the budget's
+// numbers were judged by [budget.New], which made the budget.
+func (cfg Config) Validate() error {
 	num := func(field string, n int, err error) error {
 		return &ConfigError{Field: field, Value: fmt.Sprint(n), Err: err}
 	}
 	switch {
 	case strings.TrimSpace(cfg.Task) == "":
 		return &ConfigError{Field: "task", Err: errRequired}
-	case cfg.Budget <= 0:
-		return dur("budget", cfg.Budget, errNotPositive)
-	case cfg.Quiet < 0:
-		return dur("quiet", cfg.Quiet, errNegative)
-	case cfg.Reserve < 0:
-		return dur("reserve", cfg.Reserve, errNegative)
-	case cfg.Reserve >= cfg.Budget:
-		return dur("reserve", cfg.Reserve, errNotBelow)
-	case cfg.Floor < 0:
-		return dur("floor", cfg.Floor, errNegative)
-	case cfg.Floor >= cfg.Budget:
-		return dur("floor", cfg.Floor, errNotBelow)
-	case cfg.Model == nil:
-		return &ConfigError{Field: "model", Err: errRequired}
 	case cfg.MaxSteps < 0:
 		return num("max-steps", cfg.MaxSteps, errNegative)
 	case cfg.Parallel < 0:
 		return num("parallel", cfg.Parallel, errNegative)
+	}
+	if err := (watchdog.Config{Quiet: cfg.Quiet}).Validate(); err != nil {
+		// The reason alone: the ConfigError names the field again.
+		reason := err
+		if we, ok := errors.AsType[*watchdog.ConfigError](err); ok {
+			reason = we.Err
+		}
+		return &ConfigError{Field: "quiet", Value: cfg.Quiet.String(), Err: reason}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/sim"
@@ -45,11 +46,16 @@ func ExampleRun() {
 	srv, client, reg := exampleSetup()
 	defer srv.Close()
 
-	res, err := harness.Run(context.Background(), harness.Config{
-		Task:   "find cats",
-		Budget: 30 * time.Second,
-		Model:  client,
-		Tools:  reg,
+	// The budget starts first: whatever the caller does before the run is
+	// spent from it too.
+	b, err := budget.New(budget.Config{Total: 30 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	res, err := harness.Run(context.Background(), b, harness.Config{
+		Task:  "find cats",
+		Model: client,
+		Tools: reg,
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -68,9 +74,12 @@ func ExampleRun_landing() {
 	srv, client, reg := exampleSetup()
 	defer srv.Close()
 
-	res, err := harness.Run(context.Background(), harness.Config{
+	b, err := budget.New(budget.Config{Total: 30 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	res, err := harness.Run(context.Background(), b, harness.Config{
 		Task:     "find cats",
-		Budget:   30 * time.Second,
 		MaxSteps: 1,
 		Model:    client,
 		Tools:    reg,
@@ -90,10 +99,15 @@ func ExampleRun_landing() {
 	// Not established: nothing.
 }
 
-// A config is checked before anything is sent.
+// A config is checked before anything is sent; the budget's numbers were
+// checked by budget.New, which made the budget.
 func ExampleConfigError() {
-	_, err := harness.Run(context.Background(), harness.Config{Task: "find cats", Budget: 0})
+	b, err := budget.New(budget.Config{Total: time.Minute})
+	if err != nil {
+		panic(err)
+	}
+	_, err = harness.Run(context.Background(), b, harness.Config{Task: "find cats", MaxSteps: -1})
 	fmt.Println(err)
 	// Output:
-	// harness: budget 0s: must be positive
+	// harness: max-steps -1: must not be negative
 }

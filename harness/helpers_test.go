@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/internal/pipenet"
+	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools"
@@ -156,4 +160,37 @@ func (k *kitServer) close() {
 	k.kit.Close()
 	k.wg.Wait()
 	k.tr.CloseIdleConnections()
+}
+
+// run runs cfg on a budget of total started now, its JSONL trace written
+// to tr when tr is not nil.
+func run(t *testing.T, ctx context.Context, total time.Duration, cfg harness.Config, tr io.Writer) (landing.Result, error) {
+	t.Helper()
+	b, err := budget.New(budget.Config{Total: total})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr != nil {
+		cfg.Sinks = append(cfg.Sinks, trace.NewJSONL(tr))
+	}
+	return harness.Run(ctx, b, cfg)
+}
+
+// collect is a sink that keeps every record it is handed.
+type collect struct {
+	mu   sync.Mutex
+	recs []trace.Record
+}
+
+func (c *collect) Record(r trace.Record) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.recs = append(c.recs, r)
+	return nil
+}
+
+func (c *collect) all() []trace.Record {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.recs)
 }

@@ -39,14 +39,11 @@ func TestACompleteRunAnswersFromToolsCalledInParallel(t *testing.T) {
 		c := newCalls()
 		reg := registry(t, c.sleeper("search", time.Second, "3 cats"), c.sleeper("fetch", time.Second, "a page"))
 		var tr bytes.Buffer
-		var mu sync.Mutex
-		var statuses []harness.Status
+		var second collect
 		start := time.Now()
 
-		res, err := harness.Run(t.Context(), harness.Config{
-			Task: "find cats", Budget: time.Minute, Model: newModel(t, srv), Tools: reg, Trace: &tr,
-			Status: func(s harness.Status) { mu.Lock(); statuses = append(statuses, s); mu.Unlock() },
-		})
+		res, err := run(t, t.Context(), time.Minute, harness.Config{Task: "find cats", Model: newModel(t, srv), Tools: reg,
+			Sinks: []trace.Sink{&second}}, &tr)
 
 		if err != nil {
 			t.Fatal(err)
@@ -99,21 +96,20 @@ func TestACompleteRunAnswersFromToolsCalledInParallel(t *testing.T) {
 			}
 		}
 
-		mu.Lock()
-		defer mu.Unlock()
-		var inflight []string
-		for _, s := range statuses {
-			if s.Total != time.Minute {
-				t.Errorf("status %+v: total", s)
+		// A second sink gets exactly what the trace file gets.
+		got := second.all()
+		if len(got) != len(recs) {
+			t.Fatalf("the second sink got %d records, the trace %d", len(got), len(recs))
+		}
+		for i := range recs {
+			r := got[i]
+			if !r.TS.Equal(recs[i].TS) {
+				t.Errorf("record %d: ts %v in the sink, %v in the trace", i+1, r.TS, recs[i].TS)
 			}
-			inflight = append(inflight, s.InFlight)
-		}
-		both := func(s string) bool { return strings.Contains(s, "tool:search") && strings.Contains(s, "tool:fetch") }
-		if !slices.Contains(inflight, "model") || !slices.ContainsFunc(inflight, both) {
-			t.Errorf("calls in flight %q, want the model and, once, both tools", inflight)
-		}
-		if last := statuses[len(statuses)-1]; last.Step != 2 || last.InFlight != "" {
-			t.Errorf("last status %+v, want step 2 with nothing in flight", last)
+			r.TS = recs[i].TS
+			if r != recs[i] {
+				t.Errorf("record %d differs:\nsink  %+v\ntrace %+v", i+1, r, recs[i])
+			}
 		}
 	})
 }
@@ -152,7 +148,7 @@ func TestATooSlowToolLandsTheRunAtTheReserve(t *testing.T) {
 				var tr bytes.Buffer
 				start := time.Now()
 
-				res, err := harness.Run(t.Context(), harness.Config{Task: "find cats", Budget: B, Model: newModel(t, srv), Tools: reg, Trace: &tr})
+				res, err := run(t, t.Context(), B, harness.Config{Task: "find cats", Model: newModel(t, srv), Tools: reg}, &tr)
 
 				if err != nil {
 					t.Fatal(err)
@@ -202,8 +198,7 @@ func TestARunReturnsWithinItsBudgetWhenTheModelHangs(t *testing.T) {
 		var tr bytes.Buffer
 		start := time.Now()
 
-		res, err := harness.Run(t.Context(), harness.Config{Task: "find cats", Budget: 10 * time.Second, Quiet: time.Hour,
-			Model: newModel(t, srv), Trace: &tr})
+		res, err := run(t, t.Context(), 10*time.Second, harness.Config{Task: "find cats", Quiet: time.Hour, Model: newModel(t, srv)}, &tr)
 
 		if err != nil {
 			t.Fatal(err)
@@ -250,8 +245,7 @@ func TestAStalledModelLandsOnTheQuietClock(t *testing.T) {
 				var tr bytes.Buffer
 				start := time.Now()
 
-				res, err := harness.Run(t.Context(), harness.Config{Task: "find cats", Budget: time.Minute, Quiet: 5 * time.Second,
-					Model: newModel(t, srv), Trace: &tr})
+				res, err := run(t, t.Context(), time.Minute, harness.Config{Task: "find cats", Quiet: 5 * time.Second, Model: newModel(t, srv)}, &tr)
 
 				if err != nil {
 					t.Fatal(err)
@@ -290,7 +284,7 @@ func TestCancellingTheRunLandsWithCauseCancelled(t *testing.T) {
 		var tr bytes.Buffer
 		start := time.Now()
 
-		res, err := harness.Run(ctx, harness.Config{Task: "find cats", Budget: time.Minute, Model: newModel(t, srv), Tools: reg, Trace: &tr})
+		res, err := run(t, ctx, time.Minute, harness.Config{Task: "find cats", Model: newModel(t, srv), Tools: reg}, &tr)
 
 		if err != nil {
 			t.Fatal(err)
@@ -336,8 +330,7 @@ func TestARunLandsWhenItsStepsRunOutOrTheModelFails(t *testing.T) {
 				reg := registry(t, c.sleeper("search", time.Second, "3 cats"))
 				var tr bytes.Buffer
 
-				res, err := harness.Run(t.Context(), harness.Config{Task: "find cats", Budget: time.Minute, MaxSteps: tc.maxSteps,
-					Model: newModel(t, srv), Tools: reg, Trace: &tr})
+				res, err := run(t, t.Context(), time.Minute, harness.Config{Task: "find cats", MaxSteps: tc.maxSteps, Model: newModel(t, srv), Tools: reg}, &tr)
 
 				if err != nil {
 					t.Fatal(err)
@@ -369,8 +362,7 @@ func TestTheModelReadsAFreshBudgetNoteAtEveryTurn(t *testing.T) {
 		// One call per turn, ten seconds each: three turns, notes apart.
 		reg := registry(t, c.sleeper("search", 10*time.Second, "3 cats"), c.sleeper("fetch", 10*time.Second, "a page"))
 
-		res, err := harness.Run(t.Context(), harness.Config{Task: "find cats", Budget: time.Minute, Parallel: 1,
-			Model: newModel(t, srv), Tools: reg})
+		res, err := run(t, t.Context(), time.Minute, harness.Config{Task: "find cats", Parallel: 1, Model: newModel(t, srv), Tools: reg}, nil)
 
 		if err != nil || res.Status != landing.Complete || res.Steps != 3 {
 			t.Fatalf("result %+v, %v; want complete in 3 steps", res, err)
@@ -421,8 +413,7 @@ func TestTheLadderNarrowsThenFitsTheToolCalls(t *testing.T) {
 				c.sleeperSpec(tools.Spec{Name: "guess", Effect: tools.Read, Speculative: true}, time.Second, "G"))
 			var tr bytes.Buffer
 
-			res, err := harness.Run(t.Context(), harness.Config{Task: "find cats", Budget: B, Quiet: 10 * time.Minute,
-				Model: newModel(t, srv), Tools: reg, Trace: &tr})
+			res, err := run(t, t.Context(), B, harness.Config{Task: "find cats", Quiet: 10 * time.Minute, Model: newModel(t, srv), Tools: reg}, &tr)
 
 			if err != nil || res.Status != landing.Complete {
 				t.Fatalf("result %+v, %v; want complete", res, err)
@@ -444,8 +435,10 @@ func TestTheLadderNarrowsThenFitsTheToolCalls(t *testing.T) {
 				t.Errorf("the model read %q for the speculative call", got)
 			}
 			recs := records(t, &tr)
-			if ph := only(recs, trace.PhaseChange, ""); len(ph) != 1 || ph[0].From != "explore" || ph[0].To != "narrow" || ph[0].ElapsedMs != 125000 {
-				t.Errorf("phase records %+v, want explore → narrow at 125s", ph)
+			// The change is recorded when it happens, in the middle of the
+			// slow turn, not when the next gate asks.
+			if ph := only(recs, trace.PhaseChange, ""); len(ph) != 1 || ph[0].From != "explore" || ph[0].To != "narrow" || ph[0].ElapsedMs != 120000 {
+				t.Errorf("phase records %+v, want explore → narrow at 120s", ph)
 			}
 			if ref := only(recs, trace.Refused, "tool:guess"); len(ref) != 1 || ref[0].Reason != "gated" {
 				t.Errorf("refused records %+v", ref)
@@ -462,8 +455,7 @@ func TestTheLadderNarrowsThenFitsTheToolCalls(t *testing.T) {
 			reg := registry(t, c.sleeper("a", 10*time.Second, "A"), c.sleeper("b", 10*time.Second, "B"),
 				c.sleeper("c", 10*time.Second, "C"), c.sleeper("d", 10*time.Second, "D"))
 
-			res, err := harness.Run(t.Context(), harness.Config{Task: "find cats", Budget: B, Quiet: 10 * time.Minute, Parallel: 2,
-				Model: newModel(t, srv), Tools: reg})
+			res, err := run(t, t.Context(), B, harness.Config{Task: "find cats", Quiet: 10 * time.Minute, Parallel: 2, Model: newModel(t, srv), Tools: reg}, nil)
 
 			if err != nil || res.Status != landing.Complete {
 				t.Fatalf("result %+v, %v; want complete", res, err)
@@ -485,8 +477,7 @@ func TestTheLadderNarrowsThenFitsTheToolCalls(t *testing.T) {
 				c.sleeperSpec(tools.Spec{Name: "big", Effect: tools.Read, P95: 30 * time.Second}, time.Second, "BIG"),
 				c.sleeperSpec(tools.Spec{Name: "small", Effect: tools.Read, P95: time.Second}, time.Second, "SMALL"))
 
-			res, err := harness.Run(t.Context(), harness.Config{Task: "find cats", Budget: B, Quiet: 10 * time.Minute,
-				Model: newModel(t, srv), Tools: reg})
+			res, err := run(t, t.Context(), B, harness.Config{Task: "find cats", Quiet: 10 * time.Minute, Model: newModel(t, srv), Tools: reg}, nil)
 
 			if err != nil || res.Status != landing.Complete {
 				t.Fatalf("result %+v, %v; want complete", res, err)
@@ -539,8 +530,7 @@ func TestEveryFieldOfTheResultIsPresent(t *testing.T) {
 				srv := sim.NewPipeServer(nil)
 				defer srv.Close()
 				c := newCalls()
-				res, err := harness.Run(t.Context(), harness.Config{Task: "find cats", Budget: time.Minute, MaxSteps: tc.maxSteps, RunID: "run-1",
-					Model: newModel(t, srv), Tools: registry(t, c.sleeper("search", time.Second, "3 cats"))})
+				res, err := run(t, t.Context(), time.Minute, harness.Config{Task: "find cats", MaxSteps: tc.maxSteps, RunID: "run-1", Model: newModel(t, srv), Tools: registry(t, c.sleeper("search", time.Second, "3 cats"))}, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -575,19 +565,17 @@ func TestABadConfigIsRefusedBeforeAnythingIsSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	valid := harness.Config{Task: "find cats", Budget: time.Minute, Model: client}
+	b, err := budget.New(budget.Config{Total: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid := harness.Config{Task: "find cats", Model: client}
 	cases := []struct {
 		field string
 		edit  func(*harness.Config)
 	}{
 		{"task", func(c *harness.Config) { c.Task = " \n" }},
-		{"budget", func(c *harness.Config) { c.Budget = 0 }},
-		{"budget", func(c *harness.Config) { c.Budget = -time.Second }},
 		{"quiet", func(c *harness.Config) { c.Quiet = -time.Second }},
-		{"reserve", func(c *harness.Config) { c.Reserve = -time.Second }},
-		{"reserve", func(c *harness.Config) { c.Reserve = time.Minute }},
-		{"floor", func(c *harness.Config) { c.Floor = -time.Millisecond }},
-		{"floor", func(c *harness.Config) { c.Floor = 2 * time.Minute }},
 		{"model", func(c *harness.Config) { c.Model = nil }},
 		{"max-steps", func(c *harness.Config) { c.MaxSteps = -1 }},
 		{"parallel", func(c *harness.Config) { c.Parallel = -1 }},
@@ -595,11 +583,19 @@ func TestABadConfigIsRefusedBeforeAnythingIsSent(t *testing.T) {
 	for _, tc := range cases {
 		cfg := valid
 		tc.edit(&cfg)
-		_, err := harness.Run(t.Context(), cfg)
+		var sink collect
+		cfg.Sinks = []trace.Sink{&sink}
+		_, err := harness.Run(t.Context(), b, cfg)
 		ce, ok := errors.AsType[*harness.ConfigError](err)
 		if !ok || ce.Field != tc.field || !errors.Is(err, harness.ErrConfig) {
 			t.Errorf("%s: error %v, want a *ConfigError for %q matching ErrConfig", tc.field, err, tc.field)
 		}
+		if len(sink.all()) != 0 {
+			t.Errorf("%s: %d records written for a bad config", tc.field, len(sink.all()))
+		}
+	}
+	if _, err := harness.Run(t.Context(), nil, valid); !errors.Is(err, harness.ErrConfig) {
+		t.Errorf("no budget: error %v, want a config error", err)
 	}
 	if sent != 0 {
 		t.Errorf("%d requests sent for bad configs", sent)
@@ -612,7 +608,7 @@ func TestATraceThatCannotBeWrittenDoesNotStopTheRun(t *testing.T) {
 		defer srv.Close()
 		disk := errors.New("disk full")
 
-		res, err := harness.Run(t.Context(), harness.Config{Task: "find cats", Budget: time.Minute, Model: newModel(t, srv), Trace: failingWriter{disk}})
+		res, err := run(t, t.Context(), time.Minute, harness.Config{Task: "find cats", Model: newModel(t, srv)}, failingWriter{disk})
 
 		if !errors.Is(err, harness.ErrTrace) || !errors.Is(err, disk) {
 			t.Errorf("error %v, want ErrTrace wrapping the write failure", err)
@@ -637,8 +633,7 @@ func TestRemoteToolProgressKeepsTheRunAlive(t *testing.T) {
 		var tr bytes.Buffer
 		start := time.Now()
 
-		res, err := harness.Run(t.Context(), harness.Config{Task: "find cats", Budget: time.Minute, Quiet: 2 * time.Second,
-			Model: newModel(t, srv), Tools: reg, Trace: &tr})
+		res, err := run(t, t.Context(), time.Minute, harness.Config{Task: "find cats", Quiet: 2 * time.Second, Model: newModel(t, srv), Tools: reg}, &tr)
 
 		if err != nil {
 			t.Fatal(err)
@@ -668,8 +663,7 @@ func TestAStalledRemoteToolIsCancelledAndTheRunLands(t *testing.T) {
 		var tr bytes.Buffer
 		start := time.Now()
 
-		res, err := harness.Run(t.Context(), harness.Config{Task: "find cats", Budget: time.Minute, Quiet: 2 * time.Second,
-			Model: newModel(t, srv), Tools: reg, Trace: &tr})
+		res, err := run(t, t.Context(), time.Minute, harness.Config{Task: "find cats", Quiet: 2 * time.Second, Model: newModel(t, srv), Tools: reg}, &tr)
 
 		if err != nil {
 			t.Fatal(err)
@@ -682,7 +676,11 @@ func TestAStalledRemoteToolIsCancelledAndTheRunLands(t *testing.T) {
 			t.Errorf("cause %s, in flight %+v; want quiet with crawl cancelled", res.Cause, res.InFlight)
 		}
 		recs := records(t, &tr)
-		if cs := only(recs, trace.CancelSent, "tool:crawl"); len(cs) != 1 || cs[0].State != "accepted" || cs[0].Key != res.InFlight[0].IdempotencyKey {
+		// One record when the cancel goes out, on its lease, and one when
+		// it is answered.
+		cs := only(recs, trace.CancelSent, "tool:crawl")
+		if len(cs) != 2 || cs[0].State != "sent" || cs[0].GrantedMs != 2000 || cs[1].State != "accepted" ||
+			cs[0].Key != res.InFlight[0].IdempotencyKey || cs[1].Key != cs[0].Key {
 			t.Errorf("cancel_sent records %+v", cs)
 		}
 		if ends := only(recs, trace.AttemptEnd, "tool:crawl"); len(ends) != 1 || ends[0].Outcome != trace.Quiet {
@@ -715,8 +713,7 @@ func TestAnOrphanedWriteIsJournaledAndReported(t *testing.T) {
 		defer j.Close()
 		var tr bytes.Buffer
 
-		res, err := harness.Run(t.Context(), harness.Config{Task: "find cats", Budget: 10 * time.Second, RunID: "run-orphan",
-			Model: newModel(t, srv), Tools: reg, Journal: j, Trace: &tr})
+		res, err := run(t, t.Context(), 10*time.Second, harness.Config{Task: "find cats", RunID: "run-orphan", Model: newModel(t, srv), Tools: reg, Journal: j}, &tr)
 
 		if err != nil {
 			t.Fatal(err)
@@ -802,7 +799,7 @@ func TestAReplyThatIsNotAWholeAnswerLandsThePartialRun(t *testing.T) {
 					t.Fatal(err)
 				}
 
-				res, err := harness.Run(t.Context(), harness.Config{Task: "find cats", Budget: time.Minute, Model: client})
+				res, err := run(t, t.Context(), time.Minute, harness.Config{Task: "find cats", Model: client}, nil)
 
 				if err != nil {
 					t.Fatal(err)

@@ -12,91 +12,108 @@ import (
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
-	"github.com/glidepath/glidepath/watchdog"
-	"github.com/openai/openai-go/v3"
 	"golang.org/x/sync/semaphore"
 )
 
-// runTools runs the tool calls of step and returns what the model reads
-// for each, in order. In the explore phase several calls run at once, at
-// most Config.Parallel; from narrow on they run one by one, since width is
-// bought with budget the run no longer has (SPEC §3). The phase is asked
-// again before each call starts, not once per step: a call that waited for
-// a slot while the run entered narrow is a new branch, so it waits for the
-// calls in flight to end and then runs alone. Every goroutine it starts has
-// ended when it returns.
-func (r *run) runTools(ctx context.Context, step int, calls []openai.ChatCompletionMessageToolCallUnion) []string {
-	out := make([]string, len(calls))
-	run := &tools.Run{ID: r.id, Budget: r.b, Journal: r.cfg.Journal, Observer: r.toolObserver(step), Quiet: watchdog.ErrQuiet}
-	width := int64(r.cfg.Parallel)
-	if len(calls) == 1 || width == 1 || r.ladder.MayWiden(landing.Parallel) != nil {
+// A ToolCall is one tool call a model asked for: the tool's name and the
+// arguments as the model wrote them.
+type ToolCall struct {
+	Name      string
+	Arguments json.RawMessage
+}
+
+// CallAll makes the tool calls of the current step and returns how each
+// ended, in order; every call gets a result, refused ones included, since a
+// chat API rejects a conversation that leaves one unanswered. In the
+// explore phase several calls run at once, at most [Config.Parallel]; from
+// narrow on they run one by one, since width is bought with budget the run
+// no longer has (SPEC §3). The phase is asked again before each call
+// starts, not once per step: a call that waited for a slot while the run
+// entered narrow is a new branch, so it waits for the calls in flight to
+// end and then runs alone. Every goroutine it starts has ended when it
+// returns.
+func (s *Session) CallAll(ctx context.Context, calls []ToolCall) []tools.Result {
+	out := make([]tools.Result, len(calls))
+	step, specs := s.steps(), s.specs()
+	run := s.toolRun(step)
+	width := int64(s.cfg.Parallel)
+	if len(calls) == 1 || width == 1 || s.ladder.MayWiden(landing.Parallel) != nil {
 		for i, c := range calls {
-			out[i] = r.call(ctx, run, step, c)
+			out[i] = s.call(ctx, run, step, specs, c)
 		}
 		return out
 	}
 	// Slots are taken here, in call order, and only here, so the wait for
 	// all of them cannot deadlock: each call in flight ends on its lease and
 	// gives its slots back. The wait is not cut by ctx: a call that finds
-	// the run stopping still owes the model its tool message, which gate
-	// writes at once.
+	// the run stopping still owes the model its result, which the gate
+	// gives at once.
 	slots := semaphore.NewWeighted(width)
 	wait := context.WithoutCancel(ctx)
 	var wg sync.WaitGroup
 	for i, c := range calls {
 		held := int64(1)
 		slots.Acquire(wait, 1) // cannot fail: wait is never done
-		if r.ladder.MayWiden(landing.Parallel) != nil {
+		if s.ladder.MayWiden(landing.Parallel) != nil {
 			slots.Acquire(wait, width-1)
 			held = width
 		}
 		wg.Go(func() {
 			defer slots.Release(held)
-			out[i] = r.call(ctx, run, step, c)
+			out[i] = s.call(ctx, run, step, specs, c)
 		})
 	}
 	wg.Wait()
 	return out
 }
 
-// call runs one tool call, unless a gate of the ladder refuses it, and
-// returns what the model reads.
-func (r *run) call(ctx context.Context, run *tools.Run, step int, c openai.ChatCompletionMessageToolCallUnion) string {
-	name := c.Function.Name
-	if reason, ok := r.gate(ctx, name); !ok {
-		r.record(landing.Call{Step: step, Tool: name, Outcome: landing.Refused, Summary: reason})
-		r.write(trace.Record{Event: trace.Refused, Step: tools.KindPrefix + name, StepIndex: step, Attempt: 1,
-			Reason: "gated", Message: reason})
-		return "error: not run: " + reason
-	}
-	what := tools.KindPrefix + name
-	r.begin(what)
-	res := r.cfg.Tools.Call(ctx, run, name, json.RawMessage(c.Function.Arguments))
-	r.end(what)
-	if res.Key != "" {
-		r.w.End(string(res.Key))
-	}
-	r.record(callOf(step, name, res))
-	return res.Content()
+// Call makes one tool call of the current step through the ladder's gates,
+// as [Session.CallAll] does for one call.
+func (s *Session) Call(ctx context.Context, name string, args json.RawMessage) tools.Result {
+	step := s.steps()
+	return s.call(ctx, s.toolRun(step), step, s.specs(), ToolCall{Name: name, Arguments: args})
 }
 
-// gate asks the ladder whether the call may start now. A tool the registry
-// does not know is let through: the registry answers it at once, without
-// any I/O, and the model learns which tools there are.
-func (r *run) gate(ctx context.Context, name string) (reason string, ok bool) {
+// toolRun is what the tool calls of step need to know of the run.
+func (s *Session) toolRun(step int) *tools.Run {
+	return &tools.Run{ID: s.id, Budget: s.b, Journal: s.cfg.Journal, Observer: s.observer(step, s.w), Cancels: &s.cancels}
+}
+
+// call runs one tool call, unless a gate of the ladder refuses it.
+func (s *Session) call(ctx context.Context, run *tools.Run, step int, specs map[string]tools.Spec, c ToolCall) tools.Result {
+	spec, known := specs[c.Name]
+	kind := tools.KindPrefix + c.Name
+	if known {
+		kind = spec.Kind
+	}
+	if reason, ok := s.gate(ctx, spec, known); !ok {
+		s.recordCall(landing.Call{Step: step, Tool: c.Name, Outcome: landing.Refused, Summary: reason})
+		s.record(trace.Record{Event: trace.Refused, Step: kind, StepIndex: step, Attempt: 1,
+			Reason: "gated", Message: reason})
+		return tools.Result{Tool: c.Name, Outcome: trace.GaveUp, Refused: true, Err: "not run: " + reason,
+			Cause: &landing.GateError{Phase: s.ladder.Phase(), What: kind, Reason: reason}}
+	}
+	res := s.cfg.Tools.Call(ctx, run, c.Name, c.Arguments)
+	s.recordCall(callOf(step, c.Name, res))
+	return res
+}
+
+// gate asks the ladder whether a call of spec may start now. A tool the
+// run does not know is let through: the registry answers it at once,
+// without any I/O, and the model learns which tools there are.
+func (s *Session) gate(ctx context.Context, spec tools.Spec, known bool) (reason string, ok bool) {
 	if ctx.Err() != nil {
 		return "the run is stopping: no more work is started", false
 	}
-	spec, known := r.specs[name]
 	if !known {
 		return "", true
 	}
 	if spec.Speculative {
-		if err := r.ladder.MayWiden(landing.Speculative); err != nil {
+		if err := s.ladder.MayWiden(landing.Speculative); err != nil {
 			return gateReason(err), false
 		}
 	}
-	if err := r.ladder.Admit(r.b.Estimates().Kind(tools.KindPrefix+name), spec.Ceiling); err != nil {
+	if err := s.ladder.Admit(s.b.Estimates().Kind(spec.Kind), spec.Ceiling); err != nil {
 		return gateReason(err), false
 	}
 	return "", true
@@ -107,12 +124,6 @@ func gateReason(err error) string {
 		return ge.Reason
 	}
 	return err.Error()
-}
-
-func (r *run) record(c landing.Call) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.calls = append(r.calls, c)
 }
 
 // callOf records how a call ended, for the landing summary. A call left

@@ -155,7 +155,7 @@ func (c *Client) call(ctx context.Context, b *budget.Budget, req Request, obs *t
 			return Response{Attempts: n}, &trace.GaveUpError{Step: Kind, Delay: delay, Last: ae}
 		}
 		if err := delay.Wait(ctx); err != nil {
-			return Response{Attempts: n}, classify(ctx, n, err)
+			return Response{Attempts: n}, Classify(ctx, n, err)
 		}
 	}
 }
@@ -217,7 +217,7 @@ func (c *Client) attempt(ctx context.Context, lease budget.Lease, n int, params 
 	info.Keepalives, info.Chunks = counts.keepalives.Load(), counts.chunks.Load()
 	info.Usage = trace.Usage{Input: acc.Usage.PromptTokens, Output: acc.Usage.CompletionTokens, Total: acc.Usage.TotalTokens}
 	if err != nil {
-		ae := classify(actx, n, err)
+		ae := Classify(actx, n, err)
 		info.Outcome, info.Status, info.Err = ae.Outcome, ae.Status, ae
 		obs.OnAttemptEnd(info)
 		return Response{}, 0, ae

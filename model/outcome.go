@@ -14,10 +14,14 @@ import (
 // answer is cut short and is not an answer.
 var ErrIncomplete = errors.New("model: stream ended without a finish reason")
 
-// classify turns an attempt's error into its outcome. actx is the attempt's
-// context: its cause says whether our lease, the run's deadline, the quiet
-// clock or the caller ended it.
-func classify(actx context.Context, attempt int, err error) *trace.AttemptError {
+// Classify turns the error of attempt n of a model request made with
+// openai-go into the attempt's failure and its outcome (SPEC §6). actx is
+// the attempt's context: when it has ended, its cause says whether our
+// lease, the run's deadline, the quiet clock or the caller ended it;
+// otherwise an error status of the SDK is classified by its status, a
+// response that could not be decoded is invalid, and anything else, a
+// transport error or a stream cut short, is upstream.
+func Classify(actx context.Context, attempt int, err error) *trace.AttemptError {
 	ae := &trace.AttemptError{Step: Kind, Attempt: attempt, Err: err}
 	if actx.Err() != nil {
 		ae.Err = context.Cause(actx)

@@ -1,0 +1,129 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/model"
+	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
+)
+
+// Turn makes one model turn with [Config.Model], on work leases of the
+// run's budget and with the retries SPEC §2 allows: one step. req is sent
+// as given but for Parallel, which the ladder turns off once the run has
+// left the explore phase; put the budget note ([Session.Note]) in its
+// messages. While the run lands (inside the summarize function of
+// [Session.Land]) the turn is the landing call instead: one attempt on a
+// landing lease, offered no tools, which is not a step.
+//
+// A turn the budget refused before anything was sent is not counted as a
+// step. Turn returns [ErrNoModel] when the Config has no Model.
+func (s *Session) Turn(ctx context.Context, req model.Request) (model.Response, error) {
+	if s.cfg.Model == nil {
+		return model.Response{}, ErrNoModel
+	}
+	if w, ok := s.landingWatch(); ok {
+		return s.cfg.Model.Land(ctx, s.b, req.Messages, s.observer(0, w))
+	}
+	n := s.steps() + 1
+	s.w.Mark(watchdog.ModelCall)
+	req.Parallel = req.Parallel && s.ladder.MayWiden(landing.Parallel) == nil
+	resp, err := s.cfg.Model.Complete(ctx, s.b, req, s.observer(n, s.w))
+	if err == nil || resp.Attempts > 0 || !errors.Is(err, budget.ErrRefused) {
+		s.mu.Lock()
+		s.step = n
+		s.mu.Unlock()
+	}
+	return resp, err
+}
+
+// A Turn is one model request that a caller's own loop sends with its own
+// client ([Session.BeginTurn]): its lease, and the record of it. Send the
+// request on the context BeginTurn returned, with Budget-Remaining-Ms set
+// to Lease().Millis(), then call End with the request's error.
+type Turn struct {
+	s     *Session
+	ctx   context.Context // the attempt's context: the lease over the run's context
+	stop  context.CancelFunc
+	w     *watchdog.Watchdog
+	kind  *budget.Kind
+	info  trace.Attempt
+	index int
+	ended bool
+}
+
+// BeginTurn starts one model request of the caller's own, on a lease of
+// the run's budget, and returns the context to send it on and the Turn to
+// end when it is answered. Each BeginTurn is a step, one model turn, unless
+// the run is landing: then it is the landing call, on a landing lease that
+// may spend the reserve. A refused lease is returned as the error, a
+// [*budget.RefusedError], and nothing is to be sent.
+func (s *Session) BeginTurn(ctx context.Context) (context.Context, *Turn, error) {
+	kind := s.b.Estimates().Kind(model.Kind)
+	w, landingCall := s.landingWatch()
+	index := 0
+	var lease budget.Lease
+	var err error
+	if landingCall {
+		lease, err = s.b.LandingLease(kind, 0)
+	} else {
+		w, index = s.w, s.steps()+1
+		lease, err = s.b.Lease(kind, 0)
+	}
+	obs := s.observer(index, w)
+	if err != nil {
+		obs.OnRefused(model.Kind, "", 1, err)
+		return nil, nil, err
+	}
+	if !landingCall {
+		s.mu.Lock()
+		s.step = index
+		s.mu.Unlock()
+		w.Mark(watchdog.ModelCall)
+	}
+	t := &Turn{s: s, w: w, kind: kind, index: index,
+		info: trace.Attempt{Step: model.Kind, N: 1, Lease: lease, Start: time.Now()}}
+	t.ctx, t.stop = lease.Context(ctx)
+	obs.OnAttemptStart(t.info)
+	return t.ctx, t, nil
+}
+
+// Lease returns the turn's lease; its Millis is the Budget-Remaining-Ms to
+// send.
+func (t *Turn) Lease() budget.Lease { return t.info.Lease }
+
+// End records how the request went: err nil is an answer, a semantic event
+// for the quiet clock, whose duration informs the model's latency
+// estimate; any other is classified as the model client classifies its own
+// (our lease or the run's end: gave up, quiet, cancelled; an error status of
+// openai-go: by its status; anything else: upstream). End releases the
+// turn's context; calls after the first do nothing.
+func (t *Turn) End(err error) {
+	if t.ended {
+		return
+	}
+	t.ended = true
+	t.info.End = time.Now()
+	if err == nil {
+		t.info.Outcome = trace.OK
+		t.kind.Observe(t.info.End.Sub(t.info.Start))
+		t.w.Mark(watchdog.ModelMessage)
+	} else {
+		ae := model.Classify(t.ctx, 1, err)
+		t.info.Outcome, t.info.Status, t.info.Err = ae.Outcome, ae.Status, ae
+	}
+	t.stop()
+	t.s.observer(t.index, t.w).OnAttemptEnd(t.info)
+}
+
+// landingWatch returns the landing call's watchdog, and whether the run is
+// making its landing call now.
+func (s *Session) landingWatch() (*watchdog.Watchdog, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.landingW, s.landingW != nil
+}
