@@ -9,10 +9,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
-
-	"github.com/glidepath/glidepath/budget"
 )
 
 // DefaultResolveTimeout bounds [Config.Resolve] when its timeout is zero.
@@ -53,81 +52,72 @@ type manifest struct {
 	} `json:"tools"`
 }
 
-// Resolve fills what url entries left out from their servers' manifests
-// (GET U/tools): description, parameters, effect, cancellable, p50 and p95.
-// Where the entry and the manifest both speak, the entry wins. Each server
-// is asked once, all at the same time, and all within timeout (zero:
-// [DefaultResolveTimeout]); client nil uses one with no Timeout of its own.
-//
-// When ctx carries a run's budget ([budget.WithBudget]), the requests run
-// on one work lease of it with timeout as the ceiling, so that resolving
-// spends the run's time rather than adding to it; a refused lease sends
-// nothing and fails every url entry. Without a budget, Resolve is a step
-// before any run, and timeout alone bounds it.
+// Servers returns the base URLs of the config's url entries, each once, in
+// the order of the entries: the manifests [Config.ResolveServer] fetches.
+func (c *Config) Servers() []string {
+	var out []string
+	for _, e := range c.Entries {
+		if e.URL != "" && !slices.Contains(out, e.URL) {
+			out = append(out, e.URL)
+		}
+	}
+	return out
+}
+
+// ResolveServer fetches the manifest of the tool server at base (GET
+// base/tools) on ctx, which bounds it, and fills what the url entries of
+// that server left out: description, parameters, effect, cancellable, p50
+// and p95. Where the entry and the manifest both speak, the entry wins.
+// client nil uses one with no Timeout of its own. Inside a run, ctx is a
+// lease of the run's budget (harness.Session.Setup), so that fetching
+// spends the run's time rather than adding to it.
 //
 // It fills what it can and returns every failure joined, each a
 // [*ManifestError]; an entry whose manifest failed keeps what it had. The
 // caller decides whether that is fatal: such a tool still works if the
-// entry said enough.
+// entry said enough. ResolveServer is safe to call for several servers at
+// once; each fills only its own entries.
+func (c *Config) ResolveServer(ctx context.Context, client *http.Client, base string) error {
+	if client == nil {
+		client = &http.Client{}
+	}
+	m, err := fetchManifest(ctx, client, base)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i := range c.Entries {
+		e := &c.Entries[i]
+		if e.URL != base {
+			continue
+		}
+		if err := e.fill(m); err != nil {
+			errs = append(errs, &ManifestError{URL: redact(e.URL), Tool: e.Name, Err: err})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Resolve fills what url entries left out from their servers' manifests,
+// as [Config.ResolveServer] does, asking every server at once, all within
+// timeout (zero: [DefaultResolveTimeout]): a step before any run, for a
+// caller that has no budget to lease from. It returns every failure
+// joined.
 func (c *Config) Resolve(ctx context.Context, client *http.Client, timeout time.Duration) error {
 	if timeout <= 0 {
 		timeout = DefaultResolveTimeout
 	}
-	if client == nil {
-		client = &http.Client{}
-	}
-	var cancel context.CancelFunc
-	if b, ok := budget.FromContext(ctx); ok {
-		lease, err := b.Lease(nil, timeout)
-		if err != nil {
-			var errs []error
-			for _, e := range c.Entries {
-				if e.URL != "" {
-					errs = append(errs, &ManifestError{URL: redact(e.URL), Tool: e.Name, Err: err})
-				}
-			}
-			return errors.Join(errs...)
-		}
-		ctx, cancel = lease.Context(ctx)
-	} else {
-		// No run has started, so there is no deadline to lease from: this
-		// is a fixed bound on a one-off step, not time arithmetic.
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-	}
+	// No run has started, so there is no deadline to lease from: this is
+	// a fixed bound on a one-off step, not time arithmetic.
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-
-	type fetched struct {
-		m   *manifest
-		err error
-	}
-	results := make(map[string]*fetched)
+	servers := c.Servers()
+	errs := make([]error, len(servers))
 	var wg sync.WaitGroup
-	for _, e := range c.Entries {
-		if e.URL == "" || results[e.URL] != nil {
-			continue
-		}
-		f := &fetched{}
-		results[e.URL] = f
-		wg.Go(func() { f.m, f.err = fetchManifest(ctx, client, e.URL) })
+	for i, base := range servers {
+		wg.Go(func() { errs[i] = c.ResolveServer(ctx, client, base) })
 	}
 	wg.Wait()
-
-	var errs []error
-	for _, f := range results {
-		if f.err != nil {
-			errs = append(errs, f.err)
-		}
-	}
-	for i := range c.Entries {
-		e := &c.Entries[i]
-		f := results[e.URL]
-		if e.URL == "" || f.err != nil {
-			continue
-		}
-		if err := e.fill(f.m); err != nil {
-			errs = append(errs, &ManifestError{URL: redact(e.URL), Tool: e.Name, Err: err})
-		}
-	}
 	return errors.Join(errs...)
 }
 

@@ -247,92 +247,39 @@ func TestNoGoroutineOutlivesACall(t *testing.T) {
 	}
 }
 
-func TestResolveInsideARunSpendsALeaseOfItsBudget(t *testing.T) {
-	cases := []struct {
-		name     string
-		total    time.Duration
-		wantAt   time.Duration // when Resolve returns
-		wantAsks int
-		wantErr  error
-	}{
-		// 2s: reserve 500ms, floor 50ms, so the lease is 1.45s, not 5s.
-		{"the lease, not the timeout, bounds a hanging server", 2 * time.Second, 1450 * time.Millisecond, 1, nil},
-		// 10ms: below the floor, so nothing is sent.
-		{"a refused lease asks nothing", 10 * time.Millisecond, 0, 0, budget.ErrRefused},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				var asks atomic.Int32
-				mux := http.NewServeMux()
-				mux.HandleFunc("GET /tools", func(w http.ResponseWriter, r *http.Request) {
-					asks.Add(1)
-					<-r.Context().Done()
-				})
-				c := &Config{Entries: []Entry{{Name: "search", URL: "http://tools.test"}}}
-				ctx, stop := budget.WithBudget(t.Context(), newBudget(t, tc.total))
-				defer stop()
-				start := time.Now()
-
-				err := c.Resolve(ctx, memClient(mux), 5*time.Second)
-
-				if got := time.Since(start); got != tc.wantAt {
-					t.Errorf("returned after %v, want %v", got, tc.wantAt)
-				}
-				if got := int(asks.Load()); got != tc.wantAsks {
-					t.Errorf("%d manifest requests, want %d", got, tc.wantAsks)
-				}
-				if !errors.Is(err, ErrManifest) || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
-					t.Errorf("err %v, want a manifest error matching %v", err, tc.wantErr)
-				}
-			})
+func TestResolveServerFillsOnlyItsOwnEntriesWithinItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /a/tools", func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, http.StatusOK, `{"tools":[{"name":"search","effect":"read","p50_ms":200}]}`)
 		})
-	}
-}
+		mux.HandleFunc("GET /b/tools", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+		c := &Config{Entries: []Entry{
+			{Name: "search", URL: "http://tools.test/a"},
+			{Name: "pay", URL: "http://tools.test/b"},
+			{Name: "fetch", URL: "http://tools.test/a", Effect: Write},
+		}}
+		if got := c.Servers(); !slices.Equal(got, []string{"http://tools.test/a", "http://tools.test/b"}) {
+			t.Errorf("Servers() = %q, want each server once, in order", got)
+		}
+		start := time.Now()
+		ctx, stop := context.WithTimeout(t.Context(), 2*time.Second)
+		defer stop()
 
-func TestACancelThroughTheRunsGroupIsNotWaitedFor(t *testing.T) {
-	cases := []struct {
-		name       string
-		cancelCode int
-		wantState  trace.CancelState
-	}{
-		{"an endpoint that hangs", -1, trace.CancelStateFailed},
-		{"an endpoint that accepts", 0, trace.CancelStateAccepted},
-		{"an endpoint that does not know the call", http.StatusNotFound, trace.CancelStateUnknown},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				start := time.Now()
-				s := &toolServer{post: hang, cancelCode: tc.cancelCode}
-				spec := Spec{Name: "fetch", Effect: Read, Ceiling: 2 * time.Second, Cancellable: true, MaxAttempts: 1}
-				reg := mustRegister(t, Remote(spec, "http://tools.test", memClient(s.handler())))
-				var group cancel.Group
-				var settled []trace.CancelState
-				var settledAt time.Duration
-				obs := &trace.Observer{CancelSettled: func(_, _ string, st trace.CancelState, _ error) {
-					settled, settledAt = append(settled, st), time.Since(start)
-				}}
+		errB := c.ResolveServer(ctx, memClient(mux), "http://tools.test/b")
+		errA := c.ResolveServer(t.Context(), memClient(mux), "http://tools.test/a")
 
-				res := reg.Call(t.Context(), &Run{Budget: newBudget(t, time.Minute), Observer: obs, Cancels: &group}, "fetch", nil)
-
-				if got := time.Since(start); got != 2*time.Second {
-					t.Errorf("returned after %v, want 2s: the lease, and no wait for the cancel", got)
-				}
-				if res.State != StateAbandoned || !res.Cancelling {
-					t.Errorf("state %q, cancelling %v; want abandoned until the cancel is answered", res.State, res.Cancelling)
-				}
-				if err := group.Wait(t.Context()); err != nil {
-					t.Fatal(err)
-				}
-				wantAt := 2 * time.Second
-				if tc.cancelCode == -1 {
-					wantAt += cancel.CancelLease
-				}
-				if !slices.Equal(settled, []trace.CancelState{tc.wantState}) || settledAt != wantAt {
-					t.Errorf("settled %v at %v, want %v at %v", settled, settledAt, tc.wantState, wantAt)
-				}
-			})
-		})
-	}
+		if got := time.Since(start); got != 2*time.Second || !errors.Is(errB, ErrManifest) {
+			t.Errorf("the hanging server: %v after %v, want a manifest error when its context ends, at 2s", errB, got)
+		}
+		if e := c.Entries[0]; e.Effect != Read || e.P50 != 200*time.Millisecond {
+			t.Errorf("search %+v, want filled from its manifest", e)
+		}
+		if e := c.Entries[1]; e.Effect != "" {
+			t.Errorf("pay %+v, want untouched: its manifest never came", e)
+		}
+		if e := c.Entries[2]; e.Effect != Write || !errors.Is(errA, ErrManifest) {
+			t.Errorf("fetch %+v (%v), want the entry's own effect, and an error: the manifest does not list it", e, errA)
+		}
+	})
 }
