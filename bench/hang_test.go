@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/glidepath/glidepath/budget"
 	"sync"
 	"testing"
 	"time"
@@ -86,16 +87,18 @@ func benchmarkHangingRun(b *testing.B, floor time.Duration) {
 }
 
 // glidepathRunLate runs harness.Run and returns how long after B it
-// returned. The clock starts before Run, so the config's validation counts
+// returned. The clock starts before the budget, so making it counts
 // against Glidepath.
 func glidepathRunLate(b *testing.B, c *model.Client, reg *tools.Registry, floor time.Duration) time.Duration {
 	start := time.Now()
-	res, err := harness.Run(context.Background(), harness.Config{
-		Task:   "look up cats",
-		Budget: hangBudget,
-		Floor:  floor,
-		Model:  c,
-		Tools:  reg,
+	bud, err := budget.New(budget.Config{Total: hangBudget, Floor: floor})
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := harness.Run(context.Background(), bud, harness.Config{
+		Task:  "look up cats",
+		Model: c,
+		Tools: reg,
 	})
 	late := time.Since(start) - hangBudget
 	if err != nil {

@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"context"
+	"github.com/glidepath/glidepath/budget"
 	"os"
 	"runtime"
 	"strconv"
@@ -87,11 +88,15 @@ func idleRuns(b *testing.B, k int) (inUse, int) {
 	var failed atomic.Int64
 	for range k {
 		runs.Go(func() {
-			_, err := harness.Run(ctx, harness.Config{
-				Task:   "wait for a slow model",
-				Budget: 10 * time.Minute,
-				Quiet:  5 * time.Minute,
-				Model:  c,
+			bud, err := budget.New(budget.Config{Total: 10 * time.Minute})
+			if err != nil {
+				failed.Add(1)
+				return
+			}
+			_, err = harness.Run(ctx, bud, harness.Config{
+				Task:  "wait for a slow model",
+				Quiet: 5 * time.Minute,
+				Model: c,
 			})
 			if err != nil {
 				failed.Add(1)

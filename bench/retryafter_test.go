@@ -53,9 +53,9 @@ func glidepathGivesUp(b *testing.B, c *model.Client, msgs []openai.ChatCompletio
 	}
 	var answered time.Time
 	var decision budget.Delay
-	obs := model.Observer{
-		AttemptEnd: func(a model.Attempt) { answered = a.End },
-		Backoff:    func(_ int, d budget.Delay) { decision = d },
+	obs := &trace.Observer{
+		AttemptEnd: func(a trace.Attempt) { answered = a.End },
+		Backoff:    func(_, _ string, _ int, d budget.Delay, _ error) { decision = d },
 	}
 	start := time.Now()
 	_, err = c.Complete(context.Background(), bud, model.Request{Messages: msgs}, obs)

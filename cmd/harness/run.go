@@ -21,6 +21,8 @@ import (
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/tools/demo"
+	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 )
 
 // exitPartial is the exit code of a run that landed early with a partial
@@ -56,26 +58,48 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var f runFlags
 	fs.DurationVar(&f.budget, "budget", 2*time.Minute, "the run's whole budget, a `duration`: it ends by then, with a labeled answer")
-	fs.DurationVar(&f.quiet, "quiet", 60*time.Second, "how long the run may go without a semantic event before it counts as stalled")
+	fs.DurationVar(&f.quiet, "quiet", watchdog.DefaultQuiet, "how long the run may go without a semantic event before it counts as stalled (0: the default)")
 	fs.StringVar(&f.reserve, "reserve", "auto", "time kept for landing: a `duration`, or auto for max(10%·B, min(20s, 25%·B))")
-	fs.DurationVar(&f.floor, "floor", budget.DefaultFloor, "below this much time nothing is started")
+	fs.DurationVar(&f.floor, "floor", budget.DefaultFloor, "below this much time nothing is started (0: the default)")
 	fs.StringVar(&f.model, "model", sim.ModelID, "model `name`; sim is the embedded simulated model, any other goes to --base-url")
 	fs.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible `URL`, including /v1 (default: the SDK's, OpenAI's API)")
 	fs.StringVar(&f.toolsFile, "tools", "", "tool config `file`, YAML or JSON (SPEC §5)")
 	fs.StringVar(&f.traceFile, "trace", "", "write the run's JSONL trace to `file`")
 	fs.StringVar(&f.journal, "journal", "", "orphan journal `file` (default $XDG_STATE_HOME/glidepath/orphans.jsonl)")
 	fs.BoolVar(&f.json, "json", false, "print the result as one JSON object")
-	fs.IntVar(&f.maxSteps, "max-steps", harness.DefaultMaxSteps, "model `turns` before landing (the landing call is not counted)")
-	fs.IntVar(&f.parallel, "parallel", harness.DefaultParallel, "most tool `calls` at once in one step")
+	fs.IntVar(&f.maxSteps, "max-steps", harness.DefaultMaxSteps, "model `turns` before landing (the landing call is not counted; 0: the default)")
+	fs.IntVar(&f.parallel, "parallel", harness.DefaultParallel, "most tool `calls` at once in one step (0: the default)")
 	fs.StringVar(&f.progress, "progress", "auto", "live status line on stderr, a `mode`: auto (on a terminal), always or never")
 
 	pos, help, err := parseFlags(fs, "run", args, c.stdout, func(w io.Writer) { runUsage(w, fs) })
 	if help || err != nil {
 		return err
 	}
-	task, cfg, err := c.config(pos, f)
+	usage := func(err error) error { return &usageError{cmd: "run", err: err} }
+	// The task is the run's input, read before its clock starts: a person
+	// typing it on standard input is not the run spending its budget.
+	task, err := c.task(pos)
 	if err != nil {
-		return &usageError{cmd: "run", err: err}
+		return usage(err)
+	}
+	// The budget starts now, as the run does: everything from here on,
+	// reading the config and fetching manifests included, is spent from
+	// the one budget --budget gave (SPEC §3). Its numbers are judged there,
+	// and the field it names is the flag that set it.
+	reserve, err := reserveFlag(f.reserve)
+	if err != nil {
+		return usage(err)
+	}
+	b, err := budget.New(budget.Config{Total: f.budget, Reserve: reserve, Floor: f.floor})
+	if err != nil {
+		return usage(flagError(err))
+	}
+	cfg := harness.Config{Task: task, Quiet: f.quiet, MaxSteps: f.maxSteps, Parallel: f.parallel}
+	if err := cfg.Validate(); err != nil {
+		return usage(flagError(err))
+	}
+	if f.progress != "auto" && f.progress != "always" && f.progress != "never" {
+		return usage(fmt.Errorf("--progress %q: want auto, always or never", f.progress))
 	}
 
 	var closers []func() error
@@ -84,20 +108,14 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 			closers[i]()
 		}
 	}()
-	// The budget starts now: fetching remote tools' manifests is spent from
-	// it, and the run gets what is left, so the process still ends by B.
-	start, err := budget.New(budget.Config{Total: cfg.Budget, Reserve: cfg.Reserve, Floor: cfg.Floor})
-	if err != nil {
-		return &usageError{cmd: "run", err: err}
-	}
 	if cfg.Model, err = c.model(f, &closers); err != nil {
-		return &usageError{cmd: "run", err: err}
+		return usage(err)
 	}
-	var fetched bool
-	if cfg.Tools, fetched, err = c.tools(ctx, f, start); err != nil {
-		return &usageError{cmd: "run", err: err}
+	tc, err := c.toolsConfig(f)
+	if err != nil {
+		return usage(err)
 	}
-	if f.journal != "" || hasWrites(cfg.Tools) {
+	if f.journal != "" || mayWrite(tc) {
 		if cfg.Journal, err = openJournal(f.journal); err != nil {
 			return err
 		}
@@ -109,25 +127,26 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		trace := bufio.NewWriter(file)
-		closeTrace = sync.OnceValue(func() error { return errors.Join(trace.Flush(), file.Close()) })
+		bw := bufio.NewWriter(file)
+		closeTrace = sync.OnceValue(func() error { return errors.Join(bw.Flush(), file.Close()) })
 		closers = append(closers, closeTrace)
-		cfg.Trace = trace
+		cfg.Sinks = append(cfg.Sinks, trace.NewJSONL(bw))
 	}
-	cfg.Task = task
-	if fetched {
-		cfg.Budget = start.Remaining()
-	}
-
 	line := newStatusLine(c.stderr, f.progress)
-	cfg.Status = line.set
-	res, runErr := harness.Run(ctx, cfg)
+	cfg.Sinks = append(cfg.Sinks, line)
+	reg := tools.NewRegistry(nil)
+	cfg.Tools = reg
+
+	s, rctx, err := harness.Start(ctx, b, cfg)
+	if err != nil {
+		return usage(flagError(err))
+	}
+	c.setup(rctx, s, tc, reg)
+	res := s.Run(rctx)
+	runErr := s.Close()
 	line.clear()
 	if err := closeTrace(); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("writing the trace: %w", err))
-	}
-	if res.Status == "" {
-		return runErr // an invalid config or an internal failure: no result
 	}
 	if err := c.print(res, f.json); err != nil {
 		return err
@@ -143,48 +162,103 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// config checks everything that can be checked before anything is sent.
-func (c *runCommand) config(pos []string, f runFlags) (string, harness.Config, error) {
-	var cfg harness.Config
+// task returns the one TASK argument, read from standard input for "-".
+func (c *runCommand) task(pos []string) (string, error) {
 	if len(pos) != 1 {
-		return "", cfg, fmt.Errorf("want exactly one TASK (or - to read it from standard input), got %d arguments", len(pos))
+		return "", fmt.Errorf("want exactly one TASK (or - to read it from standard input), got %d arguments", len(pos))
 	}
 	task := pos[0]
 	if task == "-" {
 		data, err := io.ReadAll(io.LimitReader(c.stdin, 1<<20))
 		if err != nil {
-			return "", cfg, fmt.Errorf("reading the task: %w", err)
+			return "", fmt.Errorf("reading the task: %w", err)
 		}
 		task = string(data)
 	}
 	task = strings.TrimSpace(task)
-	switch {
-	case task == "":
-		return "", cfg, errors.New("the task is empty")
-	case f.budget <= 0:
-		return "", cfg, fmt.Errorf("--budget %v: must be positive", f.budget)
-	case f.quiet <= 0:
-		return "", cfg, fmt.Errorf("--quiet %v: must be positive", f.quiet)
-	case f.floor <= 0:
-		return "", cfg, fmt.Errorf("--floor %v: must be positive", f.floor)
-	case f.maxSteps < 1:
-		return "", cfg, fmt.Errorf("--max-steps %d: must be at least 1", f.maxSteps)
-	case f.parallel < 1:
-		return "", cfg, fmt.Errorf("--parallel %d: must be at least 1", f.parallel)
-	case f.progress != "auto" && f.progress != "always" && f.progress != "never":
-		return "", cfg, fmt.Errorf("--progress %q: want auto, always or never", f.progress)
-	case f.model == "":
-		return "", cfg, errors.New("--model: empty")
+	if task == "" {
+		return "", errors.New("the task is empty")
 	}
-	cfg = harness.Config{Budget: f.budget, Quiet: f.quiet, Floor: f.floor, MaxSteps: f.maxSteps, Parallel: f.parallel}
-	if f.reserve != "auto" {
-		r, err := time.ParseDuration(f.reserve)
-		if err != nil || r <= 0 {
-			return "", cfg, fmt.Errorf("--reserve %q: want auto or a positive duration", f.reserve)
+	return task, nil
+}
+
+// reserveFlag reads --reserve: auto (zero, the default rule) or a duration.
+func reserveFlag(v string) (time.Duration, error) {
+	if v == "auto" {
+		return 0, nil
+	}
+	r, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("--reserve %q: want auto or a duration such as 5s", v)
+	}
+	return r, nil
+}
+
+// flagError restates a field error of the package that judged a number as
+// an error of the flag that set it: "--reserve 1s: must be less than the
+// total".
+func flagError(err error) error {
+	if be, ok := errors.AsType[*budget.ConfigError](err); ok {
+		name := map[string]string{"total": "budget"}[be.Field]
+		if name == "" {
+			name = be.Field
 		}
-		cfg.Reserve = r
+		return fmt.Errorf("--%s %v: %w", name, be.Value, be.Err)
 	}
-	return task, cfg, nil
+	if he, ok := errors.AsType[*harness.ConfigError](err); ok {
+		if he.Value == "" {
+			return fmt.Errorf("--%s: %w", he.Field, he.Err)
+		}
+		return fmt.Errorf("--%s %s: %w", he.Field, he.Value, he.Err)
+	}
+	return err
+}
+
+// toolsConfig reads --tools; no file is no tools.
+func (c *runCommand) toolsConfig(f runFlags) (*tools.Config, error) {
+	if f.toolsFile == "" {
+		return &tools.Config{}, nil
+	}
+	return tools.LoadConfig(f.toolsFile, demo.Builtins())
+}
+
+// setup fetches the manifests of the remote tool servers, each as a setup
+// step of the run, at once, then registers every tool. A manifest that
+// cannot be had, or a tool it makes unusable, is a warning: the run goes
+// on with the tools it has.
+func (c *runCommand) setup(ctx context.Context, s *harness.Session, tc *tools.Config, reg *tools.Registry) {
+	servers := tc.Servers()
+	errs := make([]error, len(servers))
+	var wg sync.WaitGroup
+	for i, base := range servers {
+		wg.Go(func() {
+			errs[i] = s.Setup(ctx, "manifest of "+redactURL(base), tools.DefaultResolveTimeout,
+				func(ctx context.Context) error { return tc.ResolveServer(ctx, nil, base) })
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			fmt.Fprintf(c.stderr, "harness run: warning: %v\n", err)
+		}
+	}
+	for _, t := range tc.Tools(nil) {
+		if err := reg.Register(t); err != nil {
+			fmt.Fprintf(c.stderr, "harness run: warning: not offered: %v\n", err)
+		}
+	}
+}
+
+// mayWrite reports whether a tool of tc may be a write: one that says so,
+// or one whose effect its manifest has yet to tell. Its orphans need the
+// journal, which is opened before the run starts.
+func mayWrite(tc *tools.Config) bool {
+	for _, t := range tc.Tools(nil) {
+		if t.Spec().Effect != tools.Read {
+			return true
+		}
+	}
+	return false
 }
 
 // model returns the client for --model: the embedded simulator, served in
@@ -199,44 +273,6 @@ func (c *runCommand) model(f runFlags, closers *[]func() error) (*model.Client, 
 		return model.New(model.Config{BaseURL: srv.URL, HTTPClient: srv.Client(), Model: sim.ModelID})
 	}
 	return model.New(model.Config{BaseURL: f.baseURL, APIKey: os.Getenv("OPENAI_API_KEY"), Model: f.model})
-}
-
-// tools loads --tools, fills remote entries from their manifests, and
-// registers every tool. Manifests are fetched on a lease of b, the run's
-// budget, so that a slow tool server cannot make the run end late; fetched
-// reports whether any was.
-func (c *runCommand) tools(ctx context.Context, f runFlags, b *budget.Budget) (reg *tools.Registry, fetched bool, err error) {
-	reg = tools.NewRegistry(nil)
-	if f.toolsFile == "" {
-		return reg, false, nil
-	}
-	tc, err := tools.LoadConfig(f.toolsFile, demo.Builtins())
-	if err != nil {
-		return nil, false, err
-	}
-	for _, e := range tc.Entries {
-		fetched = fetched || e.URL != ""
-	}
-	rctx, cancel := budget.WithBudget(ctx, b)
-	defer cancel()
-	if err := tc.Resolve(rctx, nil, tools.DefaultResolveTimeout); err != nil {
-		fmt.Fprintf(c.stderr, "harness run: warning: %v\n", err)
-	}
-	for _, t := range tc.Tools(nil) {
-		if err := reg.Register(t); err != nil {
-			return nil, false, err
-		}
-	}
-	return reg, fetched, nil
-}
-
-func hasWrites(reg *tools.Registry) bool {
-	for _, s := range reg.Specs() {
-		if s.Effect == tools.Write {
-			return true
-		}
-	}
-	return false
 }
 
 func openJournal(path string) (*cancel.Journal, error) {
@@ -287,50 +323,3 @@ Flags:
 	fs.SetOutput(io.Discard)
 }
 
-// statusLine is the live line on stderr: budget spent, phase, step and
-// the call in flight, redrawn at every change the run reports. It starts
-// no goroutine: a change is the only thing worth redrawing for.
-type statusLine struct {
-	w  io.Writer
-	on bool
-
-	mu    sync.Mutex // serializes draws
-	drawn bool
-}
-
-func newStatusLine(w io.Writer, mode string) *statusLine {
-	on := mode == "always"
-	if mode == "auto" {
-		if f, ok := w.(*os.File); ok {
-			if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-				on = true
-			}
-		}
-	}
-	return &statusLine{w: w, on: on}
-}
-
-func (l *statusLine) set(s harness.Status) {
-	if !l.on {
-		return
-	}
-	inFlight := s.InFlight
-	if inFlight == "" {
-		inFlight = "-"
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	fmt.Fprintf(l.w, "\r\033[K%v of %v spent · %s · step %d · %s",
-		s.Spent.Truncate(100*time.Millisecond), s.Total, s.Phase, s.Step, inFlight)
-	l.drawn = true
-}
-
-// clear erases the line before the result is printed.
-func (l *statusLine) clear() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.drawn {
-		fmt.Fprint(l.w, "\r\033[K")
-		l.drawn = false
-	}
-}

@@ -13,6 +13,8 @@ import (
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/tools/demo"
+	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 )
 
 func TestEachDemoToolAnswersInItsUsualTime(t *testing.T) {
@@ -38,8 +40,8 @@ func TestEachDemoToolAnswersInItsUsualTime(t *testing.T) {
 					t.Fatal(err)
 				}
 				var beats atomic.Int32
-				run := &tools.Run{Budget: b, Observer: tools.Observer{Event: func(e tools.Event) {
-					if e.Kind == tools.Heartbeat {
+				run := &tools.Run{Budget: b, Observer: &trace.Observer{Signal: func(s trace.Signal) {
+					if s.Event == watchdog.Progress {
 						beats.Add(1)
 					}
 				}}}
@@ -73,8 +75,8 @@ func TestADemoToolStopsWhenTheRunIsCancelled(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(t.Context())
 		time.AfterFunc(900*time.Millisecond, func() { cancel(stopped) })
 		var beats atomic.Int32
-		run := &tools.Run{Budget: b, Observer: tools.Observer{Event: func(e tools.Event) {
-			if e.Kind == tools.Heartbeat {
+		run := &tools.Run{Budget: b, Observer: &trace.Observer{Signal: func(s trace.Signal) {
+			if s.Event == watchdog.Progress {
 				beats.Add(1)
 			}
 		}}}
