@@ -322,4 +322,3 @@ Flags:
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
 }
-
