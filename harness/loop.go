@@ -3,7 +3,6 @@ package harness
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/tools"
-	"github.com/glidepath/glidepath/trace"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 )
@@ -67,7 +65,7 @@ func (s *Session) Run(ctx context.Context) landing.Result {
 		}
 		resp, err := s.Turn(ctx, req)
 		if err != nil {
-			return s.Land(ctx, causeOf(ctx, err), s.summarizer(conv))
+			return s.Land(ctx, CauseOf(ctx, err), s.summarizer(conv))
 		}
 		calls := resp.Message.ToolCalls
 		if len(calls) == 0 {
@@ -174,20 +172,6 @@ func assistantMessage(m openai.ChatCompletionMessage) openai.ChatCompletionMessa
 	return openai.ChatCompletionMessageParamUnion{OfAssistant: &p}
 }
 
-// causeOf names why a model turn that failed ends the run.
-func causeOf(ctx context.Context, err error) landing.Cause {
-	if ctx.Err() != nil {
-		return causeOfContext(ctx)
-	}
-	_, gaveUp := errors.AsType[*trace.GaveUpError](err)
-	if gaveUp || errors.Is(err, budget.ErrRefused) || errors.Is(err, budget.ErrDeadline) {
-		// No lease, a backoff that would outlast the budget, or an
-		// attempt cut at the start of the reserve: the time ran out, the
-		// model did not fail.
-		return landing.CauseBudget
-	}
-	return landing.CauseUpstream
-}
 
 const systemPrompt = `You are an agent working on the user's task, with the tools you are offered.
 Your time is a budget with a hard deadline. At every turn a system note tells you the time left until the deadline and until landing begins, the phase of the run, and what the phase does not allow. Plan for it: prefer the calls that settle the task soonest, and answer within your budget.

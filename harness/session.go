@@ -280,6 +280,23 @@ func (s *Session) hasResult() bool {
 	return s.result != nil
 }
 
+// CauseOf names why a model turn that failed with err ends the run, for a
+// loop that lands then: ctx, the run's context, ended (see
+// [Session.MustLand]); the budget refused the turn, a backoff would have
+// outlasted it, or an attempt was cut at the start of the reserve
+// ([landing.CauseBudget]: the time ran out, the model did not fail); or
+// the model failed ([landing.CauseUpstream]).
+func CauseOf(ctx context.Context, err error) landing.Cause {
+	if ctx.Err() != nil {
+		return causeOfContext(ctx)
+	}
+	_, gaveUp := errors.AsType[*trace.GaveUpError](err)
+	if gaveUp || errors.Is(err, budget.ErrRefused) || errors.Is(err, budget.ErrDeadline) {
+		return landing.CauseBudget
+	}
+	return landing.CauseUpstream
+}
+
 // causeOfContext names why the run's context ended. The wall and the
 // budget's deadline are the same instant, D; either may be the cause, and
 // so may the deadline of the caller's context, which Start made the

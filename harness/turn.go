@@ -44,7 +44,8 @@ func (s *Session) Turn(ctx context.Context, req model.Request) (model.Response, 
 // A Turn is one model request that a caller's own loop sends with its own
 // client ([Session.BeginTurn]): its lease, and the record of it. Send the
 // request on the context BeginTurn returned, with Budget-Remaining-Ms set
-// to Lease().Millis(), then call End with the request's error.
+// to Lease().Millis(), then call End with the request's error, and use the
+// error End returns.
 type Turn struct {
 	s     *Session
 	ctx   context.Context // the attempt's context: the lease over the run's context
@@ -96,15 +97,17 @@ func (s *Session) BeginTurn(ctx context.Context) (context.Context, *Turn, error)
 // send.
 func (t *Turn) Lease() budget.Lease { return t.info.Lease }
 
-// End records how the request went: err nil is an answer, a semantic event
-// for the quiet clock, whose duration informs the model's latency
-// estimate; any other is classified as the model client classifies its own
-// (our lease or the run's end: gave up, quiet, cancelled; an error status of
-// openai-go: by its status; anything else: upstream). End releases the
-// turn's context; calls after the first do nothing.
-func (t *Turn) End(err error) {
+// End records how the request went and returns its failure as the run
+// sees it: err nil is an answer, a semantic event for the quiet clock,
+// whose duration informs the model's latency estimate, and End returns
+// nil; any other error is classified as the model client classifies its
+// own (our lease or the run's end: gave up, quiet, cancelled; an error
+// status of openai-go: by its status; anything else: upstream) and End
+// returns it as a [*trace.AttemptError], which [CauseOf] reads. End
+// releases the turn's context; calls after the first return nil.
+func (t *Turn) End(err error) error {
 	if t.ended {
-		return
+		return nil
 	}
 	t.ended = true
 	t.info.End = time.Now()
@@ -115,9 +118,11 @@ func (t *Turn) End(err error) {
 	} else {
 		ae := model.Classify(t.ctx, 1, err)
 		t.info.Outcome, t.info.Status, t.info.Err = ae.Outcome, ae.Status, ae
+		err = ae
 	}
 	t.stop()
 	t.s.observer(t.index, t.w).OnAttemptEnd(t.info)
+	return err
 }
 
 // landingWatch returns the landing call's watchdog, and whether the run is
