@@ -1,116 +1,167 @@
-// Package harness runs an agent under one deadline: the loop of model
-// turns and tool calls that ties the budget, the watchdog, the landing
-// ladder, the model client, the tools and the trace together (SPEC §3,
-// §4). Whatever happens, a run ends inside its budget with a labeled
-// answer, complete or partial.
+// Package harness runs an agent under one deadline: the model turns and
+// tool calls of a run, on one budget, watched by the two clocks, walked
+// down the landing ladder, and always ending with a labeled answer,
+// complete or partial, inside the budget (SPEC §3, §4).
 //
-//	res, err := harness.Run(ctx, harness.Config{
-//		Task:   "find cats",
-//		Budget: 2 * time.Minute,
-//		Model:  client, // a *model.Client
-//		Tools:  reg,    // a *tools.Registry
+//	b, err := budget.New(budget.Config{Total: 2 * time.Minute}) // the run's clock starts here
+//	if err != nil {
+//		return err
+//	}
+//	res, err := harness.Run(ctx, b, harness.Config{
+//		Task:  "find cats",
+//		Model: client, // a *model.Client
+//		Tools: reg,    // a *tools.Registry
 //	})
 //	if err != nil {
 //		return err // an invalid config: nothing was sent
 //	}
 //	fmt.Println(res.Text()) // a partial answer leads with its boundary
 //
-// # Run
+// # One budget
 //
-// [Run] validates its [Config] first: a bad field is a [*ConfigError]
-// (matching [ErrConfig]) and nothing is sent. It then starts the run's
-// [budget.Budget] (B, reserve, floor), the [watchdog.Watchdog] (the quiet
-// clock, and the wall at the budget's deadline D) and the
-// [landing.Ladder].
+// A run is given its [budget.Budget]; it does not make one. The caller
+// starts the budget when the run starts for the user, so that everything
+// it does before the first model turn — reading a config, fetching
+// manifests, starting servers — is spent from it too, and appears in the
+// trace as step "setup" ([Session.Setup]): `harness run --budget 20s`
+// reports a total of 20s whatever came first. The budget's numbers are
+// judged once, by [budget.New]; the run's own, by [Config.Validate] and the
+// watchdog. When the caller's context has a deadline before the budget's,
+// the run's budget is shortened to it ([budget.Budget.Shorten]): an
+// embedded run under a shorter deadline lands inside it, on cause budget,
+// with its reserve and ladder taken from the time it really has.
 //
-// The conversation opens with a system message that explains the job and
-// that the answer must come within the budget, and the task as the user
-// message. Every request adds, as its last message, a fresh budget note
-// from [landing.Ladder.Note] ("Budget: 1m12s left until the deadline, …"):
-// the note is never kept in the conversation, so each turn's replaces the
-// last and the conversation's prefix stays the same from turn to turn.
+// # Session
 //
-// A step is one model turn plus the tool calls it asked for. A turn is a
-// [model.Client.Complete] on work leases of the budget, offered the
-// registry's tools, with parallel tool calls allowed only in the explore
-// phase. An answer without tool calls ends the run: complete. A reply
-// without tool calls that is not a whole answer (empty, or cut by the
-// token limit or a content filter: finish reason "length" or
-// "content_filter") lands the run with [landing.CauseUpstream]. Otherwise
-// every call gets a tool message back, refused and failed ones included,
-// since the API rejects a conversation that leaves one unanswered. In the
-// explore phase the calls of a step run at once, at most
-// [Config.Parallel]; from narrow on one by one (a call that waited for a
-// slot while the run narrowed then waits for the calls in flight and runs
-// alone: it would be a new branch), and a speculative tool is
-// refused; in fit a call runs only if the ladder admits its p95
-// ([landing.Ladder.Admit]); in land none runs. A refused call's message
-// tells the model why, in the gate's words.
+// [Start] starts a run and returns its [Session] and the run's context,
+// which ends when the quiet clock fires, the wall comes, or the caller's
+// context ends. A Session is the run as a value an agent loop drives step
+// by step: the harness's own loop ([Session.Run], which [Run] calls), or
+// one the caller already has, which keeps its own model client and uses
+// the Session for time, gates, tool calls and landing:
+//
+//   - [Session.Note] is the budget note the model reads at every turn;
+//   - [Session.MustLand] says whether the run must land now, and why;
+//   - [Session.Turn] makes a model turn with [Config.Model], on work leases
+//     with retries; [Session.BeginTurn] leases one request the caller sends
+//     with its own client, and [Turn.End] records it;
+//   - [Session.Call] and [Session.CallAll] make tool calls through the
+//     ladder's gates, each on leases of the budget, with progress, cancel
+//     and reconciliation;
+//   - [Session.Answer] ends the run complete; [Session.Land] ends it early,
+//     with the landing call or the harness's own summary;
+//   - [Session.Close] stops the watchdog, waits for the run's cancels and
+//     flushes its sinks.
+//
+// [Config.Model] and [Config.Tools] are small interfaces, [Model] and
+// [Tools]; a [*model.Client] and a [*tools.Registry] satisfy them, and
+// tests and embedders may bring their own.
+//
+// # The loop
+//
+// [Session.Run]'s conversation opens with a system message that explains
+// the job and that the answer must come within the budget, and the task as
+// the user message. Every request adds, as its last message, a fresh
+// budget note from [landing.Ladder.Note] ("Budget: 1m12s left until the
+// deadline, …"): the note is never kept in the conversation, so each
+// turn's replaces the last and the conversation's prefix stays the same
+// from turn to turn.
+//
+// A step is one model turn plus the tool calls it asked for. An answer
+// without tool calls ends the run: complete. A reply without tool calls
+// that is not a whole answer (empty, or cut by the token limit or a
+// content filter: finish reason "length" or "content_filter") lands the
+// run with [landing.CauseUpstream]. Otherwise every call gets a tool
+// message back, refused and failed ones included, since the API rejects a
+// conversation that leaves one unanswered. In the explore phase the calls
+// of a step run at once, at most [Config.Parallel]; from narrow on one by
+// one (a call that waited for a slot while the run narrowed then waits for
+// the calls in flight and runs alone: it would be a new branch), and a
+// speculative tool is refused; in fit a call runs only if the ladder
+// admits its p95 ([landing.Ladder.Admit]); in land none runs. A refused
+// call's message tells the model why, in the gate's words.
 //
 // # Landing
 //
 // A run lands early when, before a turn, the ladder says the reserve is
 // reached ([landing.CauseBudget]), the watchdog's quiet clock has fired
-// ([landing.CauseQuiet]), ctx was cancelled ([landing.CauseCancelled];
-// the CLI cancels with [ErrInterrupted] on the first Ctrl-C), or
+// ([landing.CauseQuiet]), ctx was cancelled ([landing.CauseCancelled]; the
+// CLI cancels with [ErrInterrupted] on the first Ctrl-C), or
 // [Config.MaxSteps] turns were made without an answer
-// ([landing.CauseMaxSteps]); or when a turn fails: refused by the budget,
-// a backoff that would outlast it or an attempt cut at the reserve are the
-// budget's doing, anything else after the client's retries is
-// [landing.CauseUpstream].
+// ([landing.CauseMaxSteps]); or when a turn fails ([CauseOf]): refused by
+// the budget, a backoff that would outlast it or an attempt cut at the
+// reserve are the budget's doing, anything else after the client's
+// retries is [landing.CauseUpstream].
 //
-// Landing moves the ladder to land and makes one [model.Client.Land] call,
-// with no tools field at all, on the conversation so far plus the budget
-// note and a user message asking for a summary of what is established,
-// what is not, and what was in flight. The run's context may be dead by
-// then, so the call runs on ctx without its cancellation, bounded by the
-// deadline, the landing lease (which may spend the reserve), and a quiet
-// clock of its own, so that a landing that streams only keepalives ends as
-// a stall does rather than at the deadline. When it fails, is refused or
-// answers nothing, the answer is [landing.Summarize]'s, built from the
-// run's own record. Either way the result is partial, with its cause, a
+// Landing moves the ladder to land and makes one landing call: the
+// conversation so far plus the budget note and a user message asking for
+// a summary of what is established, what is not, and what was in flight,
+// sent with no tools field at all on a landing lease that may spend the
+// reserve. The run's context may be dead by then, so the call runs on ctx
+// without its cancellation, bounded by the deadline and a quiet clock of
+// its own, so that a landing that streams only keepalives ends as a stall
+// does rather than at the deadline. When it fails, is refused or answers
+// nothing, the answer is [landing.Summarize]'s, built from the run's own
+// record. Either way the result is partial, with its cause, a
 // [landing.Boundary] ("Ran out of allotted time at step 3: search done;
 // fetch was in flight and is not included."), and the established, not
 // established and in-flight lists of the record.
 //
+// # Cancelling is not waiting
+//
+// The cancels of calls cut short go out through the run's own
+// [cancel.Group]: sending returns at once, so a tool whose cancel endpoint
+// hangs costs the landing nothing. Once the run has its answer, or has
+// made its landing call, it waits for the outstanding cancels until they
+// are answered or the budget's deadline comes, and only then builds its
+// result: a call is "cancelled" when its tool accepted the cancel,
+// "abandoned" when nothing could stop it or its cancel went unanswered.
+//
 // Result.Steps counts model turns (a turn the budget refused before
 // sending anything is not one), Result.Attempts every physical request:
-// model attempts, the landing call and tool attempts; Result.Orphans the
-// writes whose outcome is unknown.
+// model attempts, the landing call, tool attempts and setup; Result.Orphans
+// the writes whose outcome is unknown.
 //
 // # Trace
 //
-// With [Config.Trace], the run writes its JSONL trace (SPEC §6) with a
-// [trace.Writer]: run_start; a phase record at every change of the ladder
-// (reason "forced" when the run landed early); attempt_start and
-// attempt_end for every physical request (step "model" or "tool:NAME",
-// step_index the turn, granted_ms the Budget-Remaining-Ms sent), backoff,
-// refused (reason the lease rule, or "gated" when the ladder refused a
-// call), progress, cancel_sent, reconcile and orphan records; then, when
-// the run landed, its landing call's attempts and one landing record
-// (cause; result "model" or "harness", who summarized); and run_end. The
-// landing call's attempt records have step_index 0: it is not one of the
-// run's steps, and its phase is land.
+// The run's records (SPEC §6) go to [Config.Sinks] through one
+// [trace.Recorder], which stamps each once — seq, ts, elapsed, remaining,
+// and the phase of that instant, read from the ladder without moving it —
+// so that every sink reads the same values: a [trace.JSONL] for the trace
+// file, the CLI's live status line, and the spans and logs of other sinks.
+// The records are run_start; a phase record at every change of the
+// ladder, when it happens (a timer is armed for the next one; reason
+// "forced" when the run landed early); attempt_start and attempt_end for
+// every physical request (step "setup", "model" or the tool's kind, such as
+// "tool:NAME"; step_index the turn; granted_ms the Budget-Remaining-Ms
+// sent), backoff, refused (reason the lease rule, or "gated" when the
+// ladder refused a call), progress (only heartbeats whose units grew, as
+// the watchdog decides), cancel_sent (state "sent" when it goes out, then
+// accepted, unknown or failed when it settles), reconcile and orphan
+// records; then, when the run landed, its landing call's attempts and one
+// landing record (cause; result "model" or "harness", who summarized); and
+// run_end. The landing call's attempt records have step_index 0: it is not
+// one of the run's steps.
 //
-// A trace that cannot be written does not stop the run: Run returns its
-// result and an error matching [ErrTrace] that wraps the first write
-// failure.
+// A sink that fails does not stop the run: [Session.Close] and [Run]
+// return an error matching [ErrTrace] beside the result.
 //
 // # Goroutines
 //
-// Run blocks until the run has ended. The only goroutines it starts are
-// those of a step's parallel tool calls, which it waits for before the
-// next turn; every one has ended when Run returns. A local tool
-// function that ignores its context is not waited for: its call returns
-// when its lease ends, and the function belongs to the [tools.Registry]
-// until it returns ([tools.Registry.Wait]), so that Run returns within its
-// budget even then (SPEC §7). [Config.Status] is called from the
-// goroutine that saw the change; calls are serialized.
+// A Session's methods block until their work is done. The goroutines it
+// starts are those of a step's parallel tool calls, which CallAll waits
+// for; the cancels it sends, which Land, Answer and Close wait for, until
+// the deadline; and the timer of the next phase change, which Close stops.
+// A local tool function that ignores its context is not waited for: its
+// call returns when its lease ends, and the function belongs to the
+// [tools.Registry] until it returns ([tools.Registry.Close]), so that a run
+// returns within its budget even then (SPEC §7).
 //
 // # Errors
 //
-// Run returns an error only for an invalid config, a [*ConfigError] that
-// names the field as the flag of `harness run` that sets it, with no
-// result, or, beside a valid result, a trace write failure ([ErrTrace]).
-// Every way a run can end, complete or early, is a result, not an error.
+// [Start] and [Run] return an error only for an invalid config, a
+// [*ConfigError] that names the field as the flag of `harness run` that
+// sets it, with no result, or, beside a valid result, a sink failure
+// ([ErrTrace]). Every way a run can end, complete or early, is a result,
+// not an error.
 package harness

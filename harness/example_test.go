@@ -11,6 +11,9 @@ import (
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/trace"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 )
 
 // exampleSetup starts the simulated model and a registry with one local
@@ -110,4 +113,85 @@ func ExampleConfigError() {
 	fmt.Println(err)
 	// Output:
 	// harness: max-steps -1: must not be negative
+}
+
+// A run started on a budget, with setup work spent from it and recorded,
+// then driven by the harness's own loop.
+func ExampleStart() {
+	srv, client, reg := exampleSetup()
+	defer srv.Close()
+	b, err := budget.New(budget.Config{Total: 30 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	var sink kept
+	s, ctx, err := harness.Start(context.Background(), b, harness.Config{Task: "find cats", Model: client, Tools: reg,
+		Sinks: []trace.Sink{&sink}})
+	if err != nil {
+		panic(err)
+	}
+	err = s.Setup(ctx, "warm the cache", time.Second, func(ctx context.Context) error { return nil })
+	if err != nil {
+		panic(err)
+	}
+	res := s.Run(ctx)
+	if err := s.Close(); err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Status, res.Budget.TotalMs)
+	for _, r := range sink {
+		if r.Event == trace.AttemptStart {
+			fmt.Println(r.Step, r.StepIndex)
+		}
+	}
+	// Output:
+	// complete 30000
+	// setup 0
+	// model 1
+	// tool:search 1
+	// model 2
+}
+
+// A loop of the caller's own, which sends its model requests itself: the
+// Session leases each one and records it, gates the tool calls and lands
+// the run.
+func ExampleSession_BeginTurn() {
+	srv := sim.NewServer(nil)
+	defer srv.Close()
+	oa := openai.NewClient(option.WithBaseURL(srv.URL), option.WithMaxRetries(0))
+	b, err := budget.New(budget.Config{Total: 10 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	s, ctx, err := harness.Start(context.Background(), b, harness.Config{Task: "say hello"})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+
+	tctx, turn, err := s.BeginTurn(ctx)
+	if err != nil {
+		panic(err) // refused: not enough time for a model request
+	}
+	resp, err := oa.Chat.Completions.New(tctx, openai.ChatCompletionNewParams{
+		Model:    sim.ModelID,
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("say hello"), openai.SystemMessage(s.Note())},
+	}, option.WithHeader(budget.Header, turn.Lease().Millis()))
+	if err = turn.End(err); err != nil {
+		fmt.Println(s.Land(ctx, harness.CauseOf(ctx, err), nil).Text())
+		return
+	}
+	res := s.Answer(resp.Choices[0].Message.Content)
+	// 10s, less the 2.5s reserve and the 50ms floor, less what Start took.
+	fmt.Println(res.Status, res.Steps, turn.Lease().Granted <= 7450*time.Millisecond)
+	// Output:
+	// complete 1 true
+}
+
+// kept is a sink that keeps what it is handed.
+type kept []trace.Record
+
+func (r *kept) Record(rec trace.Record) error {
+	*r = append(*r, rec)
+	return nil
 }
