@@ -13,9 +13,14 @@
 //
 // A [Registry] holds tools by name; it is a value, like an http.ServeMux,
 // and registering a name twice is an error ([ErrDuplicate]). A tool is
-// described by a [Spec] (name, description, JSON Schema parameters, effect
-// [Read] or [Write], ceiling, p50/p95 hints, speculative, cancellable, max
-// attempts) and is one of three kinds:
+// described by a [Spec] (name, step kind, description, JSON Schema
+// parameters, effect [Read] or [Write], ceiling, p50/p95 hints,
+// speculative, cancellable, max attempts) and is anything that implements
+// [Tool]: its Attempt gets the [Call] — key, arguments, lease, the run's
+// budget, and Progress and Keepalive to report what it hears — and returns
+// an [Answer] that says what it knows: the output, or how it failed,
+// whether the call may have reached the tool, whether its work stopped.
+// Three kinds come with the package:
 //
 //   - [Func]: a Go function that gets its lease as its context, the
 //     arguments, and a [Progress] reporter;
@@ -25,10 +30,19 @@
 //   - [Remote]: a tool server speaking SPEC §5 over HTTP, answering JSON or
 //     a finite event stream read with github.com/tmaxmax/go-sse.
 //
+// Other kinds (an MCP server's tools, sub-agents) are written outside the
+// package. What a tool can do beyond an attempt is found by type
+// assertion: a [cancel.Canceller] stops a call by its key, a
+// [cancel.StatusReader] says how a call went by its key (so that a write
+// whose attempt was cut can be reconciled rather than sent again), a
+// [Closer] releases what the tool holds when [Registry.Close] is called.
+// The remote tool is all three but a Closer: its DELETE and GET of
+// U/tools/{name}/calls/{key}.
+//
 // [Registry.Register] checks the spec, compiles the schema once and
-// declares the p50 and p95 on the tool's step kind ("tool:NAME", see
-// [KindPrefix]) in the registry's estimates; [Registry.Specs] lists what to
-// offer the model.
+// declares the p50 and p95 on the tool's step kind ([Spec.Kind], by
+// default "tool:NAME", see [KindPrefix]) in the registry's estimates;
+// [Registry.Specs] lists what to offer the model.
 //
 //	reg := tools.NewRegistry(nil)
 //	err := reg.Register(tools.Func(tools.Spec{Name: "add", Effect: tools.Read, Parameters: params}, add))
@@ -42,10 +56,12 @@
 // cancellable, max_attempts and exactly one of url, command or builtin (a
 // tool from the map the caller passes). Every mistake that can be found
 // without a request is found there and reported as a [*ConfigError] naming
-// the field and the line. [Config.Resolve] then fills what url entries left
-// out from their servers' manifests (GET U/tools), within a timeout, or on
-// a lease of the run's budget when its context carries one; the entry wins
-// where both speak. [Config.Tools] builds the tools.
+// the field and the line. [Config.ResolveServer] then fills what the url
+// entries of one server ([Config.Servers]) left out from its manifest (GET
+// U/tools), on a context the caller bounds — inside a run, a setup lease
+// of its budget — and [Config.Resolve] does it for every server at once
+// within a timeout, before any run; the entry wins where both speak.
+// [Config.Tools] builds the tools.
 //
 // # Calls
 //
@@ -58,58 +74,76 @@
 // run's budget, bounded by the tool's ceiling; a refused lease starts
 // nothing, and the result says "not started: not enough time". A remote
 // attempt sends Idempotency-Key and Budget-Remaining-Ms (the lease). Each
-// attempt ends with a [trace.Outcome] of SPEC §6, the vocabulary the model
-// client shares, so that a trace reads both alike. Durations of successful
+// attempt ends with a [trace.Outcome] of SPEC §6 and is reported to
+// [Run.Observer] as a [trace.Attempt], in the vocabulary the model client
+// shares, so that a trace reads both alike. Durations of successful
 // attempts are observed into the kind's estimate. Call blocks; a Registry is
 // safe for concurrent use, so parallel calls are the caller's goroutines.
 //
 // # Retries and writes
 //
-// Only reads are retried ([Read] tools of every kind), at most MaxAttempts
-// times (default 3), on what SPEC §2 retries ([trace.Retryable]): transport
-// errors, 408, 429, 500, 502, 503, 504, a stream that ended without a
-// result, and an attempt cut by its own lease ([budget.ErrLeaseExpired]);
-// and on an error event marked retryable. Never after the run's context
-// ended. The sleep between attempts is decided by
-// [budget.Budget.NextDelay], honouring Retry-After; a sleep that would
-// outlast the budget ends the call at once with a [*trace.GaveUpError].
+// What follows an attempt is decided by one pure function of what the
+// loop knows — the effect, whether the attempt was cut, whether the call
+// may have reached the tool, whether its work stopped, whether the tool
+// said how it failed, what the tool can do, the attempts left, whether
+// the run has ended — tested for every combination; the loop only
+// performs it. Only reads are retried, at most MaxAttempts times (default
+// 3), on what SPEC §2 retries ([trace.Retryable]): transport errors, 408,
+// 429, 500, 502, 503, 504, a stream that ended without a result, and an
+// attempt cut by its own lease ([budget.ErrLeaseExpired]); and on an error
+// event marked retryable. Never after the run's context ended. The sleep
+// between attempts is decided by [budget.Budget.NextDelay], honouring
+// Retry-After; a sleep that would outlast the budget ends the call at once
+// with a [*trace.GaveUpError].
 //
-// A remote write whose attempt was cut, or whose connection broke after the
-// request went out, may or may not have happened. It is not sent again: its
-// status is asked ([cancel.Reconcile]). Done: its output is the result.
-// Failed: the call failed. Never received: it is sent again with the same
-// key, as an attempt under MaxAttempts. Still running when the budget says
-// stop, or the status unreachable: an orphan, appended to [Run.Journal]
-// (fsync'd) before Call returns, with [Result.State] [StateOrphaned]. A
-// write cut by the end of the run itself is orphaned without asking, since
-// the run must land.
+// A write whose attempt was cut, or whose connection broke after the
+// request went out, may or may not have happened. It is never sent again
+// blindly. When its tool can say how it went ([cancel.StatusReader]), its
+// status is asked ([cancel.Reconcile]): done, its output is the result;
+// failed, the call failed; never received, it is sent again with the same
+// key, as an attempt under MaxAttempts; still running when the budget says
+// stop, or the status unreachable, an orphan. A write whose tool cannot be
+// asked, or cut by the end of the run itself (which must land), is an
+// orphan at once. An orphan is appended to [Run.Journal] (fsync'd) before
+// Call returns, with [Result.State] [StateOrphaned]: never "cancelled",
+// since nobody knows whether it happened.
 //
 // # Cancellation
 //
 // When an attempt's lease ends, or the run's context does (the quiet clock,
 // the wall, a cancellation: the context's cause names the outcome, see
-// [Run.Quiet] and [trace.OutcomeOfContext]), a remote call that went out and whose tool is Cancellable is
-// cancelled at its cancel endpoint with [cancel.Send], on its own short
-// lease, and the Observer hears it. A call that did not finish is left in
-// a [State]: [StateCancelled] (its cancel was accepted, or its local
-// context ended: a local function's context, a subprocess group killed with
-// SIGKILL), [StateAbandoned] (a read that could not be cancelled) or
+// [trace.OutcomeOfContext]), a call whose work may still be running is
+// cancelled, if its tool is a [cancel.Canceller] and its spec Cancellable:
+// through [Run.Cancels], a [cancel.Group] the run owns, on the cancel's
+// own short lease, without waiting for the answer. Call returns at once;
+// the Observer hears the cancel go out (CancelSent) and, later, how it
+// settled (CancelSettled), and the run waits for the outstanding ones once
+// it has landed. With no Run.Cancels, Call waits for its own cancel's
+// answer before it returns.
+//
+// A call that did not finish is left in a [State]: [StateCancelled] (its
+// work stopped with the attempt — a local function's context ended, a
+// subprocess group killed with SIGKILL — or its cancel was accepted),
+// [StateAbandoned] (a read we stopped waiting for that nothing could stop,
+// or whose cancel is not answered yet: [Result.Cancelling]) or
 // [StateOrphaned]. A subprocess's output so far is kept and the result
 // marked CutShort. A local function that ignores its context is left
 // running when its lease ends, owned by the Registry until it returns
-// ([Registry.Wait]).
+// ([Registry.Close]).
 //
 // # Progress
 //
-// The Observer hears events for the run's watchdog: [CallIssued] at a
-// call's first attempt, [ResultReturned] at its end, [Heartbeat] for a
-// progress report whose units strictly increased over the call's highest
-// so far (which start at zero), [StaleHeartbeat] for one that repeated or
-// lowered them, and [Keepalive] for an SSE comment. Only the first three
-// are semantic ([EventKind.Semantic]): keepalives and stale heartbeats are
-// counted, in the events and in [Attempt].Keepalives, and reset nothing.
-// go-sse drops comments, so they are counted below it, as bytes arrive.
-// Events are bounded ([MaxAnswer] per event and per JSON answer).
+// The Observer hears the call's signals, named in the watchdog's words: a
+// tool call issued ([watchdog.ToolCall]) at a call's first attempt, a
+// result returned ([watchdog.ToolResult]) at its end, each progress
+// heartbeat ([watchdog.Progress]) with its units, and each keepalive, an
+// SSE comment ([watchdog.Keepalive]), counted also in
+// [trace.Attempt].Keepalives. Every heartbeat is reported as heard, late
+// ones of an attempt that has ended excepted: whether its units grew is
+// the run's watchdog's to decide ([watchdog.Watchdog.Progress]), once for
+// all kinds of tools. go-sse drops comments, so they are counted below it,
+// as bytes arrive. Events are bounded ([MaxAnswer] per event and per JSON
+// answer).
 //
 // # Errors
 //
