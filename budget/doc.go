@@ -54,6 +54,13 @@
 // into a local deadline on arrival with [Receive], clamped to its own limit,
 // and rejects a malformed value with a [*HeaderError].
 //
+// # A caller's deadline
+//
+// A run embedded under a caller's context whose deadline comes before
+// start + B must land inside it: [Budget.Shorten] returns the budget that
+// started with b and ends at that deadline, its reserve taken from the
+// time it really has, written once like any other.
+//
 // # Sub-agents
 //
 // [Budget.Slice] carves a child budget out of the parent's available time,

@@ -20,6 +20,13 @@
 // was cancelled or ran out of steps. Every change is reported to
 // [Config.OnChange]. [PhaseAt] is the ladder as a pure function.
 //
+// The ladder moves when asked, and never on its own: [Ladder.Next] says
+// which phase comes next and at what instant, so that a caller can arm a
+// timer and see the change when it happens, and [Ladder.Peek] reads the
+// phase of any instant without moving the ladder or reporting a change,
+// so that a record stamped between two polls carries the phase of its own
+// instant.
+//
 // # Gates
 //
 // Before doing work the harness asks [Ladder.MayWiden] and [Ladder.Admit];

@@ -27,12 +27,14 @@
 //
 // # Events
 //
-// The [Observer] hears every attempt's start and end (with its lease,
-// outcome, keepalives, chunks and token usage), every backoff decision and
-// refusal, and the stream's events. Only a completed message and a completed
-// tool call are semantic ([Event.Semantic]); SSE comments and data chunks
-// are counted below the SDK's decoder, which drops comments silently, and
-// reset nothing.
+// The [trace.Observer] hears every attempt's start and end as a
+// [trace.Attempt] (with its lease, outcome, keepalives, chunks and token
+// usage), every backoff decision and refusal, and the stream's signals: a
+// completed message and each completed tool call are semantic
+// ([watchdog.ModelMessage]); SSE comments ([watchdog.Keepalive]) and data
+// chunks ([watchdog.Token]) are counted below the SDK's decoder, which
+// drops comments silently, and reset nothing. [Classify] names the outcome
+// of an openai-go error, for a loop that calls the SDK itself.
 //
 // # Landing
 //

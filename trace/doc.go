@@ -31,28 +31,46 @@
 // transport errors, 408, 429, 500, 502, 503, 504 ([RetryableStatus]) and
 // per-attempt timeouts; never an attempt cut by the run's own end.
 //
+// # Observing
+//
+// The model client and the tools report what their calls do to an
+// [Observer], in one vocabulary: every physical request is a [trace.Attempt]
+// (its step kind, key, number, lease, times, outcome, keepalives, chunks,
+// tokens), every retry decision a backoff, every refusal, cancel,
+// reconciliation and orphan a callback of its own, and every sign of life
+// a [Signal], named as the watchdog names it (a tool call issued, a result
+// returned, a model message completed, a progress heartbeat with its
+// units, a keepalive, a token). The run turns them into records and
+// watchdog events, in one place.
+//
 // # Records
 //
-// A run's trace is JSONL, one [Record] per line (SPEC §6). A [Writer]
-// writes one run's records: it stamps each with the time (RFC 3339 with
-// nanoseconds, UTC), the run's ID, a seq that counts up from 1, the budget
-// spent and remaining in whole milliseconds, read from the run's
-// [budget.Budget], and the phase; the caller sets the [Event] and the
-// fields that event carries. Attempt records carry the granted lease, the
-// Budget-Remaining-Ms the attempt sent:
+// A run's trace is JSONL, one [Record] per line (SPEC §6). A [Recorder]
+// stamps one run's records once — the time (RFC 3339 with nanoseconds,
+// UTC), the run's ID, a seq that counts up from 1, the budget spent and
+// remaining in whole milliseconds, read from the run's [budget.Budget] in
+// one reading, and the phase of that instant — and hands each to any
+// number of [Sink]s, in order: [JSONL] writes the trace file, and a live
+// status line, spans or logs are sinks too. The caller sets the [Event]
+// and the fields that event carries. Attempt records carry the granted
+// lease, the Budget-Remaining-Ms the attempt sent:
 //
 //	bw := bufio.NewWriter(file)
-//	defer bw.Flush()
-//	tw := trace.NewWriter(bw, runID, b, func() string { return ladder.Phase().String() })
-//	tw.Write(trace.Record{Event: trace.AttemptStart, Step: "tool:search", StepIndex: 3,
+//	rec := trace.NewRecorder(runID, b, func(spent time.Duration) string { return ladder.Peek(spent).String() },
+//		trace.NewJSONL(bw))
+//	rec.Record(trace.Record{Event: trace.AttemptStart, Step: "tool:search", StepIndex: 3,
 //		Attempt: 1, GrantedMs: lease.Granted.Milliseconds(), Key: key})
+//	err := rec.Flush() // the first error of any sink
 //
-// A Writer is safe for concurrent use; [Writer.Write] holds a lock while
-// it reads the clock and encodes, so seq, ts and elapsed_ms all increase
-// down the file, and blocks on nothing but the io.Writer it was given,
-// which the caller buffers and flushes. The encoder, [AppendJSON], uses no
-// reflection and allocates nothing into a buffer with room: a record costs
-// a fraction of the microsecond SPEC §7 allows. It leaves out zero fields
+// A Recorder is safe for concurrent use; [Recorder.Record] holds a lock
+// while it reads the clock and calls the sinks, so seq, ts and elapsed_ms
+// all increase down every sink, and blocks on nothing but its sinks. A
+// sink's error does not stop the records; the Recorder keeps each sink's
+// first ([Recorder.Err]). JSONL is safe to share between recorders (a
+// child run's records go to its parent's trace), and its encoder,
+// [AppendJSON], uses no reflection and allocates nothing into a buffer
+// with room: a record costs a fraction of the microsecond SPEC §7 allows.
+// It leaves out zero fields
 // except those every record carries (ts, run_id, seq, event, elapsed_ms,
 // remaining_ms, phase), those of attempt records (step, step_index,
 // attempt, granted_ms, resend_count) and those that make an event what it
