@@ -163,6 +163,17 @@ type ended struct {
 }
 
 // do runs the attempts of c until one succeeds or none may follow.
+//
+// The model client's call, this loop and [cancel.Reconcile] share one
+// schedule — lease, attempt, classify, sleep as the budget decides, again —
+// and its parts are package budget's ([budget.Budget.Lease],
+// [budget.Budget.NextDelay], [budget.Delay.Wait]); the choice between the
+// steps is [decide]'s. They are not one function: the landing call leases
+// from the reserve and never sleeps; a write is reconciled inside this
+// loop by a loop of its own, whose attempt is a status read and whose
+// retry is "still running"; and each reports to its observer at points the
+// others do not have. One loop would take all that as callbacks and flags,
+// and read worse than the three short loops it would replace.
 func (c *call) do(ctx context.Context) Result {
 	spec, run, b := c.t.spec, c.run, c.run.Budget
 	res := Result{Tool: spec.Name, Key: c.key}
