@@ -126,40 +126,54 @@ func chatRequests(srv *sim.Server) []sim.Request {
 
 var backoffMiddle = budget.Backoff{Rand: func(n int64) int64 { return n / 2 }}
 
-// kitServer serves tools built with the kit over in-memory connections: a
-// real http.Server and a real http.Transport, joined by net.Pipe, so that
-// remote calls run inside a synctest bubble with fake time.
+// handlerServer serves h over in-memory connections: a real http.Server
+// and a real http.Transport, joined by net.Pipe, so that remote calls run
+// inside a synctest bubble with fake time.
+type handlerServer struct {
+	hs *http.Server
+	tr *http.Transport
+	wg sync.WaitGroup
+}
+
+func serveHandler(h http.Handler) *handlerServer {
+	l := pipenet.Listen("tools.invalid")
+	s := &handlerServer{hs: &http.Server{Handler: h}, tr: l.Transport()}
+	s.wg.Go(func() { s.hs.Serve(l) })
+	return s
+}
+
+func (s *handlerServer) client() *http.Client { return &http.Client{Transport: s.tr} }
+
+// close ends every connection and waits for the server's goroutines.
+func (s *handlerServer) close() {
+	s.hs.Close()
+	s.wg.Wait()
+	s.tr.CloseIdleConnections()
+}
+
+// kitServer serves tools built with the kit over in-memory connections.
 type kitServer struct {
+	*handlerServer
 	kit *kit.Server
-	hs  *http.Server
-	tr  *http.Transport
-	l   *pipenet.Listener
-	wg  sync.WaitGroup
 }
 
 func startKit(t *testing.T, ts ...kit.Tool) *kitServer {
 	t.Helper()
-	k := &kitServer{kit: &kit.Server{}, l: pipenet.Listen("tools.invalid")}
+	k := &kit.Server{}
 	for _, tool := range ts {
-		if err := k.kit.Register(tool); err != nil {
+		if err := k.Register(tool); err != nil {
 			t.Fatal(err)
 		}
 	}
-	k.hs = &http.Server{Handler: k.kit}
-	k.tr = k.l.Transport()
-	k.wg.Go(func() { k.hs.Serve(k.l) })
-	return k
+	return &kitServer{handlerServer: serveHandler(k), kit: k}
 }
-
-func (k *kitServer) client() *http.Client { return &http.Client{Transport: k.tr} }
 
 // close ends every connection and waits for every goroutine the server
 // and its handlers started.
 func (k *kitServer) close() {
 	k.hs.Close()
 	k.kit.Close()
-	k.wg.Wait()
-	k.tr.CloseIdleConnections()
+	k.handlerServer.close()
 }
 
 // run runs cfg on a budget of total started now, its JSONL trace written

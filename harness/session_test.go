@@ -14,35 +14,11 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/harness"
-	"github.com/glidepath/glidepath/internal/pipenet"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
 )
-
-// handlerServer serves h over in-memory connections, so that a remote
-// tool runs inside a synctest bubble.
-type handlerServer struct {
-	hs *http.Server
-	tr *http.Transport
-	wg sync.WaitGroup
-}
-
-func serveHandler(h http.Handler) *handlerServer {
-	l := pipenet.Listen("tools.invalid")
-	s := &handlerServer{hs: &http.Server{Handler: h}, tr: l.Transport()}
-	s.wg.Go(func() { s.hs.Serve(l) })
-	return s
-}
-
-func (s *handlerServer) client() *http.Client { return &http.Client{Transport: s.tr} }
-
-func (s *handlerServer) close() {
-	s.hs.Close()
-	s.wg.Wait()
-	s.tr.CloseIdleConnections()
-}
 
 // B = 5s: R = 1.25s, F = 50ms. The tool's POST gets the work time, 3.7s;
 // its cancel, sent then, a landing lease of what is left, 1.25s; the
