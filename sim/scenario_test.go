@@ -20,14 +20,14 @@ func TestParseScenarioReportsTheFieldAndLineOfEachMistake(t *testing.T) {
 	}{
 		{"an unknown rule field", "rules:\n  - request: 1\n    dealy: 2s\n", "rules[0].dealy", 3, "unknown field"},
 		{"an unknown top-level field", "seed: 1\nsedd: 2\n", "sedd", 2, "unknown field"},
-		{"a repeated field", "rules:\n  - delay: 1s\n    delay: 2s\n", "rules[0].delay", 3, "repeated field"},
-		{"a duration that does not parse", "rules:\n  - delay: 5x\n", "rules[0].delay", 2, `bad duration "5x"`},
-		{"a duration without a unit", "rules:\n  - first_token: 5\n", "rules[0].first_token", 2, `bad duration "5"`},
+		{"a repeated field", "rules:\n  - delay: 1s\n    delay: 2s\n", "rules[0].delay", 3, "repeated; first given at line 2"},
+		{"a duration that does not parse", "rules:\n  - delay: 5x\n", "rules[0].delay", 2, `not a duration such as "1s" or "250ms", got "5x"`},
+		{"a duration without a unit", "rules:\n  - first_token: 5\n", "rules[0].first_token", 2, `not a duration such as "1s" or "250ms", got "5"`},
 		{"a negative duration", "rules:\n  - chunk_gap: -1s\n", "rules[0].chunk_gap", 2, "must not be negative"},
-		{"an empty duration", "rules:\n  - delay:\n", "rules[0].delay", 2, "bad duration"},
 		{"a redirect status", "rules:\n  - status: 302\n", "rules[0].status", 2, "bad status 302"},
 		{"a status beyond 599", "rules:\n  - status: 700\n", "rules[0].status", 2, "bad status 700"},
-		{"a status that is not a number", "rules:\n  - status: teapot\n", "rules[0].status", 2, "must be an integer"},
+		{"a status that is not a number", "rules:\n  - status: teapot\n", "rules[0].status", 2, `not an integer, got "teapot"`},
+		{"a status beyond 32 bits", "rules:\n  - status: 4294967296\n", "rules[0].status", 2, "out of range"},
 		{"an answer with an error status", "rules:\n  - status: 500\n    answer: hi\n", "rules[0].answer", 3, "conflicts with status 500"},
 		{"a first token after a hang", "rules:\n  - hang: true\n    first_token: 1s\n", "rules[0].first_token", 3, "conflicts with hang"},
 		{"a hang after endless keepalives", "rules:\n  - keepalive: forever\n    hang: true\n", "rules[0].hang", 3, "keepalive forever"},
@@ -38,19 +38,23 @@ func TestParseScenarioReportsTheFieldAndLineOfEachMistake(t *testing.T) {
 		{"both ways to stop mid-stream", "rules:\n  - hang_after_chunks: 1\n    close_after_chunks: 2\n", "rules[0].close_after_chunks", 3, "conflicts with hang_after_chunks"},
 		{"a negative request number", "rules:\n  - request: -1\n", "rules[0].request", 2, "must not be negative"},
 		{"a negative chunk count", "rules:\n  - close_after_chunks: -2\n", "rules[0].close_after_chunks", 2, "must not be negative"},
-		{"a bool that is not true or false", "rules:\n  - usage: yes\n", "rules[0].usage", 2, "must be true or false"},
-		{"a seed that is not an integer", "seed: 1.5\n", "seed", 1, "must be an integer"},
-		{"rules that are not a list", "rules: {request: 1}\n", "rules", 1, "must be a list"},
-		{"a rule that is not a mapping", "rules:\n  - 5\n", "rules[0]", 2, "must be a mapping"},
+		{"a bool that is not true or false", "rules:\n  - usage: yes\n", "rules[0].usage", 2, "not true or false"},
+		{"a seed that is not an integer", "seed: 1.5\n", "seed", 1, "not an integer"},
+		{"rules that are not a list", "rules: {request: 1}\n", "rules", 1, "not a list"},
+		{"a rule that is not a mapping", "rules:\n  - 5\n", "rules[0]", 2, "not a mapping"},
 		{"a tool call without a name", "rules:\n  - tool_calls:\n      - arguments: {a: 1}\n", "rules[0].tool_calls[0].name", 3, "missing"},
-		{"tool calls that are not a list", "rules:\n  - tool_calls: search\n", "rules[0].tool_calls", 2, "must be a non-empty list"},
+		{"tool calls that are not a list", "rules:\n  - tool_calls: search\n", "rules[0].tool_calls", 2, "not a list"},
+		{"an empty list of tool calls", "rules:\n  - tool_calls: []\n", "rules[0].tool_calls", 2, "an empty list"},
+		{"a tool call named by a number", "rules:\n  - tool_calls:\n      - name: 7\n", "rules[0].tool_calls[0].name", 3, "not a string"},
 		{"an unknown tool call field", "rules:\n  - tool_calls:\n      - name: a\n        args: {}\n", "rules[0].tool_calls[0].args", 4, "unknown field"},
 		{"a header value with a newline", "rules:\n  - status: 429\n    retry_after: \"1\\r\\nX: y\"\n", "rules[0].retry_after", 3, "not a valid header value"},
 		{"a tab in YAML indentation", "seed: 1\n\tx: 2\n", "", 2, "tab character"},
 		{"an unclosed quote", "seed: 1\nrules:\n  - delay: \"1s\n", "", 3, "unexpected end"},
-		{"an alias", "a: &x 1\nrules:\n  - request: *x\n", "", 3, "aliases"},
-		{"a second document", "seed: 1\n---\nseed: 2\n", "", 2, "more than one"},
-		{"a top level that is a list", "- request: 1\n", "", 1, "must be a mapping"},
+		{"an alias", "a: &x 1\nrules:\n  - request: *x\n", "rules[0].request", 3, "aliases are not supported; write out the value anchored at line 1"},
+		{"an unknown field left null", "rules:\n  - request: 1\n    colour: ~\n", "rules[0].colour", 3, "unknown field"},
+		{"the first of two mistakes", "rules:\n  - delay: soon\nsedd: 2\n", "rules[0].delay", 2, "not a duration"},
+		{"a second document", "seed: 1\n---\nseed: 2\n", "", 2, "a second document"},
+		{"a top level that is a list", "- request: 1\n", "", 1, "not a mapping"},
 		{"an unknown field in JSON", "{\n  \"rules\": [\n    {\"request\": 1,\n     \"hang\": true,\n     \"colour\": 1}\n  ]\n}\n", "rules[0].colour", 5, "unknown field"},
 	}
 	for _, tc := range cases {
@@ -138,6 +142,18 @@ func TestParseScenarioTreatsEmptyInputAsTheDefaultPolicy(t *testing.T) {
 	}
 }
 
+func TestParseScenarioLeavesNullFieldsOut(t *testing.T) {
+	in := "seed:\nrules:\n  - request: 1\n    delay:\n    usage: ~\n    close_after_chunks: null\n    tool_calls:\n"
+	sc, err := ParseScenario([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Scenario{Rules: []Rule{{Request: 1}}}
+	if !reflect.DeepEqual(sc, want) {
+		t.Errorf("got %+v, want %+v", sc, want)
+	}
+}
+
 func TestParseScenarioReadsJSONIndentedWithTabs(t *testing.T) {
 	in := "{\n\t\"seed\": 3,\n\t\"rules\": [\n\t\t{\"request\": 2, \"status\": 503, \"retry_after\": \"1\"}\n\t]\n}\n"
 	sc, err := ParseScenario([]byte(in))
@@ -187,7 +203,7 @@ func TestLoadScenarioNamesTheFileInItsErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := LoadScenario(path)
-	want := "sim: " + path + `:2: rules[0].delay: bad duration "soon": want e.g. "250ms" or "2s"`
+	want := "sim: " + path + `:2: rules[0].delay: not a duration such as "1s" or "250ms", got "soon"`
 	if err == nil || err.Error() != want {
 		t.Errorf("LoadScenario error %q, want %q", err, want)
 	}

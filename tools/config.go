@@ -1,18 +1,16 @@
 package tools
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/glidepath/glidepath/internal/yamlfield"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -103,155 +101,93 @@ func LoadConfig(path string, builtins map[string]Tool) (*Config, error) {
 
 // ParseConfig parses a tool config file named name in messages. JSON is
 // read as YAML, of which it is a subset, so both are strict alike and both
-// have lines. builtins are the tools a builtin entry may name.
+// have lines. A YAML alias (*name) is refused: JSON has none, and a value
+// reached through one would stand at two lines. These rules are shared by
+// every file Glidepath reads: a scenario of package sim, a harness plan
+// file. builtins are the tools a builtin entry may name.
 //
 // Everything that can be checked without a request is checked here: an
-// unknown field, an unknown effect, a duration that is not one or is
-// negative, a p50 above the p95 or the ceiling, max_attempts below 1, a name
-// that is not a function name or is used twice, none or several of url /
-// command / builtin, a URL that is not http(s), an empty command, an
-// unknown builtin, parameters that are not a JSON Schema. Every error found
-// is returned, joined, each a [*ConfigError] naming the field and the line.
+// unknown or repeated field, an unknown effect, a duration that is not one
+// or is negative, a p50 above the p95 or the ceiling, max_attempts below 1,
+// a name that is not a function name or is used twice, none or several of
+// url / command / builtin, a URL that is not http(s), an empty command, an
+// unknown builtin, parameters that are not a JSON Schema. A field whose
+// value is null is left out. Every error found is returned, joined, each a
+// [*ConfigError] naming the field and the line.
 func ParseConfig(name string, data []byte, builtins map[string]Tool) (*Config, error) {
 	c := &Config{File: name, builtins: builtins}
 	if len(data) > MaxConfig {
 		return nil, &ConfigError{File: name, Err: fmt.Errorf("larger than %d bytes", MaxConfig)}
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	switch err := dec.Decode(&doc); {
-	case errors.Is(err, io.EOF):
+	root, err := yamlfield.Parse(data)
+	if e, ok := errors.AsType[*yamlfield.Error](err); ok {
+		return nil, configError(name, e)
+	}
+	if root == nil {
 		return c, nil // an empty file has no tools, as {} has none
-	case err != nil:
-		return nil, syntaxError(name, err)
 	}
-	var more yaml.Node
-	switch err := dec.Decode(&more); {
-	case errors.Is(err, io.EOF):
-	case err != nil:
-		return nil, syntaxError(name, err)
-	default:
-		return nil, &ConfigError{File: name, Line: more.Line, Err: errors.New("a second document; a tool config holds one")}
-	}
-	p := &configParser{file: name, builtins: builtins}
-	c.Entries = p.document(&doc)
-	if len(p.errs) > 0 {
-		return nil, errors.Join(p.errs...)
+	p := &configParser{builtins: builtins}
+	c.Entries = p.document(yamlfield.Root(root))
+	if found := p.w.Errs(); len(found) > 0 {
+		errs := make([]error, len(found))
+		for i, e := range found {
+			errs[i] = configError(name, e)
+		}
+		return nil, errors.Join(errs...)
 	}
 	return c, nil
 }
 
-var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-
-// syntaxError restates a YAML decoder error as FILE:LINE: what.
-func syntaxError(file string, err error) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	e := &ConfigError{File: file, Err: errors.New(msg)}
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		e.Line, _ = strconv.Atoi(m[1])
-		e.Err = errors.New(m[2])
-	}
-	return e
+func configError(file string, e *yamlfield.Error) *ConfigError {
+	return &ConfigError{File: file, Line: e.Line, Field: e.Field, Value: e.Value, Err: e.Err}
 }
 
+// entryFields are the fields of an entry, in the order SPEC §5 gives them.
 var entryFields = []string{"name", "description", "parameters", "effect", "ceiling", "p50", "p95",
 	"speculative", "cancellable", "max_attempts", "url", "command", "builtin"}
 
+var (
+	errNotConfig   = errors.New(`not a mapping; a tool config is {"tools": […]}`)
+	errRequired    = errors.New("required")
+	errEffect      = errors.New("must be read or write")
+	errMaxAttempts = errors.New("must be 1 or more")
+	errNoKind      = errors.New("one of url, command or builtin is required")
+	errNoProgram   = errors.New("no program to run")
+)
+
+// configParser walks a config file's entries; its walker holds every
+// mistake found.
 type configParser struct {
-	file     string
+	w        yamlfield.Walker
 	builtins map[string]Tool
-	errs     []error
 }
 
-func (p *configParser) fail(n *yaml.Node, field, value string, err error) {
-	p.errs = append(p.errs, &ConfigError{File: p.file, Line: n.Line, Field: field, Value: value, Err: err})
-}
-
-// deref follows an alias one step. Aliases are followed only here, at
-// fixed depth, so that a file cannot make the walk exponential.
-func deref(n *yaml.Node) *yaml.Node {
-	if n.Kind == yaml.AliasNode && n.Alias != nil {
-		return n.Alias
-	}
-	return n
-}
-
-func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
-
-// pairs returns a mapping's keys and values, reporting repeated keys and
-// keys that are not strings.
-func (p *configParser) pairs(m *yaml.Node, field string) (keys []string, vals, keyNodes []*yaml.Node) {
-	seen := make(map[string]int)
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := deref(m.Content[i]), m.Content[i+1]
-		if k.Kind != yaml.ScalarNode {
-			p.fail(k, field, "", errors.New("a key that is not a string"))
-			continue
-		}
-		if line, dup := seen[k.Value]; dup {
-			p.fail(k, join(field, k.Value), "", fmt.Errorf("repeated; first given at line %d", line))
-			continue
-		}
-		seen[k.Value] = k.Line
-		keys, vals, keyNodes = append(keys, k.Value), append(vals, deref(v)), append(keyNodes, k)
-	}
-	return keys, vals, keyNodes
-}
-
-func join(field, key string) string {
-	if field == "" {
-		return key
-	}
-	return field + "." + key
-}
-
-func (p *configParser) document(doc *yaml.Node) []Entry {
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+func (p *configParser) document(root yamlfield.Field) []Entry {
+	if root.Value.Kind != yaml.MappingNode {
+		p.w.Fail(root, errNotConfig)
 		return nil
 	}
-	root := deref(doc.Content[0])
-	if isNull(root) {
-		return nil
-	}
-	if root.Kind != yaml.MappingNode {
-		p.fail(root, "", "", errors.New(`not a mapping; a tool config is {"tools": […]}`))
-		return nil
-	}
-	keys, vals, keyNodes := p.pairs(root, "")
 	var entries []Entry
-	for i, k := range keys {
-		if k != "tools" {
-			p.fail(keyNodes[i], k, "", errors.New(`unknown field at the top level (known: tools)`))
-			continue
-		}
-		entries = p.tools(vals[i])
+	for f := range p.w.Fields(root, "tools") {
+		entries = p.tools(f)
 	}
 	return entries
 }
 
-func (p *configParser) tools(seq *yaml.Node) []Entry {
-	if isNull(seq) {
-		return nil
-	}
-	if seq.Kind != yaml.SequenceNode {
-		p.fail(seq, "tools", "", errors.New("not a list"))
-		return nil
-	}
+func (p *configParser) tools(list yamlfield.Field) []Entry {
 	var entries []Entry
 	names := make(map[string]int)
-	for i, n := range seq.Content {
-		field := fmt.Sprintf("tools[%d]", i)
-		n = deref(n)
-		if n.Kind != yaml.MappingNode {
-			p.fail(n, field, "", errors.New("not a mapping"))
+	for item := range p.w.Items(list) {
+		if item.Value.Kind != yaml.MappingNode {
+			p.w.Fail(item, yamlfield.ErrNotMapping)
 			continue
 		}
-		e, ok := p.entry(n, field)
+		e, ok := p.entry(item)
 		if !ok {
 			continue
 		}
 		if line, dup := names[e.Name]; dup {
-			p.errs = append(p.errs, &ConfigError{File: p.file, Line: e.Line, Field: field + ".name", Value: e.Name,
+			p.w.Report(&yamlfield.Error{Line: e.Line, Field: item.Path + ".name", Value: e.Name,
 				Err: fmt.Errorf("%w: first given at line %d", ErrDuplicate, line)})
 			continue
 		}
@@ -262,91 +198,93 @@ func (p *configParser) tools(seq *yaml.Node) []Entry {
 }
 
 // entry parses one tools entry; it reports whether the entry is usable.
-func (p *configParser) entry(m *yaml.Node, field string) (Entry, bool) {
-	before := len(p.errs)
-	e := Entry{Line: m.Line}
-	keys, vals, keyNodes := p.pairs(m, field)
-	var nameLine int
-	var kinds []string
-	kindLine := make(map[string]int)
-	for i, k := range keys {
-		v, f := vals[i], field+"."+k
-		if isNull(v) {
-			continue // left out, as if not written
-		}
-		switch k {
+func (p *configParser) entry(m yamlfield.Field) (Entry, bool) {
+	before := len(p.w.Errs())
+	e := Entry{Line: m.Value.Line}
+	named := false
+	var kinds []yamlfield.Field // the url, command and builtin fields given
+	for f := range p.w.Fields(m, entryFields...) {
+		switch f.Name {
 		case "name":
-			e.Name, nameLine = p.str(v, f), v.Line
-			if e.Name != "" && !namePattern.MatchString(e.Name) {
-				p.fail(v, f, e.Name, errBadName)
+			named = true
+			if s, ok := p.w.String(f); ok {
+				e.Name = s
+				if !namePattern.MatchString(s) {
+					p.w.Fail(f, errBadName)
+				}
 			}
 		case "description":
-			e.Description = p.str(v, f)
+			e.Description, _ = p.w.String(f)
 		case "parameters":
-			e.Parameters = p.schema(v, f)
+			e.Parameters = p.schema(f)
 		case "effect":
-			switch s := p.str(v, f); Effect(s) {
-			case Read, Write:
-				e.Effect = Effect(s)
-			default:
-				p.fail(v, f, s, errors.New("must be read or write"))
+			if s, ok := p.w.String(f); ok {
+				switch Effect(s) {
+				case Read, Write:
+					e.Effect = Effect(s)
+				default:
+					p.w.Fail(f, errEffect)
+				}
 			}
 		case "ceiling":
-			e.Ceiling = p.duration(v, f)
+			e.Ceiling, _ = p.w.Duration(f)
 		case "p50":
-			e.P50 = p.duration(v, f)
+			e.P50, _ = p.w.Duration(f)
 		case "p95":
-			e.P95 = p.duration(v, f)
+			e.P95, _ = p.w.Duration(f)
 		case "speculative":
-			b := p.boolean(v, f)
-			e.Speculative = &b
-		case "cancellable":
-			b := p.boolean(v, f)
-			e.Cancellable = &b
-		case "max_attempts":
-			if v.Kind != yaml.ScalarNode || v.Tag != "!!int" {
-				p.fail(v, f, v.Value, errors.New("not an integer"))
-				break
+			if b, ok := p.w.Bool(f); ok {
+				e.Speculative = &b
 			}
-			if err := v.Decode(&e.MaxAttempts); err != nil || e.MaxAttempts < 1 {
-				p.fail(v, f, v.Value, errors.New("must be 1 or more"))
+		case "cancellable":
+			if b, ok := p.w.Bool(f); ok {
+				e.Cancellable = &b
+			}
+		case "max_attempts":
+			switch n, ok := p.w.Int(f); {
+			case ok && n < 1:
+				p.w.Fail(f, errMaxAttempts)
+			case ok:
+				e.MaxAttempts = n
 			}
 		case "url":
-			e.URL = p.str(v, f)
-			if err := checkURL(e.URL); e.URL != "" && err != nil {
-				p.fail(v, f, e.URL, err)
+			kinds = append(kinds, f)
+			if s, ok := p.w.String(f); ok {
+				e.URL = s
+				if err := checkURL(s); err != nil {
+					p.w.Fail(f, err)
+				}
 			}
 		case "command":
-			e.Command = p.argv(v, f)
+			kinds = append(kinds, f)
+			e.Command = p.argv(f)
 		case "builtin":
-			e.Builtin = p.str(v, f)
-			if _, ok := p.builtins[e.Builtin]; e.Builtin != "" && !ok {
-				p.fail(v, f, e.Builtin, fmt.Errorf("unknown builtin (known: %s)", builtinNames(p.builtins)))
+			kinds = append(kinds, f)
+			if s, ok := p.w.String(f); ok {
+				e.Builtin = s
+				// An empty name is unknown too: a builtin entry with no
+				// tool behind it could not be built.
+				if _, ok := p.builtins[s]; !ok {
+					p.w.Fail(f, fmt.Errorf("unknown builtin (known: %s)", builtinNames(p.builtins)))
+				}
 			}
-		default:
-			p.fail(keyNodes[i], f, "", fmt.Errorf("unknown field (known: %s)", strings.Join(entryFields, ", ")))
-			continue
-		}
-		if k == "url" || k == "command" || k == "builtin" {
-			kinds = append(kinds, k)
-			kindLine[k] = keyNodes[i].Line
 		}
 	}
-	if nameLine == 0 {
-		p.fail(m, field+".name", "", errors.New("required"))
+	if !named {
+		p.w.Report(&yamlfield.Error{Line: m.Value.Line, Field: m.Path + ".name", Err: errRequired})
 	}
 	switch len(kinds) {
 	case 0:
-		p.fail(m, field, "", errors.New("one of url, command or builtin is required"))
+		p.w.Fail(m, errNoKind)
 	case 1:
 	default:
-		p.errs = append(p.errs, &ConfigError{File: p.file, Line: kindLine[kinds[1]], Field: field + "." + kinds[1],
-			Err: fmt.Errorf("only one of url, command or builtin may be given; %s is at line %d", kinds[0], kindLine[kinds[0]])})
+		p.w.Report(&yamlfield.Error{Line: kinds[1].Line, Field: kinds[1].Path,
+			Err: fmt.Errorf("only one of url, command or builtin may be given; %s is at line %d", kinds[0].Name, kinds[0].Line)})
 	}
 	if err := checkDurations(Spec{Ceiling: e.Ceiling, P50: e.P50, P95: e.P95}); err != nil {
-		p.errs = append(p.errs, &ConfigError{File: p.file, Line: m.Line, Field: field + "." + err.field, Err: err.err})
+		p.w.Report(&yamlfield.Error{Line: m.Value.Line, Field: m.Path + "." + err.field, Err: err.err})
 	}
-	return e, len(p.errs) == before
+	return e, len(p.w.Errs()) == before
 }
 
 func builtinNames(m map[string]Tool) string {
@@ -361,75 +299,42 @@ func builtinNames(m map[string]Tool) string {
 	return strings.Join(names, ", ")
 }
 
-func (p *configParser) str(v *yaml.Node, field string) string {
-	if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
-		p.fail(v, field, v.Value, errors.New("not a string"))
-		return ""
-	}
-	return v.Value
-}
-
-func (p *configParser) boolean(v *yaml.Node, field string) bool {
-	var b bool
-	if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&b) != nil {
-		p.fail(v, field, v.Value, errors.New("not true or false"))
-	}
-	return b
-}
-
-func (p *configParser) duration(v *yaml.Node, field string) time.Duration {
-	if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
-		p.fail(v, field, v.Value, errors.New(`not a duration such as "1s" or "250ms"`))
-		return 0
-	}
-	d, err := time.ParseDuration(v.Value)
-	switch {
-	case err != nil:
-		p.fail(v, field, v.Value, errors.New(`not a duration such as "1s" or "250ms"`))
-	case d < 0:
-		p.fail(v, field, v.Value, errors.New("negative"))
-	}
-	return max(d, 0)
-}
-
-func (p *configParser) argv(v *yaml.Node, field string) []string {
-	if v.Kind != yaml.SequenceNode {
-		p.fail(v, field, "", errors.New("not a list of strings (an argv)"))
+// argv reads a command: a list of words, numbers taken as written.
+func (p *configParser) argv(f yamlfield.Field) []string {
+	if f.Value.Kind != yaml.SequenceNode {
+		p.w.Fail(f, yamlfield.ErrNotList)
 		return nil
 	}
 	var argv []string
-	for i, a := range v.Content {
-		a = deref(a)
-		if a.Kind != yaml.ScalarNode || a.Tag != "!!str" && a.Tag != "!!int" && a.Tag != "!!float" {
-			p.fail(a, fmt.Sprintf("%s[%d]", field, i), a.Value, errors.New("not a string"))
-			continue
+	for item := range p.w.Items(f) {
+		if a, ok := p.w.Scalar(item); ok {
+			argv = append(argv, a)
 		}
-		argv = append(argv, a.Value)
 	}
-	if len(v.Content) == 0 || len(argv) > 0 && argv[0] == "" {
-		p.fail(v, field, "", errors.New("no program to run"))
+	if len(f.Value.Content) == 0 || len(argv) > 0 && argv[0] == "" {
+		p.w.Fail(f, errNoProgram)
 	}
 	return argv
 }
 
 // schema converts parameters to JSON and checks that they compile.
-func (p *configParser) schema(v *yaml.Node, field string) json.RawMessage {
-	if v.Kind != yaml.MappingNode {
-		p.fail(v, field, "", errors.New("not a JSON Schema object"))
+func (p *configParser) schema(f yamlfield.Field) json.RawMessage {
+	if f.Value.Kind != yaml.MappingNode {
+		p.w.Fail(f, errors.New("not a JSON Schema object"))
 		return nil
 	}
 	var doc any
-	if err := v.Decode(&doc); err != nil {
-		p.fail(v, field, "", err)
+	if err := f.Value.Decode(&doc); err != nil {
+		p.w.Fail(f, err)
 		return nil
 	}
 	raw, err := json.Marshal(doc)
 	if err != nil {
-		p.fail(v, field, "", fmt.Errorf("not expressible as JSON: %v", err))
+		p.w.Fail(f, fmt.Errorf("not expressible as JSON: %v", err))
 		return nil
 	}
 	if _, err := compileSchema(raw); err != nil {
-		p.fail(v, field, "", fmt.Errorf("not a usable JSON Schema: %v", err))
+		p.w.Fail(f, fmt.Errorf("not a usable JSON Schema: %v", err))
 		return nil
 	}
 	return raw

@@ -131,6 +131,12 @@ func TestABadConfigNamesTheFieldAndTheLine(t *testing.T) {
 		{"not a mapping at all", "- tools\n", 1, "", "not a mapping"},
 		{"a syntax error", "tools:\n  - name: t\n    url: [x\n", -1, "", "did not find expected"},
 		{"a second document", "tools: []\n---\ntools: []\n", 2, "", "second document"},
+		{"an empty builtin", entry("builtin: ''"), 3, "tools[0].builtin", "unknown builtin (known: clock)"},
+		{"an empty URL", entry("url: ''"), 3, "tools[0].url", "not an http or https URL"},
+		{"a command word that is a list", entry("command: [ls, [-l]]"), 3, "tools[0].command[1]", "not a single value"},
+		{"an unknown field left null", entry("url: http://x", "colour: ~"), 4, "tools[0].colour", "unknown field"},
+		{"an alias", "x: &c [ls]\ntools:\n  - name: a\n    command: *c\n", 4, "tools[0].command", "aliases are not supported; write out the value anchored at line 1"},
+		{"a merge key", "tools:\n  - &a {name: a, command: [ls]}\n  - <<: *a\n    name: b\n", 3, "tools[1].<<", "aliases are not supported"},
 		{"JSON with an unknown effect", "{\"tools\": [\n  {\"name\": \"t\",\n   \"url\": \"http://x\",\n   \"effect\": \"rw\"}\n]}", 4, "tools[0].effect", "read or write"},
 	}
 	for _, tc := range cases {
@@ -175,6 +181,17 @@ func TestAnEmptyConfigHasNoTools(t *testing.T) {
 		if err != nil || len(c.Entries) != 0 {
 			t.Errorf("%q: %v, %v", src, c, err)
 		}
+	}
+}
+
+func TestANullFieldIsLeftOut(t *testing.T) {
+	src := "tools:\n  - name: a\n    command: [ls]\n    ceiling: ~\n    effect:\n    speculative: null\n    max_attempts:\n"
+	c, err := ParseConfig("t.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := c.Entries[0]; e.Ceiling != 0 || e.Effect != "" || e.Speculative != nil || e.MaxAttempts != 0 {
+		t.Errorf("entry %+v; want every null field left out", e)
 	}
 }
 

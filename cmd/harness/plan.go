@@ -11,27 +11,16 @@ import (
 	"unicode"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/model"
 )
 
-// What a configuration gets when it leaves a value out. The openai-go
-// values are read from openai-go v3.98.0, internal/requestconfig: a new
-// RequestConfig has MaxRetries 2 and RequestTimeout 0 (no timeout at all),
-// retryDelay sleeps 0.5s·2^n capped at DefaultMaxServerDelay (8s) minus up
-// to 25% jitter, and a server's Retry-After is honored up to
-// defaultMaxRetryAfterDelay (2m); a longer one stops the retries.
+// What a configuration gets when it leaves a value out: harness run's
+// defaults for the run, and the defaults of the library in charge for each
+// call (see [library]).
 const (
 	defaultBudget    = 2 * time.Minute // harness run's --budget
 	defaultSteps     = 50              // harness run's --max-steps
 	defaultToolCalls = 1
-
-	openaiMaxRetries    = 2
-	openaiBackoffBase   = 500 * time.Millisecond
-	openaiBackoffCap    = 8 * time.Second
-	openaiMaxRetryAfter = 2 * time.Minute
-
-	// A tool called over net/http without Glidepath: http.Client has no
-	// Timeout by default and does not retry.
-	httpRetries = 0
 
 	// maxCount bounds steps, tool calls and retries: far above any real
 	// configuration, and low enough that 1 + retries cannot overflow.
@@ -41,7 +30,8 @@ const (
 // library is what a client library does with the values a configuration
 // leaves out.
 type library struct {
-	noCeiling  string                   // why an unset ceiling means no timeout
+	ceiling    time.Duration            // the per-attempt timeout it sets; 0: none
+	whyCeiling string                   // why an unset ceiling is that
 	unbounded  func(name string) string // why that makes the worst case unbounded
 	retries    int
 	whyRetries string
@@ -54,21 +44,42 @@ type library struct {
 	backoff budget.Backoff
 }
 
+// The libraries in charge of a call without Glidepath: openai-go for the
+// model, with the defaults package model records beside the client that
+// turns them off; for a tool, what calls it. None of the tool libraries
+// sets a timeout or retries.
 var (
 	openai = library{
-		noCeiling:  "openai-go sets no request timeout (RequestTimeout 0)",
+		ceiling:    model.SDKRequestTimeout,
+		whyCeiling: "openai-go sets no request timeout (RequestTimeout 0)",
 		unbounded:  func(string) string { return "openai-go has no overall timeout by default" },
-		retries:    openaiMaxRetries,
-		whyRetries: "openai-go's MaxRetries; backoff 0.5s·2^n, at most 8s",
-		backoff:    budget.Backoff{Base: openaiBackoffBase, Cap: openaiBackoffCap},
+		retries:    model.SDKMaxRetries,
+		whyRetries: fmt.Sprintf("openai-go's MaxRetries; backoff %gs·2^n, at most %v", model.SDKBackoffBase.Seconds(), model.SDKBackoffCap),
+		backoff:    budget.Backoff{Base: model.SDKBackoffBase, Cap: model.SDKBackoffCap},
 	}
+	// nethttp calls a remote tool, and the tools of a plan file.
 	nethttp = library{
-		noCeiling: "net/http's client has no timeout",
+		whyCeiling: "net/http's client has no timeout",
 		unbounded: func(name string) string {
 			return "tool " + name + " has no ceiling and net/http sets no timeout"
 		},
-		retries:    httpRetries,
 		whyRetries: "net/http does not retry",
+	}
+	// osexec runs a command tool.
+	osexec = library{
+		whyCeiling: "os/exec sets no timeout: a subprocess runs until it exits",
+		unbounded: func(name string) string {
+			return "tool " + name + " has no ceiling and os/exec sets no timeout"
+		},
+		whyRetries: "os/exec does not retry",
+	}
+	// gofunc calls a builtin, a Go function.
+	gofunc = library{
+		whyCeiling: "a Go function runs until it returns",
+		unbounded: func(name string) string {
+			return "tool " + name + " has no ceiling and a Go function runs until it returns"
+		},
+		whyRetries: "a function call does not retry",
 	}
 )
 
@@ -85,6 +96,12 @@ type planConfig struct {
 	// ("tools[0].ceiling"): "agent.yaml:7" or "--tool-ceiling". It only
 	// locates errors.
 	Origin map[string]string
+
+	// ToolsFile names the tool config Tools were read from; "" when they
+	// were not. ToolFlags are the flags that override every tool's limits
+	// ("--tool-ceiling", "--tool-retries"), as given.
+	ToolsFile string
+	ToolFlags []string
 }
 
 // limits are the per-attempt timeout and the retry count of one kind of call.
@@ -93,16 +110,27 @@ type limits struct {
 	Retries *int           // nil: the library default
 }
 
+// toolConfig is one tool of a plan: from a plan file, a tools file or the
+// flags.
 type toolConfig struct {
 	Name string
 	limits
+
+	// What calls the tool; nil: net/http, as for a plan file's tools.
+	lib *library
+
+	// For a tool from a tools file, ceilingNote says where a ceiling its
+	// entry left out came from (nil: the entry gave it, or none was
+	// found), and retriesNote how its effect and max_attempts became the
+	// retries, a field a tools file does not have. Both are nil for a plan
+	// file's tools, and once a flag has set the value.
+	ceilingNote, retriesNote *defaultUsed
 }
 
 // Errors of a plan configuration, matched by [fieldError].
 var (
 	errNotDuration = errors.New("not a duration (e.g. 90s, 2m)")
 	errNotInteger  = errors.New("not a whole number")
-	errNotScalar   = errors.New("must be a single value, not a list or map")
 	errNotPositive = errors.New("must be positive")
 	errNegative    = errors.New("must not be negative")
 	errNoName      = errors.New("required")
@@ -132,6 +160,8 @@ func (e *fieldError) Error() string {
 	switch {
 	case strings.HasPrefix(e.Where, "--"):
 		return fmt.Sprintf("%s%s: %v", e.Where, val, e.Err)
+	case e.Where != "" && e.Field == "":
+		return fmt.Sprintf("%s:%s %v", e.Where, val, e.Err)
 	case e.Where != "":
 		return fmt.Sprintf("%s: %s%s: %v", e.Where, e.Field, val, e.Err)
 	}
@@ -164,11 +194,11 @@ func (b bound) String() string {
 }
 
 func (b bound) plus(d time.Duration) bound {
-	return bound{D: addSat(b.D, d), Unbounded: b.Unbounded}
+	return bound{D: budget.AddSat(b.D, d), Unbounded: b.Unbounded}
 }
 
 func (b bound) add(o bound) bound {
-	return bound{D: addSat(b.D, o.D), Unbounded: b.Unbounded || o.Unbounded}
+	return bound{D: budget.AddSat(b.D, o.D), Unbounded: b.Unbounded || o.Unbounded}
 }
 
 // times returns b·n; zero of anything, even of an unbounded call, is zero.
@@ -176,21 +206,7 @@ func (b bound) times(n int) bound {
 	if n == 0 {
 		return bound{}
 	}
-	return bound{D: mulSat(b.D, n), Unbounded: b.Unbounded}
-}
-
-func addSat(a, b time.Duration) time.Duration {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
-}
-
-func mulSat(d time.Duration, n int) time.Duration {
-	if n != 0 && d > math.MaxInt64/time.Duration(n) {
-		return math.MaxInt64
-	}
-	return d * time.Duration(n)
+	return bound{D: budget.MulSat(b.D, n), Unbounded: b.Unbounded}
 }
 
 // callPlan is the worst case of one logical call: every attempt runs to its
@@ -237,6 +253,8 @@ type plan struct {
 	RetryAfterModel, RetryAfterPerStep, RetryAfterTotal bound
 
 	Defaults  []defaultUsed
+	ToolsFile string   // where Tools were read from, as planConfig.ToolsFile
+	ToolFlags []string // as planConfig.ToolFlags
 	Unbounded []string // why Total is unbounded, one reason per unbounded ceiling that counts
 }
 
@@ -257,7 +275,7 @@ func makePlan(c planConfig) (plan, error) {
 	if err := c.validate(); err != nil {
 		return plan{}, err
 	}
-	p := plan{Floor: budget.DefaultFloor, Slowest: -1}
+	p := plan{Floor: budget.DefaultFloor, Slowest: -1, ToolsFile: c.ToolsFile, ToolFlags: c.ToolFlags}
 
 	p.Budget = orDefault(&p, c.Budget, "budget", "", defaultBudget, "harness run's --budget default")
 	p.Reserve = budget.DefaultReserve(p.Budget)
@@ -272,7 +290,16 @@ func makePlan(c planConfig) (plan, error) {
 		p.Unbounded = append(p.Unbounded, why)
 	}
 	for i, t := range c.Tools {
-		tp, why := p.call(fmt.Sprintf("tools[%d]", i), t.Name, t.limits, nethttp)
+		lib := nethttp
+		if t.lib != nil {
+			lib = *t.lib
+		}
+		tp, why := p.call(fmt.Sprintf("tools[%d]", i), t.Name, t.limits, lib)
+		for _, n := range []*defaultUsed{t.ceilingNote, t.retriesNote} {
+			if n != nil {
+				p.Defaults = append(p.Defaults, *n)
+			}
+		}
 		p.Tools = append(p.Tools, tp)
 		if p.Slowest < 0 || slower(tp.Worst, p.Tools[p.Slowest].Worst) {
 			p.Slowest = i
@@ -290,7 +317,7 @@ func makePlan(c planConfig) (plan, error) {
 	p.PerStep = p.Model.Worst.add(tools)
 	p.Total = p.PerStep.times(p.Steps)
 
-	p.RetryAfterModel = p.Model.Ceiling.times(p.Model.Attempts()).plus(mulSat(openaiMaxRetryAfter, p.Model.Retries))
+	p.RetryAfterModel = p.Model.Ceiling.times(p.Model.Attempts()).plus(budget.MulSat(model.SDKMaxRetryAfter, p.Model.Retries))
 	p.RetryAfterPerStep = p.RetryAfterModel.add(tools)
 	p.RetryAfterTotal = p.RetryAfterPerStep.times(p.Steps)
 	return p, nil
@@ -304,10 +331,14 @@ func (p *plan) call(field, tool string, l limits, lib library) (callPlan, string
 	c := callPlan{Name: name}
 	var why string
 	switch {
+	case l.Ceiling == nil && lib.ceiling > 0:
+		c.Ceiling.D = lib.ceiling
+		c.DefaultCeiling = true
+		p.Defaults = append(p.Defaults, defaultUsed{Field: field + ".ceiling", Tool: tool, Value: lib.ceiling.String(), Why: lib.whyCeiling})
 	case l.Ceiling == nil:
 		c.Ceiling.Unbounded = true
 		c.DefaultCeiling = true
-		p.Defaults = append(p.Defaults, defaultUsed{Field: field + ".ceiling", Tool: tool, Value: "none", Why: lib.noCeiling})
+		p.Defaults = append(p.Defaults, defaultUsed{Field: field + ".ceiling", Tool: tool, Value: "none", Why: lib.whyCeiling})
 		why = lib.unbounded(name)
 	case *l.Ceiling == 0:
 		c.Ceiling.Unbounded = true
@@ -339,7 +370,7 @@ func longestSleeps(bo budget.Backoff, retries int) time.Duration {
 	for n := 1; n <= retries; n++ {
 		d := bo.Ceiling(n)
 		if d == bo.Ceiling(n+1) {
-			return addSat(sum, mulSat(d, retries-n+1))
+			return budget.AddSat(sum, budget.MulSat(d, retries-n+1))
 		}
 		sum += d
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/model"
 )
 
 func TestMakePlanComputesTheUnbudgetedWorstCase(t *testing.T) {
@@ -278,6 +279,46 @@ func TestMakePlanLeasesTheWholeRunFromTheBudget(t *testing.T) {
 				t.Errorf("reserve %v work %v floor %v, want %v, %v, %v", p.Reserve, p.Work(), p.Floor, tc.wantReserve, tc.wantWork, budget.DefaultFloor)
 			}
 		})
+	}
+}
+
+func TestAnUnsetCeilingTakesTheLibrarysTimeout(t *testing.T) {
+	cases := []struct {
+		name        string
+		lib         library
+		wantCeiling bound
+		wantValue   string // the default noted
+		wantWhy     string // why the worst case is unbounded
+	}{
+		{
+			name:        "openai-go sets none, so the model's worst case is unbounded",
+			lib:         openai,
+			wantCeiling: bound{Unbounded: true},
+			wantValue:   "none",
+			wantWhy:     "openai-go has no overall timeout by default",
+		},
+		{
+			name:        "a library with a timeout of its own bounds each attempt by it",
+			lib:         library{ceiling: 10 * time.Minute, whyCeiling: "its own", unbounded: func(string) string { return "never" }},
+			wantCeiling: bound{D: 10 * time.Minute},
+			wantValue:   "10m0s",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var p plan
+			c, why := p.call("model", "", limits{Retries: new(0)}, tc.lib)
+			if c.Ceiling != tc.wantCeiling || !c.DefaultCeiling || why != tc.wantWhy {
+				t.Errorf("ceiling %+v (default %t), unbounded because %q; want %+v, a default, %q", c.Ceiling, c.DefaultCeiling, why, tc.wantCeiling, tc.wantWhy)
+			}
+			if len(p.Defaults) != 1 || p.Defaults[0].Value != tc.wantValue || p.Defaults[0].Why != tc.lib.whyCeiling {
+				t.Errorf("defaults %+v, want the ceiling noted as %s", p.Defaults, tc.wantValue)
+			}
+		})
+	}
+	// openai's whyCeiling names RequestTimeout 0; it must say what model records.
+	if model.SDKRequestTimeout != 0 {
+		t.Errorf("model.SDKRequestTimeout is %v; openai.whyCeiling says openai-go sets none", model.SDKRequestTimeout)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/glidepath/glidepath/model"
 )
 
 // planCommand is "harness plan [flags] [FILE]".
@@ -25,18 +28,23 @@ type planFlags struct {
 	steps, toolCalls                  *int
 	modelRetries, toolRetries         *int
 	json                              bool
+
+	stepsFlag string // "--steps" or "--max-steps", whichever set steps
+	tools     string // --tools FILE
 }
 
 func (c *planCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	var f planFlags
 	fs.Func("budget", "the run budget, a `duration` such as 2m (default 2m, as harness run)", durationFlag(&f.budget))
-	fs.Func("steps", "max model `turns` (default 50, harness run's --max-steps)", intFlag(&f.steps))
+	fs.Func("max-steps", "max model `turns` (default 50, as harness run)", f.stepsFlagSet("--max-steps"))
+	fs.Func("steps", "max model `turns`: the same as --max-steps", f.stepsFlagSet("--steps"))
 	fs.Func("tool-calls-per-step", "tool `calls` a model turn asks for (default 1)", intFlag(&f.toolCalls))
 	fs.Func("model-ceiling", "per-attempt model `timeout`; 0 means none (default: openai-go's, none)", durationFlag(&f.modelCeiling))
 	fs.Func("model-retries", "model `retries` (default: openai-go's, 2)", intFlag(&f.modelRetries))
-	fs.Func("tool-ceiling", "per-attempt `timeout` of every tool; 0 means none (default: net/http's, none)", durationFlag(&f.toolCeiling))
-	fs.Func("tool-retries", "`retries` of every tool (default 0)", intFlag(&f.toolRetries))
+	fs.Func("tool-ceiling", "per-attempt `timeout` of every tool; 0 means none (default: net/http's, none; with --tools, the file's)", durationFlag(&f.toolCeiling))
+	fs.Func("tool-retries", "`retries` of every tool (default 0; with --tools, the file's)", intFlag(&f.toolRetries))
+	fs.StringVar(&f.tools, "tools", "", "plan the tools of this tool config `file`, as harness run --tools reads it")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object instead of the table")
 
 	pos, help, err := parseFlags(fs, "plan", args, c.stdout, func(w io.Writer) { planUsage(w, fs) })
@@ -48,16 +56,30 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 	}
 
 	cfg := planConfig{Origin: map[string]string{}}
-	source := "flags and defaults"
+	var sources []string
 	if len(pos) == 1 {
 		if cfg, err = c.load(pos[0]); err != nil {
 			return &usageError{cmd: "plan", err: err}
 		}
-		source = pos[0]
-		if source == "-" {
-			source = "stdin"
+		name := pos[0]
+		if name == "-" {
+			name = "stdin"
 		}
+		sources = append(sources, name)
 	}
+	if f.tools != "" {
+		// The plan file then gives the run and the model, the tools file
+		// the tools; both giving tools would leave one of them unread.
+		if len(cfg.Tools) > 0 {
+			return &usageError{cmd: "plan", err: fmt.Errorf("both %s and --tools %s list tools; give them in one place", sources[0], f.tools)}
+		}
+		if cfg.Tools, err = loadToolsFile(f.tools, cfg.Origin); err != nil {
+			return &usageError{cmd: "plan", err: err}
+		}
+		cfg.ToolsFile = f.tools
+		sources = append(sources, "--tools "+f.tools)
+	}
+	source := cmp.Or(strings.Join(sources, " and "), "flags and defaults")
 	f.apply(&cfg)
 	p, err := makePlan(cfg)
 	if err != nil {
@@ -92,31 +114,58 @@ func (c *planCommand) load(name string) (planConfig, error) {
 	return loadPlan(name, file)
 }
 
+// stepsFlagSet sets steps for the flag named name. --steps and --max-steps
+// are one value under two names (harness run's, and the plan file's), so
+// giving both is a mistake even when they agree.
+func (f *planFlags) stepsFlagSet(name string) func(string) error {
+	set := intFlag(&f.steps)
+	return func(s string) error {
+		if f.stepsFlag != "" && f.stepsFlag != name {
+			return fmt.Errorf("%s is given too: --steps and --max-steps are one flag", f.stepsFlag)
+		}
+		f.stepsFlag = name
+		return set(s)
+	}
+}
+
 // apply lets the flags override cfg. --tool-ceiling and --tool-retries set
 // every tool; with no tools listed they describe one, named "tool".
 func (f *planFlags) apply(cfg *planConfig) {
 	override(cfg, &cfg.Budget, f.budget, "budget", "--budget")
-	override(cfg, &cfg.Steps, f.steps, "steps", "--steps")
+	override(cfg, &cfg.Steps, f.steps, "steps", f.stepsFlag)
 	override(cfg, &cfg.ToolCallsPerStep, f.toolCalls, "tool_calls_per_step", "--tool-calls-per-step")
 	override(cfg, &cfg.Model.Ceiling, f.modelCeiling, "model.ceiling", "--model-ceiling")
 	override(cfg, &cfg.Model.Retries, f.modelRetries, "model.retries", "--model-retries")
 	if len(cfg.Tools) == 0 && (f.toolCeiling != nil || f.toolRetries != nil) {
 		cfg.Tools = []toolConfig{{Name: "tool"}}
 	}
+	if f.toolCeiling != nil {
+		cfg.ToolFlags = append(cfg.ToolFlags, "--tool-ceiling")
+	}
+	if f.toolRetries != nil {
+		cfg.ToolFlags = append(cfg.ToolFlags, "--tool-retries")
+	}
 	for i := range cfg.Tools {
+		t := &cfg.Tools[i]
 		field := fmt.Sprintf("tools[%d]", i)
-		override(cfg, &cfg.Tools[i].Ceiling, f.toolCeiling, field+".ceiling", "--tool-ceiling")
-		override(cfg, &cfg.Tools[i].Retries, f.toolRetries, field+".retries", "--tool-retries")
+		if override(cfg, &t.Ceiling, f.toolCeiling, field+".ceiling", "--tool-ceiling") {
+			t.ceilingNote = nil
+		}
+		if override(cfg, &t.Retries, f.toolRetries, field+".retries", "--tool-retries") {
+			t.retriesNote = nil
+		}
 	}
 }
 
 // override sets *dst to v, if the flag named flag was given, and records
-// that the field now comes from it.
-func override[T any](cfg *planConfig, dst **T, v *T, field, flag string) {
-	if v != nil {
-		*dst = v
-		cfg.Origin[field] = flag
+// that the field now comes from it. It reports whether it did.
+func override[T any](cfg *planConfig, dst **T, v *T, field, flag string) bool {
+	if v == nil {
+		return false
 	}
+	*dst = v
+	cfg.Origin[field] = flag
+	return true
 }
 
 func durationFlag(dst **time.Duration) func(string) error {
@@ -143,6 +192,7 @@ func intFlag(dst **int) func(string) error {
 
 func planUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, `usage: harness plan [flags] [FILE]
+       harness plan --tools TOOLSFILE [flags] [FILE]
 
 Plan prints the worst case a configuration really ships without a budget:
 every attempt runs to its ceiling and fails, every retry sleeps its longest
@@ -164,7 +214,18 @@ FILE is YAML or JSON ("-" reads standard input). Unknown fields are errors.
       ceiling: 30s         # leave out for net/http's (none)
       retries: 2           # leave out for none
 
-Flags override the file:
+--tools TOOLSFILE plans the tools of the tool config harness run --tools
+reads, so that "what does my run ship without Glidepath?" has an answer.
+Each tool keeps the limits the file gives it, and only the run's one
+deadline is taken away: its ceiling (left out: a builtin's own, else none,
+no timeout at all), and max_attempts − 1 retries for a read (max_attempts
+left out: 3), none for a write or a tool that does not say it reads, as
+under Glidepath. The model is openai-go's unless --model-ceiling and
+--model-retries say otherwise; the run is --budget and --max-steps. With a
+FILE too, FILE gives the run and the model and TOOLSFILE the tools, so FILE
+must list none.
+
+Flags override the files:
 
 `)
 	fs.SetOutput(w)
@@ -179,6 +240,13 @@ func (p plan) write(w io.Writer, source string) {
 
 	fmt.Fprintf(tw, "plan: %s\n\n", source)
 	fmt.Fprintln(tw, "without a budget: every attempt runs to its ceiling and fails, every backoff sleeps its longest")
+	if p.ToolsFile != "" && len(p.Tools) > 0 {
+		keep := fmt.Sprintf("the tools keep the limits %s gives them: its ceilings, max_attempts − 1 retries for a read, none for a write", p.ToolsFile)
+		if len(p.ToolFlags) > 0 {
+			keep += ", but " + strings.Join(p.ToolFlags, " and ") + " set them all"
+		}
+		fmt.Fprintln(tw, keep)
+	}
 	row("call", "ceiling", "retries", "worst per call")
 	row(append([]string{"model"}, callCells(p.Model)...)...)
 	for _, t := range p.Tools {
@@ -192,8 +260,8 @@ func (p plan) write(w io.Writer, source string) {
 	row("total", total)
 	fmt.Fprintln(tw)
 
-	fmt.Fprintf(tw, "if servers send Retry-After: openai-go waits up to %v before each model retry\n", openaiMaxRetryAfter)
-	row("model", fmt.Sprintf("%s × %d + %d × %v = %v", ceilingString(p.Model.Ceiling), p.Model.Attempts(), p.Model.Retries, openaiMaxRetryAfter, p.RetryAfterModel))
+	fmt.Fprintf(tw, "if servers send Retry-After: openai-go waits up to %v before each model retry\n", model.SDKMaxRetryAfter)
+	row("model", fmt.Sprintf("%s × %d + %d × %v = %v", ceilingString(p.Model.Ceiling), p.Model.Attempts(), p.Model.Retries, model.SDKMaxRetryAfter, p.RetryAfterModel))
 	row("per step", p.perStepFormula(p.RetryAfterModel, p.RetryAfterPerStep))
 	row("total", fmt.Sprintf("%d steps × %v = %v", p.Steps, p.RetryAfterPerStep, p.RetryAfterTotal))
 	fmt.Fprintln(tw)
@@ -211,7 +279,11 @@ func (p plan) write(w io.Writer, source string) {
 
 	if len(p.Defaults) > 0 {
 		fmt.Fprintln(tw)
-		fmt.Fprintln(tw, "defaults used")
+		if p.ToolsFile != "" {
+			fmt.Fprintln(tw, "defaults used, and how the tools file's entries were read")
+		} else {
+			fmt.Fprintln(tw, "defaults used")
+		}
 		for _, d := range p.Defaults {
 			field := d.Field
 			if d.Tool != "" {
@@ -379,7 +451,7 @@ func (p plan) report(source string) planReport {
 		r.Ratio = &ratio
 	}
 	ra := &r.RetryAfter
-	ra.MaxWaitMs = ms(openaiMaxRetryAfter)
+	ra.MaxWaitMs = ms(model.SDKMaxRetryAfter)
 	ra.ModelWorstMs, ra.ModelWorstUnbounded = msOrNull(p.RetryAfterModel), p.RetryAfterModel.Unbounded
 	ra.PerStepMs, ra.PerStepUnbounded = msOrNull(p.RetryAfterPerStep), p.RetryAfterPerStep.Unbounded
 	ra.TotalMs, ra.TotalUnbounded = msOrNull(p.RetryAfterTotal), p.RetryAfterTotal.Unbounded

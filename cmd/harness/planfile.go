@@ -4,212 +4,257 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/glidepath/glidepath/internal/yamlfield"
+	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/tools/demo"
 	"go.yaml.in/yaml/v3"
 )
 
-// planFile is a plan configuration as written. Every value is a [scalar]
-// rather than a typed field so that a bad one is reported with its line and
-// in our words, not the decoder's.
-type planFile struct {
-	Budget           scalar         `yaml:"budget"`
-	Steps            scalar         `yaml:"steps"`
-	ToolCallsPerStep scalar         `yaml:"tool_calls_per_step"`
-	Model            planFileLimits `yaml:"model"`
-	Tools            []planFileTool `yaml:"tools"`
-}
+// maxPlanFile bounds a plan file, as tools.MaxConfig bounds a tools file.
+const maxPlanFile = tools.MaxConfig
 
-type planFileLimits struct {
-	Ceiling scalar `yaml:"ceiling"`
-	Retries scalar `yaml:"retries"`
-}
+// The fields of a plan file, in the order the help gives them.
+var (
+	planTopFields   = []string{"budget", "steps", "tool_calls_per_step", "model", "tools"}
+	planModelFields = []string{"ceiling", "retries"}
+	planToolFields  = []string{"name", "ceiling", "retries"}
+)
 
-type planFileTool struct {
-	Name    scalar `yaml:"name"`
-	Ceiling scalar `yaml:"ceiling"`
-	Retries scalar `yaml:"retries"`
-}
-
-// scalar is one value as written and the line it was written on. A value
-// left out, null or "" is unset.
-type scalar struct {
-	value string
-	line  int
-	kind  yaml.Kind // 0 when left out or null
-}
-
-// UnmarshalYAML records the node; it never fails, so that checking happens
-// in one place, where the field's path is known. The decoder does not call
-// it for null.
-func (s *scalar) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
+// loadPlan reads a plan configuration from r, named name in messages. The
+// file is YAML or JSON, read field by field by internal/yamlfield, whose
+// rules the tools file and the sim scenarios share: an unknown or repeated
+// field, a second document or an alias is an error, a null value is left
+// out, and every mistake is reported at once with its line. It checks what
+// only the file can get wrong, a value that is not a duration or a number;
+// ranges are checked by [makePlan], for flags and file alike.
+func loadPlan(name string, r io.Reader) (planConfig, error) {
+	c := planConfig{Origin: make(map[string]string)}
+	data, err := io.ReadAll(io.LimitReader(r, maxPlanFile+1))
+	switch {
+	case err != nil:
+		return planConfig{}, err
+	case len(data) > maxPlanFile:
+		return planConfig{}, fmt.Errorf("%s: larger than %d bytes", name, maxPlanFile)
 	}
-	*s = scalar{value: n.Value, line: n.Line, kind: n.Kind}
+	root, err := yamlfield.Parse(data)
+	if e, ok := errors.AsType[*yamlfield.Error](err); ok {
+		return planConfig{}, planFileError(name, e)
+	}
+	if root == nil {
+		return c, nil // an empty file leaves everything to the defaults, as {} does
+	}
+	p := &planParser{file: name, cfg: &c}
+	p.document(yamlfield.Root(root))
+	found := p.w.Errs()
+	if len(found) == 0 {
+		return c, nil
+	}
+	errs := make([]error, len(found))
+	for i, e := range found {
+		errs[i] = planFileError(name, e)
+	}
+	return planConfig{}, errors.Join(errs...)
+}
+
+// planParser walks a plan file into cfg, recording where each value was.
+type planParser struct {
+	file string
+	cfg  *planConfig
+	w    yamlfield.Walker
+}
+
+func (p *planParser) document(root yamlfield.Field) {
+	if root.Value.Kind != yaml.MappingNode {
+		p.w.Fail(root, fmt.Errorf("not a mapping; a plan file is a mapping of %s", strings.Join(planTopFields, ", ")))
+		return
+	}
+	c := p.cfg
+	for f := range p.w.Fields(root, planTopFields...) {
+		switch f.Name {
+		case "budget":
+			c.Budget = p.duration(f)
+		case "steps":
+			c.Steps = p.integer(f)
+		case "tool_calls_per_step":
+			c.ToolCallsPerStep = p.integer(f)
+		case "model":
+			for f := range p.w.Fields(f, planModelFields...) {
+				p.limit(&c.Model, f)
+			}
+		case "tools":
+			for item := range p.w.Items(f) {
+				if item.Value.Kind != yaml.MappingNode {
+					p.w.Fail(item, yamlfield.ErrNotMapping)
+					continue
+				}
+				c.Tools = append(c.Tools, p.tool(item))
+			}
+		}
+	}
+}
+
+// tool reads a tools entry. A missing name has no line of its own, so its
+// origin is the entry's.
+func (p *planParser) tool(item yamlfield.Field) toolConfig {
+	p.at(item.Path+".name", item)
+	var t toolConfig
+	for f := range p.w.Fields(item, planToolFields...) {
+		if f.Name == "name" {
+			p.at(f.Path, f)
+			t.Name, _ = p.w.String(f)
+			continue
+		}
+		p.limit(&t.limits, f)
+	}
+	return t
+}
+
+// limit reads f, a ceiling or a retries field, into l.
+func (p *planParser) limit(l *limits, f yamlfield.Field) {
+	switch f.Name {
+	case "ceiling":
+		l.Ceiling = p.duration(f)
+	case "retries":
+		l.Retries = p.integer(f)
+	}
+}
+
+func (p *planParser) duration(f yamlfield.Field) *time.Duration {
+	p.at(f.Path, f)
+	if d, ok := p.w.Duration(f); ok {
+		return &d
+	}
 	return nil
 }
 
-func (s scalar) set() bool {
-	return s.kind != 0 && (s.kind != yaml.ScalarNode || s.value != "")
+func (p *planParser) integer(f yamlfield.Field) *int {
+	p.at(f.Path, f)
+	if n, ok := p.w.Int(f); ok {
+		return &n
+	}
+	return nil
 }
 
-// loadPlan reads a plan configuration from r, named name in messages. The
-// file is YAML; JSON is read by the same decoder (a JSON document is a YAML
-// document), so both are strict alike: an unknown field, a repeated key or
-// a second document is an error, reported with its line.
-func loadPlan(name string, r io.Reader) (planConfig, error) {
-	dec := yaml.NewDecoder(r)
-	dec.KnownFields(true)
-	var f planFile
-	switch err := dec.Decode(&f); {
-	case errors.Is(err, io.EOF):
-		// An empty file leaves everything to the defaults, as {} does.
-	case isTypeError(err):
-		// The decoder went on past these, so the values it did read can
-		// be checked too, and every mistake reported at once.
-		_, cerr := f.config(name)
-		return planConfig{}, errors.Join(yamlError(name, err), cerr)
-	case err != nil:
-		return planConfig{}, yamlError(name, err)
-	default:
-		var more yaml.Node
-		if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
-			if err != nil {
-				return planConfig{}, yamlError(name, err)
-			}
-			return planConfig{}, fmt.Errorf("%s:%d: a second document; a plan file holds one", name, more.Line)
-		}
-	}
-	return f.config(name)
+// at records that the value at path was written at f's line.
+func (p *planParser) at(path string, f yamlfield.Field) {
+	p.cfg.Origin[path] = fmt.Sprintf("%s:%d", p.file, f.Value.Line)
 }
 
-// config turns the file into a planConfig, checking what only the file can
-// get wrong: a value that is not a duration or a number. Ranges are checked
-// by [makePlan], for flags and file alike.
-func (f *planFile) config(name string) (planConfig, error) {
-	c := planConfig{Origin: make(map[string]string)}
-	var errs []error
-	at := func(field string, s scalar) string {
-		where := fmt.Sprintf("%s:%d", name, s.line)
-		c.Origin[field] = where
-		return where
+// planFileError restates a mistake in the plan's words: the reasons the
+// flags give too, and an unknown field with where it was and what is known
+// there.
+func planFileError(file string, e *yamlfield.Error) error {
+	where := file
+	if e.Line > 0 {
+		where = fmt.Sprintf("%s:%d", file, e.Line)
 	}
-	duration := func(field string, s scalar) *time.Duration {
-		if !s.set() {
-			return nil
+	if u, ok := errors.AsType[*yamlfield.UnknownFieldError](e.Err); ok {
+		place := "in a tools entry"
+		switch u.In {
+		case "":
+			place = "at the top level"
+		case "model":
+			place = "in model"
 		}
-		return parseScalar(s, field, at(field, s), &errs, time.ParseDuration, errNotDuration)
+		return &fieldError{Where: where, Err: fmt.Errorf("unknown field %q %s (known: %s)", u.Key, place, strings.Join(u.Known, ", "))}
 	}
-	integer := func(field string, s scalar) *int {
-		if !s.set() {
-			return nil
-		}
-		return parseScalar(s, field, at(field, s), &errs, strconv.Atoi, errNotInteger)
-	}
-
-	c.Budget = duration("budget", f.Budget)
-	c.Steps = integer("steps", f.Steps)
-	c.ToolCallsPerStep = integer("tool_calls_per_step", f.ToolCallsPerStep)
-	c.Model.Ceiling = duration("model.ceiling", f.Model.Ceiling)
-	c.Model.Retries = integer("model.retries", f.Model.Retries)
-	for i, t := range f.Tools {
-		field := fmt.Sprintf("tools[%d]", i)
-		tc := toolConfig{Name: t.Name.value}
-		switch {
-		case t.Name.set() && t.Name.kind != yaml.ScalarNode:
-			errs = append(errs, &fieldError{Where: at(field+".name", t.Name), Field: field + ".name", Err: errNotScalar})
-		case t.Name.set():
-			at(field+".name", t.Name)
-		default:
-			// A missing name has no line of its own; point at the entry.
-			line := 0
-			for _, s := range []scalar{t.Ceiling, t.Retries} {
-				if s.line > 0 && (line == 0 || s.line < line) {
-					line = s.line
-				}
-			}
-			if line > 0 {
-				c.Origin[field+".name"] = fmt.Sprintf("%s:%d", name, line)
-			}
-		}
-		tc.Ceiling = duration(field+".ceiling", t.Ceiling)
-		tc.Retries = integer(field+".retries", t.Retries)
-		c.Tools = append(c.Tools, tc)
-	}
-	return c, errors.Join(errs...)
-}
-
-var (
-	yamlLine    = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-	yamlUnknown = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
-)
-
-// yamlError restates the decoder's errors as "FILE:LINE: what", one per
-// line, and an unknown field with where it was and the fields known there.
-func yamlError(name string, err error) error {
-	msgs := []string{strings.TrimPrefix(err.Error(), "yaml: ")}
-	if te, ok := errors.AsType[*yaml.TypeError](err); ok {
-		msgs = te.Errors
-	}
-	errs := make([]error, 0, len(msgs))
-	for _, m := range msgs {
-		where := name
-		if sub := yamlLine.FindStringSubmatch(m); sub != nil {
-			where, m = name+":"+sub[1], sub[2]
-		}
-		if sub := yamlUnknown.FindStringSubmatch(m); sub != nil {
-			m = fmt.Sprintf("unknown field %q%s", sub[1], knownFields(sub[2]))
-		}
-		errs = append(errs, fmt.Errorf("%s: %s", where, m))
-	}
-	return errors.Join(errs...)
-}
-
-func isTypeError(err error) bool {
-	_, ok := errors.AsType[*yaml.TypeError](err)
-	return ok
-}
-
-// knownFields names, for the Go type the decoder named, where in the file
-// that is and which fields are allowed there.
-func knownFields(typeName string) string {
-	for _, s := range []struct {
-		t     reflect.Type
-		where string
-	}{
-		{reflect.TypeFor[planFile](), "at the top level"},
-		{reflect.TypeFor[planFileLimits](), "in model"},
-		{reflect.TypeFor[planFileTool](), "in a tools entry"},
+	err := e.Err
+	for _, w := range []struct{ walker, plan error }{
+		{yamlfield.ErrNotDuration, errNotDuration},
+		{yamlfield.ErrNotInteger, errNotInteger},
+		{yamlfield.ErrNegative, errNegative},
 	} {
-		if s.t.String() != typeName {
-			continue
+		if err == w.walker {
+			err = w.plan
 		}
-		var names []string
-		for f := range s.t.Fields() {
-			names = append(names, f.Tag.Get("yaml"))
-		}
-		return fmt.Sprintf(" %s (known: %s)", s.where, strings.Join(names, ", "))
 	}
-	return ""
+	return &fieldError{Where: where, Field: e.Field, Value: e.Value, Err: err}
 }
 
-// parseScalar parses the set scalar s of field, written at where, with
-// parse; a value that is not a scalar, or that parse rejects (as notOK), is
-// appended to errs and gives nil.
-func parseScalar[T any](s scalar, field, where string, errs *[]error, parse func(string) (T, error), notOK error) *T {
-	if s.kind != yaml.ScalarNode {
-		*errs = append(*errs, &fieldError{Where: where, Field: field, Err: errNotScalar})
-		return nil
-	}
-	v, err := parse(s.value)
+// loadToolsFile reads the tool config at path as harness run --tools does,
+// with the same builtins, and returns its tools as the plan counts them,
+// recording in origin where each was written. Its errors are the
+// *tools.ConfigError values harness run would fail with.
+func loadToolsFile(path string, origin map[string]string) ([]toolConfig, error) {
+	tc, err := tools.LoadConfig(path, demo.Builtins())
 	if err != nil {
-		*errs = append(*errs, &fieldError{Where: where, Field: field, Value: s.value, Err: notOK})
-		return nil
+		return nil, err
 	}
-	return &v
+	return planTools(tc, origin), nil
+}
+
+// planTools turns the entries of a tool config into the plan's tools. The
+// unbudgeted worst case it feeds keeps the file's own per-call limits and
+// takes away only the run's one deadline: each attempt runs to its
+// ceiling, and a call is retried as the file says it may be, max_attempts
+// − 1 times for a read and never for a write (the config's own rule, SPEC
+// §5: a write is not retried blindly). A ceiling the entry leaves out is
+// its builtin's, or none: no timeout, as a plain client has.
+func planTools(tc *tools.Config, origin map[string]string) []toolConfig {
+	built := tc.Tools(nil) // builds nothing that talks: specs, with builtins' filled in
+	out := make([]toolConfig, len(tc.Entries))
+	for i, e := range tc.Entries {
+		spec := built[i].Spec()
+		field := fmt.Sprintf("tools[%d]", i)
+		where := fmt.Sprintf("%s:%d", tc.File, e.Line)
+		for _, f := range []string{".name", ".ceiling", ".retries"} {
+			origin[field+f] = where
+		}
+		t := toolConfig{Name: e.Name, lib: &nethttp}
+		switch {
+		case len(e.Command) > 0:
+			t.lib = &osexec
+		case e.Builtin != "":
+			t.lib = &gofunc
+		}
+		switch {
+		case e.Ceiling > 0:
+			t.Ceiling = new(e.Ceiling)
+		case spec.Ceiling > 0: // a builtin's own
+			t.Ceiling = new(spec.Ceiling)
+			t.ceilingNote = &defaultUsed{Field: field + ".ceiling", Tool: e.Name, Value: spec.Ceiling.String(),
+				Why: "left out: builtin " + e.Builtin + "'s own"}
+		}
+		retries, note := retriesOf(field, e, spec)
+		t.Retries, t.retriesNote = &retries, &note
+		out[i] = t
+	}
+	return out
+}
+
+// retriesOf returns how often a tools file retries the call of entry e,
+// whose spec is s, and a note that says why.
+func retriesOf(field string, e tools.Entry, s tools.Spec) (int, defaultUsed) {
+	effect := "read"
+	if e.Effect == "" {
+		effect += " (builtin " + e.Builtin + "'s own)"
+	}
+	if s.Effect != tools.Read {
+		why := "a write is never retried blindly, so 0 retries"
+		switch {
+		case e.Effect != "":
+		case s.Effect == tools.Write:
+			why = "left out: builtin " + e.Builtin + "'s own; " + why
+		case e.URL != "":
+			why = "left out: a tool is a write until it says it reads; " + why +
+				" (harness run may learn read from the server's manifest, which plan does not fetch)"
+		default:
+			why = "left out: a tool is a write until it says it reads; " + why
+		}
+		return 0, defaultUsed{Field: field + ".effect", Tool: e.Name, Value: string(tools.Write), Why: why}
+	}
+	attempts, from := s.MaxAttempts, ""
+	switch {
+	case e.MaxAttempts > 0:
+	case attempts > 0:
+		from = "left out: builtin " + e.Builtin + "'s own; "
+	default:
+		attempts, from = tools.DefaultMaxAttempts, "left out: tools.DefaultMaxAttempts; "
+	}
+	why := fmt.Sprintf("%seffect %s, so max_attempts − 1 = %d retries", from, effect, attempts-1)
+	return attempts - 1, defaultUsed{Field: field + ".max_attempts", Tool: e.Name, Value: strconv.Itoa(attempts), Why: why}
 }

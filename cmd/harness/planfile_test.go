@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -43,8 +44,10 @@ tools:
 			},
 		},
 		{
-			name: "empty strings and nulls are left out",
-			in:   "budget: 1m\nsteps: null\nmodel:\n  ceiling: \"\"\n  retries: ~\n",
+			// As in a tools file and a scenario: only null is left out, and
+			// "" is a value like any other (see the bad input below).
+			name: "nulls are left out",
+			in:   "budget: 1m\nsteps: null\nmodel:\n  ceiling:\n  retries: ~\ntools:\n",
 			want: planConfig{Budget: new(time.Minute)},
 		},
 		{
@@ -58,12 +61,9 @@ tools:
 			want: planConfig{Model: limits{Ceiling: new(time.Duration(0))}},
 		},
 		{
-			name: "an alias reads the anchored value",
-			in:   "tools:\n  - {name: a, ceiling: &c 5s}\n  - {name: b, ceiling: *c}\n",
-			want: planConfig{Tools: []toolConfig{
-				{Name: "a", limits: limits{Ceiling: new(5 * time.Second)}},
-				{Name: "b", limits: limits{Ceiling: new(5 * time.Second)}},
-			}},
+			name: "integers may be written as YAML writes them",
+			in:   "steps: 1_000\nmodel: {retries: 0x3}\n",
+			want: planConfig{Steps: new(1000), Model: limits{Retries: new(3)}},
 		},
 	}
 	for _, tc := range cases {
@@ -122,15 +122,62 @@ func TestLoadPlanRejectsBadInputNamingFieldAndLine(t *testing.T) {
 			wantMsgs: []string{`p:2: model.retries many: not a whole number`},
 		},
 		{
-			name:     "a list where a value belongs",
+			name:     "a list where a duration belongs",
 			in:       "model:\n  ceiling: [1s, 2s]\n",
-			wantIs:   errNotScalar,
-			wantMsgs: []string{`p:2: model.ceiling: must be a single value`},
+			wantIs:   errNotDuration,
+			wantMsgs: []string{`p:2: model.ceiling: not a duration`},
 		},
 		{
+			// Only null is left out, as in a tools file.
+			name:     "an empty string where a duration belongs",
+			in:       "model:\n  ceiling: \"\"\n",
+			wantIs:   errNotDuration,
+			wantMsgs: []string{`p:2: model.ceiling: not a duration`},
+		},
+		{
+			name:     "a quoted number where a number belongs",
+			in:       "steps: \"3\"\n",
+			wantIs:   errNotInteger,
+			wantMsgs: []string{`p:1: steps 3: not a whole number`},
+		},
+		{
+			name:     "a negative ceiling",
+			in:       "model:\n  ceiling: -1s\n",
+			wantIs:   errNegative,
+			wantMsgs: []string{`p:2: model.ceiling -1s: must not be negative`},
+		},
+		{
+			name:     "a number too large for any count",
+			in:       "steps: 18446744073709551615\n",
+			wantMsgs: []string{`p:1: steps 18446744073709551615: out of range`},
+		},
+		{
+			name:     "a name that is not a string",
+			in:       "tools:\n  - name: [a]\n",
+			wantMsgs: []string{`p:2: tools[0].name: not a string`},
+		},
+		{
+			name:     "a tool that is not a mapping",
+			in:       "tools:\n  - search\n",
+			wantMsgs: []string{`p:2: tools[0] search: not a mapping`},
+		},
+		{
+			// The walker, not yaml's decoder, finds it now, in the words
+			// the tools file and scenarios use.
 			name:     "a key given twice",
 			in:       "budget: 2m\nbudget: 3m\n",
-			wantMsgs: []string{`p:2: mapping key "budget" already defined at line 1`},
+			wantMsgs: []string{`p:2: budget: repeated; first given at line 1`},
+		},
+		{
+			// Aliases are refused in every Glidepath file (internal/yamlfield).
+			name:     "an alias",
+			in:       "tools:\n  - {name: a, ceiling: &c 5s}\n  - {name: b, ceiling: *c}\n",
+			wantMsgs: []string{`p:3: tools[1].ceiling: YAML aliases are not supported; write out the value anchored at line 2 instead of *c`},
+		},
+		{
+			name:     "every mistake at once, in the order of the file",
+			in:       "budget: soon\nmodel:\n  retries: many\n  timeout: 1s\nstepz: 3\n",
+			wantMsgs: []string{"p:1: budget soon: not a duration (e.g. 90s, 2m)\np:3: model.retries many: not a whole number\np:4: unknown field \"timeout\" in model (known: ceiling, retries)\np:5: unknown field \"stepz\" at the top level"},
 		},
 		{
 			name:     "broken yaml",
@@ -140,12 +187,17 @@ func TestLoadPlanRejectsBadInputNamingFieldAndLine(t *testing.T) {
 		{
 			name:     "a second document",
 			in:       "budget: 2m\n---\nsteps: 3\n",
-			wantMsgs: []string{`p:2: a second document; a plan file holds one`},
+			wantMsgs: []string{`p:2: a second document; the file holds one`},
+		},
+		{
+			name:     "a file larger than a tools file may be",
+			in:       "# " + strings.Repeat("x", maxPlanFile),
+			wantMsgs: []string{"p: larger than 4194304 bytes"},
 		},
 		{
 			name:     "a list instead of a map",
 			in:       "- budget: 2m\n",
-			wantMsgs: []string{`p:1: cannot unmarshal !!seq into main.planFile`},
+			wantMsgs: []string{`p:1: not a mapping; a plan file is a mapping of budget, steps, tool_calls_per_step, model, tools`},
 		},
 	}
 	for _, tc := range cases {
@@ -186,4 +238,32 @@ func TestLoadPlanRecordsWhereEachValueWasWritten(t *testing.T) {
 	if want := "agent.yaml:3: tools[0].name: required"; err == nil || err.Error() != want {
 		t.Errorf("makePlan error = %v, want %s", err, want)
 	}
+}
+
+// FuzzLoadPlan feeds any file to loadPlan and what it reads to makePlan:
+// nothing panics, and every mistake is a *fieldError located in the file.
+func FuzzLoadPlan(f *testing.F) {
+	f.Add([]byte("budget: 2m\nsteps: 20\nmodel: {ceiling: 60s}\ntools:\n  - name: search\n    ceiling: 30s\n    retries: 2\n"))
+	f.Add([]byte(`{"budget": "0s", "steps": -1, "tools": [{"ceiling": "x"}, {"name": "a"}, {"name": "a"}]}`))
+	f.Add([]byte("tools:\n  - {name: a, ceiling: &c 5s}\n  - {name: b, ceiling: *c}\n"))
+	f.Add([]byte("budget: 2m\nbudget: 3m\n---\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := loadPlan("f.yaml", bytes.NewReader(data))
+		if err == nil {
+			_, err = makePlan(c)
+		}
+		if err == nil {
+			return
+		}
+		errs := []error{err}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = j.Unwrap()
+		}
+		for _, e := range errs {
+			fe, ok := errors.AsType[*fieldError](e)
+			if !ok || fe.Where != "" && !strings.HasPrefix(fe.Where, "f.yaml") {
+				t.Fatalf("mistake %v is not a *fieldError located in f.yaml", e)
+			}
+		}
+	})
 }
