@@ -12,18 +12,18 @@ import (
 // remote tool, one run of a subprocess, one call of a local function, a
 // setup step.
 type Attempt struct {
-	Step       string        // the step kind: "model", "tool:NAME", "agent:NAME", "setup"
-	Key        string        // the logical call's idempotency key; "" for a model attempt
-	N          int           // 1-based; resend_count is N−1
-	Lease      budget.Lease  // its Granted is the Budget-Remaining-Ms sent
-	Start, End time.Time     // End is set at the end
-	Outcome    Outcome       // set at the end
-	Status     int           // the HTTP status of an error answer, if any
-	Err        error         // the failure, nil when OK
-	Keepalives int64         // SSE comments (pings) seen during the attempt
-	Chunks     int64         // streamed data chunks seen (model)
-	Usage      Usage         // tokens the answer reported (model)
-	Message    string        // what a setup step did, e.g. "manifest of http://…"
+	Step       string       // the step kind: "model", "tool:NAME", "agent:NAME", "setup"
+	Key        string       // the logical call's idempotency key; "" for a model attempt
+	N          int          // 1-based; resend_count is N−1
+	Lease      budget.Lease // its Granted is the Budget-Remaining-Ms sent
+	Start, End time.Time    // End is set at the end
+	Outcome    Outcome      // set at the end
+	Status     int          // the HTTP status of an error answer, if any
+	Err        error        // the failure, nil when OK
+	Keepalives int64        // SSE comments (pings) seen during the attempt
+	Chunks     int64        // streamed data chunks seen (model)
+	Usage      Usage        // tokens the answer reported (model)
+	Message    string       // what a setup step did, e.g. "manifest of http://…"
 }
 
 // Usage is what an attempt's answer said it cost in tokens; zero when it

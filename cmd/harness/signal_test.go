@@ -2,7 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/trace"
 )
 
 // TestMain lets a test run this package's main in a child process: the
@@ -118,5 +125,71 @@ func TestCtrlCLandsARealRunWithCauseCancelled(t *testing.T) {
 	}
 	if err := syscall.Kill(pid, 0); err == nil {
 		t.Errorf("the tool's process %d is still alive after the run ended", pid)
+	}
+}
+
+// TestARunWhoseToolAndItsCancelHangEndsInsideItsBudget runs `harness run`
+// as a process against a tool server whose POST and DELETE both hang, with
+// B = 5s: the process must end within B + 50ms of the budget's start
+// (SPEC §7), which the trace's first record locates, and the trace must
+// show the landing call and the cancel as sent and as settled.
+func TestARunWhoseToolAndItsCancelHangEndsInsideItsBudget(t *testing.T) {
+	hung := func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /tools/crawl", hung)
+	mux.HandleFunc("DELETE /tools/crawl/calls/{key}", hung)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	dir := t.TempDir()
+	cfg, tracePath := filepath.Join(dir, "tools.yaml"), filepath.Join(dir, "trace.jsonl")
+	err := os.WriteFile(cfg, []byte("tools:\n  - name: crawl\n    url: "+srv.URL+
+		"\n    effect: read\n    cancellable: true\n    max_attempts: 1\n"), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "GLIDEPATH_RUN_MAIN=1",
+		"GLIDEPATH_ARGS=run --budget 5s --json --trace "+tracePath+" --tools "+cfg+" crawl-it")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	ended := time.Now()
+	if code := cmd.ProcessState.ExitCode(); code != exitPartial {
+		t.Fatalf("exit %d (%v), want %d\nstdout: %s\nstderr: %s", code, err, exitPartial, stdout.String(), stderr.String())
+	}
+	f, err := os.Open(tracePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := trace.ReadRecords(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := recs[0].TS.Add(-time.Duration(recs[0].ElapsedMs) * time.Millisecond)
+	if took := ended.Sub(began); took > 5*time.Second+50*time.Millisecond {
+		t.Errorf("the process ended %v after its budget began, past B + 50ms", took)
+	}
+	var events []string
+	for _, r := range recs {
+		switch {
+		case r.Event == trace.CancelSent:
+			events = append(events, "cancel "+r.State)
+		case r.Event == trace.Landing:
+			events = append(events, "landing by "+r.Result)
+		}
+	}
+	if want := "cancel sent, landing by model, cancel failed"; strings.Join(events, ", ") != want {
+		t.Errorf("trace shows %q, want %q", strings.Join(events, ", "), want)
+	}
+	var res landing.Result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Cause != landing.CauseBudget || res.Budget.TotalMs != 5000 || len(res.InFlight) != 1 {
+		t.Errorf("result %+v", res)
 	}
 }
