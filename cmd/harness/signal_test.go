@@ -170,9 +170,11 @@ func TestARunWhoseToolAndItsCancelHangEndsInsideItsBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	began := recs[0].TS.Add(-time.Duration(recs[0].ElapsedMs) * time.Millisecond)
-	if took := ended.Sub(began); took > 5*time.Second+50*time.Millisecond {
+	took := ended.Sub(began)
+	if took > 5*time.Second+50*time.Millisecond {
 		t.Errorf("the process ended %v after its budget began, past B + 50ms", took)
 	}
+	t.Logf("the process ended %v after its budget began (B = 5s)", took)
 	var events []string
 	for _, r := range recs {
 		switch {
