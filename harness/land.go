@@ -127,6 +127,9 @@ func (s *Session) finish(res landing.Result) landing.Result {
 		return res
 	}
 	s.result = &res
+	if s.phaseT != nil {
+		s.phaseT.Stop() // run_end is the last record: no phase change follows it
+	}
 	s.mu.Unlock()
 	s.record(trace.Record{Event: trace.RunEnd, TotalMs: s.b.Total().Milliseconds(),
 		Cause: string(res.Cause), Result: string(res.Status)})

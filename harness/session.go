@@ -46,6 +46,9 @@ type Session struct {
 	rec    *trace.Recorder
 	stopB  context.CancelFunc // ends the budget's context
 
+	recMu sync.Mutex // guards ended, and orders it with the records
+	ended bool       // reports whether run_end is recorded
+
 	cancels  cancel.Group // the cancels the run sent, waited for once it has landed
 	attempts atomic.Int64 // physical requests started: model attempts, the landing call, tool attempts, setup
 	orphans  atomic.Int64
@@ -223,7 +226,7 @@ func (s *Session) specs() map[string]tools.Spec {
 func (s *Session) armPhase() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.closed || s.result != nil {
 		return
 	}
 	_, at, ok := s.ladder.Next()
@@ -246,7 +249,18 @@ func (s *Session) phaseChanged(c landing.Change) {
 	s.record(rec)
 }
 
-func (s *Session) record(rec trace.Record) { s.rec.Record(rec) }
+// record hands rec to the recorder, unless the run has its result: run_end
+// is the last record of a run, and what comes after it (a phase the clock
+// reached, a cancel a tool answered past the deadline) is not the run's.
+func (s *Session) record(rec trace.Record) {
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	if s.ended {
+		return
+	}
+	s.ended = rec.Event == trace.RunEnd
+	s.rec.Record(rec)
+}
 
 // recordCall keeps how a tool call ended, for the landing summary.
 func (s *Session) recordCall(c landing.Call) {

@@ -240,3 +240,32 @@ func TestSetupIsSpentFromTheRunsBudgetAndRecorded(t *testing.T) {
 		}
 	})
 }
+
+func TestRunEndIsTheLastRecordEvenWhenTheSessionStaysOpen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, err := budget.New(budget.Config{Total: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sink collect
+		s, _, err := harness.Start(t.Context(), b, harness.Config{Task: "find cats", Sinks: []trace.Sink{&sink}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		first := s.Answer("cats")
+		time.Sleep(8 * time.Second) // past narrow at 6s and land at 7.5s
+		again := s.Land(t.Context(), landing.CauseCancelled, nil)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+
+		if first.Status != landing.Complete || again.Status != first.Status || again.Answer != first.Answer {
+			t.Errorf("results %+v then %+v, want the first kept", first, again)
+		}
+		recs := sink.all()
+		if last := recs[len(recs)-1]; last.Event != trace.RunEnd || last.ElapsedMs != 1000 || len(only(recs, trace.RunEnd, "")) != 1 {
+			t.Errorf("records %+v, want one run_end, last, at 1s", recs)
+		}
+	})
+}

@@ -26,14 +26,26 @@
 // FILE the orphan journal, --max-steps (50) bounds the model turns and
 // --parallel (4) the tool calls at once. The answer is printed, a partial one
 // after its boundary, or with --json as one object. On a terminal a live line
-// on standard error shows the budget spent, the phase, the step and the call
+// on standard error shows the budget spent, the phase, the step and the calls
 // in flight (--progress auto|always|never). The first Ctrl-C lands the run at
-// once (cause cancelled); the second exits with 130. The whole configuration
-// is checked before any request is sent.
+// once (cause cancelled); the second exits with 130.
+//
+// The budget starts once the task is read, before anything else, and is the
+// run's only one: reading the tools file and fetching the remote tools'
+// manifests are spent from it, each manifest recorded in the trace as a
+// step "setup" on a lease of its own, so that --budget 20s reports a total
+// of 20000ms whatever came first. The numbers are judged where they are
+// defined — the budget's by package budget, the quiet period by the
+// watchdog, the steps and parallel calls by the harness — and an error
+// names the flag: "--reserve 30s: must be less than the total". A duration
+// or count of 0 selects its default. The whole configuration is checked
+// before any request is sent; a manifest that cannot be had is a warning,
+// and the run goes on with the tools it has.
 //
 // # harness plan
 //
 //	harness plan [flags] [FILE]
+//	harness plan --tools TOOLSFILE [flags] [FILE]
 //
 // Plan prints the worst case a configuration really ships without a
 // budget, and beside it what the same configuration costs under Glidepath.
@@ -48,7 +60,8 @@
 //
 // A value the configuration leaves out takes the default of the library in
 // charge of it, and plan says which default it used. For the model that is
-// openai-go (v3): no request timeout at all, so an unset model ceiling makes
+// openai-go (v3), with the defaults package model records beside the client
+// that turns them off: no request timeout at all, so an unset model ceiling makes
 // the total unbounded; 2 retries; sleeps of 0.5s·2^n, at most 8s. A server's
 // Retry-After replaces those sleeps and openai-go honors up to 2m of it per
 // retry, which plan shows as a second total. For a tool that is net/http: no
@@ -63,7 +76,7 @@
 // FILE is YAML or JSON ("-" reads standard input); flags override it:
 //
 //	budget: 2m              # --budget; default 2m, as harness run
-//	steps: 20               # --steps; max model turns, default 50
+//	steps: 20               # --max-steps (or --steps); max model turns, default 50
 //	tool_calls_per_step: 1  # --tool-calls-per-step; default 1
 //	model:
 //	  ceiling: 60s          # --model-ceiling
@@ -73,12 +86,29 @@
 //	    ceiling: 30s
 //	    retries: 2
 //
-// Durations are Go duration strings ("90s", "2m"). An unknown field, a
-// value that is not a duration or a whole number, a negative value or a
-// budget that is not positive is an error that names the field and, in a
-// file, its line. --json prints one JSON object instead of the table, with
-// every duration in milliseconds and an unbounded one as null beside a true
-// "*_unbounded" field.
+// Durations are Go duration strings ("90s", "2m"). An unknown or repeated
+// field, a value that is not a duration or a whole number, a negative value,
+// a budget that is not positive or a YAML alias is an error that names the
+// field and, in a file, its line; a field whose value is null is left out.
+// The tools file and sim scenarios follow the same rules. --json prints one
+// JSON object instead of the table, with every duration in milliseconds and
+// an unbounded one as null beside a true "*_unbounded" field.
+//
+// --tools TOOLSFILE reads the tool config harness run --tools reads (SPEC
+// §5), with the same builtins, so that plan answers "what does my run ship
+// without Glidepath?". Each tool keeps the limits the file gives it, and only
+// the run's one deadline is taken away: its ceiling is its entry's, else its
+// builtin's, else none (no timeout); a read is retried max_attempts − 1 times
+// (max_attempts left out: 3), and a write, or a tool that does not say it
+// reads, never, as Glidepath would not retry it blindly. Plan fetches no
+// manifest, so a remote tool whose effect only its server states counts as a
+// write. The model is openai-go's unless --model-ceiling or --model-retries
+// say otherwise; the run is --budget and --max-steps. With FILE too, FILE
+// gives the run and the model and TOOLSFILE the tools, and FILE must list
+// none. A bad tools file is bad config, with harness run's messages.
+//
+//	harness plan --tools examples/demo/tools.yaml
+//	harness plan --tools examples/demo/tools.yaml examples/plan/demo.yaml
 //
 // # harness orphans
 //
