@@ -145,6 +145,21 @@ func (b *Budget) Spent() time.Duration {
 	return b.total - b.Remaining()
 }
 
+// Read returns the time spent and the time remaining from one reading of
+// the clock, so that the two always add up to Total: a record stamped with
+// both says the same instant twice.
+func (b *Budget) Read() (spent, remaining time.Duration) {
+	remaining = b.Remaining()
+	return b.total - remaining, remaining
+}
+
+// Until returns how long from now until spent of the budget has been
+// spent: the wait for a timer that fires at that point of the run. It is
+// zero or less once that point has passed.
+func (b *Budget) Until(spent time.Duration) time.Duration {
+	return time.Until(b.start.Add(spent))
+}
+
 // FractionSpent returns Spent/Total, from 0 to 1.
 func (b *Budget) FractionSpent() float64 {
 	if b.total <= 0 {

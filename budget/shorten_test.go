@@ -81,3 +81,23 @@ func TestABudgetShortenedToNothingRefusesEveryLease(t *testing.T) {
 		}
 	})
 }
+
+func TestReadAndUntilAnswerFromTheBudgetsOwnClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := mustNew(t, Config{Total: 10 * time.Second})
+		time.Sleep(3 * time.Second)
+		if spent, remaining := b.Read(); spent != 3*time.Second || remaining != 7*time.Second {
+			t.Errorf("Read() = %v, %v; want 3s, 7s", spent, remaining)
+		}
+		if got := b.Until(6 * time.Second); got != 3*time.Second {
+			t.Errorf("Until(6s) = %v, want 3s", got)
+		}
+		if got := b.Until(time.Second); got != -2*time.Second {
+			t.Errorf("Until(1s) = %v, want -2s: that point has passed", got)
+		}
+		time.Sleep(time.Minute)
+		if spent, remaining := b.Read(); spent != 10*time.Second || remaining != 0 {
+			t.Errorf("Read() past the deadline = %v, %v; want all spent", spent, remaining)
+		}
+	})
+}

@@ -101,10 +101,17 @@ var (
 	// ErrNoModel is returned by [Session.Turn] when the Config has no
 	// Model.
 	ErrNoModel = errors.New("harness: no model configured")
+
+	// ErrEnded is returned by a Session's methods that would start work
+	// once the run has its result or is landing: a model turn (but the
+	// landing call), setup.
+	ErrEnded = errors.New("harness: the run has ended")
 )
 
-// ConfigError reports a [Config] field that cannot be used. Field is named
-// as the flag of `harness run` that sets it ("quiet", "max-steps").
+// ConfigError reports a [Config] field, or an argument of [Start], that
+// cannot be used. Field is named as the flag of `harness run` that sets it
+// ("quiet", "max-steps") where there is one, and otherwise as the field
+// ("task", "model", "budget").
 type ConfigError struct {
 	Field string
 	Value string // as given, when there is one

@@ -14,10 +14,11 @@ import (
 // Answer ends the run with the model's answer: the result is complete. It
 // first waits for the cancels the run sent, until the budget's deadline,
 // so that the record of the calls is final, and writes the run_end record.
-// A run that already has its result keeps it: Answer returns that one.
+// A run that already has its result, or is making it, keeps it: Answer
+// waits for that one and returns it.
 func (s *Session) Answer(answer string) landing.Result {
-	if res, ok := s.finished(); ok {
-		return res
+	if !s.claim() {
+		return s.wait()
 	}
 	s.settleCancels()
 	return s.finish(landing.Result{Status: landing.Complete, Answer: answer})
@@ -38,13 +39,14 @@ func (s *Session) Answer(answer string) landing.Result {
 // and by a quiet clock of its own, so that a landing call that only streams
 // keepalives ends as a stall does. Inside it, [Session.Turn] and
 // [Session.BeginTurn] make the landing call: one attempt on a landing lease
-// that may spend the reserve. A run that already has its result keeps it:
-// Land returns that one.
+// that may spend the reserve. A run that already has its result, or is
+// making it, keeps it: Land waits for that one and returns it.
 func (s *Session) Land(ctx context.Context, cause landing.Cause, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
-	if res, ok := s.finished(); ok {
-		return res
+	if !s.claim() {
+		return s.wait()
 	}
 	s.ladder.Advance(landing.Land)
+	s.syncPhase()
 	boundary := landing.Summarize(s.landingRecord(cause)).Boundary
 	who, msg, answer := "harness", boundary, ""
 	if summarize != nil {
@@ -102,36 +104,41 @@ func (s *Session) settleCancels() {
 	s.cancels.Wait(ctx)
 }
 
-// finished returns the run's result, if it has one.
-func (s *Session) finished() (landing.Result, bool) {
+// claim reports whether the caller is the one to make the run's result:
+// the first of Land and Answer to ask. From then on no work is started.
+func (s *Session) claim() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.result == nil {
-		return landing.Result{}, false
+	if s.claimed {
+		return false
 	}
-	return *s.result, true
+	s.claimed = true
+	return true
 }
 
-// finish fills what every result carries, keeps it as the run's, and
-// writes run_end.
+// wait returns the run's result once the caller that claimed it has made
+// it.
+func (s *Session) wait() landing.Result {
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return *s.result
+}
+
+// finish fills what every result carries, records run_end and keeps the
+// result as the run's.
 func (s *Session) finish(res landing.Result) landing.Result {
+	s.stopPhases()
 	res.RunID = s.id
 	res.Budget = landing.ReportOf(s.b)
 	res.Steps = s.steps()
 	res.Attempts = int(s.attempts.Load())
 	res.Orphans = int(s.orphans.Load())
-	s.mu.Lock()
-	if s.result != nil { // another goroutine finished first
-		res = *s.result
-		s.mu.Unlock()
-		return res
-	}
-	s.result = &res
-	if s.phaseT != nil {
-		s.phaseT.Stop() // run_end is the last record: no phase change follows it
-	}
-	s.mu.Unlock()
 	s.record(trace.Record{Event: trace.RunEnd, TotalMs: s.b.Total().Milliseconds(),
 		Cause: string(res.Cause), Result: string(res.Status)})
+	s.mu.Lock()
+	s.result = &res
+	s.mu.Unlock()
+	close(s.done)
 	return res
 }

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -54,13 +55,14 @@ func (s *Session) Run(ctx context.Context) landing.Result {
 		openai.SystemMessage(systemPrompt),
 		openai.UserMessage(s.cfg.Task),
 	}
+	var offered offering
 	for {
 		if cause, ok := s.MustLand(ctx); ok {
 			return s.Land(ctx, cause, s.summarizer(conv))
 		}
 		req := model.Request{
 			Messages: withNote(conv, s.Note()),
-			Tools:    offer(s.cfg.Tools.Specs()),
+			Tools:    offered.of(s.cfg.Tools.Specs()),
 			Parallel: s.cfg.Parallel > 1,
 		}
 		resp, err := s.Turn(ctx, req)
@@ -103,6 +105,24 @@ func (s *Session) summarizer(conv []openai.ChatCompletionMessageParamUnion) func
 		resp, err := s.Turn(ctx, model.Request{Messages: msgs})
 		return resp.Message.Content, err
 	}
+}
+
+// offering is the tools field of the loop's requests, made again only when
+// the tools on offer change (a setup step may register more), since
+// decoding every schema at every turn is the loop's own cost per step.
+type offering struct {
+	specs []tools.Spec
+	tools []openai.ChatCompletionToolUnionParam
+}
+
+func (o *offering) of(specs []tools.Spec) []openai.ChatCompletionToolUnionParam {
+	same := func(a, b tools.Spec) bool {
+		return a.Name == b.Name && a.Description == b.Description && bytes.Equal(a.Parameters, b.Parameters)
+	}
+	if o.specs == nil || !slices.EqualFunc(o.specs, specs, same) {
+		o.specs, o.tools = specs, offer(specs)
+	}
+	return o.tools
 }
 
 // offer turns the registry's specs into the tools field of a request; nil

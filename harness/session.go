@@ -13,6 +13,7 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/internal/inflight"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
@@ -44,21 +45,29 @@ type Session struct {
 	ladder *landing.Ladder
 	w      *watchdog.Watchdog
 	rec    *trace.Recorder
-	stopB  context.CancelFunc // ends the budget's context
+	stopB  context.CancelFunc // ends the budget's context, and so the run's
 
-	recMu sync.Mutex // guards ended, and orders it with the records
-	ended bool       // reports whether run_end is recorded
-
-	cancels  cancel.Group // the cancels the run sent, waited for once it has landed
-	attempts atomic.Int64 // physical requests started: model attempts, the landing call, tool attempts, setup
+	cancels  cancel.Group   // the cancels the run sent, waited for once it has landed
+	busy     inflight.Group // tool calls and setup work in flight, which Close waits for once it has cut them
+	attempts atomic.Int64   // physical requests started: model attempts, the landing call, tool attempts, setup
 	orphans  atomic.Int64
+
+	recMu    sync.Mutex    // orders the records, and guards the two fields below
+	ended    bool          // reports whether run_end is recorded: it is the last record
+	onRecord landing.Phase // the phase the last phase record moved to
+
+	phaseMu  sync.Mutex  // held by the phase timer's callback while it runs; guards the two fields below
+	phaseT   *time.Timer // fires at the next change of phase
+	phaseOff bool        // reports whether no timer may be armed: the run has its result or is closed
 
 	mu       sync.Mutex // guards the fields below
 	step     int        // model turns made
 	calls    []landing.Call
-	landingW *watchdog.Watchdog // the landing call's own watchdog while it runs; nil before
+	turns    map[*Turn]struct{} // BeginTurn's not yet ended
+	landingW *watchdog.Watchdog // the landing call's own watchdog while it runs
+	claimed  bool               // reports whether Land or Answer has begun to make the result
 	result   *landing.Result    // the run's result, once made
-	phaseT   *time.Timer        // fires at the next change of phase
+	done     chan struct{}      // closed once the result is made and run_end recorded
 	closed   bool
 }
 
@@ -86,11 +95,13 @@ func Start(ctx context.Context, b *budget.Budget, cfg Config) (*Session, context
 	if d, ok := ctx.Deadline(); ok {
 		b = b.Shorten(d)
 	}
-	s := &Session{cfg: cfg, id: cfg.RunID, b: b}
+	s := &Session{cfg: cfg, id: cfg.RunID, b: b, turns: make(map[*Turn]struct{}), done: make(chan struct{})}
 	if s.id == "" {
 		s.id = "run-" + strings.ToLower(rand.Text())
 	}
-	s.ladder = landing.New(b, landing.Config{OnChange: s.phaseChanged})
+	// No OnChange: the ladder would call it under its lock, and recording
+	// calls the sinks, which do I/O. Changes are recorded by syncPhase.
+	s.ladder = landing.New(b, landing.Config{})
 	s.rec = trace.NewRecorder(s.id, b, func(spent time.Duration) string { return s.ladder.Peek(spent).String() }, cfg.Sinks...)
 	bctx, stop := budget.WithBudget(ctx, b)
 	w, wctx, err := watchdog.Start(bctx, watchdog.Config{Quiet: cfg.Quiet, Wall: b.Deadline()})
@@ -142,6 +153,11 @@ func (s *Session) MustLand(ctx context.Context) (landing.Cause, bool) {
 // refusal, in which case fn is not called. Setup is safe to call for
 // several pieces of setup at once.
 func (s *Session) Setup(ctx context.Context, what string, ceiling time.Duration, fn func(ctx context.Context) error) error {
+	if s.over() {
+		return ErrEnded
+	}
+	s.busy.Add()
+	defer s.busy.Done()
 	kind := s.b.Estimates().Kind(SetupStep)
 	lease, err := s.b.Lease(kind, ceiling)
 	if err != nil {
@@ -169,27 +185,37 @@ func (s *Session) Setup(ctx context.Context, what string, ceiling time.Duration,
 	return err
 }
 
-// Close ends the session: it stops the watchdog and the phase timer, waits
-// for the cancels the run sent (until the budget's deadline), and flushes
-// the sinks. A run that made no result is recorded as landed with cause
-// cancelled. It returns an error matching [ErrTrace] when a sink could not
-// take every record. Close is idempotent.
+// Close ends the session. It stops the run's work (the run's context ends,
+// so calls still in flight are cut and their cancels sent), ends the model
+// requests begun with [Session.BeginTurn] and not ended, lands the run with
+// cause cancelled if it has no result yet (or waits for the one being
+// made), waits for the cancels the run sent until they are answered or the
+// budget's deadline comes, and flushes the sinks. It returns an error
+// matching [ErrTrace] when a sink could not take every record. Close
+// blocks at most until the budget's deadline, a bound the run carries with
+// it; call it once the calls you started have returned. Close is
+// idempotent.
 func (s *Session) Close() error {
-	if !s.hasResult() {
-		s.Land(context.Background(), landing.CauseCancelled, nil)
-	}
 	s.mu.Lock()
 	already := s.closed
 	s.closed = true
-	if s.phaseT != nil {
-		s.phaseT.Stop()
-	}
 	s.mu.Unlock()
-	s.w.Stop()
-	s.stopB()
 	if already {
 		return s.traceErr(s.rec.Err())
 	}
+	s.stopPhases()
+	s.stopB()
+	s.w.Stop()
+	// The work in flight has been cut; wait for it to say how it ended,
+	// so that its record is the run's before the result is built.
+	wctx, stop := budget.WithBudget(context.Background(), s.b)
+	s.busy.Wait(wctx)
+	stop()
+	for _, t := range s.openTurns() {
+		t.End(context.Cause(t.ctx))
+	}
+	s.Land(context.Background(), landing.CauseCancelled, nil)
+	s.settleCancels()
 	return s.traceErr(s.rec.Flush())
 }
 
@@ -222,44 +248,86 @@ func (s *Session) specs() map[string]tools.Spec {
 
 // armPhase arms a timer for the ladder's next change of phase, so that the
 // change is recorded, and seen by the sinks, when it happens rather than at
-// the next gate that polls the ladder.
+// the next record or gate.
 func (s *Session) armPhase() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed || s.result != nil {
+	s.phaseMu.Lock()
+	defer s.phaseMu.Unlock()
+	s.armPhaseLocked()
+}
+
+func (s *Session) armPhaseLocked() {
+	if s.phaseOff {
 		return
 	}
 	_, at, ok := s.ladder.Next()
 	if !ok {
 		return
 	}
-	s.phaseT = time.AfterFunc(time.Until(at), func() {
+	s.phaseT = time.AfterFunc(s.b.Until(at), func() {
+		s.phaseMu.Lock()
+		defer s.phaseMu.Unlock()
+		if s.phaseOff {
+			return
+		}
 		s.ladder.Phase()
-		s.armPhase()
+		s.recMu.Lock()
+		s.syncPhaseLocked()
+		s.recMu.Unlock()
+		s.armPhaseLocked()
 	})
 }
 
-// phaseChanged is the ladder's OnChange: it runs under the ladder's lock,
-// and the recorder reads the phase with Peek, which takes none.
-func (s *Session) phaseChanged(c landing.Change) {
-	rec := trace.Record{Event: trace.PhaseChange, From: c.From.String(), To: c.To.String()}
-	if c.Forced {
-		rec.Reason = "forced"
+// stopPhases stops the phase timer and waits for a callback that is
+// running: no phase is recorded after the run's result.
+func (s *Session) stopPhases() {
+	s.phaseMu.Lock()
+	defer s.phaseMu.Unlock()
+	s.phaseOff = true
+	if s.phaseT != nil {
+		s.phaseT.Stop()
 	}
-	s.record(rec)
 }
 
-// record hands rec to the recorder, unless the run has its result: run_end
-// is the last record of a run, and what comes after it (a phase the clock
-// reached, a cancel a tool answered past the deadline) is not the run's.
+// record hands rec to the recorder, after a phase record for any change of
+// phase not yet on the record, unless run_end is recorded: it is the last
+// record of a run, and what comes after it (a cancel a tool answered past
+// the deadline) is not the run's.
 func (s *Session) record(rec trace.Record) {
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
 	if s.ended {
 		return
 	}
+	s.syncPhaseLocked()
 	s.ended = rec.Event == trace.RunEnd
 	s.rec.Record(rec)
+}
+
+// syncPhaseLocked records the change of phase since the last phase record,
+// if there is one: the clock's, or a forced one, which the ladder is in
+// ahead of what the budget spent says (reason "forced"). s.recMu is held.
+func (s *Session) syncPhaseLocked() {
+	if s.ended {
+		return
+	}
+	spent, _ := s.b.Read()
+	p := s.ladder.Peek(spent)
+	if p <= s.onRecord {
+		return
+	}
+	rec := trace.Record{Event: trace.PhaseChange, From: s.onRecord.String(), To: p.String()}
+	if p > landing.PhaseAt(spent, s.b.Total(), s.b.Reserve()) {
+		rec.Reason = "forced"
+	}
+	s.onRecord = p
+	s.rec.Record(rec)
+}
+
+// syncPhase records a change of phase the caller has just made.
+func (s *Session) syncPhase() {
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	s.syncPhaseLocked()
 }
 
 // recordCall keeps how a tool call ended, for the landing summary.
@@ -288,10 +356,23 @@ func (s *Session) landingRecord(cause landing.Cause) landing.Record {
 	return landing.Record{Task: s.cfg.Task, Cause: cause, Step: s.step, Quiet: s.cfg.Quiet, Calls: slices.Clone(s.calls)}
 }
 
-func (s *Session) hasResult() bool {
+// over reports whether the run has ended, or is landing: no more work is
+// started (the landing call excepted, which the landing makes).
+func (s *Session) over() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.result != nil
+	return s.claimed
+}
+
+// openTurns returns the Turns begun and not ended.
+func (s *Session) openTurns() []*Turn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Turn, 0, len(s.turns))
+	for t := range s.turns {
+		out = append(out, t)
+	}
+	return out
 }
 
 // CauseOf names why a model turn that failed with err ends the run, for a

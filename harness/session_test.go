@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -266,6 +267,81 @@ func TestRunEndIsTheLastRecordEvenWhenTheSessionStaysOpen(t *testing.T) {
 		recs := sink.all()
 		if last := recs[len(recs)-1]; last.Event != trace.RunEnd || last.ElapsedMs != 1000 || len(only(recs, trace.RunEnd, "")) != 1 {
 			t.Errorf("records %+v, want one run_end, last, at 1s", recs)
+		}
+	})
+}
+
+func TestTheFirstToEndTheRunMakesItsOneResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, err := budget.New(budget.Config{Total: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sink collect
+		s, ctx, err := harness.Start(t.Context(), b, harness.Config{Task: "find cats", Sinks: []trace.Sink{&sink}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		answered := make(chan landing.Result)
+		landed := s.Land(ctx, landing.CauseCancelled, func(ctx context.Context, prompt string) (string, error) {
+			// While the landing call runs, the loop's other goroutine
+			// answers: it gets the landing's result, and starts nothing.
+			go func() { answered <- s.Answer("cats") }()
+			time.Sleep(time.Second)
+			if _, _, err := s.BeginTurn(ctx); err != nil {
+				return "", err // the landing call itself may still be made
+			}
+			return "summary", nil
+		})
+		got := <-answered
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+
+		if landed.Status != landing.Partial || landed.Answer != "summary" || got.Status != landed.Status || got.Answer != landed.Answer {
+			t.Errorf("Land gave %+v, Answer %+v; want the landing's partial result for both", landed, got)
+		}
+		if _, _, err := s.BeginTurn(ctx); !errors.Is(err, harness.ErrEnded) {
+			t.Errorf("BeginTurn after the result: %v, want ErrEnded", err)
+		}
+		if n := len(only(sink.all(), trace.RunEnd, "")); n != 1 {
+			t.Errorf("%d run_end records, want 1", n)
+		}
+	})
+}
+
+func TestClosingWhileACallRunsCutsItAndWaitsForItsCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		k := startKit(t, kitTool("crawl", 1, time.Hour))
+		defer k.close()
+		reg := registry(t, tools.Remote(tools.Spec{Name: "crawl", Effect: tools.Read, Cancellable: true}, "http://tools.invalid", k.client()))
+		b, err := budget.New(budget.Config{Total: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sink collect
+		s, ctx, err := harness.Start(t.Context(), b, harness.Config{Task: "find cats", Tools: reg, Sinks: []trace.Sink{&sink}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		results := make(chan tools.Result, 1)
+		go func() { results <- s.Call(ctx, "crawl", nil) }()
+		time.Sleep(2 * time.Second)
+
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		res := <-results
+		if res.State != tools.StateAbandoned && res.State != tools.StateCancelled {
+			t.Errorf("the call in flight ended %+v, want it cut", res)
+		}
+		recs := sink.all()
+		settled := only(recs, trace.CancelSent, "tool:crawl")
+		if len(settled) != 2 || settled[1].State != "accepted" {
+			t.Errorf("cancel records %+v, want it sent and accepted before Close returned", settled)
+		}
+		if last := recs[len(recs)-1]; last.Event != trace.RunEnd || last.Cause != "cancelled" {
+			t.Errorf("last record %+v, want run_end, cancelled", last)
 		}
 	})
 }

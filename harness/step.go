@@ -81,6 +81,8 @@ func (s *Session) toolRun(step int) *tools.Run {
 
 // call runs one tool call, unless a gate of the ladder refuses it.
 func (s *Session) call(ctx context.Context, run *tools.Run, step int, specs map[string]tools.Spec, c ToolCall) tools.Result {
+	s.busy.Add()
+	defer s.busy.Done()
 	spec, known := specs[c.Name]
 	kind := tools.KindPrefix + c.Name
 	if known {
@@ -102,7 +104,7 @@ func (s *Session) call(ctx context.Context, run *tools.Run, step int, specs map[
 // run does not know is let through: the registry answers it at once,
 // without any I/O, and the model learns which tools there are.
 func (s *Session) gate(ctx context.Context, spec tools.Spec, known bool) (reason string, ok bool) {
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || s.over() {
 		return "the run is stopping: no more work is started", false
 	}
 	if !known {

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
@@ -29,6 +30,9 @@ func (s *Session) Turn(ctx context.Context, req model.Request) (model.Response, 
 	if w, ok := s.landingWatch(); ok {
 		return s.cfg.Model.Land(ctx, s.b, req.Messages, s.observer(0, w))
 	}
+	if s.over() {
+		return model.Response{}, ErrEnded
+	}
 	n := s.steps() + 1
 	s.w.Mark(watchdog.ModelCall)
 	req.Parallel = req.Parallel && s.ladder.MayWiden(landing.Parallel) == nil
@@ -54,7 +58,7 @@ type Turn struct {
 	kind  *budget.Kind
 	info  trace.Attempt
 	index int
-	ended bool
+	ended atomic.Bool
 }
 
 // BeginTurn starts one model request of the caller's own, on a lease of
@@ -62,10 +66,14 @@ type Turn struct {
 // end when it is answered. Each BeginTurn is a step, one model turn, unless
 // the run is landing: then it is the landing call, on a landing lease that
 // may spend the reserve. A refused lease is returned as the error, a
-// [*budget.RefusedError], and nothing is to be sent.
+// [*budget.RefusedError], and nothing is to be sent; once the run has its
+// result the error is [ErrEnded].
 func (s *Session) BeginTurn(ctx context.Context) (context.Context, *Turn, error) {
 	kind := s.b.Estimates().Kind(model.Kind)
 	w, landingCall := s.landingWatch()
+	if !landingCall && s.over() {
+		return nil, nil, ErrEnded
+	}
 	index := 0
 	var lease budget.Lease
 	var err error
@@ -89,6 +97,9 @@ func (s *Session) BeginTurn(ctx context.Context) (context.Context, *Turn, error)
 	t := &Turn{s: s, w: w, kind: kind, index: index,
 		info: trace.Attempt{Step: model.Kind, N: 1, Lease: lease, Start: time.Now()}}
 	t.ctx, t.stop = lease.Context(ctx)
+	s.mu.Lock()
+	s.turns[t] = struct{}{}
+	s.mu.Unlock()
 	obs.OnAttemptStart(t.info)
 	return t.ctx, t, nil
 }
@@ -104,12 +115,19 @@ func (t *Turn) Lease() budget.Lease { return t.info.Lease }
 // own (our lease or the run's end: gave up, quiet, cancelled; an error
 // status of openai-go: by its status; anything else: upstream) and End
 // returns it as a [*trace.AttemptError], which [CauseOf] reads. End
-// releases the turn's context; calls after the first return nil.
+// releases the turn's context; calls after the first return nil. End on
+// the nil Turn of a BeginTurn that failed returns err, so that a caller
+// may pass BeginTurn's error on through it.
 func (t *Turn) End(err error) error {
-	if t.ended {
+	if t == nil {
+		return err
+	}
+	if t.ended.Swap(true) {
 		return nil
 	}
-	t.ended = true
+	t.s.mu.Lock()
+	delete(t.s.turns, t)
+	t.s.mu.Unlock()
 	t.info.End = time.Now()
 	if err == nil {
 		t.info.Outcome = trace.OK

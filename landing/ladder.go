@@ -63,11 +63,12 @@ func (l *Ladder) Peek(spent time.Duration) Phase {
 	return max(Phase(l.phase.Load()), PhaseAt(spent, l.b.Total(), l.b.Reserve()))
 }
 
-// Next returns the phase the clock moves the ladder to next and the instant
-// it does, so that a caller can arm a timer and see the change when it
-// happens rather than at its next poll; ok is false once the ladder has
-// landed.
-func (l *Ladder) Next() (p Phase, at time.Time, ok bool) {
+// Next returns the phase the clock moves the ladder to next and how much
+// of the budget will have been spent when it does (ask the budget how long
+// that is from now: [budget.Budget.Until]), so that a caller can arm a
+// timer and see the change when it happens rather than at its next poll;
+// ok is false once the ladder has landed.
+func (l *Ladder) Next() (p Phase, at time.Duration, ok bool) {
 	cur := Phase(l.phase.Load())
 	total, reserve := l.b.Total(), l.b.Reserve()
 	// The least whole nanoseconds of spending at which PhaseAt moves on.
@@ -83,9 +84,9 @@ func (l *Ladder) Next() (p Phase, at time.Time, ok bool) {
 		}
 	}
 	if best == math.MaxInt64 {
-		return cur, time.Time{}, false
+		return cur, 0, false
 	}
-	return p, l.b.Start().Add(best), true
+	return p, best, true
 }
 
 // Advance moves the ladder forward to p at once, whatever the clock says: a
@@ -100,6 +101,9 @@ func (l *Ladder) Advance(p Phase) Phase {
 }
 
 func (l *Ladder) moveTo(p Phase, spent, remaining time.Duration, forced bool) Phase {
+	if cur := Phase(l.phase.Load()); p <= cur {
+		return cur // nothing moves: no lock, so a gate never waits on an OnChange
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	from := Phase(l.phase.Load())

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sync/atomic"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
@@ -116,35 +115,21 @@ func (r *Registry) Call(ctx context.Context, run *Run, name string, args json.Ra
 	if err != nil {
 		return Result{Tool: name, Outcome: trace.Invalid, Err: err.Error(), Cause: err}
 	}
-	c := &call{reg: r, run: run, t: reg, key: cancel.NewKey(), args: sent, obs: run.Observer, cancels: run.Cancels}
+	c := &call{reg: r, run: run, t: reg, key: cancel.NewKey(), args: sent, obs: run.Observer}
 	if c.obs == nil {
 		c.obs = &trace.Observer{}
-	}
-	if c.cancels == nil {
-		// Nobody waits for the cancels but this call: it waits for its own.
-		c.cancels = &cancel.Group{}
-		res := c.do(ctx)
-		c.cancels.Wait(context.WithoutCancel(ctx)) // bounded by the cancel's lease
-		if res.Cancelling && c.accepted.Load() {
-			res.State = StateCancelled
-		}
-		res.Cancelling = false
-		return res
 	}
 	return c.do(ctx)
 }
 
 // call is one logical call: one key, any number of attempts.
 type call struct {
-	reg     *Registry
-	run     *Run
-	t       *registered
-	key     cancel.Key
-	args    json.RawMessage // compacted, exactly as sent
-	obs     *trace.Observer
-	cancels *cancel.Group
-
-	accepted atomic.Bool // reports whether the tool accepted the call's cancel
+	reg  *Registry
+	run  *Run
+	t    *registered
+	key  cancel.Key
+	args json.RawMessage // compacted, exactly as sent
+	obs  *trace.Observer
 }
 
 // signal reports s for the call, filling in its step and key.
@@ -221,8 +206,16 @@ func (c *call) do(ctx context.Context) Result {
 			ok: last.err == nil, cut: last.cut, sent: last.ans.Sent, stopped: last.ans.Stopped,
 			answered: last.answered, retry: last.ans.Retry,
 		})
+		res.Cancelling = false
 		if d.cancel {
-			res.Cancelling = c.cancel(ctx, canceller)
+			switch c.cancel(ctx, canceller) {
+			case trace.CancelStateSent:
+				res.Cancelling = d.state == StateAbandoned
+			case trace.CancelStateAccepted:
+				if d.state == StateAbandoned {
+					d.state = StateCancelled
+				}
+			}
 		}
 		res.State = d.state
 		if d.next == ask {
@@ -264,28 +257,42 @@ func (c *call) do(ctx context.Context) Result {
 	}
 }
 
-// cancel sends the cancel of the call's cut attempt through the run's
-// group, without waiting, and reports whether it went out.
-func (c *call) cancel(ctx context.Context, t cancel.Canceller) bool {
+// cancel sends the cancel of the call's cut attempt and returns how it
+// stands: sent, through the run's group, which does not wait for the
+// answer; or, with no group, the answer itself, which the call waits for
+// on the cancel's own lease. The Observer hears it go out and settle.
+func (c *call) cancel(ctx context.Context, t cancel.Canceller) trace.CancelState {
 	step, key := c.t.spec.Kind, string(c.key)
-	lease, err := c.cancels.Go(ctx, c.run.Budget, t, c.key, func(err error) {
-		state := trace.CancelStateAccepted
+	group, own := c.run.Cancels, c.run.Cancels == nil
+	if own {
+		group = &cancel.Group{}
+	}
+	state := trace.CancelStateSent
+	sent := make(chan struct{}) // the answer is heard after the sending
+	lease, err := group.Go(ctx, c.run.Budget, t, c.key, func(err error) {
+		<-sent
+		answered := trace.CancelStateAccepted
 		switch {
 		case errors.Is(err, cancel.ErrUnknownCall):
-			state = trace.CancelStateUnknown
+			answered = trace.CancelStateUnknown
 		case err != nil:
-			state = trace.CancelStateFailed
-		default:
-			c.accepted.Store(true)
+			answered = trace.CancelStateFailed
 		}
-		c.obs.OnCancelSettled(step, key, state, err)
+		if own {
+			state = answered // read after Wait below
+		}
+		c.obs.OnCancelSettled(step, key, answered, err)
 	})
 	if err != nil {
 		c.obs.OnCancelSettled(step, key, trace.CancelStateFailed, err)
-		return false
+		return trace.CancelStateFailed
 	}
 	c.obs.OnCancelSent(step, key, lease)
-	return true
+	close(sent)
+	if own {
+		group.Wait(context.WithoutCancel(ctx))
+	}
+	return state
 }
 
 // reconciled reports what asking the call's status learned.

@@ -86,6 +86,10 @@ func TestDecideKeepsTheRulesInEveryCase(t *testing.T) {
 				broke("a success is the result, with nothing else")
 			case d.next == again && (f.effect == Write || f.runEnded || f.n >= f.max || !f.retry):
 				broke("only a retryable read with attempts left in a running run is tried again")
+			case !f.ok && f.effect == Read && f.retry && f.n < f.max && !f.runEnded && d.next != again:
+				broke("a retryable read with attempts left in a running run is tried again")
+			case f.effect == Read && (d.next == ask || d.next == orphan):
+				broke("a read is never reconciled or orphaned: it can be asked again")
 			case !f.ok && inDoubt && d.next != ask && d.next != orphan:
 				broke("a write that may have happened is reconciled or orphaned, never failed or resent")
 			case d.next == ask && (!f.canStatus || f.runEnded || !inDoubt):

@@ -5,7 +5,7 @@
 // Tools are where agent runs hang, where a timeout abandons work that keeps
 // running, and where a retry sends the same payment twice. So every call
 // here is leased ([budget.Budget.Lease]), reports what it does to an
-// [Observer], is cancelled where its tool can be, and a write that timed out
+// [trace.Observer], is cancelled where its tool can be, and a write that timed out
 // is never sent again blindly but reconciled by its idempotency key
 // (SPEC §5).
 //

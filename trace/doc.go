@@ -34,7 +34,7 @@
 // # Observing
 //
 // The model client and the tools report what their calls do to an
-// [Observer], in one vocabulary: every physical request is a [trace.Attempt]
+// [Observer], in one vocabulary: every physical request is an [Attempt]
 // (its step kind, key, number, lease, times, outcome, keepalives, chunks,
 // tokens), every retry decision a backoff, every refusal, cancel,
 // reconciliation and orphan a callback of its own, and every sign of life

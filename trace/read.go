@@ -11,7 +11,7 @@ import (
 )
 
 // MaxLine is the longest trace line [ReadRecords] accepts, in bytes. The
-// [Writer] writes far shorter ones; a longer line is not a trace's.
+// [JSONL] sink writes far shorter ones; a longer line is not a trace's.
 const MaxLine = 1 << 20
 
 // ErrBadRecord is matched by every [*LineError]: a line of a trace that is
@@ -33,7 +33,7 @@ func (e *LineError) Unwrap() error { return e.Err }
 // Is reports whether target is [ErrBadRecord].
 func (e *LineError) Is(target error) bool { return target == ErrBadRecord }
 
-// ReadRecords parses a JSONL trace, as a [Writer] writes it, into its
+// ReadRecords parses a JSONL trace, as [JSONL] writes it, into its
 // records, in file order. Blank lines are skipped and unknown fields
 // ignored, so a newer trace still reads. The first line that is not a
 // record ends the read with a [*LineError] naming it; an error of r itself

@@ -28,7 +28,7 @@ const (
 // carry step, step_index, attempt, granted_ms and resend_count.
 func (e Event) attempt() bool { return e == AttemptStart || e == AttemptEnd || e == Refused }
 
-// Record is one line of a trace. The [Writer] fills TS, RunID, Seq,
+// Record is one line of a trace. The [Recorder] fills TS, RunID, Seq,
 // ElapsedMs, RemainingMs and Phase; the caller sets Event and the fields
 // that event carries. [AppendJSON] omits zero-valued optional fields, but
 // always writes the ones SPEC §6 requires: ts, run_id, seq, event,

@@ -69,8 +69,7 @@ func (r *Recorder) Record(rec Record) {
 	rec.Seq = r.seq
 	var spent, remaining time.Duration
 	if r.b != nil {
-		remaining = r.b.Remaining()
-		spent = r.b.Total() - remaining
+		spent, remaining = r.b.Read()
 	}
 	rec.ElapsedMs, rec.RemainingMs = spent.Milliseconds(), remaining.Milliseconds()
 	rec.Phase = ""

@@ -149,16 +149,26 @@ func TestSeqIncreasesByOneUnderConcurrentWrites(t *testing.T) {
 		t.Fatalf("%d records, want %d: lines were lost or interleaved", len(recs), writers*each)
 	}
 	next := make([]int, writers) // each writer's records keep their own order
+	narrowed := false
 	for i, r := range recs {
 		if r.Seq != int64(i+1) {
 			t.Fatalf("line %d has seq %d, want %d", i+1, r.Seq, i+1)
 		}
+		// The phase is read under the lock that orders the lines: once one
+		// line says narrow, every later one does.
+		if narrowed && r.Phase != "narrow" {
+			t.Errorf("line %d says %s after a line said narrow", i+1, r.Phase)
+		}
+		narrowed = narrowed || r.Phase == "narrow"
 		if i > 0 && (r.TS.Before(recs[i-1].TS) || r.ElapsedMs < recs[i-1].ElapsedMs) {
 			t.Errorf("line %d goes back in time: %v after %v", i+1, r.TS, recs[i-1].TS)
 		}
 		if next[r.StepIndex]++; r.Attempt != next[r.StepIndex] {
 			t.Errorf("line %d: writer %d's record %d, want %d", i+1, r.StepIndex, r.Attempt, next[r.StepIndex])
 		}
+	}
+	if !narrowed {
+		t.Error("no line says narrow, though the phase changed half-way")
 	}
 }
 

@@ -144,6 +144,13 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	c.setup(rctx, s, tc, reg)
 	res := s.Run(rctx)
 	runErr := s.Close()
+	// The tools are released within the budget: whatever still holds on
+	// past its deadline is not waited for.
+	cctx, stop := budget.WithBudget(context.Background(), s.Budget())
+	if err := reg.Close(cctx); err != nil {
+		fmt.Fprintf(c.stderr, "harness run: warning: %v\n", err)
+	}
+	stop()
 	line.clear()
 	if err := closeTrace(); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("writing the trace: %w", err))

@@ -12,7 +12,7 @@ import (
 )
 
 // A Group counts the goroutines started with [Group.Go] that have not
-// returned. The zero Group is ready to use; it must not be copied after
+// returned, and the work counted with [Group.Add] that is not Done. The zero Group is ready to use; it must not be copied after
 // first use.
 type Group struct {
 	mu   sync.Mutex
@@ -22,19 +22,27 @@ type Group struct {
 
 // Go runs f on a new goroutine, counted until f returns.
 func (g *Group) Go(f func()) {
-	g.mu.Lock()
-	if g.n == 0 {
-		g.idle = make(chan struct{})
-	}
-	g.n++
-	g.mu.Unlock()
+	g.Add()
 	go func() {
-		defer g.done()
+		defer g.Done()
 		f()
 	}()
 }
 
-func (g *Group) done() {
+// Add counts one more piece of work in flight, which [Group.Done] ends:
+// work that runs on the caller's own goroutine, such as a call made while
+// the owner may be closing.
+func (g *Group) Add() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.n == 0 {
+		g.idle = make(chan struct{})
+	}
+	g.n++
+}
+
+// Done ends one piece of work counted by [Group.Add] or [Group.Go].
+func (g *Group) Done() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.n--; g.n == 0 {
