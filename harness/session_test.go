@@ -345,3 +345,50 @@ func TestClosingWhileACallRunsCutsItAndWaitsForItsCancel(t *testing.T) {
 		}
 	})
 }
+
+// asking is a sink that reads the run at every record, as a status line
+// or a log sink may: it must not wait on the run's own locks.
+type asking struct {
+	mu    sync.Mutex
+	s     *harness.Session
+	notes []string
+}
+
+func (a *asking) Record(r trace.Record) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.s != nil && r.Event == trace.PhaseChange {
+		a.notes = append(a.notes, a.s.Note())
+	}
+	return nil
+}
+
+func TestASinkMayReadTheRunWhenThePhaseChanges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, err := budget.New(budget.Config{Total: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sink := &asking{}
+		s, ctx, err := harness.Start(t.Context(), b, harness.Config{Task: "find cats", Sinks: []trace.Sink{sink}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sink.mu.Lock()
+		sink.s = s
+		sink.mu.Unlock()
+		time.Sleep(7 * time.Second) // narrow at 6s, by the phase timer
+		if _, ok := s.MustLand(ctx); ok {
+			t.Error("the run must land at 7s, before its reserve")
+		}
+		s.Land(ctx, landing.CauseBudget, nil)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		if len(sink.notes) != 2 || !strings.Contains(sink.notes[0], "narrow") || !strings.Contains(sink.notes[1], "land") {
+			t.Errorf("notes read at the phase changes: %q, want narrow, then land", sink.notes)
+		}
+	})
+}
