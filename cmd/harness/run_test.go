@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/trace"
@@ -139,5 +143,60 @@ func TestRunJSONAndTraceFollowTheContract(t *testing.T) {
 	}
 	if starts != res.Attempts {
 		t.Errorf("%d attempt_start records, %d attempts in the result", starts, res.Attempts)
+	}
+}
+
+// A remote tool whose manifest takes a while: the fetch is spent from the
+// run's one budget and is on the record as a setup step, and the total is
+// the budget given, not what was left after the fetch.
+func TestASlowManifestIsSetupSpentFromTheOneBudget(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /tools", func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(300 * time.Millisecond)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"tools":[{"name":"lookup","description":"look it up","effect":"read"}]}`)
+	})
+	mux.HandleFunc("POST /tools/lookup", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"output":"found"}`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	dir := t.TempDir()
+	cfg, path := filepath.Join(dir, "tools.yaml"), filepath.Join(dir, "trace.jsonl")
+	if err := os.WriteFile(cfg, []byte("tools:\n  - name: lookup\n    url: "+srv.URL+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"run", "--json", "--budget", "8s", "--tools", cfg, "--trace", path, "q"},
+		strings.NewReader(""), &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var res landing.Result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Budget.TotalMs != 8000 || res.Budget.ReserveMs != 2000 || res.Budget.SpentMs < 300 || !strings.Contains(res.Answer, "found") {
+		t.Errorf("result %+v; want the whole 8s budget, its reserve, the fetch spent, the tool used", res)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := trace.ReadRecords(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var setup []trace.Record
+	for _, r := range recs {
+		if r.Step == "setup" {
+			setup = append(setup, r)
+		}
+	}
+	if recs[0].TotalMs != 8000 || len(setup) != 2 || setup[1].Outcome != trace.OK || setup[1].ElapsedMs < 300 ||
+		!strings.Contains(setup[0].Message, "manifest of "+srv.URL) {
+		t.Errorf("run_start %+v, setup records %+v; want the budget's total and the fetch on the record", recs[0], setup)
 	}
 }
