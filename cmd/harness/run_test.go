@@ -120,15 +120,7 @@ func TestRunJSONAndTraceFollowTheContract(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil || res.Status != landing.Complete || res.Budget.TotalMs != 20000 {
 		t.Errorf("result %+v (%v)", res, err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := trace.ReadRecords(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readTrace(t, path)
 	if len(recs) < 4 || recs[0].Event != trace.RunStart || recs[len(recs)-1].Event != trace.RunEnd || recs[0].RunID != res.RunID {
 		t.Fatalf("trace %d records, first %+v, last %+v", len(recs), recs[0], recs[len(recs)-1])
 	}
@@ -180,15 +172,7 @@ func TestASlowManifestIsSetupSpentFromTheOneBudget(t *testing.T) {
 	if res.Budget.TotalMs != 8000 || res.Budget.ReserveMs != 2000 || res.Budget.SpentMs < 300 || !strings.Contains(res.Answer, "found") {
 		t.Errorf("result %+v; want the whole 8s budget, its reserve, the fetch spent, the tool used", res)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := trace.ReadRecords(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readTrace(t, path)
 	var setup []trace.Record
 	for _, r := range recs {
 		if r.Step == "setup" {
@@ -199,4 +183,19 @@ func TestASlowManifestIsSetupSpentFromTheOneBudget(t *testing.T) {
 		!strings.Contains(setup[0].Message, "manifest of "+srv.URL) {
 		t.Errorf("run_start %+v, setup records %+v; want the budget's total and the fetch on the record", recs[0], setup)
 	}
+}
+
+// readTrace reads the JSONL trace a run wrote to path.
+func readTrace(t *testing.T, path string) []trace.Record {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := trace.ReadRecords(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }

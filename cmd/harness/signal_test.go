@@ -160,15 +160,7 @@ func TestARunWhoseToolAndItsCancelHangEndsInsideItsBudget(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != exitPartial {
 		t.Fatalf("exit %d (%v), want %d\nstdout: %s\nstderr: %s", code, err, exitPartial, stdout.String(), stderr.String())
 	}
-	f, err := os.Open(tracePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := trace.ReadRecords(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readTrace(t, tracePath)
 	began := recs[0].TS.Add(-time.Duration(recs[0].ElapsedMs) * time.Millisecond)
 	took := ended.Sub(began)
 	if took > 5*time.Second+50*time.Millisecond {
