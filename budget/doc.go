@@ -61,6 +61,14 @@
 // started with b and ends at that deadline, its reserve taken from the
 // time it really has, written once like any other.
 //
+// # Arithmetic
+//
+// Sums of durations that must never wrap, such as a worst case added up
+// from many ceilings and sleeps, use [AddSat] and [MulSat], which saturate
+// instead. [Budget.Read] gives spent and remaining from one reading of the
+// clock, and [Budget.Until] how long until a point of the run: other
+// packages ask these rather than do arithmetic on instants themselves.
+//
 // # Sub-agents
 //
 // [Budget.Slice] carves a child budget out of the parent's available time,
