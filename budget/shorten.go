@@ -26,3 +26,11 @@ func (b *Budget) Shorten(deadline time.Time) *Budget {
 	}
 	return s
 }
+
+// Within returns b shortened to end within d from now ([Budget.Shorten]):
+// the budget of a step that must be over by then, such as the landing call
+// of a run its user cancelled, which is owed an answer within the reserve
+// rather than within whatever the budget had left.
+func (b *Budget) Within(d time.Duration) *Budget {
+	return b.Shorten(time.Now().Add(d))
+}

@@ -101,3 +101,17 @@ func TestReadAndUntilAnswerFromTheBudgetsOwnClock(t *testing.T) {
 		}
 	})
 }
+
+func TestWithinEndsTheBudgetAfterTheGivenTimeAtTheLatest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := mustNew(t, Config{Total: time.Minute}) // R = 15s
+		time.Sleep(10 * time.Second)
+		w := b.Within(b.Reserve())
+		if w.Remaining() != 15*time.Second || w.Start() != b.Start() {
+			t.Errorf("remaining %v, start %v; want 15s from now, from the same start", w.Remaining(), w.Start())
+		}
+		if b.Within(time.Hour) != b {
+			t.Error("Within past the deadline made a new budget; want b itself")
+		}
+	})
+}

@@ -2,18 +2,24 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
 )
 
-// Answer ends the run with the model's answer: the result is complete. It
-// first waits for the cancels the run sent, until the budget's deadline,
-// so that the record of the calls is final, and writes the run_end record.
+// Answer ends the run with the model's answer: the result is complete,
+// unless a write of the run is still orphaned, its outcome unknown: then
+// it is partial with cause unsettled, the answer kept, and the boundary
+// names the write and says to reconcile it ([landing.Settle]). Answer first
+// waits for the cancels the run sent, until the budget's deadline, so that
+// the record of the calls is final, and writes the run_end record.
 // A run that already has its result, or is making it, keeps it: Answer
 // waits for that one and returns it.
 func (s *Session) Answer(answer string) landing.Result {
@@ -21,7 +27,7 @@ func (s *Session) Answer(answer string) landing.Result {
 		return s.wait()
 	}
 	s.settleCancels()
-	return s.finish(landing.Result{Status: landing.Complete, Answer: answer})
+	return s.finish(landing.Settle(s.landingRecord(""), answer))
 }
 
 // Land ends the run early, for cause, with a labeled partial result: the
@@ -50,7 +56,7 @@ func (s *Session) Land(ctx context.Context, cause landing.Cause, summarize func(
 	boundary := landing.Summarize(s.landingRecord(cause)).Boundary
 	who, msg, answer := "harness", boundary, ""
 	if summarize != nil {
-		text, err := s.landingCall(ctx, boundary, summarize)
+		text, err := s.landingCall(ctx, cause, boundary, summarize)
 		switch {
 		case err != nil:
 			msg = "landing call failed: " + err.Error()
@@ -69,22 +75,62 @@ func (s *Session) Land(ctx context.Context, cause landing.Cause, summarize func(
 	return s.finish(res)
 }
 
+// LandFailed ends the run because a model request failed with err, as
+// [Session.Land] does with the cause [CauseOf] names, and with the failure
+// on the record, for a person: the status and the server's message, or the
+// wait the budget could not afford, which the boundary says ("The model
+// failed at step 1: 401 Incorrect API key provided."). When the model's
+// server refused the run itself ([model.Refused]: 401, 403, 404, or it
+// could not be reached), the landing call is not sent to it: the harness
+// summarizes.
+func (s *Session) LandFailed(ctx context.Context, err error, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
+	cause := CauseOf(ctx, err)
+	s.mu.Lock()
+	s.failure = failureOf(s.b, cause, err)
+	s.mu.Unlock()
+	if model.Refused(err) {
+		summarize = nil
+	}
+	return s.Land(ctx, cause, summarize)
+}
+
+// failureOf says, for the boundary, what stopped a run whose model request
+// failed with err, when the cause alone would mislead: a wait the server
+// asked for that the budget could not afford, or the model's own failure.
+func failureOf(b *budget.Budget, cause landing.Cause, err error) string {
+	if ge, ok := errors.AsType[*trace.GaveUpError](err); ok && ge.Delay.Source == budget.FromRetryAfter {
+		return fmt.Sprintf("the model's server asked to wait %v before a retry, and only %v were left",
+			ge.Delay.Sleep, b.Remaining().Truncate(100*time.Millisecond))
+	}
+	if cause == landing.CauseUpstream {
+		return model.Describe(err)
+	}
+	return ""
+}
+
 // landingCall runs summarize on the landing context, with the run's
-// landing watchdog in place for the turns it makes.
-func (s *Session) landingCall(parent context.Context, boundary string, summarize func(context.Context, string) (string, error)) (string, error) {
-	ctx, stop := budget.WithBudget(context.WithoutCancel(parent), s.b)
+// landing watchdog and budget in place for the turns it makes. A run its
+// caller cancelled (the first Ctrl-C) is owed an answer now: its landing
+// call is leased from what is left of the reserve R at most, not from
+// whatever the budget had left (SPEC §3).
+func (s *Session) landingCall(parent context.Context, cause landing.Cause, boundary string, summarize func(context.Context, string) (string, error)) (string, error) {
+	b := s.b
+	if cause == landing.CauseCancelled {
+		b = b.Within(b.Reserve())
+	}
+	ctx, stop := budget.WithBudget(context.WithoutCancel(parent), b)
 	defer stop()
-	w, wctx, err := watchdog.Start(ctx, watchdog.Config{Quiet: s.cfg.Quiet, Wall: s.b.Deadline()})
+	w, wctx, err := watchdog.Start(ctx, watchdog.Config{Quiet: s.cfg.Quiet, Wall: b.Deadline()})
 	if err != nil {
 		return "", err
 	}
 	defer w.Stop()
 	s.mu.Lock()
-	s.landingW = w
+	s.landingW, s.landingB = w, b
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		s.landingW = nil
+		s.landingW, s.landingB = nil, nil
 		s.mu.Unlock()
 	}()
 	return summarize(wctx, landingPrompt(boundary))

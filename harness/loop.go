@@ -67,7 +67,7 @@ func (s *Session) Run(ctx context.Context) landing.Result {
 		}
 		resp, err := s.Turn(ctx, req)
 		if err != nil {
-			return s.Land(ctx, CauseOf(ctx, err), s.summarizer(conv))
+			return s.LandFailed(ctx, err, s.summarizer(conv))
 		}
 		calls := resp.Message.ToolCalls
 		if len(calls) == 0 {

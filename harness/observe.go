@@ -28,14 +28,24 @@ func (s *Session) observer(index int, w *watchdog.Watchdog) *trace.Observer {
 			}
 			s.record(rec)
 		},
-		Backoff: func(step, key string, after int, d budget.Delay, _ error) {
+		Backoff: func(step, key string, after int, d budget.Delay, err error) {
 			src := "jitter"
 			if d.Source == budget.FromRetryAfter {
 				src = "retry_after"
 			}
-			s.record(trace.Record{Event: trace.Backoff, Step: step, StepIndex: index, Attempt: after, Key: key,
-				SleepMs: d.Sleep.Milliseconds(), Source: src, GaveUp: d.GiveUp, Reason: d.Reason})
+			rec := trace.Record{Event: trace.Backoff, Step: step, StepIndex: index, Attempt: after, Key: key,
+				SleepMs: d.Sleep.Milliseconds(), Source: src, GaveUp: d.GiveUp, Reason: d.Reason}
+			if re, ok := errors.AsType[*budget.RetryAfterError](err); ok {
+				rec.RetryAfterInvalid = re.Value
+			}
+			s.record(rec)
+			if !d.GiveUp && d.Sleep > 0 {
+				// A wait the run chose is not silence (SPEC §3): the quiet
+				// clock stops for it.
+				s.paused(w, step, key, w.Pause())
+			}
 		},
+		BackoffEnd: func(step, key string) { s.resumed(w, step, key) },
 		Refused: func(step, key string, n int, err error) {
 			s.record(refusedRecord(step, index, n, key, err))
 		},

@@ -64,7 +64,10 @@ type Session struct {
 	step     int        // model turns made
 	calls    []landing.Call
 	turns    map[*Turn]struct{} // BeginTurn's not yet ended
+	pauses   map[pause]func()   // the quiet clock's pauses for backoff sleeps in progress, and their resumes
+	failure  string             // what stopped the run, for the boundary (Record.Failure)
 	landingW *watchdog.Watchdog // the landing call's own watchdog while it runs
+	landingB *budget.Budget     // the budget the landing call leases from while it runs
 	claimed  bool               // reports whether Land or Answer has begun to make the result
 	result   *landing.Result    // the run's result, once made
 	done     chan struct{}      // closed once the result is made and run_end recorded
@@ -95,7 +98,8 @@ func Start(ctx context.Context, b *budget.Budget, cfg Config) (*Session, context
 	if d, ok := ctx.Deadline(); ok {
 		b = b.Shorten(d)
 	}
-	s := &Session{cfg: cfg, id: cfg.RunID, b: b, turns: make(map[*Turn]struct{}), done: make(chan struct{})}
+	s := &Session{cfg: cfg, id: cfg.RunID, b: b, turns: make(map[*Turn]struct{}), pauses: make(map[pause]func()),
+		done: make(chan struct{})}
 	if s.id == "" {
 		s.id = "run-" + strings.ToLower(rand.Text())
 	}
@@ -353,7 +357,8 @@ func (s *Session) cancelAccepted(key string) {
 func (s *Session) landingRecord(cause landing.Cause) landing.Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return landing.Record{Task: s.cfg.Task, Cause: cause, Step: s.step, Quiet: s.cfg.Quiet, Calls: slices.Clone(s.calls)}
+	return landing.Record{Task: s.cfg.Task, Cause: cause, Step: s.step, Quiet: s.cfg.Quiet, Failure: s.failure,
+		Calls: slices.Clone(s.calls)}
 }
 
 // over reports whether the run has ended, or is landing: no more work is
@@ -362,6 +367,32 @@ func (s *Session) over() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.claimed
+}
+
+// pause names a backoff sleep in progress: one per call at a time, on the
+// watchdog that hears the call.
+type pause struct {
+	w         *watchdog.Watchdog
+	step, key string
+}
+
+// paused keeps the resume of the quiet clock's pause for a backoff sleep.
+func (s *Session) paused(w *watchdog.Watchdog, step, key string, resume func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pauses[pause{w, step, key}] = resume
+}
+
+// resumed starts the quiet clock again once a backoff sleep has ended.
+func (s *Session) resumed(w *watchdog.Watchdog, step, key string) {
+	p := pause{w, step, key}
+	s.mu.Lock()
+	resume := s.pauses[p]
+	delete(s.pauses, p)
+	s.mu.Unlock()
+	if resume != nil {
+		resume()
+	}
 }
 
 // openTurns returns the Turns begun and not ended.

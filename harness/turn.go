@@ -27,8 +27,8 @@ func (s *Session) Turn(ctx context.Context, req model.Request) (model.Response, 
 	if s.cfg.Model == nil {
 		return model.Response{}, ErrNoModel
 	}
-	if w, ok := s.landingWatch(); ok {
-		return s.cfg.Model.Land(ctx, s.b, req.Messages, s.observer(0, w))
+	if w, b, ok := s.landingCallNow(); ok {
+		return s.cfg.Model.Land(ctx, b, req.Messages, s.observer(0, w))
 	}
 	if s.over() {
 		return model.Response{}, ErrEnded
@@ -70,7 +70,7 @@ type Turn struct {
 // result the error is [ErrEnded].
 func (s *Session) BeginTurn(ctx context.Context) (context.Context, *Turn, error) {
 	kind := s.b.Estimates().Kind(model.Kind)
-	w, landingCall := s.landingWatch()
+	w, lb, landingCall := s.landingCallNow()
 	if !landingCall && s.over() {
 		return nil, nil, ErrEnded
 	}
@@ -78,7 +78,7 @@ func (s *Session) BeginTurn(ctx context.Context) (context.Context, *Turn, error)
 	var lease budget.Lease
 	var err error
 	if landingCall {
-		lease, err = s.b.LandingLease(kind, 0)
+		lease, err = lb.LandingLease(kind, 0)
 	} else {
 		w, index = s.w, s.steps()+1
 		lease, err = s.b.Lease(kind, 0)
@@ -143,10 +143,10 @@ func (t *Turn) End(err error) error {
 	return err
 }
 
-// landingWatch returns the landing call's watchdog, and whether the run is
-// making its landing call now.
-func (s *Session) landingWatch() (*watchdog.Watchdog, bool) {
+// landingCallNow returns the landing call's watchdog and budget, and
+// whether the run is making its landing call now.
+func (s *Session) landingCallNow() (*watchdog.Watchdog, *budget.Budget, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.landingW, s.landingW != nil
+	return s.landingW, s.landingB, s.landingW != nil
 }

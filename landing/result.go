@@ -24,6 +24,7 @@ const (
 	CauseCancelled Cause = "cancelled" // the caller cancelled the run
 	CauseMaxSteps  Cause = "max_steps" // the run used all its model turns
 	CauseUpstream  Cause = "upstream"  // the model failed and could not be retried
+	CauseUnsettled Cause = "unsettled" // the model answered, but a write's outcome is still unknown
 )
 
 // MarshalJSON writes null for the zero Cause.

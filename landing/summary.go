@@ -33,36 +33,55 @@ type Record struct {
 	Cause Cause
 	Step  int           // the step the run was in when it landed
 	Quiet time.Duration // the quiet period, for CauseQuiet
+
+	// Failure says, for a person, what stopped the run when the cause
+	// alone would mislead: the model's failure for CauseUpstream ("401
+	// Incorrect API key provided"), or a wait the budget could not afford
+	// for CauseBudget ("the model's server asked to wait 30s before a
+	// retry, and 9.9s were left"). Empty: the cause says it all.
+	Failure string
+
 	Calls []Call
 }
 
 // Boundary says where a run stopped and what that leaves out, e.g. "Ran
 // out of allotted time at step 14: reconciliation done; supplier lookup was
-// in flight and is not included." The wording is fixed and factual.
+// in flight and is not included." The wording is fixed and factual. A
+// write whose outcome is unknown is named apart, with its key and what to
+// do: "The outcome of payment (key gp_…) is unknown: it may or may not have
+// happened; run `harness reconcile` to settle it." A run whose model
+// answered while such a write was open (CauseUnsettled) says so first.
 func Boundary(rec Record) string {
-	var b strings.Builder
+	var head string
 	switch rec.Cause {
+	case CauseUnsettled:
+		head = fmt.Sprintf("Answered at step %d", rec.Step)
 	case CauseQuiet:
-		fmt.Fprintf(&b, "Stopped at step %d: no progress for %s", rec.Step, human(rec.Quiet))
+		head = fmt.Sprintf("Stopped at step %d: no progress for %s", rec.Step, human(rec.Quiet))
 	case CauseCancelled:
-		fmt.Fprintf(&b, "Cancelled at step %d", rec.Step)
+		head = fmt.Sprintf("Cancelled at step %d", rec.Step)
 	case CauseMaxSteps:
-		fmt.Fprintf(&b, "Reached the step limit at step %d", rec.Step)
+		head = fmt.Sprintf("Reached the step limit at step %d", rec.Step)
 	case CauseUpstream:
-		fmt.Fprintf(&b, "The model failed at step %d", rec.Step)
+		head = fmt.Sprintf("The model failed at step %d", rec.Step)
 	default:
-		fmt.Fprintf(&b, "Ran out of allotted time at step %d", rec.Step)
+		head = fmt.Sprintf("Ran out of allotted time at step %d", rec.Step)
+		if rec.Failure != "" {
+			head = fmt.Sprintf("Stopped at step %d", rec.Step)
+		}
 	}
-	var done, failed, refused, inflight []string
+	var done, failed, refused, inflight, orphans []string
 	for _, c := range rec.Calls {
-		switch c.Outcome {
-		case Done:
+		switch {
+		case c.Outcome == Done:
 			done = appendOnce(done, c.Tool)
-		case Failed:
+		case c.Outcome == Failed:
 			failed = appendOnce(failed, c.Tool)
-		case Refused:
+		case c.Outcome == Refused:
 			refused = appendOnce(refused, c.Tool)
-		case Interrupted:
+		case c.Outcome == Interrupted && c.State == StateOrphaned:
+			orphans = append(orphans, fmt.Sprintf("%s (key %s)", c.Tool, c.Key))
+		case c.Outcome == Interrupted:
 			inflight = appendOnce(inflight, c.Tool)
 		}
 	}
@@ -79,13 +98,46 @@ func Boundary(rec Record) string {
 	if len(inflight) > 0 {
 		parts = append(parts, list(inflight)+verb(inflight, " was", " were")+" in flight and"+verb(inflight, " is", " are")+" not included")
 	}
-	if len(parts) == 0 {
-		parts = append(parts, "no tool call had finished")
+	var b strings.Builder
+	b.WriteString(head)
+	switch {
+	case rec.Failure != "" && (rec.Cause == CauseUpstream || rec.Cause == CauseBudget || rec.Cause == ""):
+		fmt.Fprintf(&b, ": %s.", strings.TrimSuffix(rec.Failure, "."))
+		if len(parts) > 0 {
+			fmt.Fprintf(&b, " Before that: %s.", strings.Join(parts, "; "))
+		}
+	case len(parts) > 0:
+		fmt.Fprintf(&b, ": %s.", strings.Join(parts, "; "))
+	case len(orphans) > 0:
+		b.WriteString(".")
+	default:
+		b.WriteString(": no tool call had finished.")
 	}
-	b.WriteString(": ")
-	b.WriteString(strings.Join(parts, "; "))
-	b.WriteString(".")
+	if len(orphans) > 0 {
+		fmt.Fprintf(&b, " The %s of %s %s unknown: %s may or may not have happened; run `harness reconcile` to settle %s.",
+			verb(orphans, "outcome", "outcomes"), list(orphans), verb(orphans, "is", "are"), verb(orphans, "it", "they"), verb(orphans, "it", "them"))
+	}
 	return b.String()
+}
+
+// Settle is the result of a run whose model answered: complete, unless a
+// write of the run is still orphaned, whose outcome nobody knows. Then the
+// answer is kept but the result is partial, with cause [CauseUnsettled], a
+// boundary that names the write and says to reconcile it, and the write in
+// InFlight: an answer given while a payment may or may not have happened is
+// not one a script should act on as complete.
+func Settle(rec Record, answer string) Result {
+	rec.Cause = CauseUnsettled
+	open := false
+	for _, c := range rec.Calls {
+		open = open || c.Outcome == Interrupted && c.State == StateOrphaned
+	}
+	if !open {
+		return Result{Status: Complete, Answer: answer, Steps: rec.Step}
+	}
+	r := Summarize(rec)
+	r.Answer = answer
+	return r
 }
 
 // Summarize builds the deterministic landing summary from a run's record,

@@ -44,7 +44,8 @@ func TestTheDeterministicSummaryPutsEveryCallInTheRightList(t *testing.T) {
 		t.Errorf("in flight %+v", r.InFlight)
 	}
 	wantBoundary := "Ran out of allotted time at step 14: ledger and reconciliation done; fx_rates failed; " +
-		"browser was not started (not enough time); supplier lookup and payment were in flight and are not included."
+		"browser was not started (not enough time); supplier lookup was in flight and is not included. " +
+		"The outcome of payment (key k6) is unknown: it may or may not have happened; run `harness reconcile` to settle it."
 	if r.Boundary != wantBoundary {
 		t.Errorf("boundary\n got %q\nwant %q", r.Boundary, wantBoundary)
 	}
@@ -71,6 +72,17 @@ func TestTheBoundaryNamesTheCause(t *testing.T) {
 		{Record{Cause: CauseMaxSteps, Step: 50, Calls: []Call{{Tool: "a", Outcome: Done}, {Tool: "b", Outcome: Done}, {Tool: "c", Outcome: Done}, {Tool: "a", Outcome: Done}}},
 			"Reached the step limit at step 50: a, b and c done."},
 		{Record{Cause: CauseUpstream, Step: 2, Calls: []Call{{Tool: "x", Outcome: Interrupted}}}, "The model failed at step 2: x was in flight and is not included."},
+		{Record{Cause: CauseUpstream, Step: 1, Failure: "401 Incorrect API key provided"},
+			"The model failed at step 1: 401 Incorrect API key provided."},
+		{Record{Cause: CauseUpstream, Step: 2, Failure: "503 Service Unavailable.", Calls: []Call{{Tool: "search", Outcome: Done}}},
+			"The model failed at step 2: 503 Service Unavailable. Before that: search done."},
+		{Record{Cause: CauseBudget, Step: 1, Failure: "the model's server asked to wait 30s before a retry, and 9.9s were left"},
+			"Stopped at step 1: the model's server asked to wait 30s before a retry, and 9.9s were left."},
+		{Record{Cause: CauseUnsettled, Step: 2, Calls: []Call{{Tool: "pay", Key: "gp_1", Outcome: Interrupted, State: StateOrphaned}}},
+			"Answered at step 2. The outcome of pay (key gp_1) is unknown: it may or may not have happened; run `harness reconcile` to settle it."},
+		{Record{Cause: CauseUnsettled, Step: 3, Calls: []Call{{Tool: "search", Outcome: Done},
+			{Tool: "pay", Key: "gp_1", Outcome: Interrupted, State: StateOrphaned}, {Tool: "pay", Key: "gp_2", Outcome: Interrupted, State: StateOrphaned}}},
+			"Answered at step 3: search done. The outcomes of pay (key gp_1) and pay (key gp_2) are unknown: they may or may not have happened; run `harness reconcile` to settle them."},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.rec.Cause), func(t *testing.T) {
@@ -78,6 +90,26 @@ func TestTheBoundaryNamesTheCause(t *testing.T) {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestSettleKeepsTheAnswerAndIsPartialOnlyWhileAWriteIsUnknown(t *testing.T) {
+	calls := []Call{{Tool: "search", Key: "k1", Outcome: Done, Summary: "3 hits"}}
+	if r := Settle(Record{Step: 2, Calls: calls}, "42"); r.Status != Complete || r.Cause != "" || r.Answer != "42" || r.Boundary != "" {
+		t.Errorf("no orphan: %+v, want complete", r)
+	}
+	calls = append(calls, Call{Tool: "pay", Key: "gp_9", Outcome: Interrupted, State: StateOrphaned},
+		Call{Tool: "fetch", Key: "k3", Outcome: Interrupted, State: StateCancelled})
+	r := Settle(Record{Step: 2, Calls: calls}, "42")
+	if r.Status != Partial || r.Cause != CauseUnsettled || r.Answer != "42" || r.Orphans != 1 {
+		t.Errorf("an orphan: %+v, want partial, unsettled, the answer kept", r)
+	}
+	if len(r.InFlight) != 2 || r.InFlight[0] != (InFlight{"pay", "gp_9", StateOrphaned}) {
+		t.Errorf("in flight %+v, want the orphan with its key", r.InFlight)
+	}
+	if !strings.Contains(r.Boundary, "pay (key gp_9)") || !strings.Contains(r.Boundary, "harness reconcile") ||
+		!strings.HasPrefix(r.Text(), "PARTIAL RESULT. Answered at step 2") {
+		t.Errorf("boundary %q, text %q", r.Boundary, r.Text())
 	}
 }
 

@@ -154,7 +154,9 @@ func (c *Client) call(ctx context.Context, b *budget.Budget, req Request, obs *t
 		if delay.GiveUp {
 			return Response{Attempts: n}, &trace.GaveUpError{Step: Kind, Delay: delay, Last: ae}
 		}
-		if err := delay.Wait(ctx); err != nil {
+		err = delay.Wait(ctx)
+		obs.OnBackoffEnd(Kind, "")
+		if err != nil {
 			return Response{Attempts: n}, Classify(ctx, n, err)
 		}
 	}

@@ -4,6 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
@@ -47,4 +52,48 @@ func Classify(actx context.Context, attempt int, err error) *trace.AttemptError 
 	}
 	ae.Outcome = trace.UpstreamError // transport errors and streams cut short
 	return ae
+}
+
+// Describe says in a line, for a person, why a model request failed: the
+// status and the server's own message for an error answer ("401 Incorrect
+// API key provided"), that the server could not be reached and why, or
+// that the answer ended before it was whole. The URL is left out: it may
+// carry credentials.
+func Describe(err error) string {
+	if apiErr, ok := errors.AsType[*openai.Error](err); ok {
+		msg := strings.TrimSpace(apiErr.Message)
+		if msg == "" {
+			msg = http.StatusText(apiErr.StatusCode)
+		}
+		return fmt.Sprintf("%d %s", apiErr.StatusCode, msg)
+	}
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		return "could not reach the model: " + ue.Err.Error()
+	}
+	if errors.Is(err, ErrIncomplete) {
+		return "its answer ended before it was whole"
+	}
+	if ae, ok := errors.AsType[*trace.AttemptError](err); ok && ae.Err != nil {
+		return ae.Err.Error()
+	}
+	return err.Error()
+}
+
+// Refused reports whether err says the model's server refused the run
+// itself rather than one request: a 401, 403 or 404, or a server that could
+// not be reached at all. Sending it another request, the landing call
+// included, would only be refused again.
+func Refused(err error) bool {
+	if apiErr, ok := errors.AsType[*openai.Error](err); ok {
+		switch apiErr.StatusCode {
+		case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
+			return true
+		}
+		return false
+	}
+	if oe, ok := errors.AsType[*net.OpError](err); ok {
+		return oe.Op == "dial"
+	}
+	_, dns := errors.AsType[*net.DNSError](err)
+	return dns
 }

@@ -315,7 +315,9 @@ func (c *call) backoff(ctx context.Context, n int, last ended, res *Result) bool
 			&trace.GaveUpError{Step: spec.Kind, Delay: d, Last: last.err})
 		return false
 	}
-	if err := d.Wait(ctx); err != nil {
+	err := d.Wait(ctx)
+	c.obs.OnBackoffEnd(spec.Kind, string(c.key))
+	if err != nil {
 		*res = c.failed(*res, last, "; no retry: the run has ended", errors.Join(last.err, err))
 		return false
 	}

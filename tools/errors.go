@@ -81,8 +81,15 @@ func (e *ArgumentsError) Is(target error) bool { return target == ErrInvalidArgu
 // error answer, a non-zero exit, an error returned by a local function.
 type ToolError struct {
 	Message   string
-	Retryable bool // reports whether the tool said another attempt may succeed
+	Retryable bool   // reports whether the tool said another attempt may succeed
+	Code      string // what the tool said the failure is, e.g. [CodeDeadline]
 }
+
+// CodeDeadline is the code a remote tool gives a failure that the caller's
+// own time caused: the Budget-Remaining-Ms it was sent ran out, or was 0
+// on arrival (tools/kit answers so). Such an attempt is ours: it ends with
+// outcome gave_up, not upstream_error.
+const CodeDeadline = "deadline_exceeded"
 
 func (e *ToolError) Error() string { return e.Message }
 

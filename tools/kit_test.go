@@ -137,6 +137,13 @@ func TestAgainstTheKit(t *testing.T) {
 				t.Errorf("cancel refused: %v", err)
 			}
 		}
+		// Whichever deadline was seen first, ours or the kit's, it was our
+		// lease that ended the first attempt: never "they failed".
+		for _, a := range rec.ends[:len(rec.ends)-1] {
+			if a.Outcome != trace.GaveUp {
+				t.Errorf("attempt %d ended %s, want gave_up: our lease ended it", a.N, a.Outcome)
+			}
+		}
 	})
 
 	t.Run("a write that commits late is reconciled, not sent again", func(t *testing.T) {
@@ -174,4 +181,10 @@ func TestAgainstTheKit(t *testing.T) {
 			t.Errorf("events %v, attempt %+v; want keepalives only", rec.kinds(), rec.ends[0])
 		}
 	})
+}
+
+func TestTheDeadlineCodeIsTheKitsOwn(t *testing.T) {
+	if CodeDeadline != kit.CodeDeadline {
+		t.Errorf("tools says %q, the kit %q: one protocol, one word", CodeDeadline, kit.CodeDeadline)
+	}
 }

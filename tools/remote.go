@@ -131,6 +131,8 @@ func (t *remoteTool) Attempt(ctx context.Context, call *Call) Answer {
 	te, isTool := errors.AsType[*ToolError](err)
 	switch {
 	case err == nil:
+	case isTool && te.Code == CodeDeadline:
+		ans.Outcome, ans.Retry = trace.GaveUp, te.Retryable // our lease ended it, at the tool's end
 	case isTool:
 		ans.Outcome, ans.Retry = trace.UpstreamError, te.Retryable
 	case errors.Is(err, ErrBadAnswer):
@@ -142,7 +144,9 @@ func (t *remoteTool) Attempt(ctx context.Context, call *Call) Answer {
 // errorAnswer turns an HTTP error answer into the attempt's failure, by
 // status: 429 rate_limited; 408, 500, 502, 503, 504 upstream_error and
 // retried; other 5xx upstream_error; anything else invalid
-// ([trace.OutcomeOfStatus], [trace.RetryableStatus]).
+// ([trace.OutcomeOfStatus], [trace.RetryableStatus]); and, whatever the
+// status, gave_up when the tool says our own deadline ended it
+// ([CodeDeadline]).
 func errorAnswer(resp *http.Response) Answer {
 	code := resp.StatusCode
 	ans := Answer{Status: code, Header: resp.Header, Sent: true}
@@ -150,11 +154,19 @@ func errorAnswer(resp *http.Response) Answer {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody)) // a cut body still says what it can
 	var e struct {
 		Error struct {
-			Message string `json:"message"`
+			Message   string `json:"message"`
+			Retryable *bool  `json:"retryable"`
+			Code      string `json:"code"`
 		} `json:"error"`
 	}
 	if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
-		ans.Err = &ToolError{Message: e.Error.Message, Retryable: ans.Retry}
+		ans.Err = &ToolError{Message: e.Error.Message, Retryable: ans.Retry, Code: e.Error.Code}
+		if e.Error.Code == CodeDeadline {
+			// Our lease ended it, at the tool's end: ours, and retried as
+			// the tool says, like an attempt our own lease cut.
+			ans.Outcome = trace.GaveUp
+			ans.Retry = e.Error.Retryable != nil && *e.Error.Retryable
+		}
 	} else {
 		ans.Err = fmt.Errorf("HTTP %d", code)
 	}
@@ -230,6 +242,7 @@ func readEvents(body io.Reader, s sink) (json.RawMessage, error) {
 			var e struct {
 				Message   string `json:"message"`
 				Retryable bool   `json:"retryable"`
+				Code      string `json:"code"`
 			}
 			if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
 				return nil, fmt.Errorf("%w: error event: %v", ErrBadAnswer, err)
@@ -237,7 +250,7 @@ func readEvents(body io.Reader, s sink) (json.RawMessage, error) {
 			if e.Message == "" {
 				e.Message = "the tool reported an error without a message"
 			}
-			return nil, &ToolError{Message: e.Message, Retryable: e.Retryable}
+			return nil, &ToolError{Message: e.Message, Retryable: e.Retryable, Code: e.Code}
 		}
 	}
 	return nil, ErrIncomplete

@@ -81,6 +81,10 @@ type Observer struct {
 	// sleep is then the jittered one.
 	Backoff func(step, key string, after int, d budget.Delay, err error)
 
+	// BackoffEnd is called when the sleep a Backoff decided has ended,
+	// slept out or cut by the run's end; never after a give-up.
+	BackoffEnd func(step, key string)
+
 	// Refused is called when the budget refused the lease of attempt n.
 	Refused func(step, key string, n int, err error)
 
@@ -120,6 +124,13 @@ func (o *Observer) OnAttemptEnd(a Attempt) {
 func (o *Observer) OnBackoff(step, key string, after int, d budget.Delay, err error) {
 	if o.Backoff != nil {
 		o.Backoff(step, key, after, d, err)
+	}
+}
+
+// OnBackoffEnd calls o.BackoffEnd, if it is set.
+func (o *Observer) OnBackoffEnd(step, key string) {
+	if o.BackoffEnd != nil {
+		o.BackoffEnd(step, key)
 	}
 }
 

@@ -63,6 +63,11 @@ type Record struct {
 	GaveUp  bool
 	Reason  string // "backoff_exceeds_budget" | "retry_after_exceeds_budget"; also refusal rule / landing reason
 
+	// RetryAfterInvalid is, on a backoff record, the raw Retry-After (or
+	// retry-after-ms) the server sent that could not be read; the sleep is
+	// then the jittered one.
+	RetryAfterInvalid string
+
 	// progress
 	Units, Total int64
 
@@ -130,6 +135,7 @@ func AppendJSON(dst []byte, r Record) []byte {
 		dst = append(dst, `,"gave_up":true`...)
 	}
 	dst = appendStr(dst, `,"reason":`, r.Reason, false)
+	dst = appendStr(dst, `,"retry_after_invalid":`, r.RetryAfterInvalid, false)
 
 	dst = appendInt(dst, `,"units":`, r.Units, r.Event == Progress)
 	dst = appendInt(dst, `,"total":`, r.Total, false)

@@ -24,6 +24,7 @@ var everyKind = []trace.Record{
 	{Event: trace.AttemptEnd, Step: "tool:search", StepIndex: 2, Attempt: 2, GrantedMs: 30000, ResendCount: 1, Key: "gp_7Hq", Outcome: trace.UpstreamError, Status: 503, Message: "bad gateway"},
 	{Event: trace.Refused, Step: "agent:review", StepIndex: 3, Attempt: 1, Reason: "below_p50"},
 	{Event: trace.Backoff, Step: "tool:search", StepIndex: 2, SleepMs: 412, Source: "jitter"},
+	{Event: trace.Backoff, Step: "model", StepIndex: 1, SleepMs: 180, Source: "jitter", RetryAfterInvalid: "soon-ish"},
 	{Event: trace.Backoff, SleepMs: 90000, Source: "retry_after", GaveUp: true, Reason: "retry_after_exceeds_budget"},
 	{Event: trace.Progress, Step: "tool:search", Key: "gp_7Hq", Units: 3, Total: 10, Message: "page 3"},
 	{Event: trace.CancelSent, Step: "tool:pay", Key: "gp_pay", State: "accepted"},
@@ -33,7 +34,7 @@ var everyKind = []trace.Record{
 	{Event: trace.RunEnd, TotalMs: 120000, Cause: "budget", Result: "partial"},
 }
 
-// stamp fills what a Writer fills, as one would.
+// stamp fills what a Recorder fills, as one would.
 func stamp(r trace.Record, seq int64) trace.Record {
 	r.TS = ts.Add(time.Duration(seq) * time.Millisecond)
 	r.RunID = "run-1"

@@ -48,6 +48,11 @@
 // at the next poll. An event at or after the deadline is too late; it is
 // counted, but the run has stalled, whether or not the timer has run yet.
 //
+// A wait the run itself chose — a backoff sleep, a server's Retry-After —
+// is not silence: [Watchdog.Pause] stops the quiet clock for its length,
+// and the clock resumes with the quiet time it had left. The wall still
+// runs.
+//
 // # Progress
 //
 // Heartbeats are tracked per source, the call's idempotency key, so that

@@ -81,6 +81,10 @@ type Watchdog struct {
 	counts   [numEvents]int64
 	at       [numEvents]time.Duration // when each kind was last recorded, valid when counts > 0
 	sources  map[string]int64         // the last units of each progress source still in flight
+
+	paused    int           // pauses in effect (see Pause)
+	pausedAt  time.Duration // when the first of them began
+	pauseLeft time.Duration // the quiet time left then
 }
 
 // Start starts watching a run now. It returns the watchdog and the run's
@@ -136,7 +140,8 @@ func (w *Watchdog) beforeWall(d time.Duration) bool {
 // timer is re-armed here, lazily, when the deadline has moved on.
 func (w *Watchdog) onTimer() {
 	w.mu.Lock()
-	if w.stopped || isDone(w.done) || !w.beforeWall(w.deadline) {
+	if w.stopped || isDone(w.done) || !w.beforeWall(w.deadline) || w.paused > 0 {
+		// Paused: the resume re-arms the timer for the deadline it moves to.
 		w.mu.Unlock()
 		return
 	}
@@ -243,13 +248,53 @@ func (w *Watchdog) record(e Event, n int64) {
 	now := time.Since(w.start)
 	w.counts[e] += n
 	w.at[e] = now
-	if !e.Semantic() || now >= w.deadline {
+	if !e.Semantic() || w.paused == 0 && now >= w.deadline {
 		return
 	}
 	w.last, w.lastAt = e, now
 	// >= so that the window is credited to the latest event that reaches it.
 	if d := addSat(now, w.window[e]); d >= w.deadline {
 		w.deadline, w.opener = d, e
+	}
+}
+
+// Pause stops the quiet clock for a wait the run itself chose — a backoff
+// sleep, a server's Retry-After —, which is not silence (SPEC §3): a run
+// waiting out a rate limit it was told to respect has not stalled. The
+// wall still runs. Pause returns the function that starts the clock again
+// with the quiet time it had left when it was paused, or with a later
+// window if a semantic event came meanwhile. Pauses may overlap, as the
+// backoffs of parallel calls do: the clock runs again when the last has
+// resumed. A resume is idempotent. Once the quiet clock has fired, or its
+// deadline has passed, Pause changes nothing: it does not revive a run
+// that has stalled.
+func (w *Watchdog) Pause() (resume func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := time.Since(w.start)
+	if w.stopped || w.fired || w.paused == 0 && now >= w.deadline {
+		return func() {}
+	}
+	if w.paused == 0 {
+		w.pausedAt, w.pauseLeft = now, w.deadline-now
+	}
+	w.paused++
+	var once sync.Once
+	return func() { once.Do(w.resume) }
+}
+
+func (w *Watchdog) resume() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.paused--; w.paused > 0 || w.stopped || w.fired {
+		return
+	}
+	now := time.Since(w.start)
+	if d := addSat(now, w.pauseLeft); d > w.deadline {
+		w.deadline = d
+	}
+	if w.timer != nil && w.beforeWall(w.deadline) {
+		w.timer.Reset(w.deadline - now)
 	}
 }
 

@@ -878,3 +878,73 @@ func BenchmarkStartStop(b *testing.B) {
 		w.Stop()
 	}
 }
+
+func TestAPauseStopsTheQuietClockForTheRunsOwnWaits(t *testing.T) {
+	const s = time.Second
+	cases := []struct {
+		name   string
+		cfg    watchdog.Config
+		drive  func(w *watchdog.Watchdog) // runs from the start, in its own goroutine
+		wantAt time.Duration
+		want   error
+	}{
+		{"the clock resumes with the quiet time it had left", watchdog.Config{Quiet: 5 * s},
+			func(w *watchdog.Watchdog) {
+				time.Sleep(2 * s)
+				resume := w.Pause()
+				time.Sleep(28 * s)
+				resume()
+				resume() // idempotent
+			}, 33 * s, watchdog.ErrQuiet},
+		{"overlapping pauses hold the clock until the last resumes", watchdog.Config{Quiet: 5 * s},
+			func(w *watchdog.Watchdog) {
+				time.Sleep(2 * s)
+				a := w.Pause()
+				time.Sleep(3 * s)
+				b := w.Pause()
+				time.Sleep(5 * s)
+				a()
+				time.Sleep(10 * s)
+				b()
+			}, 23 * s, watchdog.ErrQuiet},
+		{"an event during a pause can open a later window", watchdog.Config{Quiet: 5 * s, QuietAfter: map[watchdog.Event]time.Duration{watchdog.ToolCall: time.Minute}},
+			func(w *watchdog.Watchdog) {
+				time.Sleep(2 * s)
+				resume := w.Pause()
+				time.Sleep(8 * s)
+				w.Mark(watchdog.ToolCall) // a window to 70s
+				time.Sleep(20 * s)
+				resume()
+			}, 70 * s, watchdog.ErrQuiet},
+		{"a pause after the deadline revives nothing", watchdog.Config{Quiet: 5 * s},
+			func(w *watchdog.Watchdog) {
+				time.Sleep(6 * s)
+				w.Pause()
+			}, 5 * s, watchdog.ErrQuiet},
+		{"the wall still runs", watchdog.Config{Quiet: 5 * s},
+			func(w *watchdog.Watchdog) {
+				time.Sleep(s)
+				w.Pause()
+			}, 10 * s, watchdog.ErrWall},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				cfg := tc.cfg
+				if tc.want == watchdog.ErrWall {
+					cfg.Wall = start.Add(10 * s)
+				}
+				w, ctx := mustStart(t, t.Context(), cfg)
+				defer w.Stop()
+				var driving sync.WaitGroup
+				driving.Go(func() { tc.drive(w) })
+				<-ctx.Done()
+				if got := time.Since(start); got != tc.wantAt || !errors.Is(context.Cause(ctx), tc.want) {
+					t.Errorf("ended after %v with %v, want %v with %v", got, context.Cause(ctx), tc.wantAt, tc.want)
+				}
+				driving.Wait()
+			})
+		})
+	}
+}

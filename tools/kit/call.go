@@ -137,6 +137,18 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, t *Tool) {
 		writeError(w, http.StatusBadRequest, err.Error(), false)
 		return
 	}
+	if ctx.Err() != nil {
+		// A call that arrives with no time left (Budget-Remaining-Ms: 0)
+		// could only be cut: the handler never runs, and the answer says
+		// whose time it was.
+		unwatch()
+		cancelDeadline()
+		cancelBase(nil)
+		writeJSON(w, http.StatusGatewayTimeout, errorBody{Error: failure{
+			Message: fmt.Sprintf("kit: no time left for tool %s: the caller's %s was %s", t.Name, budget.Header, r.Header.Get(budget.Header)),
+			Code:    CodeDeadline}})
+		return
+	}
 	releaseContexts := func() {
 		unwatch()
 		cancelDeadline()
@@ -270,7 +282,11 @@ func failed(ctx context.Context, tool string, err error) Record {
 		return Record{State: Failed, Message: msg, Retryable: e.Retryable}
 	}
 	if ctx.Err() != nil {
-		return Record{State: Failed, Message: fmt.Sprintf("kit: tool %s ended: %v", tool, context.Cause(ctx)), Retryable: true}
+		rec := Record{State: Failed, Message: fmt.Sprintf("kit: tool %s ended: %v", tool, context.Cause(ctx)), Retryable: true}
+		if errors.Is(context.Cause(ctx), budget.ErrDeadline) {
+			rec.Code = CodeDeadline // the caller's budget, not the tool's own Max
+		}
+		return rec
 	}
 	msg := err.Error()
 	if msg == "" {

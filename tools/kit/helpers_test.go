@@ -161,6 +161,7 @@ type errorAnswer struct {
 	Error struct {
 		Message   string `json:"message"`
 		Retryable bool   `json:"retryable"`
+		Code      string `json:"code"`
 	} `json:"error"`
 }
 

@@ -170,12 +170,18 @@ func TestAFollowerWhoseDeadlineComesFirstGetsARetryableError(t *testing.T) {
 
 func TestARetryableFailureDoesNotStickSoTheNextAttemptRunsAgain(t *testing.T) {
 	cases := []struct {
-		name  string
-		first func(ctx context.Context) error
+		name     string
+		first    func(ctx context.Context) error
+		wantCode int    // the first attempt's status
+		wantErr  string // its error's code
 	}{
-		{"a retryable Error", func(ctx context.Context) error { return &kit.Error{Message: "busy", Retryable: true} }},
-		{"the context ended by the deadline", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }},
-		{"a plain error after the deadline", func(ctx context.Context) error { <-ctx.Done(); return errorString("gave up") }},
+		{"a retryable Error", func(ctx context.Context) error { return &kit.Error{Message: "busy", Retryable: true} },
+			http.StatusServiceUnavailable, ""},
+		// The caller's budget ended these: a 504 that says so.
+		{"the context ended by the deadline", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() },
+			http.StatusGatewayTimeout, kit.CodeDeadline},
+		{"a plain error after the deadline", func(ctx context.Context) error { <-ctx.Done(); return errorString("gave up") },
+			http.StatusGatewayTimeout, kit.CodeDeadline},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -190,8 +196,8 @@ func TestARetryableFailureDoesNotStickSoTheNextAttemptRunsAgain(t *testing.T) {
 				defer srv.Close()
 				rq := request{path: "/tools/fetch", header: map[string]string{budget.Header: "100"}}
 				m := serve(t.Context(), &srv, rq)
-				if e := jsonError(t, m); m.code != http.StatusServiceUnavailable || !e.Error.Retryable {
-					t.Fatalf("first attempt: %d %+v, want a retryable 503", m.code, e)
+				if e := jsonError(t, m); m.code != tc.wantCode || !e.Error.Retryable || e.Error.Code != tc.wantErr {
+					t.Fatalf("first attempt: %d %+v, want a retryable %d with code %q", m.code, e, tc.wantCode, tc.wantErr)
 				}
 				if code, st := status(t, &srv, "/tools/fetch/calls/k1"); code != 200 || st.State != "failed" || st.Error == nil || !st.Error.Retryable {
 					t.Errorf("status after the first attempt: %d %+v, want failed, retryable", code, st)

@@ -30,6 +30,11 @@ const (
 	DefaultMaxBody = 1 << 20
 )
 
+// CodeDeadline is the code of an error answer whose call the caller's own
+// budget ended: its Budget-Remaining-Ms ran out, or was 0 on arrival. The
+// caller reads it as its own doing ("we gave up"), not the tool's failure.
+const CodeDeadline = "deadline_exceeded"
+
 // A Handler does a tool's work. ctx ends at the call's deadline,
 // min(Budget-Remaining-Ms, [Tool.Max]), or earlier when the call is
 // cancelled ([ErrCancelled]), the server closes ([ErrClosed]) or the

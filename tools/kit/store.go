@@ -39,6 +39,10 @@ type Record struct {
 	// Message and Retryable describe a Failed call.
 	Message   string
 	Retryable bool
+	// Code, for a Failed call, is [CodeDeadline] when the caller's own
+	// budget (its Budget-Remaining-Ms) ran out: its time ended the call,
+	// not the tool's failure.
+	Code string
 }
 
 // Final reports whether r is the call's outcome for good: done, or failed

@@ -97,7 +97,7 @@ func TestKeepalivesFillEverySilenceOfTheConfiguredInterval(t *testing.T) {
 				{at: 300 * time.Millisecond, comment: "keepalive"},
 				{at: 600 * time.Millisecond, comment: "keepalive"},
 				{at: 900 * time.Millisecond, comment: "keepalive"},
-				{at: time.Second, typ: "error", data: `{"message":"kit: tool stuck ended: budget: run deadline reached","retryable":true}`},
+				{at: time.Second, typ: "error", data: `{"message":"kit: tool stuck ended: budget: run deadline reached","retryable":true,"code":"deadline_exceeded"}`},
 			},
 		},
 		{
@@ -108,14 +108,14 @@ func TestKeepalivesFillEverySilenceOfTheConfiguredInterval(t *testing.T) {
 				{at: 200 * time.Millisecond, typ: "progress", data: `{"units":1,"total":0,"message":""}`},
 				{at: 500 * time.Millisecond, comment: "keepalive"},
 				{at: 800 * time.Millisecond, comment: "keepalive"},
-				{at: time.Second, typ: "error", data: `{"message":"kit: tool stuck ended: budget: run deadline reached","retryable":true}`},
+				{at: time.Second, typ: "error", data: `{"message":"kit: tool stuck ended: budget: run deadline reached","retryable":true,"code":"deadline_exceeded"}`},
 			},
 		},
 		{
 			name:  "a negative interval sends none",
 			every: -1,
 			want: []event{
-				{at: time.Second, typ: "error", data: `{"message":"kit: tool stuck ended: budget: run deadline reached","retryable":true}`},
+				{at: time.Second, typ: "error", data: `{"message":"kit: tool stuck ended: budget: run deadline reached","retryable":true,"code":"deadline_exceeded"}`},
 			},
 		},
 	}

@@ -33,6 +33,7 @@ type (
 	failure struct {
 		Message   string `json:"message"`
 		Retryable bool   `json:"retryable"`
+		Code      string `json:"code,omitempty"`
 	}
 	errorBody struct {
 		Error failure `json:"error"`
@@ -153,7 +154,7 @@ func statusOf(rec Record) callStatus {
 	case Done:
 		st.Output = rec.Output
 	case Failed:
-		st.Error = &failure{Message: rec.Message, Retryable: rec.Retryable}
+		st.Error = &failure{Message: rec.Message, Retryable: rec.Retryable, Code: rec.Code}
 	}
 	return st
 }
@@ -355,13 +356,15 @@ func (rs *responder) answer(rec Record) {
 		if rec.State == Done {
 			rs.event("result", result{Output: rec.Output})
 		} else {
-			rs.event("error", failure{Message: rec.Message, Retryable: rec.Retryable})
+			rs.event("error", failure{Message: rec.Message, Retryable: rec.Retryable, Code: rec.Code})
 		}
 		return
 	}
 	switch {
 	case rec.State == Done:
 		writeJSON(rs.w, http.StatusOK, result{Output: rec.Output})
+	case rec.Code == CodeDeadline:
+		writeJSON(rs.w, http.StatusGatewayTimeout, errorBody{Error: failure{Message: rec.Message, Retryable: rec.Retryable, Code: rec.Code}})
 	case rec.Retryable:
 		writeError(rs.w, http.StatusServiceUnavailable, rec.Message, true)
 	default:
