@@ -1,0 +1,124 @@
+package harness_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/glidepath/glidepath/harness"
+	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/sim"
+	"github.com/glidepath/glidepath/trace"
+)
+
+// The words a run ends with match what happened (issue 9).
+
+func TestAModelThatRefusesTheRunSaysWhyAndGetsNoLandingCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Status: 401, Message: "Incorrect API key provided"}}})
+		defer srv.Close()
+		var tr bytes.Buffer
+
+		res, err := run(t, t.Context(), time.Minute, harness.Config{Task: "find cats", Model: newModel(t, srv)}, &tr)
+
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Cause != landing.CauseUpstream || res.Boundary != "The model failed at step 1: 401 Incorrect API key provided." {
+			t.Errorf("cause %s, boundary %q", res.Cause, res.Boundary)
+		}
+		if n := len(chatRequests(srv)); n != 1 {
+			t.Errorf("%d requests, want 1: a 401 is not retried, and the landing call is not sent where the run was refused", n)
+		}
+		if l := only(records(t, &tr), trace.Landing, ""); len(l) != 1 || l[0].Result != "harness" {
+			t.Errorf("landing records %+v, want the harness's summary", l)
+		}
+	})
+}
+
+func TestARetryAfterTheBudgetCannotAffordSaysWhatTheServerAsked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Request: 1, Status: 429, RetryAfter: "30"}}})
+		defer srv.Close()
+
+		res, err := run(t, t.Context(), 10*time.Second, harness.Config{Task: "find cats", Model: newModel(t, srv)}, nil)
+
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "Stopped at step 1: the model's server asked to wait 30s before a retry, and only 10s were left."
+		if res.Cause != landing.CauseBudget || res.Boundary != want {
+			t.Errorf("cause %s, boundary %q; want budget, %q", res.Cause, res.Boundary, want)
+		}
+	})
+}
+
+func TestAnUnreadableRetryAfterIsOnTheRecordAndJitterIsUsed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Request: 1, Status: 503, RetryAfter: "soon-ish"}}})
+		defer srv.Close()
+		var tr bytes.Buffer
+
+		res, err := run(t, t.Context(), time.Minute, harness.Config{Task: "find cats", Model: newModel(t, srv)}, &tr)
+
+		if err != nil || res.Status != landing.Complete {
+			t.Fatalf("result %+v, %v; want complete after a retry", res, err)
+		}
+		b := only(records(t, &tr), trace.Backoff, "model")
+		if len(b) != 1 || b[0].RetryAfterInvalid != "soon-ish" || b[0].Source != "jitter" {
+			t.Errorf("backoff records %+v, want one that names the unreadable value and sleeps the jitter", b)
+		}
+	})
+}
+
+// Q = 5s, the server asks for 8s: the wait is the run's own choice, not
+// silence, so the run completes rather than stalls.
+func TestARetryAfterLongerThanTheQuietPeriodIsNotAStall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Request: 1, Status: 429, RetryAfter: "8"}}})
+		defer srv.Close()
+		start := time.Now()
+
+		res, err := run(t, t.Context(), time.Minute, harness.Config{Task: "find cats", Quiet: 5 * time.Second, Model: newModel(t, srv)}, nil)
+
+		if err != nil || res.Status != landing.Complete {
+			t.Errorf("result %s (cause %s), %v; want complete", res.Status, res.Cause, err)
+		}
+		if got := time.Since(start); got != 8*time.Second {
+			t.Errorf("returned after %v, want 8s: the wait, then the answer", got)
+		}
+	})
+}
+
+// B = 1m, R = 15s: the caller cancels at 10s, while the model hangs, and the
+// landing call hangs too. Land now means an answer within R: the landing
+// call is leased 15s − F at most, not the 50s the budget had left.
+func TestALandingAfterACancelIsLeasedWithinTheReserve(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Hang: true}}})
+		defer srv.Close()
+		ctx, cancel := context.WithCancelCause(t.Context())
+		time.AfterFunc(10*time.Second, func() { cancel(harness.ErrInterrupted) })
+		var tr bytes.Buffer
+		start := time.Now()
+
+		res, err := run(t, ctx, time.Minute, harness.Config{Task: "find cats", Quiet: time.Hour, Model: newModel(t, srv)}, &tr)
+
+		if err != nil || res.Cause != landing.CauseCancelled {
+			t.Fatalf("result %+v, %v; want landed, cancelled", res, err)
+		}
+		if got := time.Since(start); got != 10*time.Second+14950*time.Millisecond {
+			t.Errorf("returned after %v, want 10s + 14.95s: the landing call's lease within R", got)
+		}
+		starts := only(records(t, &tr), trace.AttemptStart, "model")
+		if len(starts) != 2 || starts[1].StepIndex != 0 || starts[1].GrantedMs != 14950 {
+			t.Errorf("model attempts %+v, want the landing call leased 14950ms", starts)
+		}
+		if !strings.HasPrefix(res.Boundary, "Cancelled at step 1") {
+			t.Errorf("boundary %q", res.Boundary)
+		}
+	})
+}
