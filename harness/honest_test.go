@@ -3,6 +3,8 @@ package harness_test
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -11,6 +13,7 @@ import (
 	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/sim"
+	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
 )
 
@@ -119,6 +122,45 @@ func TestALandingAfterACancelIsLeasedWithinTheReserve(t *testing.T) {
 		}
 		if !strings.HasPrefix(res.Boundary, "Cancelled at step 1") {
 			t.Errorf("boundary %q", res.Boundary)
+		}
+	})
+}
+
+// A payment whose outcome is unknown: its attempt is cut at its 500ms
+// ceiling and its status cannot be had, so it is an orphan; the model then
+// answers. The answer is kept, but the run is not complete.
+func TestAnAnswerWhileAWriteIsUnknownIsUnsettled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.NewPipeServer(nil)
+		defer srv.Close()
+		mux := http.NewServeMux()
+		mux.HandleFunc("POST /tools/pay", func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			<-r.Context().Done()
+		})
+		mux.HandleFunc("GET /tools/pay/calls/{key}", func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, `{"error":{"message":"status store down"}}`, http.StatusServiceUnavailable)
+		})
+		tool := serveHandler(mux)
+		defer tool.close()
+		reg := registry(t, tools.Remote(tools.Spec{Name: "pay", Effect: tools.Write, Ceiling: 500 * time.Millisecond},
+			"http://tools.invalid", tool.client()))
+
+		res, err := run(t, t.Context(), time.Minute, harness.Config{Task: "pay 5", Model: newModel(t, srv), Tools: reg}, nil)
+
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != landing.Partial || res.Cause != landing.CauseUnsettled || !strings.HasPrefix(res.Answer, "[sim] Answer") {
+			t.Errorf("result %s, cause %s, answer %q; want partial, unsettled, with the model's answer", res.Status, res.Cause, res.Answer)
+		}
+		if len(res.InFlight) != 1 || res.InFlight[0].State != landing.StateOrphaned || res.Orphans != 1 {
+			t.Fatalf("in flight %+v, orphans %d; want the payment orphaned", res.InFlight, res.Orphans)
+		}
+		want := "Answered at step 2. The outcome of pay (key " + res.InFlight[0].IdempotencyKey +
+			") is unknown: it may or may not have happened; run `harness reconcile` to settle it."
+		if res.Boundary != want {
+			t.Errorf("boundary %q\nwant     %q", res.Boundary, want)
 		}
 	})
 }

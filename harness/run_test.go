@@ -721,11 +721,11 @@ func TestAnOrphanedWriteIsJournaledAndReported(t *testing.T) {
 		if res.Orphans != 1 || len(res.InFlight) != 1 || res.InFlight[0].State != landing.StateOrphaned {
 			t.Fatalf("orphans %d, in flight %+v; want the write orphaned\n%+v\n%s", res.Orphans, res.InFlight, res, tr.String())
 		}
-		// The model answered, but nobody knows whether the write happened:
-		// partial, unsettled, the answer kept, the write named.
-		if res.Status != landing.Partial || res.Cause != landing.CauseUnsettled || !strings.HasPrefix(res.Answer, "[sim]") ||
-			!strings.Contains(res.Boundary, "harness reconcile") || !strings.Contains(res.Boundary, res.InFlight[0].IdempotencyKey) {
-			t.Errorf("result %s, cause %s, answer %q, boundary %q; want partial, unsettled", res.Status, res.Cause, res.Answer, res.Boundary)
+		// Reconciling spent the budget: the run keeps the cause that landed
+		// it, and the boundary names the write and what to do.
+		if res.Cause != landing.CauseBudget || !strings.Contains(res.Boundary, "harness reconcile") ||
+			!strings.Contains(res.Boundary, res.InFlight[0].IdempotencyKey) {
+			t.Errorf("cause %s, boundary %q; want budget, naming the write", res.Cause, res.Boundary)
 		}
 		entries, err := cancel.ReadJournal(path)
 		if err != nil {
