@@ -1,12 +1,16 @@
 package tools
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -32,6 +36,16 @@ const waitDelay = 250 * time.Millisecond
 // [MaxOutput], is the tool's output: used as it is when it is one JSON
 // value, else as a JSON string. A non-zero exit is a tool error carrying
 // the tail of its standard error.
+//
+// The process learns its lease and its call from its environment:
+// GLIDEPATH_BUDGET_REMAINING_MS is the attempt's lease in whole
+// milliseconds (as Budget-Remaining-Ms is to a remote tool), and
+// GLIDEPATH_IDEMPOTENCY_KEY the call's key, the same on every attempt. It
+// may report progress by writing JSON lines {"units":n,"total":t,"message":"…"}
+// to file descriptor 3: heartbeats, under the same rule as a remote tool's
+// (units strictly increase), so that a long build that says how far it has
+// come is not taken for a stalled one. Lines that are not that are
+// ignored.
 //
 // When the attempt's lease ends, or the run does, the whole process group
 // is killed with SIGKILL, children included; the output so far is kept and
@@ -72,13 +86,30 @@ func (t *commandTool) Attempt(ctx context.Context, call *Call) Answer {
 	stdout := &capped{max: MaxOutput}
 	stderr := &tail{max: stderrTail}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Env = append(os.Environ(),
+		envBudget+"="+call.Lease.Millis(),
+		envKey+"="+string(call.Key))
+	progress, report, err := os.Pipe()
+	if err != nil {
+		return Answer{Err: &ToolError{Message: "progress pipe: " + err.Error()}, Outcome: trace.UpstreamError}
+	}
+	cmd.ExtraFiles = []*os.File{report} // file descriptor 3
 
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	report.Close() // the child holds its own copy; EOF comes when the group is gone
+	if err != nil {
+		progress.Close()
 		return Answer{Err: &ToolError{Message: err.Error()}, Outcome: trace.UpstreamError}
 	}
+	var reading sync.WaitGroup
+	reading.Go(func() { readProgress(progress, call) })
 	// From here the process ran, and when waitGroup returns its whole
-	// group is gone: whatever it did, nothing of it is left running.
-	err := waitGroup(cmd)
+	// group is gone: whatever it did, nothing of it is left running. A
+	// process that left the group may still hold the progress pipe: closing
+	// our end ends the reading.
+	err = waitGroup(cmd)
+	progress.Close()
+	reading.Wait()
 	if ctx.Err() != nil {
 		return Answer{Err: context.Cause(ctx), Output: stringOutput(stdout.buf.Bytes()), CutShort: true, Sent: true, Stopped: true}
 	}
@@ -99,6 +130,36 @@ func (t *commandTool) Attempt(ctx context.Context, call *Call) Answer {
 		return Answer{Output: bytes.Clone(out), Sent: true, Stopped: true}
 	}
 	return Answer{Output: stringOutput(stdout.buf.Bytes()), Sent: true, Stopped: true}
+}
+
+// The environment a subprocess tool learns its call from.
+const (
+	envBudget = "GLIDEPATH_BUDGET_REMAINING_MS"
+	envKey    = "GLIDEPATH_IDEMPOTENCY_KEY"
+)
+
+// maxProgressLine bounds one progress line of a subprocess; a longer one is
+// skipped.
+const maxProgressLine = 64 << 10
+
+// readProgress reads the JSON lines a subprocess writes to file descriptor
+// 3 and reports each heartbeat, until the pipe is closed or ends.
+func readProgress(r io.Reader, call *Call) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxProgressLine)
+	for sc.Scan() {
+		var p struct {
+			Units   *int64 `json:"units"`
+			Total   int64  `json:"total"`
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(sc.Bytes(), &p) == nil && p.Units != nil {
+			call.Progress(*p.Units, p.Total, p.Message)
+		}
+	}
+	// A line too long stops the scanner: drain what is left, so that the
+	// process never blocks on a full pipe.
+	io.Copy(io.Discard, r)
 }
 
 // stringOutput encodes raw output as a JSON string, invalid UTF-8 replaced.

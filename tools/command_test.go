@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 )
 
 // Subprocess tests run real processes: they assert outcome and order, and
@@ -143,5 +145,41 @@ func TestWhatASubprocessLeavesRunningIsKilledWhenItExits(t *testing.T) {
 			t.Fatalf("child %d still running 5s after its tool exited", pid)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestASubprocessLearnsItsLeaseAndKeyAndReportsProgressOnFD3(t *testing.T) {
+	script := `echo '{"units":1,"total":3,"message":"compiling"}' >&3
+echo 'not progress' >&3
+echo '{"units":1,"total":3}' >&3
+echo '{"units":2,"total":3,"message":"testing"}' >&3
+echo "$GLIDEPATH_BUDGET_REMAINING_MS $GLIDEPATH_IDEMPOTENCY_KEY"`
+	spec := Spec{Name: "build", Effect: Read, Ceiling: 20 * time.Second}
+	reg := mustRegister(t, Command(spec, []string{"sh", "-c", script}))
+	rec := newRecorder(t)
+
+	res := reg.Call(t.Context(), &Run{Budget: newBudget(t, time.Minute), Observer: rec.observer()}, "build", nil)
+
+	var out string
+	if err := json.Unmarshal(res.Output, &out); err != nil || res.Err != "" {
+		t.Fatalf("result %+v", res)
+	}
+	lease, key, _ := strings.Cut(strings.TrimSpace(out), " ")
+	if ms, err := strconv.Atoi(lease); err != nil || ms <= 19000 || ms > 20000 || key != string(res.Key) {
+		t.Errorf("the process saw lease %q and key %q; want its 20s ceiling in ms and the call's key %s", lease, key, res.Key)
+	}
+	// Two heartbeats were progress; the repeat was not, and the line that
+	// is not JSON was not a heartbeat at all.
+	if p, stale := rec.count(watchdog.Progress), rec.count(watchdog.StaleProgress); p != 2 || stale != 1 {
+		t.Errorf("%d heartbeats and %d stale ones, want 2 and 1 (events %v)", p, stale, rec.kinds())
+	}
+	var msgs []string
+	for _, s := range rec.signals {
+		if s.Event == watchdog.Progress {
+			msgs = append(msgs, s.Message)
+		}
+	}
+	if !slices.Equal(msgs, []string{"compiling", "testing"}) {
+		t.Errorf("progress messages %q", msgs)
 	}
 }

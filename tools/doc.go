@@ -25,8 +25,10 @@
 //   - [Func]: a Go function that gets its lease as its context, the
 //     arguments, and a [Progress] reporter;
 //   - [Command]: a subprocess in its own process group, the arguments JSON
-//     on its standard input and its standard output the result, killed as a
-//     group when its lease ends;
+//     on its standard input and its standard output the result, its lease
+//     and key in its environment (GLIDEPATH_BUDGET_REMAINING_MS,
+//     GLIDEPATH_IDEMPOTENCY_KEY), progress as JSON lines on file descriptor
+//     3, killed as a group when its lease ends;
 //   - [Remote]: a tool server speaking SPEC §5 over HTTP, answering JSON or
 //     a finite event stream read with github.com/tmaxmax/go-sse.
 //
