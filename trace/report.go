@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+
+	"github.com/glidepath/glidepath/budget"
 )
 
 // A Report summarizes the traces of many runs (SPEC §6): how much of its
@@ -20,7 +22,7 @@ type Report struct {
 
 	Utilization Utilization  `json:"utilization"`
 	Steps       []StepTime   `json:"steps"`     // by time spent, most first
-	Exhausted   []Exhaustion `json:"exhausted"` // the runs that ended with cause budget, by run ID
+	Exhausted   []Exhaustion `json:"exhausted"` // the runs that spent their budget (cause budget, not a server's wait), by run ID
 
 	Outcomes   Outcomes       `json:"outcomes"`
 	Reconciled map[string]int `json:"reconciled"` // reconcile records by state: done, failed, never_received, running
@@ -77,7 +79,12 @@ type Outcomes struct {
 	Other  map[string]int `json:"other"`       // outcomes outside the vocabulary, "" included
 
 	Refused        int `json:"refused"`          // attempts the budget or a gate refused before they started
-	RetriesGivenUp int `json:"retries_given_up"` // backoff records that gave up: the sleep would have outlasted the budget
+	RetriesGivenUp int `json:"retries_given_up"` // backoff records that gave up: our jittered sleep would have outlasted the budget
+
+	// ServerWaitsGivenUp counts backoff records that gave up because the
+	// server asked, with Retry-After, for a wait longer than the time
+	// left: the server's wait, not our spending, ended those retries.
+	ServerWaitsGivenUp int `json:"server_waits_given_up"`
 }
 
 // Side is one side's outcomes: their sum and each one's count.
@@ -85,6 +92,10 @@ type Side struct {
 	Total int             `json:"total"`
 	By    map[Outcome]int `json:"by"`
 }
+
+// retryAfterExceedsBudget is budget.RetryAfterExceedsBudget, the reason
+// of a give-up on a server's wait.
+const retryAfterExceedsBudget = budget.RetryAfterExceedsBudget
 
 // landPhase is landing.Land's name, as the harness writes it in a
 // record's phase; package landing is not imported for one word.
@@ -130,7 +141,10 @@ func Summarize(records []Record) Report {
 		if total := rs.total(); total > 0 {
 			utils = append(utils, float64(rs.end.ElapsedMs)/float64(total))
 		}
-		if rs.end.Cause == "budget" {
+		// A run the budget landed because a server asked for a wait it
+		// could not afford did not spend its budget: it is not one that
+		// ran out, whatever its cause says.
+		if rs.end.Cause == "budget" && !rs.serverWait {
 			rep.Exhausted = append(rep.Exhausted, rs.exhaustion(id))
 		}
 	}
@@ -159,6 +173,7 @@ type runState struct {
 	last       int64                      // the elapsed_ms of the run's last record
 	byIndex    map[int]map[string][]span  // when each step index and kind was busy, landing excluded
 	holder     *Record                    // the last attempt_start before landing
+	serverWait bool                       // a model backoff gave up on a server's Retry-After, and no work followed
 	pending    map[attemptKey][]pendingAt // started attempts not yet ended, oldest first
 }
 
@@ -217,6 +232,7 @@ func (rep *Report) walk(recs []Record, steps map[string]*StepTime) *runState {
 			steps[r.Step].Attempts++
 			if !landing {
 				rs.holder = r
+				rs.serverWait = false
 			}
 			prev = r
 		case AttemptEnd:
@@ -230,7 +246,12 @@ func (rep *Report) walk(recs []Record, steps map[string]*StepTime) *runState {
 		case Refused:
 			rep.Outcomes.Refused++
 		case Backoff:
+			if r.Step == "model" && r.GaveUp && r.Reason == retryAfterExceedsBudget {
+				rs.serverWait = true // the run lands on it, unless work follows
+			}
 			switch {
+			case r.GaveUp && r.Reason == retryAfterExceedsBudget:
+				rep.Outcomes.ServerWaitsGivenUp++ // no sleep happened
 			case r.GaveUp:
 				rep.Outcomes.RetriesGivenUp++ // no sleep happened
 			case r.Step != "":

@@ -143,12 +143,12 @@ func TestTheReportSumsUpEveryRun(t *testing.T) {
 			HeldBy: "model", HeldByIndex: 18,
 		}},
 		Outcomes: trace.Outcomes{
-			OK:             17 + 1 + 1 + 4 + 1 + 1,
-			Ours:           trace.Side{Total: 2, By: map[trace.Outcome]int{trace.GaveUp: 1, trace.Quiet: 1, trace.Cancelled: 0}},
-			Theirs:         trace.Side{Total: 2, By: map[trace.Outcome]int{trace.UpstreamError: 1, trace.RateLimited: 1, trace.Invalid: 0}},
-			Other:          map[string]int{},
-			Refused:        1,
-			RetriesGivenUp: 1,
+			OK:                 17 + 1 + 1 + 4 + 1 + 1,
+			Ours:               trace.Side{Total: 2, By: map[trace.Outcome]int{trace.GaveUp: 1, trace.Quiet: 1, trace.Cancelled: 0}},
+			Theirs:             trace.Side{Total: 2, By: map[trace.Outcome]int{trace.UpstreamError: 1, trace.RateLimited: 1, trace.Invalid: 0}},
+			Other:              map[string]int{},
+			Refused:            1,
+			ServerWaitsGivenUp: 1,
 		},
 		Reconciled: map[string]int{"done": 0, "failed": 0, "never_received": 1, "running": 1},
 		Orphans:    1,
@@ -176,6 +176,16 @@ func shuffled(recs []trace.Record) []trace.Record {
 	r := rand.New(rand.NewPCG(1, 2))
 	r.Shuffle(len(s), func(i, j int) { s[i], s[j] = s[j], s[i] })
 	return s
+}
+
+func TestARunLandedByAServersWaitDidNotRunOutOfBudget(t *testing.T) {
+	s := newScript("r", 10000, 2500).start()
+	s.model(1, 0, 1)
+	s.at(1, trace.Record{Event: trace.Backoff, Step: "model", StepIndex: 1, SleepMs: 30000, Source: "retry_after", GaveUp: true, Reason: "retry_after_exceeds_budget"})
+	rep := trace.Summarize(s.end(2, "budget", "partial").recs)
+	if len(rep.Exhausted) != 0 || rep.Causes["budget"] != 1 || rep.Outcomes.ServerWaitsGivenUp != 1 || rep.Outcomes.RetriesGivenUp != 0 {
+		t.Errorf("exhausted %+v, causes %v, outcomes %+v; want none exhausted, one server wait given up", rep.Exhausted, rep.Causes, rep.Outcomes)
+	}
 }
 
 func TestTheRunOutOfBudgetIsPinnedOnTheStepThatSpentIt(t *testing.T) {

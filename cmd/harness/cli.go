@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // Exit codes.
@@ -83,11 +84,39 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, ue.hint())
 		return exitUsage
 	}
-	if _, ok := errors.AsType[*partialError](err); ok {
-		return exitPartial
+	if ce, ok := errors.AsType[exitCoder](err); ok {
+		return ce.exitCode()
 	}
 	return exitInternal
 }
+
+// An exitCoder is an error that ends a command with an exit code of its
+// own: a run that landed early, orphans still open after reconciling.
+type exitCoder interface {
+	error
+	exitCode() int
+}
+
+// durationValue is a duration flag whose error says what a duration looks
+// like: time.ParseDuration's "missing unit in duration" does not tell a
+// person that "10" wants an "s".
+type durationValue time.Duration
+
+func durationVar(fs *flag.FlagSet, p *time.Duration, name string, value time.Duration, usage string) {
+	*p = value
+	fs.Var((*durationValue)(p), name, usage)
+}
+
+func (d *durationValue) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("want a duration such as 10s, 500ms or 2m")
+	}
+	*d = durationValue(v)
+	return nil
+}
+
+func (d *durationValue) String() string { return time.Duration(*d).String() }
 
 // dispatch runs the subcommand args name and returns its name (if it
 // exists) and its error.
@@ -122,7 +151,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", sc.name, sc.summary)
 	}
 	fmt.Fprint(w, "\n\"harness help <command>\" shows a command's flags.\n")
-	fmt.Fprint(w, "exit codes: 0 ok, 1 internal error, 2 bad usage or config, 3 partial result (run), 130 second Ctrl-C.\n")
+	fmt.Fprint(w, "exit codes: 0 ok, 1 internal error, 2 bad usage or config, 3 partial result (run) or orphans still open (reconcile), 130 second Ctrl-C.\n")
 }
 
 // parseFlags parses args into fs, letting flags and positional arguments

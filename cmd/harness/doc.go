@@ -131,7 +131,8 @@
 // never_received) for each that settled. Orphans still running or whose tool
 // does not answer stay open. The journal is only appended to, never
 // rewritten. Every status request is leased from one budget (--budget,
-// default 30s); the exit code is 0 even when orphans stay open.
+// default 30s); the exit code is 0 when every orphan settled and 3 when some
+// stay open.
 //
 // # harness sim serve
 //
@@ -167,6 +168,7 @@
 //	2  bad usage or a bad configuration: the message on standard error names
 //	   what is wrong, nothing is started and nothing is printed on standard
 //	   output
-//	3  run: a partial result, labeled with its boundary (the run landed early)
+//	3  run: a partial result, labeled with its boundary (the run landed early,
+//	   or a write's outcome is unknown); reconcile: orphans still open
 //	130 a second Ctrl-C
 package main

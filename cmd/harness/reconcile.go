@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -70,8 +71,14 @@ func (c *reconcileCommand) Run(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
+	// A journal or stdout that failed is an internal error, and wins over
+	// the orphans left open, which the journal may not even hold now.
+	overrides := func(e error) bool {
+		_, open := errors.AsType[*stillOpenError](err)
+		return e != nil && (err == nil || open)
+	}
 	defer func() {
-		if cerr := j.Close(); err == nil {
+		if cerr := j.Close(); overrides(cerr) {
 			err = cerr
 		}
 	}()
@@ -80,7 +87,7 @@ func (c *reconcileCommand) Run(ctx context.Context, args []string) (err error) {
 	// What was appended is printed even when a later append fails.
 	defer func() {
 		tw.Flush()
-		if _, werr := c.stdout.Write(out.Bytes()); err == nil {
+		if _, werr := c.stdout.Write(out.Bytes()); overrides(werr) {
 			err = werr
 		}
 	}()
@@ -112,8 +119,24 @@ func (c *reconcileCommand) Run(ctx context.Context, args []string) (err error) {
 	}
 	fmt.Fprintf(&out, "reconciled %d open %s: %d done, %d failed, %d never received; %d still open\n",
 		len(open), noun, settled[cancel.Done], settled[cancel.Failed], settled[cancel.NeverReceived], stillOpen)
+	if stillOpen > 0 {
+		return &stillOpenError{n: stillOpen}
+	}
 	return nil
 }
+
+// stillOpenError ends a reconcile that left orphans open with exit code 3,
+// so that a script does not take "nothing failed" for "all settled".
+type stillOpenError struct{ n int }
+
+func (e *stillOpenError) Error() string {
+	if e.n == 1 {
+		return "1 orphan is still open: run harness reconcile again later, or settle it by hand"
+	}
+	return fmt.Sprintf("%d orphans are still open: run harness reconcile again later, or settle them by hand", e.n)
+}
+
+func (e *stillOpenError) exitCode() int { return exitPartial }
 
 type statusAnswer struct {
 	status cancel.Status
@@ -176,7 +199,8 @@ and appends an entry with the settled state (done, failed or
 never_received) for each that settled. Orphans still running or whose tool
 does not answer stay open, for a later reconcile. The journal is only
 appended to, never rewritten. Every status request is leased from one
-budget (--budget); the exit code is 0 even when orphans stay open.
+budget (--budget). The exit code is 0 when every orphan settled (or there
+was none) and 3 when some stay open.
 
 Flags:
 

@@ -87,7 +87,7 @@ func TestReconcileAppendsWhatSettledAndLeavesTheRestOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	stdout := runOK(t, "reconcile", "--journal", path)
+	stdout := runCode(t, exitPartial, "reconcile", "--journal", path) // some stay open
 	for _, want := range []string{
 		`gp_done   pay  done, output {"receipt":"r-17"}`,
 		"gp_gone   pay  never received: the tool never got the call; it may be sent again with the same key",
@@ -146,7 +146,7 @@ func TestReconcileAppendsWhatSettledAndLeavesTheRestOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stdout := runOK(t, "reconcile", "--journal", path); !strings.Contains(stdout, "reconciled 3 open orphans: 1 done, 1 failed, 0 never received; 1 still open\n") {
+	if stdout := runCode(t, exitPartial, "reconcile", "--journal", path); !strings.Contains(stdout, "reconciled 3 open orphans: 1 done, 1 failed, 0 never received; 1 still open\n") {
 		t.Errorf("second reconcile:\n%s", stdout)
 	}
 	end, err := os.ReadFile(path)
@@ -202,9 +202,11 @@ func TestReconcile(t *testing.T) {
 		{
 			// 1ms less its 0.25ms reserve is below the 50ms floor: the
 			// ask is refused before any I/O.
-			name:       "a budget too small to ask leaves the orphan open",
+			name:       "a budget too small to ask leaves the orphan open, and says so with exit 3",
 			args:       []string{"reconcile", "--budget", "1ms", "--journal", filepath.Join(dir, "open2.jsonl")},
+			wantCode:   exitPartial,
 			wantStdout: "gp_x  pay  still open: not asked: budget: refused call",
+			wantStderr: "1 orphan is still open",
 		},
 		{
 			name:       "a bad journal line is an internal error",
@@ -265,9 +267,15 @@ func TestReconcile(t *testing.T) {
 
 func runOK(t *testing.T, args ...string) string {
 	t.Helper()
+	return runCode(t, exitOK, args...)
+}
+
+// runCode runs harness with args, wants exit code want, and returns stdout.
+func runCode(t *testing.T, want int, args ...string) string {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
-	if code := run(t.Context(), args, nil, &stdout, &stderr); code != 0 {
-		t.Fatalf("harness %s: exit code %d\nstderr:\n%s", strings.Join(args, " "), code, &stderr)
+	if code := run(t.Context(), args, nil, &stdout, &stderr); code != want {
+		t.Fatalf("harness %s: exit code %d, want %d\nstderr:\n%s", strings.Join(args, " "), code, want, &stderr)
 	}
 	return stdout.String()
 }

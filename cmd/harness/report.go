@@ -98,8 +98,10 @@ run ID across files:
   budget utilization   spent/total per run, p50/p90/p99 (nearest rank)
   time by step kind    model, tool:NAME, agent:NAME: attempt durations,
                        attempt_start to attempt_end, plus backoff sleeps
-  exhausted runs       for each run that ran out of budget, the step that
+  exhausted runs       for each run that spent its budget, the step that
                        spent most of it, beside the one that held it last
+                       (a run landed by a server's wait it could not
+                       afford did not spend it, and is counted apart)
   attempt outcomes     "we gave up" (gave_up, quiet, cancelled) apart from
                        "they failed" (upstream_error, rate_limited, invalid)
   reconciliation       reconcile records by state, and orphans
@@ -178,6 +180,7 @@ func writeReport(w io.Writer, rep trace.Report) {
 	}
 	row("refused", fmt.Sprint(o.Refused), "not started: the budget or the phase refused them")
 	row("retries given up", fmt.Sprint(o.RetriesGivenUp), "the backoff would have outlasted the budget")
+	row("server waits given up", fmt.Sprint(o.ServerWaitsGivenUp), "a server asked, with Retry-After, for longer than the time left")
 
 	fmt.Fprintln(tw, "\nreconciliation and orphans")
 	for _, state := range []string{"done", "failed", "never_received", "running"} {

@@ -144,11 +144,12 @@ runs out of budget: the step that spent most
   run-exhausted  49.5s  3     tool:search  26s   52.5%   step 18 model
 
 attempt outcomes
-  ok                24
-  we gave up        2  gave_up 1, quiet 1, cancelled 0
-  they failed       2  upstream_error 1, rate_limited 1, invalid 0
-  refused           1  not started: the budget or the phase refused them
-  retries given up  1  the backoff would have outlasted the budget
+  ok                     24
+  we gave up             2  gave_up 1, quiet 1, cancelled 0
+  they failed            2  upstream_error 1, rate_limited 1, invalid 0
+  refused                1  not started: the budget or the phase refused them
+  retries given up       0  the backoff would have outlasted the budget
+  server waits given up  1  a server asked, with Retry-After, for longer than the time left
 
 reconciliation and orphans
   done            0
@@ -173,11 +174,12 @@ time by step kind (attempts and backoff sleeps)
   tool:fetch   1         500ms  1.1%
 
 attempt outcomes
-  ok                12
-  we gave up        0  gave_up 0, quiet 0, cancelled 0
-  they failed       2  upstream_error 1, rate_limited 1, invalid 0
-  refused           1  not started: the budget or the phase refused them
-  retries given up  1  the backoff would have outlasted the budget
+  ok                     12
+  we gave up             0  gave_up 0, quiet 0, cancelled 0
+  they failed            2  upstream_error 1, rate_limited 1, invalid 0
+  refused                1  not started: the budget or the phase refused them
+  retries given up       0  the backoff would have outlasted the budget
+  server waits given up  1  a server asked, with Retry-After, for longer than the time left
 
 reconciliation and orphans
   done            0

@@ -8,7 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +39,8 @@ func (e *partialError) Error() string {
 	return "partial result: the run landed early (cause " + string(e.cause) + ")"
 }
 
+func (e *partialError) exitCode() int { return exitPartial }
+
 // runCommand is "harness run [flags] TASK".
 type runCommand struct {
 	streams
@@ -57,10 +61,10 @@ type runFlags struct {
 func (c *runCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var f runFlags
-	fs.DurationVar(&f.budget, "budget", 2*time.Minute, "the run's whole budget, a `duration`: it ends by then, with a labeled answer")
-	fs.DurationVar(&f.quiet, "quiet", watchdog.DefaultQuiet, "how long the run may go without a semantic event before it counts as stalled (0: the default)")
+	durationVar(fs, &f.budget, "budget", 2*time.Minute, "the run's whole budget, a `duration`: it ends by then, with a labeled answer")
+	durationVar(fs, &f.quiet, "quiet", watchdog.DefaultQuiet, "how long the run may go without a semantic event before it counts as stalled (0: the default)")
 	fs.StringVar(&f.reserve, "reserve", "auto", "time kept for landing: a `duration`, or auto for max(10%·B, min(20s, 25%·B))")
-	fs.DurationVar(&f.floor, "floor", budget.DefaultFloor, "below this much time nothing is started (0: the default)")
+	durationVar(fs, &f.floor, "floor", budget.DefaultFloor, "below this much time nothing is started (0: the default)")
 	fs.StringVar(&f.model, "model", sim.ModelID, "model `name`; sim is the embedded simulated model, any other goes to --base-url")
 	fs.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible `URL`, including /v1 (default: the SDK's, OpenAI's API)")
 	fs.StringVar(&f.toolsFile, "tools", "", "tool config `file`, YAML or JSON (SPEC §5)")
@@ -123,9 +127,14 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	}
 	closeTrace := func() error { return nil }
 	if f.traceFile != "" {
+		// The trace's folder is made as the journal's is: both are files
+		// the run writes, and neither should fail a run half-way.
+		if err := os.MkdirAll(filepath.Dir(f.traceFile), 0o755); err != nil {
+			return usage(fmt.Errorf("--trace %s: %w", f.traceFile, err))
+		}
 		file, err := os.Create(f.traceFile)
 		if err != nil {
-			return err
+			return usage(fmt.Errorf("--trace %s: %w", f.traceFile, err))
 		}
 		bw := bufio.NewWriter(file)
 		closeTrace = sync.OnceValue(func() error { return errors.Join(bw.Flush(), file.Close()) })
@@ -157,6 +166,11 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	}
 	if err := c.print(res, f.json); err != nil {
 		return err
+	}
+	if res.Cause == landing.CauseUpstream {
+		// Why the model failed is the first thing to fix, and is not only
+		// in the answer, which a script may not print.
+		fmt.Fprintf(c.stderr, "harness run: %s\n", res.Boundary)
 	}
 	if runErr != nil {
 		// The answer is printed, but the run's record is not whole: that is
@@ -196,7 +210,7 @@ func reserveFlag(v string) (time.Duration, error) {
 	}
 	r, err := time.ParseDuration(v)
 	if err != nil {
-		return 0, fmt.Errorf("--reserve %q: want auto or a duration such as 5s", v)
+		return 0, fmt.Errorf("--reserve %q: want auto or a duration such as 10s, 500ms or 2m", v)
 	}
 	return r, nil
 }
@@ -250,6 +264,10 @@ func (c *runCommand) setup(ctx context.Context, s *harness.Session, tc *tools.Co
 		}
 	}
 	for _, t := range tc.Tools(nil) {
+		if t.Spec().Effect == "" {
+			fmt.Fprintf(c.stderr, "harness run: warning: tool %s: neither its entry nor its manifest says whether it only reads, "+
+				"so it is treated as a write and never retried blindly; give it effect: read if it only reads\n", t.Spec().Name)
+		}
 		if err := reg.Register(t); err != nil {
 			fmt.Fprintf(c.stderr, "harness run: warning: not offered: %v\n", err)
 		}
@@ -269,7 +287,9 @@ func mayWrite(tc *tools.Config) bool {
 }
 
 // model returns the client for --model: the embedded simulator, served in
-// memory, or an OpenAI-compatible server.
+// memory, or an OpenAI-compatible server. Everything that can be known to
+// fail before a request is sent is refused here: a --base-url that is not
+// an absolute http(s) URL, and OpenAI's own API with no key.
 func (c *runCommand) model(f runFlags, closers *[]func() error) (*model.Client, error) {
 	if f.model == sim.ModelID {
 		if f.baseURL != "" {
@@ -279,7 +299,18 @@ func (c *runCommand) model(f runFlags, closers *[]func() error) (*model.Client, 
 		*closers = append(*closers, func() error { srv.Close(); return nil })
 		return model.New(model.Config{BaseURL: srv.URL, HTTPClient: srv.Client(), Model: sim.ModelID})
 	}
-	return model.New(model.Config{BaseURL: f.baseURL, APIKey: os.Getenv("OPENAI_API_KEY"), Model: f.model})
+	if f.baseURL != "" {
+		u, err := url.Parse(f.baseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("--base-url %q: want an absolute http or https URL, such as https://api.openai.com/v1", f.baseURL)
+		}
+	}
+	key := os.Getenv("OPENAI_API_KEY")
+	if key == "" && f.baseURL == "" && os.Getenv("OPENAI_BASE_URL") == "" {
+		return nil, fmt.Errorf("--model %s goes to OpenAI's API, which needs a key: set OPENAI_API_KEY, "+
+			"or give --base-url for a server that needs none (or --model sim for the embedded one)", f.model)
+	}
+	return model.New(model.Config{BaseURL: f.baseURL, APIKey: key, Model: f.model})
 }
 
 func openJournal(path string) (*cancel.Journal, error) {

@@ -25,8 +25,13 @@ const demoTools = "../../examples/demo/tools.yaml"
 // harness under synctest.
 func TestRunCommand(t *testing.T) {
 	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", dir) // the default journal of a run with a write
 	badTools := filepath.Join(dir, "bad.yaml")
 	if err := os.WriteFile(badTools, []byte("tools:\n  - name: x\n    builtin: search\n    efect: read\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	noEffect := filepath.Join(dir, "noeffect.yaml")
+	if err := os.WriteFile(noEffect, []byte("tools:\n  - name: echo\n    command: [cat]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -67,6 +72,12 @@ func TestRunCommand(t *testing.T) {
 		},
 		{"a zero budget is bad usage", []string{"run", "--budget", "0s", "q"}, "", exitUsage, nil, []string{"--budget 0s: must be positive", "try: harness run --help"}},
 		{"a budget that is not a duration is bad usage", []string{"run", "--budget", "soon", "q"}, "", exitUsage, nil, []string{`invalid value "soon" for flag -budget`}},
+		{"a budget without a unit says what a duration looks like", []string{"run", "--budget", "10", "q"}, "", exitUsage, nil,
+			[]string{`invalid value "10" for flag -budget: want a duration such as 10s`}},
+		{"a base URL that is not an absolute http URL is bad usage", []string{"run", "--model", "gpt-x", "--base-url", "localhost:8089/v1", "q"}, "", exitUsage, nil,
+			[]string{`--base-url "localhost:8089/v1": want an absolute http or https URL`}},
+		{"a tool whose effect nobody states is said to be treated as a write", []string{"run", "--budget", "5s", "--tools", noEffect, "q"}, "", exitOK, nil,
+			[]string{"tool echo: neither its entry nor its manifest says whether it only reads, so it is treated as a write"}},
 		{"a reserve as large as the budget is bad usage", []string{"run", "--budget", "1s", "--reserve", "1s", "q"}, "", exitUsage, nil, []string{"reserve"}},
 		{"no task is bad usage", []string{"run"}, "", exitUsage, nil, []string{"want exactly one TASK"}},
 		{"an empty task is bad usage", []string{"run", "-"}, "  \n", exitUsage, nil, []string{"the task is empty"}},
