@@ -141,8 +141,12 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		closers = append(closers, closeTrace)
 		cfg.Sinks = append(cfg.Sinks, trace.NewJSONL(bw))
 	}
-	line := newStatusLine(c.stderr, f.progress)
+	line := newStatusLine(c.stderr, f.progress, b)
+	defer line.Close()
 	cfg.Sinks = append(cfg.Sinks, line)
+	// The line is drawn until the run is over, through the landing a first
+	// Ctrl-C begins: the signal's cancellation is not the line's.
+	line.Start(context.WithoutCancel(ctx))
 	reg := tools.NewRegistry(nil)
 	cfg.Tools = reg
 
@@ -150,9 +154,10 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return usage(flagError(err))
 	}
-	c.setup(rctx, s, tc, reg)
+	c.setup(rctx, s, tc, reg, line)
 	res := s.Run(rctx)
 	runErr := s.Close()
+	line.Close() // the run is over: what follows is printed on a clean line
 	// The tools are released within the budget: whatever still holds on
 	// past its deadline is not waited for.
 	cctx, stop := budget.WithBudget(context.Background(), s.Budget())
@@ -160,7 +165,6 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stderr, "harness run: warning: %v\n", err)
 	}
 	stop()
-	line.clear()
 	if err := closeTrace(); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("writing the trace: %w", err))
 	}
@@ -246,8 +250,9 @@ func (c *runCommand) toolsConfig(f runFlags) (*tools.Config, error) {
 // setup fetches the manifests of the remote tool servers, each as a setup
 // step of the run, at once, then registers every tool. A manifest that
 // cannot be had, or a tool it makes unusable, is a warning: the run goes
-// on with the tools it has.
-func (c *runCommand) setup(ctx context.Context, s *harness.Session, tc *tools.Config, reg *tools.Registry) {
+// on with the tools it has. The warnings go to warn, the live line, which
+// erases itself first so that a warning does not follow a frame.
+func (c *runCommand) setup(ctx context.Context, s *harness.Session, tc *tools.Config, reg *tools.Registry, warn io.Writer) {
 	servers := tc.Servers()
 	errs := make([]error, len(servers))
 	var wg sync.WaitGroup
@@ -260,16 +265,16 @@ func (c *runCommand) setup(ctx context.Context, s *harness.Session, tc *tools.Co
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			fmt.Fprintf(c.stderr, "harness run: warning: %v\n", err)
+			fmt.Fprintf(warn, "harness run: warning: %v\n", err)
 		}
 	}
 	for _, t := range tc.Tools(nil) {
 		if t.Spec().Effect == "" {
-			fmt.Fprintf(c.stderr, "harness run: warning: tool %s: neither its entry nor its manifest says whether it only reads, "+
+			fmt.Fprintf(warn, "harness run: warning: tool %s: neither its entry nor its manifest says whether it only reads, "+
 				"so it is treated as a write and never retried blindly; give it effect: read if it only reads\n", t.Spec().Name)
 		}
 		if err := reg.Register(t); err != nil {
-			fmt.Fprintf(c.stderr, "harness run: warning: not offered: %v\n", err)
+			fmt.Fprintf(warn, "harness run: warning: not offered: %v\n", err)
 		}
 	}
 }
@@ -338,9 +343,9 @@ func (c *runCommand) print(res landing.Result, asJSON bool) error {
 	if res.Cause != "" {
 		cause = string(res.Cause)
 	}
-	fmt.Fprintf(c.stderr, "%s · cause %s · %d steps · %d attempts · %d orphans · spent %v of %v\n",
+	fmt.Fprintf(c.stderr, "%s · cause %s · %d steps · %d attempts · %d orphans · spent %s of %s\n",
 		res.Status, cause, res.Steps, res.Attempts, res.Orphans,
-		time.Duration(res.Budget.SpentMs)*time.Millisecond, time.Duration(res.Budget.TotalMs)*time.Millisecond)
+		human(time.Duration(res.Budget.SpentMs)*time.Millisecond), human(time.Duration(res.Budget.TotalMs)*time.Millisecond))
 	return nil
 }
 
