@@ -12,12 +12,20 @@ build:
 test: lint
 	$(GO) test -race -shuffle=on -count=1 $(PKGS)
 
-# A real run on the embedded simulated model and the demo tools, with its
-# trace, then the report over that trace.
+# Two real runs on the embedded simulated model and the demo tools (see
+# examples/demo/tools.yaml), then the report over both traces: the first
+# completes after a read is cut, cancelled and retried and a late write is
+# reconciled rather than sent twice; the second, on 1.2s, lands early with a
+# labeled partial answer (exit 3, expected here) and leaves a write whose
+# outcome is unknown in the demo's own orphan journal.
 demo: build
-	bin/harness run --budget 20s --tools examples/demo/tools.yaml --trace bin/demo-trace.jsonl \
-		"What is a deadline budget, and why lease every timeout from it?"
-	bin/harness report bin/demo-trace.jsonl
+	@rm -f bin/demo-trace.jsonl bin/demo-short.jsonl bin/demo-orphans.jsonl
+	bin/harness run --budget 20s --tools examples/demo/tools.yaml --journal bin/demo-orphans.jsonl \
+		--trace bin/demo-trace.jsonl "Pay invoice 42, then explain deadline budgets"
+	bin/harness run --budget 1.2s --tools examples/demo/tools.yaml --journal bin/demo-orphans.jsonl \
+		--trace bin/demo-short.jsonl "Pay invoice 43, then explain deadline budgets" || [ $$? -eq 3 ]
+	bin/harness report bin/demo-trace.jsonl bin/demo-short.jsonl
+	bin/harness orphans --journal bin/demo-orphans.jsonl
 
 # The worst case an unbudgeted configuration really ships.
 plan:

@@ -25,6 +25,8 @@ type Report struct {
 	Exhausted   []Exhaustion `json:"exhausted"` // the runs that spent their budget (cause budget, not a server's wait), by run ID
 
 	Outcomes   Outcomes       `json:"outcomes"`
+	Retries    int            `json:"retries"`    // backoff records that slept: attempts made again after a failure
+	Cancels    map[string]int `json:"cancels"`    // cancel_sent records by state: sent, accepted, unknown, failed
 	Reconciled map[string]int `json:"reconciled"` // reconcile records by state: done, failed, never_received, running
 	Orphans    int            `json:"orphans"`    // orphan records
 }
@@ -111,6 +113,7 @@ func Summarize(records []Record) Report {
 		Causes:     zeros("budget", "quiet", "cancelled", "max_steps", "upstream"),
 		Steps:      []StepTime{},
 		Exhausted:  []Exhaustion{},
+		Cancels:    zeros("sent", "accepted", "unknown", "failed"),
 		Reconciled: zeros("done", "failed", "never_received", "running"),
 		Outcomes: Outcomes{
 			Ours:   Side{By: map[Outcome]int{GaveUp: 0, Quiet: 0, Cancelled: 0}},
@@ -254,11 +257,18 @@ func (rep *Report) walk(recs []Record, steps map[string]*StepTime) *runState {
 				rep.Outcomes.ServerWaitsGivenUp++ // no sleep happened
 			case r.GaveUp:
 				rep.Outcomes.RetriesGivenUp++ // no sleep happened
+			default:
+				rep.Retries++
+			}
+			switch {
+			case r.GaveUp:
 			case r.Step != "":
 				spend(r.Step, r.StepIndex, r.ElapsedMs, r.ElapsedMs+r.SleepMs, r.Phase == landPhase)
 			case prev != nil:
 				spend(prev.Step, prev.StepIndex, r.ElapsedMs, r.ElapsedMs+r.SleepMs, r.Phase == landPhase)
 			}
+		case CancelSent:
+			rep.Cancels[r.State]++
 		case Reconcile:
 			rep.Reconciled[r.State]++
 		case Orphan:

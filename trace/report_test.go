@@ -150,6 +150,8 @@ func TestTheReportSumsUpEveryRun(t *testing.T) {
 			Refused:            1,
 			ServerWaitsGivenUp: 1,
 		},
+		Retries:    1,
+		Cancels:    map[string]int{"sent": 0, "accepted": 1, "unknown": 0, "failed": 0},
 		Reconciled: map[string]int{"done": 0, "failed": 0, "never_received": 1, "running": 1},
 		Orphans:    1,
 	}

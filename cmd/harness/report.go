@@ -181,6 +181,13 @@ func writeReport(w io.Writer, rep trace.Report) {
 	row("refused", fmt.Sprint(o.Refused), "not started: the budget or the phase refused them")
 	row("retries given up", fmt.Sprint(o.RetriesGivenUp), "the backoff would have outlasted the budget")
 	row("server waits given up", fmt.Sprint(o.ServerWaitsGivenUp), "a server asked, with Retry-After, for longer than the time left")
+	row("retries", fmt.Sprint(rep.Retries), "attempts made again after a backoff sleep")
+
+	fmt.Fprintln(tw, "\ncancels")
+	row("sent", fmt.Sprint(rep.Cancels["sent"]), "calls cut short whose tool was asked to stop")
+	row("accepted", fmt.Sprint(rep.Cancels["accepted"]))
+	row("unknown", fmt.Sprint(rep.Cancels["unknown"]), "the tool did not know the call")
+	row("failed", fmt.Sprint(rep.Cancels["failed"]), "no answer in time")
 
 	fmt.Fprintln(tw, "\nreconciliation and orphans")
 	for _, state := range []string{"done", "failed", "never_received", "running"} {

@@ -150,6 +150,13 @@ attempt outcomes
   refused                1  not started: the budget or the phase refused them
   retries given up       0  the backoff would have outlasted the budget
   server waits given up  1  a server asked, with Retry-After, for longer than the time left
+  retries                1  attempts made again after a backoff sleep
+
+cancels
+  sent      0  calls cut short whose tool was asked to stop
+  accepted  1
+  unknown   0  the tool did not know the call
+  failed    0  no answer in time
 
 reconciliation and orphans
   done            0
@@ -180,6 +187,13 @@ attempt outcomes
   refused                1  not started: the budget or the phase refused them
   retries given up       0  the backoff would have outlasted the budget
   server waits given up  1  a server asked, with Retry-After, for longer than the time left
+  retries                1  attempts made again after a backoff sleep
+
+cancels
+  sent      0  calls cut short whose tool was asked to stop
+  accepted  0
+  unknown   0  the tool did not know the call
+  failed    0  no answer in time
 
 reconciliation and orphans
   done            0

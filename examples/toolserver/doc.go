@@ -26,5 +26,6 @@
 //		-H 'Budget-Remaining-Ms: 5000' -d '{"arguments":{}}' localhost:8090/tools/long_job
 //	curl -s localhost:8090/tools/long_job/calls/k1
 //
-// The tools are built by newServer, which the tests run on httptest.
+// The tools are built by demo.NewServer (package tools/demo), which the
+// tests run on httptest and which `harness run`'s demo also serves in memory.
 package main

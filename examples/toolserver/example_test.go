@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/glidepath/glidepath/tools/demo"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,7 +11,7 @@ import (
 
 // Call the demo's search tool over HTTP, as a harness would.
 func Example_search() {
-	srv := newServer(config{})
+	srv := demo.NewServer(demo.ServerConfig{})
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	defer srv.Close()

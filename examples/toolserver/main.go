@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/glidepath/glidepath/tools/demo"
 	"io"
 	"os"
 	"os/signal"
@@ -58,7 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *keepalive <= 0 {
 		return usageError{"--keepalive must be positive"}
 	}
-	srv := newServer(config{Keepalive: *keepalive})
+	srv := demo.NewServer(demo.ServerConfig{Keepalive: *keepalive})
 	l, err := kit.Listen(*addr)
 	if err != nil {
 		return err

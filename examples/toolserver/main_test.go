@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/glidepath/glidepath/tools/demo"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -27,21 +28,21 @@ const patience = 30 * time.Second
 
 // testConfig keeps the demo's tick and commit delay but sends keepalives
 // often enough to see them in a short call.
-var testConfig = config{Keepalive: 50 * time.Millisecond}
+var testConfig = demo.ServerConfig{Keepalive: 50 * time.Millisecond}
 
-type demo struct {
+type running struct {
 	t   *testing.T
 	url string
 }
 
-func startDemo(t *testing.T, cfg config) demo {
-	srv := newServer(cfg)
+func startDemo(t *testing.T, cfg demo.ServerConfig) running {
+	srv := demo.NewServer(cfg)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(func() {
 		srv.Close()
 		ts.Close()
 	})
-	return demo{t: t, url: ts.URL}
+	return running{t: t, url: ts.URL}
 }
 
 type answer struct {
@@ -59,7 +60,7 @@ type sseEvent struct {
 
 // post calls a tool with a client-side lease equal to the
 // Budget-Remaining-Ms it sends, as the harness does.
-func (d demo) post(tool, key, args string, lease time.Duration, stream bool) answer {
+func (d running) post(tool, key, args string, lease time.Duration, stream bool) answer {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(d.t.Context(), lease)
 	defer cancel()
@@ -113,7 +114,7 @@ func readEvents(r io.Reader) ([]sseEvent, error) {
 	return evs, sc.Err()
 }
 
-func (d demo) get(method, path string) (int, string) {
+func (d running) get(method, path string) (int, string) {
 	req, _ := http.NewRequestWithContext(d.t.Context(), method, d.url+path, nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -124,7 +125,7 @@ func (d demo) get(method, path string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func (d demo) status(tool, key string) (code int, state string, output json.RawMessage) {
+func (d running) status(tool, key string) (code int, state string, output json.RawMessage) {
 	code, body := d.get("GET", "/tools/"+tool+"/calls/"+key)
 	var st struct {
 		State  string
@@ -150,7 +151,7 @@ func count(evs []sseEvent) (progress, keepalives int, last sseEvent) {
 }
 
 func TestTheManifestDeclaresEachToolsEffectCancellationAndLatency(t *testing.T) {
-	d := startDemo(t, config{})
+	d := startDemo(t, demo.ServerConfig{})
 	code, body := d.get("GET", "/tools")
 	var m struct {
 		Tools []struct {
@@ -189,7 +190,7 @@ func TestEveryToolOverHTTP(t *testing.T) {
 	d := startDemo(t, testConfig)
 	// A job that cannot end on its own before it is cancelled, however
 	// slow the machine.
-	endless := startDemo(t, config{Keepalive: testConfig.Keepalive, Steps: 1000})
+	endless := startDemo(t, demo.ServerConfig{Keepalive: testConfig.Keepalive, Steps: 1000})
 
 	t.Run("search answers the same results for the same query", func(t *testing.T) {
 		t.Parallel()
@@ -199,7 +200,9 @@ func TestEveryToolOverHTTP(t *testing.T) {
 		if a.status != 200 || a.body != b.body || !strings.HasPrefix(a.body, want) {
 			t.Errorf("answers %d %s / %s, want the same, starting %s", a.status, a.body, b.body, want)
 		}
-		var out struct{ Output struct{ Results []hit } }
+		var out struct {
+			Output struct{ Results []struct{ Score float64 } }
+		}
 		json.Unmarshal([]byte(a.body), &out)
 		if r := out.Output.Results; len(r) != 2 || r[0].Score <= r[1].Score {
 			t.Errorf("results %+v, want 2 in falling score", r)
@@ -340,7 +343,7 @@ func TestEveryToolOverHTTP(t *testing.T) {
 
 // postWithServerDeadline streams a call whose Budget-Remaining-Ms ends it
 // on the server, while the client waits longer, to read the whole stream.
-func (d demo) postWithServerDeadline(tool, key string, remaining time.Duration) answer {
+func (d running) postWithServerDeadline(tool, key string, remaining time.Duration) answer {
 	ctx, cancel := context.WithTimeout(d.t.Context(), patience)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", d.url+"/tools/"+tool, strings.NewReader(`{"arguments":{}}`))

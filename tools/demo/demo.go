@@ -1,14 +1,19 @@
 // Package demo holds the builtin tools of `harness run`'s demo: small local
-// tools with fixed, deterministic outputs and realistic latencies, so that a
-// run on the embedded simulated model shows leases, parallel calls and
-// progress without any network. They honor their context like well-behaved
-// tools: a lease that ends stops them.
+// tools with fixed, deterministic outputs and realistic latencies, and two
+// remote tools served in memory over the protocol of SPEC §5 — one whose
+// first attempt hangs, one write that commits late — so that a run on the
+// embedded simulated model shows leases, parallel calls, progress, a cut
+// call cancelled and retried, and a late write reconciled rather than sent
+// twice, without any network. The local tools honor their context like
+// well-behaved tools: a lease that ends stops them. [NewServer] is the
+// demo's tool server, which examples/toolserver serves on a port.
 package demo
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -17,13 +22,18 @@ import (
 )
 
 // Builtins returns the demo tools by name, for the `builtin` field of a tool
-// config. Each call returns fresh values, so callers may not share them.
+// config: search, fetch and deep_research, local functions, and
+// flaky_fetch and late_commit, remote tools served in memory (see
+// [NewServer]), which close with the registry. Each call returns fresh
+// values, so callers may not share them.
 func Builtins() map[string]tools.Tool {
-	return map[string]tools.Tool{
+	b := map[string]tools.Tool{
 		"search":        tools.Func(searchSpec, search),
 		"fetch":         tools.Func(fetchSpec, fetch),
 		"deep_research": tools.Func(researchSpec, research),
 	}
+	maps.Copy(b, remoteBuiltins())
+	return b
 }
 
 var (

@@ -91,3 +91,58 @@ func TestADemoToolStopsWhenTheRunIsCancelled(t *testing.T) {
 		reg.Wait()
 	})
 }
+
+// The remote builtins speak SPEC §5 over in-memory connections: a cut
+// fetch is cancelled at its endpoint and retried with the same key; a
+// late commit is reconciled by its key and committed once.
+func TestTheRemoteBuiltinsCancelAndReconcileOverHTTP(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		builtins := demo.Builtins()
+		cfg, err := tools.ParseConfig("demo.yaml", []byte(`tools:
+  - name: fetch
+    builtin: flaky_fetch
+    ceiling: 1s
+  - name: pay
+    builtin: late_commit
+    ceiling: 500ms
+`), builtins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg := tools.NewRegistry(nil)
+		for _, tool := range cfg.Tools(nil) {
+			if err := reg.Register(tool); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b, err := budget.New(budget.Config{Total: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cancels []trace.CancelState
+		var reconciled []string
+		run := &tools.Run{Budget: b, Backoff: budget.Backoff{Base: 100 * time.Millisecond}, Observer: &trace.Observer{
+			CancelSettled: func(_, _ string, st trace.CancelState, _ error) { cancels = append(cancels, st) },
+			Reconcile:     func(_, _, state string, _ int, _ error) { reconciled = append(reconciled, state) },
+		}}
+
+		fetched := reg.Call(t.Context(), run, "fetch", json.RawMessage(`{"url":"https://a.example"}`))
+		paid := reg.Call(t.Context(), run, "pay", json.RawMessage(`{"id":"inv-42","amount":5}`))
+		if err := reg.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+
+		if fetched.Err != "" || fetched.Attempts != 2 || !strings.Contains(string(fetched.Output), `"attempt":2`) {
+			t.Errorf("fetch %+v, want the second attempt's answer", fetched)
+		}
+		if len(cancels) != 1 || cancels[0] != trace.CancelStateAccepted {
+			t.Errorf("cancels %v, want the cut fetch's, accepted", cancels)
+		}
+		if paid.Err != "" || paid.Attempts != 1 || !strings.Contains(string(paid.Output), `"commit":1`) {
+			t.Errorf("pay %+v, want one POST, its late commit found by its key", paid)
+		}
+		if len(reconciled) != 1 || reconciled[0] != "done" {
+			t.Errorf("reconciled %v, want done", reconciled)
+		}
+	})
+}

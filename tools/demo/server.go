@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -12,15 +12,16 @@ import (
 	"github.com/glidepath/glidepath/tools/kit"
 )
 
-// config sets the demo's timings; zero fields take the demo's defaults.
-type config struct {
+// ServerConfig sets the timings of the demo's tool server; zero fields
+// take the demo's defaults.
+type ServerConfig struct {
 	Keepalive   time.Duration // 0: the kit's default
 	Tick        time.Duration // long_job and stale report every Tick; 200ms
 	Steps       int           // long_job's steps; 10
 	CommitAfter time.Duration // how long commit works before it commits; 1.5s
 }
 
-func (c config) withDefaults() config {
+func (c ServerConfig) withDefaults() ServerConfig {
 	if c.Tick == 0 {
 		c.Tick = 200 * time.Millisecond
 	}
@@ -33,12 +34,29 @@ func (c config) withDefaults() config {
 	return c
 }
 
-// newServer returns a kit server with the demo's six tools registered.
-func newServer(cfg config) *kit.Server {
-	cfg = cfg.withDefaults()
+// NewServer returns a tool server (package tools/kit) with the demo's six
+// remote tools registered, each showing one behavior of SPEC §5: search (a
+// fast read), fetch (hangs on the first attempt of each call until its
+// deadline; a retry with the same key answers), long_job (progress
+// heartbeats), commit (a write that commits late, once per key), stuck
+// (only keepalives) and stale (progress whose units never grow).
+// examples/toolserver serves it on a port; [Builtins] serves fetch and
+// commit in memory.
+func NewServer(cfg ServerConfig) *kit.Server {
 	srv := &kit.Server{KeepaliveEvery: cfg.Keepalive}
+	for _, t := range serverTools(cfg) {
+		if err := srv.Register(t); err != nil {
+			panic(err) // the list is fixed: a failure is this package's bug
+		}
+	}
+	return srv
+}
+
+// serverTools returns the demo server's tools.
+func serverTools(cfg ServerConfig) []kit.Tool {
+	cfg = cfg.withDefaults()
 	var commits atomic.Int64
-	for _, t := range []kit.Tool{
+	return []kit.Tool{
 		{
 			Name:        "search",
 			Description: "Search the demo index; the same query always gives the same results.",
@@ -47,7 +65,7 @@ func newServer(cfg config) *kit.Server {
 			P50:         5 * time.Millisecond,
 			P95:         20 * time.Millisecond,
 			Max:         2 * time.Second,
-			Handler:     search,
+			Handler:     remoteSearch,
 		},
 		{
 			Name:        "fetch",
@@ -58,7 +76,7 @@ func newServer(cfg config) *kit.Server {
 			P50:         50 * time.Millisecond,
 			P95:         300 * time.Millisecond,
 			Max:         30 * time.Second,
-			Handler:     fetch,
+			Handler:     remoteFetch,
 		},
 		{
 			Name:        "long_job",
@@ -101,12 +119,7 @@ func newServer(cfg config) *kit.Server {
 			Max:         10 * time.Minute,
 			Handler:     stale(cfg.Tick),
 		},
-	} {
-		if err := srv.Register(t); err != nil {
-			panic(err) // the list above is fixed: a failure is this file's bug
-		}
 	}
-	return srv
 }
 
 func decode(call *kit.Call, v any) error {
@@ -122,7 +135,7 @@ type hit struct {
 	Score float64 `json:"score"`
 }
 
-func search(ctx context.Context, call *kit.Call) (any, error) {
+func remoteSearch(ctx context.Context, call *kit.Call) (any, error) {
 	var args struct {
 		Query string `json:"query"`
 		Limit int    `json:"limit"`
@@ -154,7 +167,7 @@ func search(ctx context.Context, call *kit.Call) (any, error) {
 	return map[string]any{"query": q, "results": hits}, nil
 }
 
-func fetch(ctx context.Context, call *kit.Call) (any, error) {
+func remoteFetch(ctx context.Context, call *kit.Call) (any, error) {
 	var args struct {
 		URL string `json:"url"`
 	}
