@@ -191,7 +191,8 @@ func TestPlanWithToolsFile(t *testing.T) {
 				"tool deep_research  10s             2            10s × 3 + 750ms backoff = 30.75s",
 				"per step            model unbounded + 1 × deep_research 30.75s = unbounded",
 				"defaults used, and how the tools file's entries were read",
-				"tools[0].ceiling (search)              2s    left out: builtin search's own",
+				"tools[0].ceiling (search)              2s     left out: builtin search's own",
+				"tools[2].effect (pay)                  write  left out: builtin late_commit's own; a write is never retried blindly, so 0 retries",
 				"verdict: unbudgeted worst case is unbounded (openai-go has no overall timeout by default); under Glidepath the run lands by 2m0s\n",
 			},
 		},
@@ -245,7 +246,7 @@ func TestPlanWithToolsFile(t *testing.T) {
 			wantCode: 2,
 			wantStderr: []string{
 				"harness plan: tools: " + bad + `:4: tools[0].ceiling "soon": not a duration such as "1s" or "250ms"`,
-				bad + `:6: tools[1].builtin "nope": unknown builtin (known: deep_research, fetch, search)`,
+				bad + `:6: tools[1].builtin "nope": unknown builtin (known: deep_research, fetch, flaky_fetch, late_commit, search)`,
 				"try: harness plan --help",
 			},
 		},
@@ -334,19 +335,23 @@ func TestPlanJSONOfAToolsFileCountsEveryTool(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Source != "--tools "+demoToolsFile || got.SlowestTool != "deep_research" || len(got.Tools) != 3 {
+	if got.Source != "--tools "+demoToolsFile || got.SlowestTool != "deep_research" || len(got.Tools) != 4 {
 		t.Fatalf("source %q slowest %q tools %+v", got.Source, got.SlowestTool, got.Tools)
 	}
-	for i, want := range []float64{6750, 9750, 30750} {
-		if got.Tools[i].WorstMs != want || got.Tools[i].Retries != 2 {
-			t.Errorf("tools[%d] = %+v, want worst %vms and 2 retries", i, got.Tools[i], want)
+	// search, fetch (its 1s ceiling), pay (a write: no retries), deep_research.
+	for i, want := range []struct {
+		worst   float64
+		retries int
+	}{{6750, 2}, {3750, 2}, {500, 0}, {30750, 2}} {
+		if got.Tools[i].WorstMs != want.worst || got.Tools[i].Retries != want.retries {
+			t.Errorf("tools[%d] = %+v, want worst %vms and %d retries", i, got.Tools[i], want.worst, want.retries)
 		}
 	}
 	var fields []string
 	for _, d := range got.Defaults {
 		fields = append(fields, d.Field)
 	}
-	if !slices.Contains(fields, "tools[2].ceiling") || !slices.Contains(fields, "tools[2].max_attempts") {
+	if !slices.Contains(fields, "tools[3].ceiling") || !slices.Contains(fields, "tools[3].max_attempts") {
 		t.Errorf("defaults %q do not say where deep_research's limits came from", fields)
 	}
 }
@@ -366,7 +371,8 @@ func Example_planTools() {
 	//   call                ceiling  retries      worst per call
 	//   model               1m0s     2 (default)  1m0s × 3 + 1.5s backoff = 3m1.5s
 	//   tool search         2s       2            2s × 3 + 750ms backoff = 6.75s
-	//   tool fetch          3s       2            3s × 3 + 750ms backoff = 9.75s
+	//   tool fetch          1s       2            1s × 3 + 750ms backoff = 3.75s
+	//   tool pay            500ms    0            500ms × 1 = 500ms
 	//   tool deep_research  10s      2            10s × 3 + 750ms backoff = 30.75s
 	//   per step            model 3m1.5s + 1 × deep_research 30.75s = 3m32.25s
 	//   total               4 steps × 3m32.25s = 14m9s
@@ -384,14 +390,14 @@ func Example_planTools() {
 	//   worst case  20s, and the run returns a labeled answer, complete or partial
 	//
 	// defaults used, and how the tools file's entries were read
-	//   tool_calls_per_step                    1    one tool call per model turn
-	//   model.retries                          2    openai-go's MaxRetries; backoff 0.5s·2^n, at most 8s
-	//   tools[0].ceiling (search)              2s   left out: builtin search's own
-	//   tools[0].max_attempts (search)         3    left out: tools.DefaultMaxAttempts; effect read (builtin search's own), so max_attempts − 1 = 2 retries
-	//   tools[1].ceiling (fetch)               3s   left out: builtin fetch's own
-	//   tools[1].max_attempts (fetch)          3    left out: tools.DefaultMaxAttempts; effect read (builtin fetch's own), so max_attempts − 1 = 2 retries
-	//   tools[2].ceiling (deep_research)       10s  left out: builtin deep_research's own
-	//   tools[2].max_attempts (deep_research)  3    left out: tools.DefaultMaxAttempts; effect read (builtin deep_research's own), so max_attempts − 1 = 2 retries
+	//   tool_calls_per_step                    1      one tool call per model turn
+	//   model.retries                          2      openai-go's MaxRetries; backoff 0.5s·2^n, at most 8s
+	//   tools[0].ceiling (search)              2s     left out: builtin search's own
+	//   tools[0].max_attempts (search)         3      left out: tools.DefaultMaxAttempts; effect read (builtin search's own), so max_attempts − 1 = 2 retries
+	//   tools[1].max_attempts (fetch)          3      left out: tools.DefaultMaxAttempts; effect read (builtin flaky_fetch's own), so max_attempts − 1 = 2 retries
+	//   tools[2].effect (pay)                  write  left out: builtin late_commit's own; a write is never retried blindly, so 0 retries
+	//   tools[3].ceiling (deep_research)       10s    left out: builtin deep_research's own
+	//   tools[3].max_attempts (deep_research)  3      left out: tools.DefaultMaxAttempts; effect read (builtin deep_research's own), so max_attempts − 1 = 2 retries
 	//
 	// verdict: unbudgeted worst case is 14m9s, 42.5× the 20s budget; under Glidepath the run lands by 20s
 }
