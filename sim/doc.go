@@ -6,8 +6,10 @@
 //
 // The sim is honest about what it is. It serves one model, [ModelID]
 // ("sim"), and every answer of its own opens with the bracketed tag sim,
-// as in the examples below, so nobody mistakes it for a language model. Without a scenario it is a plain
-// rule-based agent, deterministic for a seed.
+// as in the examples below, so nobody mistakes it for a language model
+// (a structured answer carries that text in its answer-like fields; see
+// Structured answers). Without a scenario it is a plain rule-based agent,
+// deterministic for a seed.
 //
 // # Wire
 //
@@ -23,26 +25,42 @@
 // "chat.completion" with usage. Token counts are estimates at four bytes a
 // token.
 //
+// n asks for several choices (1 to 128; absent or null is 1): the answer
+// has choices with indexes 0 to n−1, each the same reply but for its tool
+// call ids, which are its own. Streamed, every chunk carries one choice's
+// delta with its index, and the choices take turns chunk by chunk (0, 1,
+// …, 0, 1, …), each with its own role chunk and finish_reason; the usage
+// counts the completion tokens of all of them.
+//
 // Requests are checked as OpenAI checks them: a body that is not JSON is a
 // 400, one over [MaxBody] a 413, a conversation whose assistant tool calls
 // are not each answered by a tool message (or a tool message that answers
-// none) a 400. Errors have OpenAI's shape,
-// {"error":{"message","type","param","code"}}, with the status.
+// none) a 400. So are, with OpenAI's messages: a tool_choice without tools
+// (any tool_choice, "required" too, when tools is absent or empty), a
+// tool_choice that names a function not offered, an n below 1 or above
+// 128, a response_format of type json_object when no message contains the
+// word "json", a json_schema without a name (or one not matching
+// ^[a-zA-Z0-9_-]+$, or over 64 bytes), and a schema that does not compile.
+// Errors have OpenAI's shape, {"error":{"message","type","param","code"}},
+// with the status, e.g.
+//
+//	400 {"error":{"message":"Invalid value for 'tool_choice': function 'fetch' not found in 'tools'.","type":"invalid_request_error","param":"tool_choice","code":null}}
 //
 // # Default policy
 //
 // Offered tools, the sim calls each offered tool not yet called in the
 // conversation exactly once: all in one assistant message, or one per turn
 // when parallel_tool_calls is false. A tool whose description contains
-// [SkipMarker] ("[sim:skip]") is offered but never called, and
-// tool_choice "none" calls nothing. Arguments satisfy the tool's JSON
-// Schema: required properties only; strings named like the main input
-// (query, q, question, task, prompt, text, input, search, topic, …) get
-// the task text, URL, email, date and uuid formats a placeholder, other
-// strings a short deterministic "sim-…" string; integers and numbers 1
-// (moved into their bounds), booleans true, enums their first value,
-// arrays and objects their minimum. Once every such tool has been called
-// and answered, it answers from the results:
+// [SkipMarker] ("[sim:skip]") is offered but never called. Arguments
+// satisfy the tool's JSON Schema: required properties only; strings named
+// like the main input (query, q, question, task, prompt, text, input,
+// search, topic, …) get the task text, URL, email, date and uuid formats a
+// placeholder, other strings a short deterministic "sim-…" string, and a
+// string that does not match its pattern the shortest one the sim builds
+// from the pattern; integers and numbers 1 (moved into their bounds),
+// booleans true, enums their first value, arrays and objects their
+// minimum. Once every such tool has been called and answered, it answers
+// from the results:
 //
 //	[sim] Answer to "find cats": search returned 3 cats; fetch failed: error: timeout.
 //
@@ -52,11 +70,59 @@
 //	Established: search returned 3 cats.
 //	Not established: fetch failed: error: timeout.
 //
+// tool_choice changes which tools are called, and nothing else:
+//
+//   - absent, null or "auto": the policy above.
+//   - "none": no tool calls; the sim answers from what it has.
+//   - "required": the policy above, and once it has nothing left to call,
+//     the first useful tool again (the first tool, if every one is marked
+//     skip): a tool call every turn, as the API promises.
+//   - {"type":"function","function":{"name":"X"}}: exactly one call, to X,
+//     every turn, even if X is marked skip.
+//   - {"type":"allowed_tools","allowed_tools":{"mode":M,"tools":[…]}}: the
+//     policy of mode M ("auto" or "required") over the listed function
+//     tools only.
+//
 // The task is the first user message. A tool result counts as failed when
 // it starts with "error" (any case) or is a JSON object with a non-null
 // "error" field. Lines of system and user messages that start with
 // "Budget:" or "[budget" are a budget note: the sim records it in
 // [Request.BudgetNote] and otherwise ignores it.
+//
+// # Structured answers
+//
+// response_format shapes the content of the sim's answers (and summaries);
+// tool calls are made as without it. {"type":"text"} changes nothing.
+// {"type":"json_object"} answers {"answer":"[sim] …"}, the text it would
+// have said. {"type":"json_schema","json_schema":{"name","schema","strict"}}
+// answers a value built from the schema as arguments are (the simplest
+// value of each type; const, enum, default, formats and patterns; anyOf
+// and oneOf by their first alternative that is not null; allOf merged;
+// $ref within the schema, to $defs or definitions), with every property
+// of each object when strict is true and the required ones otherwise, and
+// the answer's text in string properties named like an answer (answer,
+// summary, result, output, content, text, message, …) and the task in
+// those named like the input; without a schema, like json_object. For
+// example, with the schema {"type":"object","properties":{"answer":
+// {"type":"string"},"count":{"type":"integer","minimum":3}}} strict,
+// offered no tools:
+//
+//	{"answer":"[sim] Summary of \"find cats\"\nEstablished: nothing.\nNot established: nothing.","count":3}
+//
+// Streamed or not, the content is the same JSON text. The sim checks the
+// value against the schema before it answers, with the schema read as
+// draft 2020-12 unless its $schema says otherwise and patterns as Go
+// regular expressions (RE2: no lookaround or backreferences). A schema it
+// cannot satisfy this way (one that no finite value meets, or a "not" the
+// simplest values fall into) is a 400 naming the schema and where the value
+// failed, on every turn of the conversation, one that calls tools too;
+// one that does not compile is a 400 "Invalid schema for response_format".
+// The sim does not enforce the extra rules of OpenAI's strict mode
+// (additionalProperties false and every property required).
+//
+// A [Rule]'s tool_calls or answer replace the policy's reply whatever
+// tool_choice and response_format say, in every choice, so a scenario can
+// script a model that disobeys them.
 //
 // # Scenarios
 //

@@ -151,3 +151,55 @@ func ExampleHandler() {
 	// Output:
 	// sim
 }
+
+// A structured answer: response_format with a JSON schema gets content
+// that meets it, the sim's own text in the answer-like field.
+func ExampleNewServer_structuredAnswer() {
+	srv := sim.NewServer(nil)
+	defer srv.Close()
+	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("unused"),
+		option.WithMaxRetries(0), option.WithHTTPClient(srv.Client()))
+	res, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+		Model:    sim.ModelID,
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("find cats")},
+		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
+				Name:   "cats",
+				Strict: openai.Bool(true),
+				Schema: map[string]any{"type": "object", "properties": map[string]any{
+					"answer": map[string]any{"type": "string"},
+					"count":  map[string]any{"type": "integer", "minimum": 3},
+				}},
+			},
+		}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Choices[0].Message.Content)
+	// Output:
+	// {"answer":"[sim] Summary of \"find cats\"\nEstablished: nothing.\nNot established: nothing.","count":3}
+}
+
+// A tool_choice naming a tool that was not offered is refused as OpenAI
+// refuses it.
+func ExampleNewServer_toolChoice() {
+	srv := sim.NewServer(nil)
+	defer srv.Close()
+	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("unused"),
+		option.WithMaxRetries(0), option.WithHTTPClient(srv.Client()))
+	_, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+		Model:      sim.ModelID,
+		Messages:   []openai.ChatCompletionMessageParamUnion{openai.UserMessage("find cats")},
+		Tools:      []openai.ChatCompletionToolUnionParam{stringTool("search", "query")},
+		ToolChoice: openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: "fetch"}),
+	})
+	if e, ok := errors.AsType[*openai.Error](err); ok {
+		fmt.Println(e.StatusCode, e.Type, e.Param)
+		fmt.Println(e.Message)
+	}
+	// Output:
+	// 400 invalid_request_error tool_choice
+	// Invalid value for 'tool_choice': function 'fetch' not found in 'tools'.
+}

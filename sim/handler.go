@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -41,9 +43,17 @@ type Request struct {
 	Tools        int         // tools offered
 	HasTools     bool        // reports whether the tools field was present at all, even empty or null
 	Parallel     *bool       // parallel_tool_calls; nil when absent
-	Messages     []Message   // the conversation; nil when the body was not valid
-	BudgetNote   string      // the last budget note seen in system and user messages
-	Err          string      // why the request was refused with a 4xx, if it was
+	// ToolChoice is tool_choice as read: "" when absent, "none", "auto",
+	// "required", "function:NAME" for a named function, or
+	// "allowed_tools:MODE" (MODE auto or required).
+	ToolChoice string
+	// ResponseFormat is response_format's type as read: "" when absent,
+	// "text", "json_object", or "json_schema:NAME".
+	ResponseFormat string
+	N              int       // choices asked for (n); 1 when absent
+	Messages       []Message // the conversation; nil when the body was not valid
+	BudgetNote     string    // the last budget note seen in system and user messages
+	Err            string    // why the request was refused with a 4xx, if it was
 }
 
 // Message is one message of a recorded conversation, its content
@@ -88,13 +98,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/v1/chat/completions":
 		if r.Method != http.MethodPost {
-			h.refuse(w, &rec, &apiError{http.StatusMethodNotAllowed, "", "Only POST is allowed on " + r.URL.Path}, "POST")
+			h.refuse(w, &rec, &apiError{status: http.StatusMethodNotAllowed, msg: "Only POST is allowed on " + r.URL.Path}, "POST")
 			return
 		}
 		h.completion(w, r, rec)
 	case "/v1/models", "/v1/models/" + ModelID:
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			h.refuse(w, &rec, &apiError{http.StatusMethodNotAllowed, "", "Only GET is allowed on " + r.URL.Path}, "GET, HEAD")
+			h.refuse(w, &rec, &apiError{status: http.StatusMethodNotAllowed, msg: "Only GET is allowed on " + r.URL.Path}, "GET, HEAD")
 			return
 		}
 		h.admit(&rec, false, false)
@@ -106,7 +116,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, model)
 		}
 	default:
-		h.refuse(w, &rec, &apiError{http.StatusNotFound, "", fmt.Sprintf(
+		h.refuse(w, &rec, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf(
 			"Unknown request URL: %s %s. The sim serves POST /v1/chat/completions and GET /v1/models.", r.Method, r.URL.Path)}, "")
 	}
 }
@@ -118,7 +128,7 @@ func (h *handler) refuse(w http.ResponseWriter, rec *Request, e *apiError, allow
 	if allow != "" {
 		w.Header().Set("Allow", allow)
 	}
-	writeError(w, e.status, e.msg, e.param)
+	writeError(w, e.status, e.msg, e.param, e.code)
 }
 
 func (h *handler) completion(w http.ResponseWriter, r *http.Request, rec Request) {
@@ -131,9 +141,20 @@ func (h *handler) completion(w http.ResponseWriter, r *http.Request, rec Request
 	if apiErr == nil {
 		msgs, apiErr = req.messages()
 	}
+	if apiErr == nil {
+		apiErr = req.decodeOptions(msgs)
+	}
+	var reps []reply
+	if apiErr == nil {
+		reps, apiErr = replies(&req, msgs, h.sc.Seed)
+	}
 	rec.Model, rec.Stream, rec.Parallel, rec.Messages = req.Model, req.Stream, req.ParallelToolCalls, msgs
 	rec.IncludeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	rec.HasTools, rec.Tools = len(req.Tools) > 0, len(req.tools)
+	rec.ToolChoice, rec.ResponseFormat, rec.N = req.choice.record, req.format.record(), 1
+	if req.N != nil {
+		rec.N = *req.N
+	}
 	rec.Turn = 1
 	for _, m := range req.Messages {
 		if m.Role == "assistant" {
@@ -148,24 +169,24 @@ func (h *handler) completion(w http.ResponseWriter, r *http.Request, rec Request
 	rule := h.admit(&rec, true, apiErr == nil)
 	if apiErr != nil {
 		h.logf(&rec, apiErr.status)
-		writeError(w, apiErr.status, apiErr.msg, apiErr.param)
+		writeError(w, apiErr.status, apiErr.msg, apiErr.param, apiErr.code)
 		return
 	}
 	h.logf(&rec, max(rule.Status, http.StatusOK))
-	h.respond(w, r, &req, msgs, rec, rule)
+	h.respond(w, r, &req, msgs, rec, rule, reps)
 }
 
 // readRequest reads and decodes the body, bounded by MaxBody.
 func readRequest(w http.ResponseWriter, r *http.Request, req *chatRequest) *apiError {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		return &apiError{http.StatusRequestEntityTooLarge, "", fmt.Sprintf("Request body too large: the sim accepts at most %d bytes.", MaxBody)}
+		return &apiError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("Request body too large: the sim accepts at most %d bytes.", MaxBody)}
 	}
 	if err != nil {
-		return &apiError{http.StatusBadRequest, "", "Could not read the request body: " + err.Error()}
+		return &apiError{status: http.StatusBadRequest, msg: "Could not read the request body: " + err.Error()}
 	}
 	if err := json.Unmarshal(body, req); err != nil {
-		return &apiError{http.StatusBadRequest, "", "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload.) " + err.Error()}
+		return &apiError{status: http.StatusBadRequest, msg: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload.) " + err.Error()}
 	}
 	return nil
 }
@@ -210,13 +231,24 @@ func (h *handler) logf(rec *Request, status int) {
 		fmt.Fprintf(h.log, "sim: #%d %s %s -> %d\n", rec.Index, rec.Method, rec.Path, status)
 		return
 	}
-	fmt.Fprintf(h.log, "sim: #%d %s %s completion=%d turn=%d stream=%t tools=%d rule=%d -> %d\n",
-		rec.Index, rec.Method, rec.Path, rec.Completion, rec.Turn, rec.Stream, rec.Tools, rec.Rule, status)
+	var asked strings.Builder
+	if rec.ToolChoice != "" {
+		fmt.Fprintf(&asked, " tool_choice=%s", rec.ToolChoice)
+	}
+	if rec.ResponseFormat != "" {
+		fmt.Fprintf(&asked, " response_format=%s", rec.ResponseFormat)
+	}
+	if rec.N != 1 {
+		fmt.Fprintf(&asked, " n=%d", rec.N)
+	}
+	fmt.Fprintf(h.log, "sim: #%d %s %s completion=%d turn=%d stream=%t tools=%d%s rule=%d -> %d\n",
+		rec.Index, rec.Method, rec.Path, rec.Completion, rec.Turn, rec.Stream, rec.Tools, asked.String(), rec.Rule, status)
 }
 
 // respond serves one admitted chat completion along the rule's timeline
-// (see [Rule]).
-func (h *handler) respond(w http.ResponseWriter, r *http.Request, req *chatRequest, msgs []Message, rec Request, rule Rule) {
+// (see [Rule]): the policy's replies, one per choice, unless the rule
+// gives its own.
+func (h *handler) respond(w http.ResponseWriter, r *http.Request, req *chatRequest, msgs []Message, rec Request, rule Rule, reps []reply) {
 	ctx := r.Context()
 	w.Header().Set("X-Request-Id", fmt.Sprintf("req_sim_%d", rec.Index))
 	if !h.pause(ctx, w, rule.Delay) {
@@ -231,18 +263,8 @@ func (h *handler) respond(w http.ResponseWriter, r *http.Request, req *chatReque
 		return
 	}
 
-	rep := decide(req, msgs, h.sc.Seed)
 	if len(rule.ToolCalls) > 0 || rule.Answer != "" {
-		rep = reply{content: rule.Answer}
-		for i, c := range rule.ToolCalls {
-			if c.ID == "" {
-				c.ID = fmt.Sprintf("call_sim_%016x", hash(h.sc.Seed, "rule", strconv.Itoa(rec.Completion), strconv.Itoa(i)))
-			}
-			if c.Arguments == "" {
-				c.Arguments = "{}"
-			}
-			rep.toolCalls = append(rep.toolCalls, c)
-		}
+		reps = ruleReplies(rule, h.sc.Seed, rec.Completion, len(reps))
 	}
 	base := chunk{
 		ID:                fmt.Sprintf("chatcmpl-sim-%016x", hash(h.sc.Seed, strconv.Itoa(rec.Completion))),
@@ -250,8 +272,8 @@ func (h *handler) respond(w http.ResponseWriter, r *http.Request, req *chatReque
 		Model:             ModelID,
 		SystemFingerprint: "fp_sim",
 	}
-	use := usage(msgs, rep)
-	events := streamEvents(base, rep, use, rule.Usage == nil && rec.IncludeUsage || rule.Usage != nil && *rule.Usage)
+	use := usage(msgs, reps)
+	events := streamEvents(base, reps, use, rule.Usage == nil && rec.IncludeUsage || rule.Usage != nil && *rule.Usage)
 	if req.Stream {
 		h.stream(ctx, w, rule, events)
 		return
@@ -259,7 +281,31 @@ func (h *handler) respond(w http.ResponseWriter, r *http.Request, req *chatReque
 	if rule.Usage != nil && !*rule.Usage {
 		use = nil
 	}
-	h.whole(ctx, w, rule, len(events), wholeBody(base, rep, use))
+	h.whole(ctx, w, rule, len(events), wholeBody(base, reps, use))
+}
+
+// ruleReplies is a rule's fixed reply, for each of n choices. Its tool
+// calls without an id get deterministic ones, each choice its own.
+func ruleReplies(rule Rule, seed int64, completion, n int) []reply {
+	reps := make([]reply, n)
+	for choice := range reps {
+		rep := reply{content: rule.Answer}
+		for i, c := range rule.ToolCalls {
+			if c.ID == "" {
+				parts := []string{"rule", strconv.Itoa(completion), strconv.Itoa(i)}
+				if choice > 0 {
+					parts = append(parts, "choice", strconv.Itoa(choice))
+				}
+				c.ID = fmt.Sprintf("call_sim_%016x", hash(seed, parts...))
+			}
+			if c.Arguments == "" {
+				c.Arguments = "{}"
+			}
+			rep.toolCalls = append(rep.toolCalls, c)
+		}
+		reps[choice] = rep
+	}
+	return reps
 }
 
 // pause waits d, or until the client leaves or the server closes. It
@@ -418,25 +464,28 @@ func writeFault(w http.ResponseWriter, rule Rule, rec Request) {
 	if msg == "" {
 		msg = fmt.Sprintf("[sim] injected status %d by rule %d on request %d.", rule.Status, rec.Rule, rec.Completion)
 	}
-	writeError(w, rule.Status, msg, "")
+	writeError(w, rule.Status, msg, "", "")
 }
 
-// writeError answers in OpenAI's error shape, with its type and code for
-// the status.
-func writeError(w http.ResponseWriter, status int, msg, param string) {
+// writeError answers in OpenAI's error shape, with its type and, unless
+// given one, the code for the status.
+func writeError(w http.ResponseWriter, status int, msg, param, code string) {
 	d := errorDetail{Message: msg, Type: "invalid_request_error"}
-	code := ""
+	byStatus := ""
 	switch {
 	case status == http.StatusUnauthorized:
-		code = "invalid_api_key"
+		byStatus = "invalid_api_key"
 	case status == http.StatusNotFound:
-		code = "unknown_url"
+		byStatus = "unknown_url"
 	case status == http.StatusRequestEntityTooLarge:
-		code = "request_too_large"
+		byStatus = "request_too_large"
 	case status == http.StatusTooManyRequests:
-		d.Type, code = "requests", "rate_limit_exceeded"
+		d.Type, byStatus = "requests", "rate_limit_exceeded"
 	case status >= 500:
 		d.Type = "server_error"
+	}
+	if code == "" {
+		code = byStatus
 	}
 	if code != "" {
 		d.Code = &code
@@ -448,51 +497,86 @@ func writeError(w http.ResponseWriter, status int, msg, param string) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	// Not HTML-escaped, as OpenAI's: messages say ">=", not "\u003e=".
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		// Only the sim's own fixed shapes come here; failing to encode one
 		// is a bug in the sim.
 		panic(fmt.Sprintf("sim: encoding a response: %v", err))
 	}
-	b = append(b, '\n')
+	b := buf.Bytes()
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	w.Write(b)
 }
 
-func wholeBody(base chunk, rep reply, use *usageReport) []byte {
-	msg := outMessage{Role: "assistant"}
-	if rep.content != "" || len(rep.toolCalls) == 0 {
-		msg.Content = &rep.content
-	}
-	for _, c := range rep.toolCalls {
-		msg.ToolCalls = append(msg.ToolCalls, outToolCall{ID: c.ID, Type: "function", Function: outFunction{Name: c.Name, Arguments: c.Arguments}})
+func wholeBody(base chunk, reps []reply, use *usageReport) []byte {
+	choices := make([]choice, len(reps))
+	for i, rep := range reps {
+		msg := outMessage{Role: "assistant"}
+		if rep.content != "" || len(rep.toolCalls) == 0 {
+			msg.Content = &rep.content
+		}
+		for _, c := range rep.toolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, outToolCall{ID: c.ID, Type: "function", Function: outFunction{Name: c.Name, Arguments: c.Arguments}})
+		}
+		choices[i] = choice{Index: i, Message: msg, FinishReason: rep.finishReason()}
 	}
 	b, _ := json.Marshal(completion{
 		ID: base.ID, Object: "chat.completion", Created: base.Created, Model: base.Model,
 		SystemFingerprint: base.SystemFingerprint,
-		Choices:           []choice{{Message: msg, FinishReason: rep.finishReason()}},
+		Choices:           choices,
 		Usage:             use,
 	})
 	return b
 }
 
-// streamEvents renders the data chunks of a streamed answer: content one
-// word per chunk (the first also carries the role), each tool call as a
-// chunk with its id and name followed by its arguments in pieces, the
-// finish_reason chunk, and the usage chunk if wanted.
-func streamEvents(base chunk, rep reply, use *usageReport, withUsage bool) [][]byte {
+// streamEvents renders the data chunks of a streamed answer, each with
+// one choice's delta: for each choice its content one word per chunk (the
+// first also carries the role), each tool call as a chunk with its id and
+// name followed by its arguments in pieces, and its finish_reason chunk.
+// With several choices their chunks take turns, as in OpenAI's streams;
+// the usage chunk, if wanted, comes last.
+func streamEvents(base chunk, reps []reply, use *usageReport, withUsage bool) [][]byte {
 	base.Object = "chat.completion.chunk"
+	per := make([][]chunkChoice, len(reps))
+	longest := 0
+	for i, rep := range reps {
+		per[i] = deltas(i, rep)
+		longest = max(longest, len(per[i]))
+	}
 	var events [][]byte
-	emit := func(d delta, finish *string) {
-		if len(events) == 0 {
-			d.Role = "assistant"
+	for k := range longest {
+		for i := range per {
+			if k < len(per[i]) {
+				c := base
+				c.Choices = per[i][k : k+1]
+				b, _ := json.Marshal(c)
+				events = append(events, b)
+			}
 		}
+	}
+	if withUsage && use != nil {
 		c := base
-		c.Choices = []chunkChoice{{Delta: d, FinishReason: finish}}
+		c.Choices = []chunkChoice{}
+		c.Usage = use
 		b, _ := json.Marshal(c)
 		events = append(events, b)
+	}
+	return events
+}
+
+// deltas are the chunk choices that stream one choice's reply.
+func deltas(index int, rep reply) []chunkChoice {
+	var out []chunkChoice
+	emit := func(d delta, finish *string) {
+		if len(out) == 0 {
+			d.Role = "assistant"
+		}
+		out = append(out, chunkChoice{Index: index, Delta: d, FinishReason: finish})
 	}
 	for _, word := range words(rep.content) {
 		emit(delta{Content: &word}, nil)
@@ -503,20 +587,13 @@ func streamEvents(base chunk, rep reply, use *usageReport, withUsage bool) [][]b
 			emit(delta{ToolCalls: []outToolCall{{Index: &i, Function: outFunction{Arguments: p}}}}, nil)
 		}
 	}
-	if len(events) == 0 {
+	if len(out) == 0 {
 		empty := ""
 		emit(delta{Content: &empty}, nil)
 	}
 	finish := rep.finishReason()
 	emit(delta{}, &finish)
-	if withUsage && use != nil {
-		c := base
-		c.Choices = []chunkChoice{}
-		c.Usage = use
-		b, _ := json.Marshal(c)
-		events = append(events, b)
-	}
-	return events
+	return out
 }
 
 // words splits text after each run of spaces, keeping the spaces with the
@@ -558,9 +635,9 @@ func pieces(s string, n int) []string {
 	return out
 }
 
-// usage estimates tokens at four bytes each; it is deterministic, not a
-// tokenizer.
-func usage(msgs []Message, rep reply) *usageReport {
+// usage estimates tokens at four bytes each, the completion's summed over
+// its choices; it is deterministic, not a tokenizer.
+func usage(msgs []Message, reps []reply) *usageReport {
 	var in, out int
 	for _, m := range msgs {
 		in += len(m.Role) + len(m.Content) + 4
@@ -568,12 +645,15 @@ func usage(msgs []Message, rep reply) *usageReport {
 			in += len(c.Name) + len(c.Arguments)
 		}
 	}
-	out = len(rep.content)
-	for _, c := range rep.toolCalls {
-		out += len(c.Name) + len(c.Arguments)
-	}
 	tokens := func(b int) int { return (b + 3) / 4 }
-	u := &usageReport{PromptTokens: tokens(in), CompletionTokens: tokens(out)}
+	for _, rep := range reps {
+		n := len(rep.content)
+		for _, c := range rep.toolCalls {
+			n += len(c.Name) + len(c.Arguments)
+		}
+		out += tokens(n)
+	}
+	u := &usageReport{PromptTokens: tokens(in), CompletionTokens: out}
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	return u
 }

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"unicode"
 )
 
 // SkipMarker in a tool's description keeps the default policy from calling
-// that tool: it is offered but not useful.
+// that tool: it is offered but not useful. A tool_choice that names it
+// still calls it, and "required" does when no other tool is useful.
 const SkipMarker = "[sim:skip]"
 
 // clipRunes bounds each tool result quoted in an answer or summary, so a
@@ -113,21 +115,16 @@ func isErrorResult(s string) bool {
 	return ok && string(e) != "null" && string(e) != "false" && string(e) != `""`
 }
 
-// decide is the default policy: call every useful tool not yet called,
-// then answer from the results; offered no tools, summarize.
-func decide(req *chatRequest, msgs []Message, seed int64) reply {
+// decide is the default policy, for one choice of the answer: call every
+// useful tool not yet called (as tool_choice allows), then answer from the
+// results; offered no tools, summarize. Choices differ only in their tool
+// call ids.
+func decide(req *chatRequest, msgs []Message, seed int64, choice int) reply {
 	cv := readConversation(msgs)
 	if len(req.tools) == 0 {
 		return reply{content: summary(cv)}
 	}
-	var pending []wireTool
-	if !req.toolChoiceNone() {
-		for _, t := range req.tools {
-			if !cv.called[t.Function.Name] && !strings.Contains(t.Function.Description, SkipMarker) {
-				pending = append(pending, t)
-			}
-		}
-	}
+	pending := toCall(req, cv)
 	if len(pending) == 0 {
 		return reply{content: answer(cv)}
 	}
@@ -137,7 +134,7 @@ func decide(req *chatRequest, msgs []Message, seed int64) reply {
 	calls := make([]ToolCall, len(pending))
 	for i, t := range pending {
 		calls[i] = ToolCall{
-			ID:        callID(seed, cv, i, t.Function.Name),
+			ID:        callID(seed, cv, choice, i, t.Function.Name),
 			Name:      t.Function.Name,
 			Arguments: arguments(t.Function.Parameters, cv.task, seed, t.Function.Name),
 		}
@@ -145,10 +142,71 @@ func decide(req *chatRequest, msgs []Message, seed int64) reply {
 	return reply{toolCalls: calls}
 }
 
+// replies is the default policy's answer to a request: one reply per
+// choice, the content shaped by response_format.
+func replies(req *chatRequest, msgs []Message, seed int64) ([]reply, *apiError) {
+	reps := make([]reply, req.n)
+	for i := range reps {
+		reps[i] = decide(req, msgs, seed, i)
+	}
+	// The format is applied on every turn, one that calls tools too, so
+	// that a schema the sim cannot meet is refused at once, as OpenAI
+	// refuses a bad schema whatever the turn.
+	content, e := req.format.content(reps[0].content, readConversation(msgs).task, seed)
+	if e != nil {
+		return nil, e
+	}
+	for i := range reps {
+		if len(reps[i].toolCalls) == 0 {
+			reps[i].content = content
+		}
+	}
+	return reps, nil
+}
+
+// toCall picks the tools to call this turn by tool_choice: "none" calls
+// none; a named function is called every turn; "auto" calls each useful
+// tool (offered, not marked [SkipMarker]) not yet called; "required" does
+// the same, and once none is left calls the first useful tool again (the
+// first tool, if none is useful): it must call one. allowed_tools narrows
+// the tools offered to those it lists.
+func toCall(req *chatRequest, cv conversation) []wireTool {
+	c := req.choice
+	offered := req.tools
+	if c.allowed != nil {
+		offered = slices.DeleteFunc(slices.Clone(offered), func(t wireTool) bool { return !slices.Contains(c.allowed, t.Function.Name) })
+	}
+	if c.name != "" {
+		i := slices.IndexFunc(offered, func(t wireTool) bool { return t.Function.Name == c.name })
+		return offered[i : i+1] // decodeToolChoice checked that it is offered
+	}
+	if c.mode == "none" {
+		return nil
+	}
+	useful := func(t wireTool) bool { return !strings.Contains(t.Function.Description, SkipMarker) }
+	var pending []wireTool
+	for _, t := range offered {
+		if useful(t) && !cv.called[t.Function.Name] {
+			pending = append(pending, t)
+		}
+	}
+	if len(pending) > 0 || c.mode != "required" {
+		return pending
+	}
+	if i := slices.IndexFunc(offered, useful); i >= 0 {
+		return offered[i : i+1]
+	}
+	return offered[:1]
+}
+
 // callID depends on the conversation, not on arrival order, so concurrent
 // conversations get the same ids however they interleave.
-func callID(seed int64, cv conversation, i int, name string) string {
-	return fmt.Sprintf("call_sim_%016x", hash(seed, cv.task, fmt.Sprint(cv.turn), fmt.Sprint(i), name))
+func callID(seed int64, cv conversation, choice, i int, name string) string {
+	parts := []string{cv.task, fmt.Sprint(cv.turn), fmt.Sprint(i), name}
+	if choice > 0 {
+		parts = append(parts, "choice", fmt.Sprint(choice))
+	}
+	return fmt.Sprintf("call_sim_%016x", hash(seed, parts...))
 }
 
 func answer(cv conversation) string {

@@ -29,6 +29,9 @@ func conversationOf(t *testing.T, body string) (*chatRequest, []Message) {
 	if e != nil {
 		t.Fatalf("bad test messages: %s", e.msg)
 	}
+	if e := req.decodeOptions(msgs); e != nil {
+		t.Fatalf("bad test options: %s", e.msg)
+	}
 	return &req, msgs
 }
 
@@ -106,7 +109,7 @@ func TestTheDefaultPolicyCallsEachUsefulToolOnceThenAnswers(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			req, msgs := conversationOf(t, tc.body)
-			rep := decide(req, msgs, 0)
+			rep := decide(req, msgs, 0, 0)
 			var calls []string
 			for _, c := range rep.toolCalls {
 				calls = append(calls, c.Name+" "+c.Arguments)
@@ -136,7 +139,7 @@ func TestSummaryCallsAToolCallWithoutAResultNotEstablished(t *testing.T) {
 		{Role: "assistant", ToolCalls: []ToolCall{{ID: "a", Name: "lookup"}, {ID: "b", Name: "book"}}},
 		{Role: "tool", ToolCallID: "a", Content: "flight 12"},
 	}
-	got := decide(&chatRequest{}, msgs, 0).content
+	got := decide(&chatRequest{}, msgs, 0, 0).content
 	want := "[sim] Summary of \"book a flight\"\nEstablished: lookup returned flight 12.\nNot established: book has no result."
 	if got != want {
 		t.Errorf("summary %q, want %q", got, want)
@@ -147,7 +150,7 @@ func TestDefaultPolicyIsDeterministicForASeed(t *testing.T) {
 	body := `{"model":"sim","messages":[{"role":"user","content":"find cats"}],"tools":[` + searchTool + `,
 		{"type":"function","function":{"name":"tag","parameters":{"type":"object","properties":{"label":{"type":"string"}},"required":["label"]}}}]}`
 	req, msgs := conversationOf(t, body)
-	a, b, other := decide(req, msgs, 1), decide(req, msgs, 1), decide(req, msgs, 2)
+	a, b, other := decide(req, msgs, 1, 0), decide(req, msgs, 1, 0), decide(req, msgs, 2, 0)
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("the same seed gave %+v and %+v", a, b)
 	}

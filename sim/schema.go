@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
+	"regexp/syntax"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // taskNames are the string properties that get the user's task text: the
@@ -17,9 +21,22 @@ var taskNames = map[string]bool{
 	"keyword": true, "message": true, "request": true, "instructions": true,
 }
 
+// answerNames are the string properties of a structured answer
+// (response_format json_schema) that get the text the sim would have
+// answered with, so that its answers still say they are the sim's.
+var answerNames = map[string]bool{
+	"answer": true, "final_answer": true, "summary": true, "response": true, "reply": true,
+	"result": true, "output": true, "content": true, "text": true, "message": true,
+	"explanation": true, "conclusion": true,
+}
+
 // maxSchemaDepth bounds nesting and $ref chains, so a recursive schema
 // still gives an answer.
 const maxSchemaDepth = 16
+
+// maxItems bounds the items of a generated array; [maxSchemaValues]
+// bounds them all.
+const maxItems = 64
 
 // maxSchemaValues bounds the values generated for one tool's arguments.
 // Depth alone does not: a schema whose object requires k properties that
@@ -47,12 +64,28 @@ func arguments(params json.RawMessage, task string, seed int64, tool string) str
 	return string(b)
 }
 
+// instance generates a structured answer for a response_format schema
+// (decoded by encoding/json) named name: the same simplest values as
+// [arguments], every property when all is set (strict schemas), and the
+// answer text in the string properties named like an answer
+// ([answerNames]). It is deterministic for the seed; the caller checks the
+// value against the schema, since not every schema can be met this way.
+func instance(schema any, answer, task string, seed int64, name string, all bool) any {
+	g := generator{root: schema, task: task, seed: seed, tool: name, left: maxSchemaValues,
+		answer: answer, response: true, all: all}
+	return g.value(schema, "", 0)
+}
+
 type generator struct {
 	root any
 	task string
 	seed int64
-	tool string
-	left int // values still allowed, from maxSchemaValues down
+	tool string // the tool, or the response format's name: it varies the generated strings
+	left int    // values still allowed, from maxSchemaValues down
+
+	response bool   // generating an answer, not a tool's arguments
+	answer   string // for a response: the text of answer-like properties
+	all      bool   // every property of an object, not only the required ones
 }
 
 func (g *generator) value(schema any, path string, depth int) any {
@@ -94,16 +127,27 @@ func (g *generator) value(schema any, path string, depth int) any {
 		obj := map[string]any{}
 		props, _ := s["properties"].(map[string]any)
 		req, _ := s["required"].([]any)
+		var names []string
 		for _, r := range req {
-			name, ok := r.(string)
-			if !ok {
-				continue
+			if name, ok := r.(string); ok && !slices.Contains(names, name) {
+				names = append(names, name)
 			}
+		}
+		if g.all {
+			// Sorted: values are bounded in number, so the order they are
+			// made in must not vary.
+			for _, name := range slices.Sorted(maps.Keys(props)) {
+				if !slices.Contains(names, name) {
+					names = append(names, name)
+				}
+			}
+		}
+		for _, name := range names {
 			obj[name] = g.value(orEmpty(props[name]), path+"/"+name, depth+1)
 		}
 		return obj
 	case "array":
-		n := min(int(number(s, "minItems", 0)), 8)
+		n := min(int(number(s, "minItems", 0)), maxItems)
 		prefix, _ := s["prefixItems"].([]any)
 		items := make([]any, n)
 		for i := range items {
@@ -126,8 +170,11 @@ func (g *generator) value(schema any, path string, depth int) any {
 	return g.text(s, path)
 }
 
-// text is the string for a property: the task for task-like names, a
-// placeholder for well-known formats, else a short deterministic string.
+// text is the string for a property: a placeholder for well-known
+// formats, the answer for answer-like names in a response, the task for
+// task-like names, else a short deterministic string; if that does not
+// match the schema's pattern, a short string that does. Then it is
+// padded or cut to the length bounds.
 func (g *generator) text(s map[string]any, path string) string {
 	name := strings.ToLower(path[strings.LastIndex(path, "/")+1:])
 	format, _ := s["format"].(string)
@@ -153,10 +200,19 @@ func (g *generator) text(s map[string]any, path string) string {
 		v = "2001:db8::1"
 	case format == "hostname":
 		v = "example.com"
+	case g.response && answerNames[name]:
+		v = g.answer
 	case taskNames[name] && g.task != "":
 		v = g.task
 	default:
 		v = fmt.Sprintf("sim-%08x", uint32(hash(g.seed, g.tool, path)))
+	}
+	if p, ok := s["pattern"].(string); ok {
+		if re, err := regexp.Compile(p); err == nil && !re.MatchString(v) {
+			if m, ok := matching(p); ok {
+				v = m
+			}
+		}
 	}
 	r := []rune(v)
 	if n := int(number(s, "minLength", 0)); len(r) < n {
@@ -284,4 +340,100 @@ func orEmpty(s any) any {
 		return map[string]any{}
 	}
 	return s
+}
+
+// maxPatternRunes bounds the string [matching] builds: a pattern such as
+// a{100000} is met only by a long string, and the sim gives up instead.
+const maxPatternRunes = 1 << 12
+
+// matching builds a short string that pattern (a Go regular expression)
+// matches: literals as written, each class's plainest member, repeats at
+// their minimum, the first alternative. It reports false when it cannot
+// build one; word boundaries are not considered, so the caller checks.
+func matching(pattern string) (string, bool) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return "", false
+	}
+	var b []rune
+	if !build(&b, re.Simplify()) || len(b) > maxPatternRunes {
+		return "", false
+	}
+	m := string(b)
+	if ok, _ := regexp.MatchString(pattern, m); !ok {
+		return "", false
+	}
+	return m, true
+}
+
+func build(b *[]rune, re *syntax.Regexp) bool {
+	if len(*b) > maxPatternRunes {
+		return false
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			if re.Flags&syntax.FoldCase != 0 {
+				r = unicode.ToLower(r)
+			}
+			*b = append(*b, r)
+		}
+	case syntax.OpCharClass:
+		r, ok := plainest(re.Rune)
+		if !ok {
+			return false
+		}
+		*b = append(*b, r)
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		*b = append(*b, 'a')
+	case syntax.OpCapture, syntax.OpPlus:
+		return build(b, re.Sub[0])
+	case syntax.OpRepeat:
+		for range re.Min {
+			if !build(b, re.Sub[0]) {
+				return false
+			}
+		}
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			if !build(b, sub) {
+				return false
+			}
+		}
+	case syntax.OpAlternate:
+		return build(b, re.Sub[0])
+	case syntax.OpNoMatch:
+		return false
+	}
+	// The rest match the empty string: anchors, boundaries, star and
+	// quest.
+	return true
+}
+
+// plainest picks a member of a class given as rune ranges: a lower-case
+// letter, a digit or an upper-case letter if it has one, else its first
+// printable ASCII character, else its first rune.
+func plainest(ranges []rune) (rune, bool) {
+	if len(ranges) == 0 {
+		return 0, false
+	}
+	in := func(r rune) bool {
+		for i := 0; i+1 < len(ranges); i += 2 {
+			if ranges[i] <= r && r <= ranges[i+1] {
+				return true
+			}
+		}
+		return false
+	}
+	for _, r := range "a0Ax" {
+		if in(r) {
+			return r, true
+		}
+	}
+	for r := rune('!'); r <= '~'; r++ {
+		if in(r) {
+			return r, true
+		}
+	}
+	return ranges[0], true
 }

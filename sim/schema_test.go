@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -42,6 +43,9 @@ func TestArgumentsSatisfyTheToolSchema(t *testing.T) {
 		{"a recursive schema ends", `{"type":"object","required":["next"],"properties":{"next":{"$ref":"#"}}}`,
 			`{"next":{"next":{"next":{"next":{"next":{"next":{"next":{"next":{"next":null}}}}}}}}}`},
 		{"a default", `{"type":"object","required":["mode"],"properties":{"mode":{"type":"string","default":"fast"}}}`, `{"mode":"fast"}`},
+		{"a pattern", `{"type":"object","required":["code","query"],"properties":{
+			"code":{"type":"string","pattern":"^[A-Z]{3}-[0-9]+$"},"query":{"type":"string","pattern":"cat"}}}`,
+			`{"code":"AAA-0","query":"find cats"}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,5 +83,51 @@ func TestArgumentsOfASchemaThatBranchesAsItRecursesStaySmall(t *testing.T) {
 	}
 	if !strings.HasPrefix(got, `{"a":{"a":`) {
 		t.Errorf("arguments = %.80s…, want the required properties filled in as far as the bound allows", got)
+	}
+}
+
+func TestMatchingBuildsAShortStringThePatternMatches(t *testing.T) {
+	cases := []struct {
+		pattern string
+		want    string // "" with ok false: none built
+		ok      bool
+	}{
+		{`^[0-9]{5}$`, "00000", true},
+		{`^[A-Z]{2}-\d+$`, "AA-0", true},
+		{`^(cat|dog)s?$`, "cat", true},
+		{`^[^"]+$`, "a", true},
+		{`^[!-/]$`, "!", true},
+		{`^\p{Greek}+$`, "Ͱ", true},
+		{`(?i)^abc$`, "abc", true},
+		{`x{3,}`, "xxx", true},
+		{`^$`, "", true},
+		{`\bcat\b`, "cat", true},
+		{`(a{1000}){5}`, "", false}, // too long
+		{`a\bb`, "", false},         // "ab" has no boundary where the pattern wants one
+		{`(?!x)`, "", false},        // not Go syntax
+	}
+	for _, tc := range cases {
+		got, ok := matching(tc.pattern)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("matching(%q) = %q, %v; want %q, %v", tc.pattern, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestInstanceFillsAnswersAndEveryPropertyWhenStrict(t *testing.T) {
+	schema := map[string]any{"type": "object", "required": []any{"answer"}, "properties": map[string]any{
+		"answer": map[string]any{"type": "string"}, "question": map[string]any{"type": "string"},
+		"tags": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}}
+	for _, tc := range []struct {
+		all  bool
+		want string
+	}{
+		{false, `{"answer":"[sim] done"}`},
+		{true, `{"answer":"[sim] done","question":"find cats","tags":[]}`},
+	} {
+		b, _ := json.Marshal(instance(schema, "[sim] done", "find cats", 0, "r", tc.all))
+		if string(b) != tc.want {
+			t.Errorf("all=%v: %s, want %s", tc.all, b, tc.want)
+		}
 	}
 }

@@ -124,7 +124,7 @@ func (g *gate) wrap(h http.Handler) http.Handler {
 		g.mu.Lock()
 		if g.shut {
 			g.mu.Unlock()
-			writeError(w, http.StatusServiceUnavailable, "[sim] the server is closing.", "")
+			writeError(w, http.StatusServiceUnavailable, "[sim] the server is closing.", "", "")
 			return
 		}
 		g.wg.Add(1)

@@ -22,8 +22,13 @@ type chatRequest struct {
 	StreamOptions     *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	N              *int            `json:"n"`
+	ResponseFormat json.RawMessage `json:"response_format"`
 
-	tools []wireTool // Tools decoded, by validate
+	tools  []wireTool     // Tools decoded, by decodeTools
+	choice toolChoice     // ToolChoice decoded, by decodeToolChoice
+	n      int            // N read, by decodeN: 1 when absent
+	format responseFormat // ResponseFormat decoded, by decodeFormat
 }
 
 type wireMessage struct {
@@ -56,6 +61,12 @@ type apiError struct {
 	status int
 	param  string
 	msg    string
+	code   string // empty: the code [writeError] gives the status
+}
+
+// invalid is a 400 about param.
+func invalid(param, msg string) *apiError {
+	return &apiError{status: 400, param: param, msg: msg}
 }
 
 // text flattens a message content: a string, or an array of parts whose
@@ -91,17 +102,17 @@ func (m *wireMessage) text() (string, error) {
 // call answered by a tool message before the conversation goes on.
 func (req *chatRequest) messages() ([]Message, *apiError) {
 	if req.Model == "" {
-		return nil, &apiError{400, "model", "you must provide a model parameter"}
+		return nil, invalid("model", "you must provide a model parameter")
 	}
 	if len(req.Messages) == 0 {
-		return nil, &apiError{400, "messages", "[] is too short - 'messages'"}
+		return nil, invalid("messages", "[] is too short - 'messages'")
 	}
 	out := make([]Message, 0, len(req.Messages))
 	var open []string // tool call ids not yet answered
 	for i, wm := range req.Messages {
 		text, err := wm.text()
 		if err != nil {
-			return nil, &apiError{400, fmt.Sprintf("messages.[%d].content", i), err.Error()}
+			return nil, invalid(fmt.Sprintf("messages.[%d].content", i), err.Error())
 		}
 		m := Message{Role: wm.Role, Content: text, Name: wm.Name, ToolCallID: wm.ToolCallID}
 		switch wm.Role {
@@ -109,15 +120,15 @@ func (req *chatRequest) messages() ([]Message, *apiError) {
 		case "tool":
 			at := slices.Index(open, wm.ToolCallID)
 			if at < 0 {
-				return nil, &apiError{400, fmt.Sprintf("messages.[%d].role", i),
-					"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."}
+				return nil, invalid(fmt.Sprintf("messages.[%d].role", i),
+					"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.")
 			}
 			open = slices.Delete(open, at, at+1)
 			out = append(out, m)
 			continue
 		default:
-			return nil, &apiError{400, fmt.Sprintf("messages.[%d].role", i),
-				fmt.Sprintf("Invalid value: '%s'. Supported values are: 'system', 'developer', 'user', 'assistant', 'tool', and 'function'.", wm.Role)}
+			return nil, invalid(fmt.Sprintf("messages.[%d].role", i),
+				fmt.Sprintf("Invalid value: '%s'. Supported values are: 'system', 'developer', 'user', 'assistant', 'tool', and 'function'.", wm.Role))
 		}
 		if len(open) > 0 {
 			return nil, unanswered(i, open)
@@ -135,9 +146,10 @@ func (req *chatRequest) messages() ([]Message, *apiError) {
 }
 
 func unanswered(i int, ids []string) *apiError {
-	return &apiError{400, fmt.Sprintf("messages.[%d].role", i),
-		"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: " +
-			strings.Join(ids, ", ")}
+	return invalid(fmt.Sprintf("messages.[%d].role", i),
+		"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: "+
+			strings.Join(ids, ", "))
+
 }
 
 // decodeTools reads the tools field: absent and null offer none.
@@ -147,22 +159,142 @@ func (req *chatRequest) decodeTools() *apiError {
 		return nil
 	}
 	if err := json.Unmarshal(raw, &req.tools); err != nil {
-		return &apiError{400, "tools", "tools must be an array of {type: \"function\", function: {name, description, parameters}}"}
+		return invalid("tools", "tools must be an array of {type: \"function\", function: {name, description, parameters}}")
 	}
 	for i, t := range req.tools {
 		if t.Type != "function" {
-			return &apiError{400, fmt.Sprintf("tools[%d].type", i), fmt.Sprintf("Invalid value: '%s'. The sim supports only 'function' tools.", t.Type)}
+			return invalid(fmt.Sprintf("tools[%d].type", i), fmt.Sprintf("Invalid value: '%s'. The sim supports only 'function' tools.", t.Type))
 		}
 		if t.Function.Name == "" {
-			return &apiError{400, fmt.Sprintf("tools[%d].function.name", i), "Missing required parameter: 'tools[" + fmt.Sprint(i) + "].function.name'."}
+			return invalid(fmt.Sprintf("tools[%d].function.name", i), "Missing required parameter: 'tools["+fmt.Sprint(i)+"].function.name'.")
 		}
 	}
 	return nil
 }
 
-// toolChoiceNone reports whether tool_choice is "none".
-func (req *chatRequest) toolChoiceNone() bool {
-	return string(bytes.TrimSpace(req.ToolChoice)) == `"none"`
+// toolChoice is tool_choice decoded.
+type toolChoice struct {
+	mode    string   // "auto" (also when absent), "none" or "required"
+	name    string   // the function a named choice forces (mode "required"); empty for none
+	allowed []string // allowed_tools: the only tools the sim may call; nil: every offered tool
+	record  string   // as [Request.ToolChoice] records it
+}
+
+// decodeToolChoice reads tool_choice and checks it against the tools
+// offered, as OpenAI does: a choice needs tools, and a tool it names
+// must be one of them. It needs the tools decoded.
+func (req *chatRequest) decodeToolChoice() *apiError {
+	req.choice = toolChoice{mode: "auto"}
+	raw := bytes.TrimSpace(req.ToolChoice)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	c, e := readToolChoice(raw)
+	if e != nil {
+		return e
+	}
+	req.choice = c
+	if len(req.tools) == 0 {
+		return invalid("tool_choice", "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.")
+	}
+	for _, name := range append([]string{c.name}, c.allowed...) {
+		if name != "" && !slices.ContainsFunc(req.tools, func(t wireTool) bool { return t.Function.Name == name }) {
+			return invalid("tool_choice", fmt.Sprintf("Invalid value for 'tool_choice': function '%s' not found in 'tools'.", name))
+		}
+	}
+	return nil
+}
+
+// readToolChoice reads the shape of a tool_choice: a mode, a named
+// function, or an allowed_tools list.
+func readToolChoice(raw []byte) (toolChoice, *apiError) {
+	var mode string
+	if json.Unmarshal(raw, &mode) == nil {
+		if mode != "none" && mode != "auto" && mode != "required" {
+			return toolChoice{}, invalid("tool_choice", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'none', 'auto', and 'required'.", mode))
+		}
+		return toolChoice{mode: mode, record: mode}, nil
+	}
+	type named struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	var obj struct {
+		named
+		AllowedTools struct {
+			Mode  string  `json:"mode"`
+			Tools []named `json:"tools"`
+		} `json:"allowed_tools"`
+	}
+	if json.Unmarshal(raw, &obj) != nil {
+		return toolChoice{}, invalid("tool_choice", "Invalid type for 'tool_choice': expected 'none', 'auto', 'required' or an object.")
+	}
+	switch obj.Type {
+	case "function":
+		if obj.Function.Name == "" {
+			return toolChoice{}, invalid("tool_choice.function.name", "Missing required parameter: 'tool_choice.function.name'.")
+		}
+		return toolChoice{mode: "required", name: obj.Function.Name, record: "function:" + obj.Function.Name}, nil
+	case "allowed_tools":
+		at := obj.AllowedTools
+		if at.Mode != "auto" && at.Mode != "required" {
+			return toolChoice{}, invalid("tool_choice.allowed_tools.mode",
+				fmt.Sprintf("Invalid value: '%s'. Supported values are: 'auto' and 'required'.", at.Mode))
+		}
+		if len(at.Tools) == 0 {
+			return toolChoice{}, invalid("tool_choice.allowed_tools.tools",
+				"Invalid 'tool_choice.allowed_tools.tools': empty array. Expected an array with minimum length 1, but got an empty array instead.")
+		}
+		c := toolChoice{mode: at.Mode, record: "allowed_tools:" + at.Mode}
+		for i, t := range at.Tools {
+			if t.Type != "function" || t.Function.Name == "" {
+				return toolChoice{}, invalid(fmt.Sprintf("tool_choice.allowed_tools.tools[%d]", i),
+					"The sim allows only function tools, named as {type: \"function\", function: {name}}.")
+			}
+			c.allowed = append(c.allowed, t.Function.Name)
+		}
+		return c, nil
+	}
+	return toolChoice{}, invalid("tool_choice.type",
+		fmt.Sprintf("Invalid value: '%s'. The sim supports tool_choice of type 'function' and 'allowed_tools'.", obj.Type))
+}
+
+// decodeOptions reads what shapes the answer: tool_choice, n and
+// response_format. It needs the tools and messages decoded.
+func (req *chatRequest) decodeOptions(msgs []Message) *apiError {
+	if e := req.decodeToolChoice(); e != nil {
+		return e
+	}
+	if e := req.decodeN(); e != nil {
+		return e
+	}
+	return req.decodeFormat(msgs)
+}
+
+// maxChoices is the largest n OpenAI accepts.
+const maxChoices = 128
+
+// decodeN reads n, the number of choices: absent or null is 1.
+func (req *chatRequest) decodeN() *apiError {
+	req.n = 1
+	if req.N == nil {
+		return nil
+	}
+	switch n := *req.N; {
+	case n < 1:
+		e := invalid("n", fmt.Sprintf("Invalid 'n': integer below minimum value. Expected a value >= 1, but got %d instead.", n))
+		e.code = "integer_below_min_value"
+		return e
+	case n > maxChoices:
+		e := invalid("n", fmt.Sprintf("Invalid 'n': integer above maximum value. Expected a value <= %d, but got %d instead.", maxChoices, n))
+		e.code = "integer_above_max_value"
+		return e
+	default:
+		req.n = n
+	}
+	return nil
 }
 
 type completion struct {
