@@ -26,9 +26,24 @@
 // FILE the orphan journal, --max-steps (50) bounds the model turns and
 // --parallel (4) the tool calls at once. The answer is printed, a partial one
 // after its boundary, or with --json as one object. On a terminal a live line
-// on standard error shows the budget spent, the phase, the step and the calls
-// in flight (--progress auto|always|never). The first Ctrl-C lands the run at
-// once (cause cancelled); the second exits with 130.
+// on standard error, redrawn every 100ms, shows the budget as a bar with the
+// 60% and 80% marks and the reserve, the time spent and left, the phase, the
+// step and the call in flight with its lease (--progress auto|always|never).
+// The first Ctrl-C lands the run at once (cause cancelled), its landing call
+// leased at most the reserve; the second exits with 130.
+//
+// A run is complete only when its answer stands on settled work. When the
+// model answered while a write's outcome stayed unknown (its attempt timed
+// out and its tool could not say how it ended), the result is partial with
+// cause unsettled: the answer is kept, the write is in in_flight with its
+// idempotency key and in the orphan journal, and the boundary says to run
+// harness reconcile. When the model fails, its status and message are
+// printed on standard error and in the boundary; a 401, 403 or 404, or a
+// server that cannot be reached, is not retried and gets no landing call, so
+// the result is built from the run's own record. A --base-url that is not an
+// absolute http or https URL, or a real model without OPENAI_API_KEY, is bad
+// usage before anything is sent; the --trace file is opened, its folder made
+// as --journal's is, before any request.
 //
 // The budget starts once the task is read, before anything else, and is the
 // run's only one: reading the tools file and fetching the remote tools'
@@ -156,8 +171,11 @@
 // and its share; for each run whose run_end cause is budget, the step that
 // spent most of it beside the step that held the budget when it ran out;
 // attempt outcomes, "we gave up" (gave_up, quiet, cancelled) apart from
-// "they failed" (upstream_error, rate_limited, invalid), with refusals and
-// retries given up; reconcile records by state, and orphans. --json prints
+// "they failed" (upstream_error, rate_limited, invalid), with refusals,
+// retries, retries given up and, apart from them, give-ups on a server's
+// Retry-After the budget could not afford; cancels sent and how they
+// ended; reconcile records by state, and orphans. A run that landed on a
+// server's wait is not among those whose budget ran out. --json prints
 // one JSON object (trace.Report). A trace that cannot be read or a line that
 // is not a record is bad usage, named as FILE:LINE.
 //

@@ -78,6 +78,8 @@ func TestRunCommand(t *testing.T) {
 			[]string{`--base-url "localhost:8089/v1": want an absolute http or https URL`}},
 		{"a tool whose effect nobody states is said to be treated as a write", []string{"run", "--budget", "5s", "--tools", noEffect, "q"}, "", exitOK, nil,
 			[]string{"tool echo: neither its entry nor its manifest says whether it only reads, so it is treated as a write"}},
+		{"a trace under a file is bad usage, before the run begins", []string{"run", "--budget", "5s", "--trace", filepath.Join(noEffect, "trace.jsonl"), "q"}, "", exitUsage, nil,
+			[]string{"--trace " + filepath.Join(noEffect, "trace.jsonl")}},
 		{"a reserve as large as the budget is bad usage", []string{"run", "--budget", "1s", "--reserve", "1s", "q"}, "", exitUsage, nil, []string{"reserve"}},
 		{"no task is bad usage", []string{"run"}, "", exitUsage, nil, []string{"want exactly one TASK"}},
 		{"an empty task is bad usage", []string{"run", "-"}, "  \n", exitUsage, nil, []string{"the task is empty"}},
@@ -110,7 +112,7 @@ func TestRunCommand(t *testing.T) {
 }
 
 func TestRunJSONAndTraceFollowTheContract(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "trace.jsonl")
+	path := filepath.Join(t.TempDir(), "traces", "today", "trace.jsonl") // its folder is made, as --journal's is
 	var stdout, stderr bytes.Buffer
 	code := run(t.Context(), []string{"run", "--json", "--budget", "20s", "--tools", demoTools, "--trace", path, "q"},
 		strings.NewReader(""), &stdout, &stderr)
