@@ -180,16 +180,7 @@ func TestE2EAFirstCtrlCLandsWithinTheReserve(t *testing.T) {
 	if took > 2*time.Second+time.Second {
 		t.Errorf("ended %v after the Ctrl-C, want within R = 2s (and a margin for the process)", took)
 	}
-	f, err := os.Open(trc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := trace.ReadRecords(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
+	for _, r := range readTrace(t, trc) {
 		if r.Event == trace.AttemptStart && r.Step == "model" && r.StepIndex == 0 && r.GrantedMs > 2000 {
 			t.Errorf("the landing call was leased %dms, more than R = 2000ms", r.GrantedMs)
 		}
