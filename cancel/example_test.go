@@ -109,7 +109,7 @@ func ExampleReconcile() {
 	defer tool.Close()
 	b, _ := budget.New(budget.Config{Total: time.Minute})
 
-	r := cancel.Reconcile(context.Background(), b, budget.Backoff{}, cancel.Endpoint{URL: tool.URL, Tool: "pay"}, "gp_pay")
+	r := cancel.Reconcile(context.Background(), b, budget.Backoff{}, cancel.Endpoint{URL: tool.URL, Tool: "pay"}, "gp_pay", nil)
 	fmt.Println(r.State, string(r.Output), "orphan:", r.Orphan, "asks:", r.Asks)
 	// Output:
 	// GET /tools/pay/calls/gp_pay
@@ -123,7 +123,7 @@ func ExampleReconcile_unreachable() {
 	tool.Close()
 	b, _ := budget.New(budget.Config{Total: time.Minute})
 
-	r := cancel.Reconcile(context.Background(), b, budget.Backoff{}, cancel.Endpoint{URL: "http://user:secret@" + tool.Listener.Addr().String(), Tool: "pay"}, "gp_pay")
+	r := cancel.Reconcile(context.Background(), b, budget.Backoff{}, cancel.Endpoint{URL: "http://user:secret@" + tool.Listener.Addr().String(), Tool: "pay"}, "gp_pay", nil)
 	fmt.Println("orphan:", r.Orphan, "asks:", r.Asks)
 	fmt.Println(regexp.MustCompile(`127\.0\.0\.1:\d+`).ReplaceAllString(r.Err.Error(), "HOST"))
 	// Output:

@@ -57,10 +57,16 @@ type Resolution struct {
 // unreachable answer (any error of s) makes an orphan at once, without asking again: the
 // budget is better spent on landing than on a tool that does not answer.
 //
+// hear, if not nil, hears each backoff decision between asks before it is
+// acted on, the asks made so far with it, and returns what to call once
+// the sleep has ended (nil: nothing): a run records the decision and stops
+// its quiet clock for the sleep, which is a wait it chose, not silence
+// (SPEC §3). A give-up is heard too; it has no sleep to end.
+//
 // Reconcile blocks until it resolves. ctx bounds it all; pass
 // context.WithoutCancel(runCtx) to let it outlive a cancelled run, bounded
 // by b alone. b must not be nil.
-func Reconcile(ctx context.Context, b *budget.Budget, bo budget.Backoff, s StatusReader, key Key) Resolution {
+func Reconcile(ctx context.Context, b *budget.Budget, bo budget.Backoff, s StatusReader, key Key, hear func(asks int, d budget.Delay) (woke func())) Resolution {
 	var r Resolution
 	for {
 		if ctx.Err() != nil {
@@ -85,10 +91,18 @@ func Reconcile(ctx context.Context, b *budget.Budget, bo budget.Backoff, s Statu
 		// No headers: the status answer's Retry-After is not part of the
 		// protocol, so there is none to be malformed and no error.
 		d, _ := b.NextDelay(bo, r.Asks, nil)
+		var woke func()
+		if hear != nil {
+			woke = hear(r.Asks, d)
+		}
 		if d.GiveUp {
 			return r.orphan(fmt.Errorf("the next ask, after %v, would outlast the budget (%s)", d.Sleep, d.Reason))
 		}
-		if err := d.Wait(ctx); err != nil {
+		err = d.Wait(ctx)
+		if woke != nil {
+			woke()
+		}
+		if err != nil {
 			return r.orphan(err)
 		}
 	}

@@ -128,7 +128,7 @@ func TestReconcileFollowsSpec5(t *testing.T) {
 				}
 
 				start := time.Now()
-				r := cancel.Reconcile(ctx, b, longest, e, key)
+				r := cancel.Reconcile(ctx, b, longest, e, key, nil)
 				if got := time.Since(start); got != tc.wantAfter {
 					t.Errorf("Reconcile took %v, want %v", got, tc.wantAfter)
 				}

@@ -43,20 +43,31 @@ func TestAModelThatRefusesTheRunSaysWhyAndGetsNoLandingCall(t *testing.T) {
 }
 
 func TestARetryAfterTheBudgetCannotAffordSaysWhatTheServerAsked(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Request: 1, Status: 429, RetryAfter: "30"}}})
-		defer srv.Close()
+	// B = 10s: R = 2.5s, so 7.5s are left for the retry's work lease.
+	cases := []struct{ retryAfter, asked string }{
+		{"30", "30s"},
+		{"8", "8s"}, // less than the budget, more than its time for work
+		{"99999999999", "longer than 7 days"},
+	}
+	for _, tc := range cases {
+		t.Run("Retry-After "+tc.retryAfter, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Request: 1, Status: 429, RetryAfter: tc.retryAfter}}})
+				defer srv.Close()
 
-		res, err := run(t, t.Context(), 10*time.Second, harness.Config{Task: "find cats", Model: newModel(t, srv)}, nil)
+				res, err := run(t, t.Context(), 10*time.Second, harness.Config{Task: "find cats", Model: newModel(t, srv)}, nil)
 
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := "Stopped at step 1: the model's server asked to wait 30s before a retry, and only 10s were left."
-		if res.Cause != landing.CauseBudget || res.Boundary != want {
-			t.Errorf("cause %s, boundary %q; want budget, %q", res.Cause, res.Boundary, want)
-		}
-	})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := "Stopped at step 1: the model's server asked to wait " + tc.asked +
+					" before a retry, and the run had only 7.5s left before its reserve."
+				if res.Cause != landing.CauseBudget || res.Boundary != want {
+					t.Errorf("cause %s, boundary %q; want budget, %q", res.Cause, res.Boundary, want)
+				}
+			})
+		})
+	}
 }
 
 func TestAnUnreadableRetryAfterIsOnTheRecordAndJitterIsUsed(t *testing.T) {
@@ -161,6 +172,88 @@ func TestAnAnswerWhileAWriteIsUnknownIsUnsettled(t *testing.T) {
 			") is unknown: it may or may not have happened; run `harness reconcile` to settle it."
 		if res.Boundary != want {
 			t.Errorf("boundary %q\nwant     %q", res.Boundary, want)
+		}
+	})
+}
+
+// A write cut at its ceiling whose tool says running for 4s, with a quiet
+// period of 2s: the asks between sleeps are the run's own wait, not
+// silence, so reconciliation settles the write and the run completes.
+func TestReconcilingAWriteLongerThanTheQuietPeriodIsNotAStall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.NewPipeServer(nil)
+		defer srv.Close()
+		start := time.Now()
+		mux := http.NewServeMux()
+		mux.HandleFunc("POST /tools/pay", func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			<-r.Context().Done()
+		})
+		mux.HandleFunc("GET /tools/pay/calls/{key}", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			if time.Since(start) < 4*time.Second {
+				io.WriteString(w, `{"state":"running"}`)
+				return
+			}
+			io.WriteString(w, `{"state":"done","output":"paid"}`)
+		})
+		tool := serveHandler(mux)
+		defer tool.close()
+		reg := registry(t, tools.Remote(tools.Spec{Name: "pay", Effect: tools.Write, Ceiling: 500 * time.Millisecond},
+			"http://tools.invalid", tool.client()))
+		var tr bytes.Buffer
+
+		res, err := run(t, t.Context(), time.Minute, harness.Config{Task: "pay 5", Quiet: 2 * time.Second, Model: newModel(t, srv), Tools: reg}, &tr)
+
+		if err != nil || res.Status != landing.Complete {
+			t.Fatalf("result %+v, %v; want complete, the write reconciled done", res, err)
+		}
+		recs := records(t, &tr)
+		sleeps := 0
+		for _, r := range only(recs, trace.Backoff, "tool:pay") {
+			if r.Reconciling && !r.GaveUp && r.SleepMs > 0 {
+				sleeps++
+			}
+		}
+		if sleeps == 0 {
+			t.Error("no backoff record, marked reconciling, for the sleeps between status asks")
+		}
+		if r := only(recs, trace.Reconcile, "tool:pay"); len(r) != 1 || r[0].State != "done" {
+			t.Errorf("reconcile records %+v, want one, done", r)
+		}
+	})
+}
+
+// B = 4s, R = 1s; a tool whose call and cancel both hang; the run is
+// cancelled at 1s. Land now means within R: the wait for the cancel's
+// answer is bounded by the landing's end, not by the cancel's own 2s
+// lease.
+func TestAHangingCancelDoesNotHoldACancelledRunPastItsReserve(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.NewPipeServer(nil)
+		defer srv.Close()
+		hang := func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			<-r.Context().Done()
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("POST /tools/fetch", hang)
+		mux.HandleFunc("DELETE /tools/fetch/calls/{key}", hang)
+		tool := serveHandler(mux)
+		defer tool.close()
+		reg := registry(t, tools.Remote(tools.Spec{Name: "fetch", Effect: tools.Read, Cancellable: true},
+			"http://tools.invalid", tool.client()))
+		ctx, cancel := context.WithCancelCause(t.Context())
+		time.AfterFunc(time.Second, func() { cancel(harness.ErrInterrupted) })
+		start := time.Now()
+
+		res, err := run(t, ctx, 4*time.Second, harness.Config{Task: "find cats", Quiet: time.Hour, Model: newModel(t, srv), Tools: reg}, nil)
+
+		if err != nil || res.Cause != landing.CauseCancelled {
+			t.Fatalf("result %+v, %v; want landed, cancelled", res, err)
+		}
+		if got := time.Since(start); got > 2*time.Second {
+			t.Errorf("returned %v after the start, want within 1s + R = 2s: a hung cancel costs the landing nothing", got)
 		}
 	})
 }

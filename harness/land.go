@@ -53,10 +53,21 @@ func (s *Session) Land(ctx context.Context, cause landing.Cause, summarize func(
 	}
 	s.ladder.Advance(landing.Land)
 	s.syncPhase()
+	// A run its caller cancelled (the first Ctrl-C) is owed its answer
+	// now: the landing, its call and the wait for the cancels alike, is
+	// over within what is left of the reserve R, not within whatever the
+	// budget had left (SPEC §3).
+	lb := s.b
+	if cause == landing.CauseCancelled {
+		lb = s.b.Within(s.b.Reserve())
+	}
+	s.mu.Lock()
+	s.landBy = lb
+	s.mu.Unlock()
 	boundary := landing.Summarize(s.landingRecord(cause)).Boundary
 	who, msg, answer := "harness", boundary, ""
 	if summarize != nil {
-		text, err := s.landingCall(ctx, cause, boundary, summarize)
+		text, err := s.landingCall(ctx, lb, boundary, summarize)
 		switch {
 		case err != nil:
 			msg = "landing call failed: " + err.Error()
@@ -99,8 +110,14 @@ func (s *Session) LandFailed(ctx context.Context, err error, summarize func(ctx 
 // asked for that the budget could not afford, or the model's own failure.
 func failureOf(b *budget.Budget, cause landing.Cause, err error) string {
 	if ge, ok := errors.AsType[*trace.GaveUpError](err); ok && ge.Delay.Source == budget.FromRetryAfter {
-		return fmt.Sprintf("the model's server asked to wait %v before a retry, and only %v were left",
-			ge.Delay.Sleep, b.Remaining().Truncate(100*time.Millisecond))
+		// The retry would have needed a work lease, which never spends the
+		// reserve: what was left for it is the time before the reserve.
+		asked := landing.Human(ge.Delay.Sleep)
+		if ge.Delay.Sleep == 0 { // a wait too long to be meant, which NextDelay does not keep
+			asked = fmt.Sprintf("longer than %d days", budget.MaxRetryAfter/(24*time.Hour))
+		}
+		return fmt.Sprintf("the model's server asked to wait %s before a retry, and the run had only %s left before its reserve",
+			asked, landing.Human(max(b.Available(), 0)))
 	}
 	if cause == landing.CauseUpstream {
 		return model.Describe(err)
@@ -109,15 +126,9 @@ func failureOf(b *budget.Budget, cause landing.Cause, err error) string {
 }
 
 // landingCall runs summarize on the landing context, with the run's
-// landing watchdog and budget in place for the turns it makes. A run its
-// caller cancelled (the first Ctrl-C) is owed an answer now: its landing
-// call is leased from what is left of the reserve R at most, not from
-// whatever the budget had left (SPEC §3).
-func (s *Session) landingCall(parent context.Context, cause landing.Cause, boundary string, summarize func(context.Context, string) (string, error)) (string, error) {
-	b := s.b
-	if cause == landing.CauseCancelled {
-		b = b.Within(b.Reserve())
-	}
+// landing watchdog and b, the landing's budget, in place for the turns it
+// makes.
+func (s *Session) landingCall(parent context.Context, b *budget.Budget, boundary string, summarize func(context.Context, string) (string, error)) (string, error) {
 	ctx, stop := budget.WithBudget(context.WithoutCancel(parent), b)
 	defer stop()
 	w, wctx, err := watchdog.Start(ctx, watchdog.Config{Quiet: s.cfg.Quiet, Wall: b.Deadline()})
@@ -142,10 +153,18 @@ Do not call any tool. Summarize for the user what is established, what is not es
 }
 
 // settleCancels waits for the cancels the run sent until they are answered
-// or the budget's deadline comes, whichever is first: a call's state is
-// final only then (SPEC §4: cancelled means its cancel was accepted).
+// or the deadline comes, whichever is first: a call's state is final only
+// then (SPEC §4: cancelled means its cancel was accepted). The deadline is
+// the budget's, or the landing's once the run lands: a cancelled run waits
+// no longer than its reserve.
 func (s *Session) settleCancels() {
-	ctx, stop := budget.WithBudget(context.Background(), s.b)
+	s.mu.Lock()
+	b := s.b
+	if s.landBy != nil {
+		b = s.landBy
+	}
+	s.mu.Unlock()
+	ctx, stop := budget.WithBudget(context.Background(), b)
 	defer stop()
 	s.cancels.Wait(ctx)
 }

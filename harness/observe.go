@@ -45,6 +45,13 @@ func (s *Session) observer(index int, w *watchdog.Watchdog) *trace.Observer {
 				s.paused(w, step, key, w.Pause())
 			}
 		},
+		StatusBackoff: func(step, key string, asks int, d budget.Delay) {
+			s.record(trace.Record{Event: trace.Backoff, Step: step, StepIndex: index, Attempt: asks, Key: key,
+				SleepMs: d.Sleep.Milliseconds(), Source: d.Source.String(), GaveUp: d.GiveUp, Reason: d.Reason, Reconciling: true})
+			if !d.GiveUp && d.Sleep > 0 {
+				s.paused(w, step, key, w.Pause())
+			}
+		},
 		BackoffEnd: func(step, key string) { s.resumed(w, step, key) },
 		Refused: func(step, key string, n int, err error) {
 			s.record(refusedRecord(step, index, n, key, err))

@@ -68,6 +68,7 @@ type Session struct {
 	failure  string             // what stopped the run, for the boundary (Record.Failure)
 	landingW *watchdog.Watchdog // the landing call's own watchdog while it runs
 	landingB *budget.Budget     // the budget the landing call leases from while it runs
+	landBy   *budget.Budget     // the landing's budget, once the run lands: its end bounds the waits that follow
 	claimed  bool               // reports whether Land or Answer has begun to make the result
 	result   *landing.Result    // the run's result, once made
 	done     chan struct{}      // closed once the result is made and run_end recorded

@@ -139,6 +139,9 @@ func callOf(step int, name string, res tools.Result) landing.Call {
 	case res.State == tools.StateOrphaned,
 		res.State != "" && !errors.Is(res.Cause, budget.ErrLeaseExpired):
 		c.Outcome, c.State = landing.Interrupted, string(res.State)
+		if oe, ok := errors.AsType[*tools.OrphanError](res.Cause); ok {
+			c.Unreachable = oe.Entry.URL == ""
+		}
 	case res.Refused:
 		c.Outcome, c.Summary = landing.Refused, oneLine(res.Err)
 	case res.Err != "":

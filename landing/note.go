@@ -23,13 +23,13 @@ func NoteFor(p Phase, remaining, beforeLanding time.Duration) string {
 		beforeLanding = 0
 	}
 	return fmt.Sprintf("Budget: %s left until the deadline, %s until landing begins. Phase: %s. Not allowed now: %s.",
-		human(remaining), human(max(beforeLanding, 0)), p, p.forbids())
+		Human(remaining), Human(max(beforeLanding, 0)), p, p.forbids())
 }
 
-// human shortens a duration for reading: whole seconds above ten seconds,
-// tenths below, milliseconds below one second. It truncates, so the model
-// is never told it has more time than it does.
-func human(d time.Duration) string {
+// Human shortens a duration for reading, as the budget note does: whole
+// seconds above ten seconds, tenths below, milliseconds below one second.
+// It truncates, so nobody is told there is more time than there is.
+func Human(d time.Duration) string {
 	switch {
 	case d >= 10*time.Second:
 		return d.Truncate(time.Second).String()

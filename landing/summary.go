@@ -25,6 +25,12 @@ type Call struct {
 	Outcome Outcome // how it ended
 	Summary string  // a one-line account of its output or error
 	State   string  // for Interrupted: StateCancelled, StateAbandoned or StateOrphaned
+
+	// Unreachable reports, for an orphan, that its tool cannot be asked
+	// from outside the run (a local function, a subprocess, a tool with
+	// no URL in the journal): `harness reconcile` cannot settle it, and
+	// the boundary says to check it by hand.
+	Unreachable bool
 }
 
 // Record is what a run knows about itself when it lands.
@@ -38,7 +44,7 @@ type Record struct {
 	// alone would mislead: the model's failure for CauseUpstream ("401
 	// Incorrect API key provided"), or a wait the budget could not afford
 	// for CauseBudget ("the model's server asked to wait 30s before a
-	// retry, and 9.9s were left"). Empty: the cause says it all.
+	// retry, and the run had only 7.4s left before its reserve"). Empty: the cause says it all.
 	Failure string
 
 	Calls []Call
@@ -57,7 +63,7 @@ func Boundary(rec Record) string {
 	case CauseUnsettled:
 		head = fmt.Sprintf("Answered at step %d", rec.Step)
 	case CauseQuiet:
-		head = fmt.Sprintf("Stopped at step %d: no progress for %s", rec.Step, human(rec.Quiet))
+		head = fmt.Sprintf("Stopped at step %d: no progress for %s", rec.Step, Human(rec.Quiet))
 	case CauseCancelled:
 		head = fmt.Sprintf("Cancelled at step %d", rec.Step)
 	case CauseMaxSteps:
@@ -70,7 +76,7 @@ func Boundary(rec Record) string {
 			head = fmt.Sprintf("Stopped at step %d", rec.Step)
 		}
 	}
-	var done, failed, refused, inflight, orphans []string
+	var done, failed, refused, inflight, orphans, byHand []string
 	for _, c := range rec.Calls {
 		switch {
 		case c.Outcome == Done:
@@ -79,6 +85,8 @@ func Boundary(rec Record) string {
 			failed = appendOnce(failed, c.Tool)
 		case c.Outcome == Refused:
 			refused = appendOnce(refused, c.Tool)
+		case c.Outcome == Interrupted && c.State == StateOrphaned && c.Unreachable:
+			byHand = append(byHand, fmt.Sprintf("%s (key %s)", c.Tool, c.Key))
 		case c.Outcome == Interrupted && c.State == StateOrphaned:
 			orphans = append(orphans, fmt.Sprintf("%s (key %s)", c.Tool, c.Key))
 		case c.Outcome == Interrupted:
@@ -108,7 +116,7 @@ func Boundary(rec Record) string {
 		}
 	case len(parts) > 0:
 		fmt.Fprintf(&b, ": %s.", strings.Join(parts, "; "))
-	case len(orphans) > 0:
+	case len(orphans) > 0 || len(byHand) > 0:
 		b.WriteString(".")
 	default:
 		b.WriteString(": no tool call had finished.")
@@ -116,6 +124,11 @@ func Boundary(rec Record) string {
 	if len(orphans) > 0 {
 		fmt.Fprintf(&b, " The %s of %s %s unknown: %s may or may not have happened; run `harness reconcile` to settle %s.",
 			verb(orphans, "outcome", "outcomes"), list(orphans), verb(orphans, "is", "are"), verb(orphans, "it", "they"), verb(orphans, "it", "them"))
+	}
+	if len(byHand) > 0 {
+		fmt.Fprintf(&b, " The %s of %s %s unknown: %s may or may not have happened, and %s cannot be asked from outside this run; check %s by hand.",
+			verb(byHand, "outcome", "outcomes"), list(byHand), verb(byHand, "is", "are"), verb(byHand, "it", "they"),
+			verb(byHand, "its tool", "their tools"), verb(byHand, "it", "them"))
 	}
 	return b.String()
 }

@@ -76,13 +76,17 @@ func TestTheBoundaryNamesTheCause(t *testing.T) {
 			"The model failed at step 1: 401 Incorrect API key provided."},
 		{Record{Cause: CauseUpstream, Step: 2, Failure: "503 Service Unavailable.", Calls: []Call{{Tool: "search", Outcome: Done}}},
 			"The model failed at step 2: 503 Service Unavailable. Before that: search done."},
-		{Record{Cause: CauseBudget, Step: 1, Failure: "the model's server asked to wait 30s before a retry, and 9.9s were left"},
-			"Stopped at step 1: the model's server asked to wait 30s before a retry, and 9.9s were left."},
+		{Record{Cause: CauseBudget, Step: 1, Failure: "the model's server asked to wait 30s before a retry, and the run had only 7.4s left before its reserve"},
+			"Stopped at step 1: the model's server asked to wait 30s before a retry, and the run had only 7.4s left before its reserve."},
 		{Record{Cause: CauseUnsettled, Step: 2, Calls: []Call{{Tool: "pay", Key: "gp_1", Outcome: Interrupted, State: StateOrphaned}}},
 			"Answered at step 2. The outcome of pay (key gp_1) is unknown: it may or may not have happened; run `harness reconcile` to settle it."},
 		{Record{Cause: CauseUnsettled, Step: 3, Calls: []Call{{Tool: "search", Outcome: Done},
 			{Tool: "pay", Key: "gp_1", Outcome: Interrupted, State: StateOrphaned}, {Tool: "pay", Key: "gp_2", Outcome: Interrupted, State: StateOrphaned}}},
 			"Answered at step 3: search done. The outcomes of pay (key gp_1) and pay (key gp_2) are unknown: they may or may not have happened; run `harness reconcile` to settle them."},
+		{Record{Cause: CauseUnsettled, Step: 2, Calls: []Call{{Tool: "pay", Key: "gp_1", Outcome: Interrupted, State: StateOrphaned, Unreachable: true},
+			{Tool: "book", Key: "gp_2", Outcome: Interrupted, State: StateOrphaned}}},
+			"Answered at step 2. The outcome of book (key gp_2) is unknown: it may or may not have happened; run `harness reconcile` to settle it. " +
+				"The outcome of pay (key gp_1) is unknown: it may or may not have happened, and its tool cannot be asked from outside this run; check it by hand."},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.rec.Cause), func(t *testing.T) {

@@ -219,7 +219,7 @@ func (c *call) do(ctx context.Context) Result {
 		}
 		res.State = d.state
 		if d.next == ask {
-			r := cancel.Reconcile(ctx, b, run.Backoff, status, c.key)
+			r := cancel.Reconcile(ctx, b, run.Backoff, status, c.key, c.heardBackoff)
 			c.reconciled(r)
 			d = settled(r, n, spec.MaxAttempts)
 			res.State = d.state
@@ -293,6 +293,18 @@ func (c *call) cancel(ctx context.Context, t cancel.Canceller) trace.CancelState
 		group.Wait(context.WithoutCancel(ctx))
 	}
 	return state
+}
+
+// heardBackoff reports a sleep between two status asks, as a sleep
+// between attempts is reported: recorded, and the quiet clock stopped for
+// it, until the returned func says it has ended.
+func (c *call) heardBackoff(asks int, d budget.Delay) func() {
+	step, key := c.t.spec.Kind, string(c.key)
+	c.obs.OnStatusBackoff(step, key, asks, d)
+	if d.GiveUp {
+		return nil
+	}
+	return func() { c.obs.OnBackoffEnd(step, key) }
 }
 
 // reconciled reports what asking the call's status learned.

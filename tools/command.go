@@ -139,27 +139,39 @@ const (
 )
 
 // maxProgressLine bounds one progress line of a subprocess; a longer one is
-// skipped.
+// skipped, and the lines after it are read.
 const maxProgressLine = 64 << 10
 
 // readProgress reads the JSON lines a subprocess writes to file descriptor
-// 3 and reports each heartbeat, until the pipe is closed or ends.
+// 3 and reports each heartbeat, until the pipe is closed or ends. A line
+// that is not a heartbeat, too long ones included, is skipped: one bad line
+// must not silence the heartbeats after it.
 func readProgress(r io.Reader, call *Call) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), maxProgressLine)
-	for sc.Scan() {
+	br := bufio.NewReaderSize(r, maxProgressLine)
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// Too long: skip the rest of it, up to its newline.
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			if err != nil {
+				return
+			}
+			continue
+		}
 		var p struct {
 			Units   *int64 `json:"units"`
 			Total   int64  `json:"total"`
 			Message string `json:"message"`
 		}
-		if json.Unmarshal(sc.Bytes(), &p) == nil && p.Units != nil {
+		if json.Unmarshal(line, &p) == nil && p.Units != nil {
 			call.Progress(*p.Units, p.Total, p.Message)
 		}
+		if err != nil {
+			return // the pipe ended; its last line, unterminated, was read above
+		}
 	}
-	// A line too long stops the scanner: drain what is left, so that the
-	// process never blocks on a full pipe.
-	io.Copy(io.Discard, r)
 }
 
 // stringOutput encodes raw output as a JSON string, invalid UTF-8 replaced.

@@ -151,6 +151,7 @@ func TestWhatASubprocessLeavesRunningIsKilledWhenItExits(t *testing.T) {
 func TestASubprocessLearnsItsLeaseAndKeyAndReportsProgressOnFD3(t *testing.T) {
 	script := `echo '{"units":1,"total":3,"message":"compiling"}' >&3
 echo 'not progress' >&3
+head -c 70000 /dev/zero | tr '\0' x >&3; echo >&3
 echo '{"units":1,"total":3}' >&3
 echo '{"units":2,"total":3,"message":"testing"}' >&3
 echo "$GLIDEPATH_BUDGET_REMAINING_MS $GLIDEPATH_IDEMPOTENCY_KEY"`
@@ -169,7 +170,8 @@ echo "$GLIDEPATH_BUDGET_REMAINING_MS $GLIDEPATH_IDEMPOTENCY_KEY"`
 		t.Errorf("the process saw lease %q and key %q; want its 20s ceiling in ms and the call's key %s", lease, key, res.Key)
 	}
 	// Two heartbeats were progress; the repeat was not, and the line that
-	// is not JSON was not a heartbeat at all.
+	// is not JSON was not a heartbeat at all, nor was the line longer than
+	// a heartbeat may be, which silences none of the lines after it.
 	if p, stale := rec.count(watchdog.Progress), rec.count(watchdog.StaleProgress); p != 2 || stale != 1 {
 		t.Errorf("%d heartbeats and %d stale ones, want 2 and 1 (events %v)", p, stale, rec.kinds())
 	}

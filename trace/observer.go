@@ -81,9 +81,16 @@ type Observer struct {
 	// sleep is then the jittered one.
 	Backoff func(step, key string, after int, d budget.Delay, err error)
 
-	// BackoffEnd is called when the sleep a Backoff decided has ended,
-	// slept out or cut by the run's end; never after a give-up.
+	// BackoffEnd is called when the sleep a Backoff or StatusBackoff
+	// decided has ended, slept out or cut by the run's end; never after a
+	// give-up.
 	BackoffEnd func(step, key string)
+
+	// StatusBackoff is called between two status asks of a write being
+	// reconciled, after asks of them, with the decision taken: a sleep
+	// before asking again, or giving up because the next ask would not fit.
+	// It is not a retry: nothing is sent again.
+	StatusBackoff func(step, key string, asks int, d budget.Delay)
 
 	// Refused is called when the budget refused the lease of attempt n.
 	Refused func(step, key string, n int, err error)
@@ -124,6 +131,13 @@ func (o *Observer) OnAttemptEnd(a Attempt) {
 func (o *Observer) OnBackoff(step, key string, after int, d budget.Delay, err error) {
 	if o.Backoff != nil {
 		o.Backoff(step, key, after, d, err)
+	}
+}
+
+// OnStatusBackoff calls o.StatusBackoff, if it is set.
+func (o *Observer) OnStatusBackoff(step, key string, asks int, d budget.Delay) {
+	if o.StatusBackoff != nil {
+		o.StatusBackoff(step, key, asks, d)
 	}
 }
 

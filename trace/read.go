@@ -90,6 +90,7 @@ type jsonRecord struct {
 	SleepMs     int64   `json:"sleep_ms"`
 	Source      string  `json:"source"`
 	GaveUp      bool    `json:"gave_up"`
+	Reconciling bool    `json:"reconciling"`
 	Reason      string  `json:"reason"`
 	RetryAfter  string  `json:"retry_after_invalid"`
 	Units       int64   `json:"units"`
@@ -139,7 +140,7 @@ func parseRecord(line []byte) (Record, error) {
 		Step: j.Step, StepIndex: j.StepIndex, Attempt: j.Attempt, GrantedMs: j.GrantedMs,
 		ResendCount: j.ResendCount, Outcome: j.Outcome, Status: j.Status,
 		Keepalives: j.Keepalives, Chunks: j.Chunks, Tokens: j.Tokens, Key: j.Key,
-		SleepMs: j.SleepMs, Source: j.Source, GaveUp: j.GaveUp, Reason: j.Reason, RetryAfterInvalid: j.RetryAfter,
+		SleepMs: j.SleepMs, Source: j.Source, GaveUp: j.GaveUp, Reconciling: j.Reconciling, Reason: j.Reason, RetryAfterInvalid: j.RetryAfter,
 		Units: j.Units, Total: j.Total, From: j.From, To: j.To, State: j.State,
 		TotalMs: j.TotalMs, Cause: j.Cause, Result: j.Result, Message: j.Message,
 	}, nil

@@ -63,6 +63,11 @@ type Record struct {
 	GaveUp  bool
 	Reason  string // "backoff_exceeds_budget" | "retry_after_exceeds_budget"; also refusal rule / landing reason
 
+	// Reconciling marks a backoff record of a write being reconciled: the
+	// sleep between two asks of its status, or the give-up when the next
+	// ask would not fit. Nothing is sent again after it: it is not a retry.
+	Reconciling bool
+
 	// RetryAfterInvalid is, on a backoff record, the raw Retry-After (or
 	// retry-after-ms) the server sent that could not be read; the sleep is
 	// then the jittered one.
@@ -133,6 +138,9 @@ func AppendJSON(dst []byte, r Record) []byte {
 	dst = appendStr(dst, `,"source":`, r.Source, backoff)
 	if r.GaveUp {
 		dst = append(dst, `,"gave_up":true`...)
+	}
+	if r.Reconciling {
+		dst = append(dst, `,"reconciling":true`...)
 	}
 	dst = appendStr(dst, `,"reason":`, r.Reason, false)
 	dst = appendStr(dst, `,"retry_after_invalid":`, r.RetryAfterInvalid, false)

@@ -26,6 +26,7 @@ var everyKind = []trace.Record{
 	{Event: trace.Backoff, Step: "tool:search", StepIndex: 2, SleepMs: 412, Source: "jitter"},
 	{Event: trace.Backoff, Step: "model", StepIndex: 1, SleepMs: 180, Source: "jitter", RetryAfterInvalid: "soon-ish"},
 	{Event: trace.Backoff, SleepMs: 90000, Source: "retry_after", GaveUp: true, Reason: "retry_after_exceeds_budget"},
+	{Event: trace.Backoff, Step: "tool:pay", StepIndex: 2, Attempt: 3, Key: "gp_pay", SleepMs: 500, Source: "jitter", Reconciling: true},
 	{Event: trace.Progress, Step: "tool:search", Key: "gp_7Hq", Units: 3, Total: 10, Message: "page 3"},
 	{Event: trace.CancelSent, Step: "tool:pay", Key: "gp_pay", State: "accepted"},
 	{Event: trace.Reconcile, Step: "tool:pay", Key: "gp_pay", State: "never_received"},

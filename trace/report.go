@@ -18,7 +18,7 @@ type Report struct {
 	Runs       int            `json:"runs"`
 	Unfinished int            `json:"unfinished"` // runs whose trace has no run_end
 	Results    map[string]int `json:"results"`    // finished runs by result: complete, partial
-	Causes     map[string]int `json:"causes"`     // finished runs by cause: budget, quiet, cancelled, max_steps, upstream
+	Causes     map[string]int `json:"causes"`     // finished runs by cause: budget, quiet, cancelled, max_steps, upstream, unsettled
 
 	Utilization Utilization  `json:"utilization"`
 	Steps       []StepTime   `json:"steps"`     // by time spent, most first
@@ -110,7 +110,7 @@ const landPhase = "land"
 func Summarize(records []Record) Report {
 	rep := Report{
 		Results:    zeros("complete", "partial"),
-		Causes:     zeros("budget", "quiet", "cancelled", "max_steps", "upstream"),
+		Causes:     zeros("budget", "quiet", "cancelled", "max_steps", "upstream", "unsettled"),
 		Steps:      []StepTime{},
 		Exhausted:  []Exhaustion{},
 		Cancels:    zeros("sent", "accepted", "unknown", "failed"),
@@ -253,6 +253,8 @@ func (rep *Report) walk(recs []Record, steps map[string]*StepTime) *runState {
 				rs.serverWait = true // the run lands on it, unless work follows
 			}
 			switch {
+			case r.Reconciling:
+				// A wait between status asks: nothing was sent again.
 			case r.GaveUp && r.Reason == retryAfterExceedsBudget:
 				rep.Outcomes.ServerWaitsGivenUp++ // no sleep happened
 			case r.GaveUp:

@@ -126,7 +126,7 @@ func TestTheReportSumsUpEveryRun(t *testing.T) {
 		Runs:       4,
 		Unfinished: 1,
 		Results:    map[string]int{"complete": 1, "partial": 2},
-		Causes:     map[string]int{"budget": 1, "quiet": 1, "cancelled": 0, "max_steps": 0, "upstream": 0},
+		Causes:     map[string]int{"budget": 1, "quiet": 1, "cancelled": 0, "max_steps": 0, "upstream": 0, "unsettled": 0},
 		// 12/60, 30/60, 49.5/60; the cut run has no end.
 		Utilization: trace.Utilization{Runs: 3, P50: 0.5, P90: 0.825, P99: 0.825},
 		Steps: []trace.StepTime{
@@ -187,6 +187,25 @@ func TestARunLandedByAServersWaitDidNotRunOutOfBudget(t *testing.T) {
 	rep := trace.Summarize(s.end(2, "budget", "partial").recs)
 	if len(rep.Exhausted) != 0 || rep.Causes["budget"] != 1 || rep.Outcomes.ServerWaitsGivenUp != 1 || rep.Outcomes.RetriesGivenUp != 0 {
 		t.Errorf("exhausted %+v, causes %v, outcomes %+v; want none exhausted, one server wait given up", rep.Exhausted, rep.Causes, rep.Outcomes)
+	}
+}
+
+func TestWaitsBetweenStatusAsksAreSpentTimeButNoRetries(t *testing.T) {
+	s := newScript("r", 10000, 2500).start()
+	s.model(1, 0, 1)
+	s.call("tool:pay", 1, 1, "gp_pay", 1, 501, trace.GaveUp, 0)
+	s.at(510, trace.Record{Event: trace.Backoff, Step: "tool:pay", StepIndex: 1, Attempt: 1, Key: "gp_pay", SleepMs: 1000, Source: "jitter", Reconciling: true})
+	s.at(1520, trace.Record{Event: trace.Backoff, Step: "tool:pay", StepIndex: 1, Attempt: 2, Key: "gp_pay", SleepMs: 9000, Source: "jitter", GaveUp: true,
+		Reason: "backoff_exceeds_budget", Reconciling: true})
+	s.at(1520, trace.Record{Event: trace.Reconcile, Step: "tool:pay", StepIndex: 1, Key: "gp_pay", State: "running", Attempt: 2})
+	rep := trace.Summarize(s.end(1600, "", "complete").recs)
+	if rep.Retries != 0 || rep.Outcomes.RetriesGivenUp != 0 {
+		t.Errorf("retries %d, given up %d; want none: a status ask again sends nothing again", rep.Retries, rep.Outcomes.RetriesGivenUp)
+	}
+	for _, st := range rep.Steps {
+		if st.Step == "tool:pay" && st.Ms != 1500 {
+			t.Errorf("tool:pay spent %dms, want 1500: its attempt and the wait between its status asks", st.Ms)
+		}
 	}
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,16 +19,19 @@ func main() {
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	// This goroutine lives as long as the process, which it may end.
-	go interrupts(signals, cancel, os.Exit)
+	go interrupts(signals, cancel, os.Stderr, os.Exit)
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // interrupts turns signals into the two stages of SPEC §4: the first asks
 // the command to stop well (a run lands now and says so, a server shuts
 // down); the second ends the process at once with exit code 130.
-func interrupts(signals <-chan os.Signal, cancel context.CancelCauseFunc, exit func(int)) {
+// The line it writes on stderr starts with a newline, to leave a live
+// status line that may be drawn there, and says why the process ended.
+func interrupts(signals <-chan os.Signal, cancel context.CancelCauseFunc, stderr io.Writer, exit func(int)) {
 	<-signals
 	cancel(harness.ErrInterrupted)
 	<-signals
+	fmt.Fprintln(stderr, "\nharness: interrupted twice: exiting now, without a result")
 	exit(exitInterrupted)
 }

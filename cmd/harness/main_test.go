@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"testing/synctest"
 
@@ -17,9 +18,10 @@ func TestTheFirstInterruptLandsAndTheSecondExitsWith130(t *testing.T) {
 		signals := make(chan os.Signal, 2)
 		exited := make(chan int, 1)
 		done := make(chan struct{})
+		var stderr strings.Builder
 		go func() {
 			defer close(done)
-			interrupts(signals, cancel, func(code int) { exited <- code })
+			interrupts(signals, cancel, &stderr, func(code int) { exited <- code })
 		}()
 
 		signals <- os.Interrupt
@@ -37,6 +39,9 @@ func TestTheFirstInterruptLandsAndTheSecondExitsWith130(t *testing.T) {
 		<-done
 		if code := <-exited; code != exitInterrupted {
 			t.Errorf("the second interrupt exited with %d, want %d", code, exitInterrupted)
+		}
+		if got := stderr.String(); !strings.HasPrefix(got, "\nharness: interrupted twice") {
+			t.Errorf("stderr %q, want a new line that says why the process ends", got)
 		}
 	})
 }

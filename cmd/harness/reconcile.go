@@ -163,6 +163,9 @@ func askAll(ctx context.Context, b *budget.Budget, open []cancel.Entry) []status
 // ask sends one status request on its own work lease: the reserve is kept
 // for recording what was learned.
 func ask(ctx context.Context, b *budget.Budget, e cancel.Entry) (cancel.Status, error) {
+	if e.URL == "" {
+		return cancel.Status{}, errors.New("not asked: its tool has no URL, so it cannot be asked from outside the run that made the call; settle it by hand")
+	}
 	lease, err := b.Lease(nil, cancel.StatusLease)
 	if err != nil {
 		return cancel.Status{}, fmt.Errorf("not asked: %w", err)

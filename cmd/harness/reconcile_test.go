@@ -209,6 +209,13 @@ func TestReconcile(t *testing.T) {
 			wantStderr: "1 orphan is still open",
 		},
 		{
+			name:       "an orphan whose tool has no URL is not asked, and stays open to be settled by hand",
+			args:       []string{"reconcile", "--journal", filepath.Join(dir, "local.jsonl")},
+			wantCode:   exitPartial,
+			wantStdout: "gp_local  pay  still open: not asked: its tool has no URL, so it cannot be asked from outside the run that made the call; settle it by hand",
+			wantStderr: "1 orphan is still open",
+		},
+		{
 			name:       "a bad journal line is an internal error",
 			args:       []string{"reconcile", "--journal", bad},
 			wantCode:   1,
@@ -245,6 +252,7 @@ func TestReconcile(t *testing.T) {
 		},
 	}
 	writeJournal(t, filepath.Join(dir, "open2.jsonl"), orphan("gp_x", u, cancel.Open))
+	writeJournal(t, filepath.Join(dir, "local.jsonl"), orphan("gp_local", "", cancel.Open))
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -62,9 +62,9 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var f runFlags
 	durationVar(fs, &f.budget, "budget", 2*time.Minute, "the run's whole budget, a `duration`: it ends by then, with a labeled answer")
-	durationVar(fs, &f.quiet, "quiet", watchdog.DefaultQuiet, "how long the run may go without a semantic event before it counts as stalled (0: the default)")
+	durationVar(fs, &f.quiet, "quiet", watchdog.DefaultQuiet, "how long, a `duration`, the run may go without a semantic event before it counts as stalled (0: the default)")
 	fs.StringVar(&f.reserve, "reserve", "auto", "time kept for landing: a `duration`, or auto for max(10%·B, min(20s, 25%·B))")
-	durationVar(fs, &f.floor, "floor", budget.DefaultFloor, "below this much time nothing is started (0: the default)")
+	durationVar(fs, &f.floor, "floor", budget.DefaultFloor, "below this much time, a `duration`, nothing is started (0: the default)")
 	fs.StringVar(&f.model, "model", sim.ModelID, "model `name`; sim is the embedded simulated model, any other goes to --base-url")
 	fs.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible `URL`, including /v1 (default: the SDK's, OpenAI's API)")
 	fs.StringVar(&f.toolsFile, "tools", "", "tool config `file`, YAML or JSON (SPEC §5)")
@@ -161,7 +161,9 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	// The tools are released within the budget: whatever still holds on
 	// past its deadline is not waited for.
 	cctx, stop := budget.WithBudget(context.Background(), s.Budget())
-	if err := reg.Close(cctx); err != nil {
+	if err := reg.Close(cctx); errors.Is(err, budget.ErrDeadline) {
+		fmt.Fprintf(c.stderr, "harness run: note: a tool was still at work at the run's deadline; it is not waited for (%v)\n", err)
+	} else if err != nil {
 		fmt.Fprintf(c.stderr, "harness run: warning: %v\n", err)
 	}
 	stop()

@@ -80,6 +80,8 @@ func TestRunCommand(t *testing.T) {
 			[]string{"tool echo: neither its entry nor its manifest says whether it only reads, so it is treated as a write"}},
 		{"a trace under a file is bad usage, before the run begins", []string{"run", "--budget", "5s", "--trace", filepath.Join(noEffect, "trace.jsonl"), "q"}, "", exitUsage, nil,
 			[]string{"--trace " + filepath.Join(noEffect, "trace.jsonl")}},
+		{"help names the type of every duration flag", []string{"run", "--help"}, "", exitOK,
+			[]string{"-budget duration", "-quiet duration", "-floor duration"}, nil},
 		{"a reserve as large as the budget is bad usage", []string{"run", "--budget", "1s", "--reserve", "1s", "q"}, "", exitUsage, nil, []string{"reserve"}},
 		{"no task is bad usage", []string{"run"}, "", exitUsage, nil, []string{"want exactly one TASK"}},
 		{"an empty task is bad usage", []string{"run", "-"}, "  \n", exitUsage, nil, []string{"the task is empty"}},
@@ -211,4 +213,25 @@ func readTrace(t *testing.T, path string) []trace.Record {
 		t.Fatal(err)
 	}
 	return recs
+}
+
+// The demo's short run: its payment commits 1.5s after it starts, well
+// past the 1.2s budget. The run ends on time all the same, with a note
+// that the tool was not waited for, rather than wait for the commit.
+func TestATooLateToolDoesNotHoldTheRunPastItsBudget(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	code := run(t.Context(), []string{"run", "--budget", "1.2s", "--tools", demoTools, "--journal", filepath.Join(t.TempDir(), "j.jsonl"), "q"},
+		strings.NewReader(""), &stdout, &stderr)
+	took := time.Since(start)
+	if code != exitPartial {
+		t.Fatalf("exit %d, want 3\nstderr: %s", code, stderr.String())
+	}
+	// Generous beside the commit's 1.5s, which waiting for it would take.
+	if took > 1200*time.Millisecond+150*time.Millisecond {
+		t.Errorf("harness run --budget 1.2s took %v", took)
+	}
+	if !strings.Contains(stderr.String(), "a tool was still at work at the run's deadline; it is not waited for") {
+		t.Errorf("stderr lacks the note:\n%s", stderr.String())
+	}
 }

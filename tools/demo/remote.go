@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -50,19 +51,25 @@ func (m *memServer) start() {
 	})
 }
 
-// close stops the server, if it started, and waits for its goroutines:
-// the kit waits for the handlers it runs, such as a commit in progress.
-func (m *memServer) close() {
+// close stops the server, if it started, and waits for its handlers
+// until ctx ends. A commit in progress ignores every deadline, as a late
+// write does: when it outlasts ctx, close returns ctx's cause and leaves
+// it to the kit, which records it when it ends, or to the process's exit,
+// rather than hold up the run that closes its tools past its own
+// deadline.
+func (m *memServer) close(ctx context.Context) error {
+	var err error
 	m.closeOnce.Do(func() {
 		m.startOnce.Do(func() {}) // never started: nothing to stop, and now nothing will start
 		if m.hs == nil {
 			return
 		}
-		m.hs.Close()
-		m.kit.Close()
+		m.hs.Close() // its Serve returns at once; the handlers are the kit's
 		m.wg.Wait()
+		err = m.kit.Shutdown(ctx)
 		m.tr.CloseIdleConnections()
 	})
+	return err
 }
 
 // unawareFor is how long flaky_fetch's first attempt goes on after its
@@ -119,9 +126,12 @@ func (r *memRemote) Status(ctx context.Context, key cancel.Key) (cancel.Status, 
 	return r.tool().(cancel.StatusReader).Status(ctx, key)
 }
 
-// Close stops the in-memory server, which the demo's remote tools share.
-func (r *memRemote) Close(context.Context) error {
-	r.m.close()
+// Close stops the in-memory server, which the demo's remote tools share,
+// waiting for its handlers until ctx ends.
+func (r *memRemote) Close(ctx context.Context) error {
+	if err := r.m.close(ctx); err != nil {
+		return fmt.Errorf("demo: the in-memory tool server: %w", err)
+	}
 	return nil
 }
 
