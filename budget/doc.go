@@ -72,7 +72,12 @@
 // # Sub-agents
 //
 // [Budget.Slice] carves a child budget out of the parent's available time,
-// never a fresh one, leaving the parent what it keeps to use the answer.
+// never a fresh one, leaving the parent what it keeps to use the answer:
+// min(want, remaining − reserve − keep). It is two steps, which a caller
+// that records its attempts takes apart: [Budget.SliceLease] grants the
+// slice as a [Lease], the attempt that runs the child, and [Budget.Child]
+// makes the child's budget from it, ending when the lease does, with a
+// reserve of its own.
 //
 // # Errors
 //

@@ -246,3 +246,27 @@ func TestSliceIsRefusedInsideTheParentsReserve(t *testing.T) {
 		}
 	})
 }
+
+func TestASliceLeaseIsTheChildsWholeBudgetAndEndsWithIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		parent := mustNew(t, Config{Total: 10 * time.Second})
+		k := parent.Estimates().Kind("agent:researcher")
+		k.Declare(9*time.Second, 9*time.Second) // a p50 above the slice does not refuse it
+		l, err := parent.SliceLease(k, 3*time.Second, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Granted != 3*time.Second || !l.Capped || l.Landing {
+			t.Errorf("lease %+v, want 3s capped by what the child asked", l)
+		}
+		time.Sleep(time.Second) // the child starts a second after its lease
+		child := parent.Child(l)
+		if !child.Deadline().Equal(l.Deadline) || child.Total() != 2*time.Second || child.Reserve() != DefaultReserve(2*time.Second) {
+			t.Errorf("child ends %v (lease %v), total %v, reserve %v", child.Deadline(), l.Deadline, child.Total(), child.Reserve())
+		}
+		_, err = parent.SliceLease(k, 0, 7*time.Second) // 6s available now, less than keep and floor
+		if re, ok := errors.AsType[*RefusedError](err); !ok || re.Rule != ParentKeep || re.Step != "agent:researcher" {
+			t.Errorf("SliceLease keeping 7s of 6s = %v, want a parent keep refusal of agent:researcher", err)
+		}
+	})
+}

@@ -2,28 +2,67 @@ package budget
 
 import "time"
 
-// Slice carves a child budget for a sub-agent out of b's available time
-// (remaining − reserve), never a fresh budget. The child gets
-// min(want, available − keep), where keep is what the parent holds back to
-// receive and use the answer; want ≤ 0 asks for all it can get. The child's
-// deadline therefore never passes the parent's reserve, and it shares the
-// parent's floor and estimates, with its own reserve by the default rule.
-// It is refused ([ParentKeep]) when the child would get no more than the
-// floor.
-func (b *Budget) Slice(want, keep time.Duration) (*Budget, error) {
+// SliceLease grants the lease of a sub-agent's run, of kind k (nil: none
+// named), carved out of b's available time (remaining − reserve), never a
+// fresh budget: granted = min(want, available − keep), where keep is what
+// the parent holds back to receive and use the answer; want ≤ 0 asks for
+// all it can get. The lease therefore ends before the parent's reserve
+// begins, with keep to spare. It is refused ([ParentKeep]) when the child
+// would get no more than the floor. Unlike a work lease it is not refused
+// below the kind's p50: a sub-agent lands inside whatever it gets, and its
+// p50 is only what earlier slices happened to be.
+//
+// Its Budget-Remaining-Ms, the child's total, is Granted; [Budget.Child]
+// makes the child's budget from it.
+func (b *Budget) SliceLease(k *Kind, want, keep time.Duration) (Lease, error) {
 	now := time.Now()
 	remaining := max(b.deadline.Sub(now), 0)
-	left := remaining - b.reserve - max(keep, 0)
+	keep = max(keep, 0)
+	left := remaining - b.reserve - keep
 	if left <= b.floor {
-		return nil, &RefusedError{Step: "agent", Rule: ParentKeep, Remaining: remaining,
-			Left: max(remaining-b.reserve, 0), Need: max(keep, 0) + b.floor}
+		e := &RefusedError{Rule: ParentKeep, Remaining: remaining, Left: max(remaining-b.reserve, 0), Need: keep + b.floor}
+		e.Step = "agent"
+		if k != nil {
+			e.Step = k.Name()
+		}
+		return Lease{}, e
 	}
-	total := left
-	if want > 0 {
-		total = min(want, left)
+	l := Lease{Granted: left, Remaining: remaining}
+	if want > 0 && want < left {
+		l.Granted, l.Capped = want, true
 	}
-	if total <= b.floor {
-		return nil, &RefusedError{Step: "agent", Rule: BelowFloor, Remaining: remaining, Left: total, Need: b.floor}
+	if l.Granted <= b.floor {
+		e := &RefusedError{Rule: BelowFloor, Remaining: remaining, Left: l.Granted, Need: b.floor}
+		e.Step = "agent"
+		if k != nil {
+			e.Step = k.Name()
+		}
+		return Lease{}, e
 	}
-	return start(now, Config{Total: total, Floor: b.floor, Estimates: b.est}), nil
+	l.Deadline = now.Add(l.Granted)
+	return l, nil
+}
+
+// Child returns the budget of a sub-agent that runs on l, a lease of b:
+// it ends when the lease does, its total is what is left of the lease
+// now, its reserve follows the default rule on that total, and it shares
+// b's floor and estimates, so that what the child observes informs the
+// parent.
+func (b *Budget) Child(l Lease) *Budget {
+	now := time.Now()
+	total := max(l.Deadline.Sub(now), 0)
+	return &Budget{start: now, deadline: now.Add(total), total: total,
+		reserve: DefaultReserve(total), floor: b.floor, est: b.est}
+}
+
+// Slice carves a child budget for a sub-agent out of b's available time:
+// [Budget.SliceLease], then [Budget.Child]. The child gets
+// min(want, available − keep); it is refused ([ParentKeep]) when it would
+// get no more than the floor.
+func (b *Budget) Slice(want, keep time.Duration) (*Budget, error) {
+	l, err := b.SliceLease(nil, want, keep)
+	if err != nil {
+		return nil, err
+	}
+	return b.Child(l), nil
 }

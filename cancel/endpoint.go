@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/glidepath/glidepath/internal/redact"
 )
 
 // MaxAnswer bounds the body of a status or cancel answer that is read: a
@@ -109,11 +111,11 @@ func (e Endpoint) Cancel(ctx context.Context, key Key) error {
 func (e Endpoint) do(ctx context.Context, method string, key Key) (int, []byte, error) {
 	u, err := e.callURL(key)
 	if err != nil {
-		return 0, nil, &RequestError{Method: method, URL: redact(e.URL), Err: err}
+		return 0, nil, &RequestError{Method: method, URL: redact.URL(e.URL), Err: err}
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
-		return 0, nil, &RequestError{Method: method, URL: redact(u), Err: err}
+		return 0, nil, &RequestError{Method: method, URL: redact.URL(u), Err: err}
 	}
 	req.Header.Set("Accept", "application/json")
 	client := e.Client
@@ -122,19 +124,19 @@ func (e Endpoint) do(ctx context.Context, method string, key Key) (int, []byte, 
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, nil, &RequestError{Method: method, URL: redact(u), Err: transportCause(ctx, err)}
+		return 0, nil, &RequestError{Method: method, URL: redact.URL(u), Err: transportCause(ctx, err)}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
 	if err != nil {
-		return 0, nil, &RequestError{Method: method, URL: redact(u), Code: resp.StatusCode, Err: transportCause(ctx, err)}
+		return 0, nil, &RequestError{Method: method, URL: redact.URL(u), Code: resp.StatusCode, Err: transportCause(ctx, err)}
 	}
 	return resp.StatusCode, body, nil
 }
 
 func (e Endpoint) fail(method string, key Key, code int, err error) error {
 	u, _ := e.callURL(key) // it was built once already
-	return &RequestError{Method: method, URL: redact(u), Code: code, Err: err}
+	return &RequestError{Method: method, URL: redact.URL(u), Code: code, Err: err}
 }
 
 // callURL is U/tools/{Tool}/calls/{key}, each name one escaped segment.

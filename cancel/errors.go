@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 )
 
 var (
@@ -87,13 +86,3 @@ func (e *LineError) Unwrap() error { return e.Err }
 
 // Is reports whether target is [ErrBadJournal].
 func (e *LineError) Is(target error) bool { return target == ErrBadJournal }
-
-// redact returns rawURL with any password replaced, for error messages:
-// a tool's URL may carry credentials, which are never logged.
-func redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
-}

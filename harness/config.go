@@ -49,6 +49,12 @@ type Config struct {
 	// [Session.Run]'s conversation, and what a landing summary is for.
 	Task string
 
+	// Instructions say what this agent is for, before the harness's own
+	// system prompt, in the system message of [Session.Run]'s
+	// conversation: a sub-agent's instructions (SPEC §5b). Empty: the
+	// harness's prompt alone.
+	Instructions string
+
 	// Quiet is the quiet period Q of the run's watchdog (SPEC §3). Zero
 	// selects watchdog.DefaultQuiet (60s); it must not be negative.
 	Quiet time.Duration
@@ -82,6 +88,18 @@ type Config struct {
 	// RunID names the run in the trace, the result and the journal. Empty
 	// selects a fresh random id.
 	RunID string
+
+	// ParentRunID names the run this one is a sub-agent of: every record
+	// of the run carries it (parent_run_id, SPEC §6), so that a report
+	// finds the child's time inside its parent's agent step. Empty: a run
+	// of its own. An [Agent] sets it.
+	ParentRunID string
+
+	// CallKey is the idempotency key of the call this run answers, for a
+	// sub-agent, in-process or served by `harness serve`: its run_start
+	// record carries it, so that the caller's trace and this run's agree
+	// on which call it was.
+	CallKey string
 }
 
 var (

@@ -51,6 +51,7 @@ func (s *Session) Land(ctx context.Context, cause landing.Cause, summarize func(
 	if !s.claim() {
 		return s.wait()
 	}
+	s.cancelChildren()
 	s.ladder.Advance(landing.Land)
 	s.syncPhase()
 	// A run its caller cancelled (the first Ctrl-C) is owed its answer

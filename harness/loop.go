@@ -51,8 +51,12 @@ func (s *Session) Run(ctx context.Context) landing.Result {
 	if s.cfg.Model == nil {
 		return s.Land(ctx, landing.CauseUpstream, nil)
 	}
+	prompt := systemPrompt
+	if in := strings.TrimSpace(s.cfg.Instructions); in != "" {
+		prompt = in + "\n\n" + systemPrompt
+	}
 	conv := []openai.ChatCompletionMessageParamUnion{
-		openai.SystemMessage(systemPrompt),
+		openai.SystemMessage(prompt),
 		openai.UserMessage(s.cfg.Task),
 	}
 	var offered offering

@@ -63,15 +63,16 @@ type Session struct {
 	mu       sync.Mutex // guards the fields below
 	step     int        // model turns made
 	calls    []landing.Call
-	turns    map[*Turn]struct{} // BeginTurn's not yet ended
-	pauses   map[pause]func()   // the quiet clock's pauses for backoff sleeps in progress, and their resumes
-	failure  string             // what stopped the run, for the boundary (Record.Failure)
-	landingW *watchdog.Watchdog // the landing call's own watchdog while it runs
-	landingB *budget.Budget     // the budget the landing call leases from while it runs
-	landBy   *budget.Budget     // the landing's budget, once the run lands: its end bounds the waits that follow
-	claimed  bool               // reports whether Land or Answer has begun to make the result
-	result   *landing.Result    // the run's result, once made
-	done     chan struct{}      // closed once the result is made and run_end recorded
+	turns    map[*Turn]struct{}                   // BeginTurn's not yet ended
+	pauses   map[pause]func()                     // the quiet clock's pauses for backoff sleeps in progress, and their resumes
+	failure  string                               // what stopped the run, for the boundary (Record.Failure)
+	landingW *watchdog.Watchdog                   // the landing call's own watchdog while it runs
+	landingB *budget.Budget                       // the budget the landing call leases from while it runs
+	landBy   *budget.Budget                       // the landing's budget, once the run lands: its end bounds the waits that follow
+	children map[*Session]context.CancelCauseFunc // sub-agents running, and how to cancel each
+	claimed  bool                                 // reports whether Land or Answer has begun to make the result
+	result   *landing.Result                      // the run's result, once made
+	done     chan struct{}                        // closed once the result is made and run_end recorded
 	closed   bool
 }
 
@@ -100,7 +101,7 @@ func Start(ctx context.Context, b *budget.Budget, cfg Config) (*Session, context
 		b = b.Shorten(d)
 	}
 	s := &Session{cfg: cfg, id: cfg.RunID, b: b, turns: make(map[*Turn]struct{}), pauses: make(map[pause]func()),
-		done: make(chan struct{})}
+		children: make(map[*Session]context.CancelCauseFunc), done: make(chan struct{})}
 	if s.id == "" {
 		s.id = "run-" + strings.ToLower(rand.Text())
 	}
@@ -116,7 +117,7 @@ func Start(ctx context.Context, b *budget.Budget, cfg Config) (*Session, context
 	}
 	s.w, s.stopB = w, stop
 	s.specs()
-	s.record(trace.Record{Event: trace.RunStart, TotalMs: b.Total().Milliseconds()})
+	s.record(trace.Record{Event: trace.RunStart, TotalMs: b.Total().Milliseconds(), Key: cfg.CallKey})
 	s.armPhase()
 	return s, wctx, nil
 }
@@ -130,8 +131,79 @@ func (s *Session) Budget() *budget.Budget { return s.b }
 
 // Note returns the budget note the model reads at every turn (SPEC §3):
 // the time left until the deadline and until landing begins, the phase,
-// and what the phase forbids.
-func (s *Session) Note() string { return s.ladder.Note() }
+// and what the phase forbids; and, when a sub-agent is on offer, how much
+// one could get now, for a model that plans how to split its time.
+func (s *Session) Note() string {
+	note := s.ladder.Note()
+	if !s.offersAgents() || s.ladder.MayWiden(landing.SubAgent) != nil {
+		return note
+	}
+	room := s.b.Available() - Keep(s.b)
+	if room <= s.b.Floor() {
+		return note + " A sub-agent cannot start now: too little time is left to share."
+	}
+	return note + fmt.Sprintf(" A sub-agent started now would get at most %s (less if its ceiling is lower); "+
+		"sub-agents started together share the same deadline.", landing.Human(room))
+}
+
+// offersAgents reports whether a sub-agent is among the tools on offer.
+func (s *Session) offersAgents() bool {
+	for _, sp := range s.cfg.Tools.Specs() {
+		if strings.HasPrefix(sp.Kind, AgentKindPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// adopt keeps the child session c, a sub-agent of the run, and the cancel
+// of its context, so that the run's landing cancels it.
+func (s *Session) adopt(c *Session, cancel context.CancelCauseFunc) {
+	s.mu.Lock()
+	landing := s.claimed
+	if !landing {
+		s.children[c] = cancel
+	}
+	s.mu.Unlock()
+	if landing {
+		cancel(fmt.Errorf("%w: it is landing", ErrParentEnded))
+	}
+}
+
+// release forgets the child session c once it has closed.
+func (s *Session) release(c *Session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.children, c)
+}
+
+// cancelChildren cancels every sub-agent still running: the run is
+// landing, and a child's partial is worth more now than its work later.
+func (s *Session) cancelChildren() {
+	s.mu.Lock()
+	cancels := make([]context.CancelCauseFunc, 0, len(s.children))
+	for _, cancel := range s.children {
+		cancels = append(cancels, cancel)
+	}
+	s.mu.Unlock()
+	for _, cancel := range cancels {
+		cancel(fmt.Errorf("%w: it is landing", ErrParentEnded))
+	}
+}
+
+// adoptOrphans makes the orphans a sub-agent of step left the run's own:
+// journaled once, by the child, and listed in the run's in_flight, named
+// agent/tool.
+func (s *Session) adoptOrphans(step int, agent string, inFlight []landing.InFlight) {
+	for _, f := range inFlight {
+		if f.State != landing.StateOrphaned {
+			continue
+		}
+		s.orphans.Add(1)
+		s.recordCall(landing.Call{Step: step, Tool: agent + "/" + f.Tool, Key: f.IdempotencyKey,
+			Outcome: landing.Interrupted, State: landing.StateOrphaned})
+	}
+}
 
 // MustLand reports whether the run must stop working and land now, and
 // why: ctx (the run's context) ended — the quiet clock ([landing.CauseQuiet]),
@@ -305,6 +377,7 @@ func (s *Session) record(rec trace.Record) {
 	}
 	s.syncPhaseLocked()
 	s.ended = rec.Event == trace.RunEnd
+	rec.ParentRunID = s.cfg.ParentRunID
 	s.rec.Record(rec)
 }
 
@@ -320,7 +393,7 @@ func (s *Session) syncPhaseLocked() {
 	if p <= s.onRecord {
 		return
 	}
-	rec := trace.Record{Event: trace.PhaseChange, From: s.onRecord.String(), To: p.String()}
+	rec := trace.Record{Event: trace.PhaseChange, From: s.onRecord.String(), To: p.String(), ParentRunID: s.cfg.ParentRunID}
 	if p > landing.PhaseAt(spent, s.b.Total(), s.b.Reserve()) {
 		rec.Reason = "forced"
 	}

@@ -95,7 +95,7 @@ func (s *Session) call(ctx context.Context, run *tools.Run, step int, specs map[
 		return tools.Result{Tool: c.Name, Outcome: trace.GaveUp, Refused: true, Err: "not run: " + reason,
 			Cause: &landing.GateError{Phase: s.ladder.Phase(), What: kind, Reason: reason}}
 	}
-	res := s.cfg.Tools.Call(ctx, run, c.Name, c.Arguments)
+	res := s.cfg.Tools.Call(withParent(ctx, s, step), run, c.Name, c.Arguments)
 	s.recordCall(callOf(step, c.Name, res))
 	return res
 }
@@ -112,6 +112,11 @@ func (s *Session) gate(ctx context.Context, spec tools.Spec, known bool) (reason
 	}
 	if spec.Speculative {
 		if err := s.ladder.MayWiden(landing.Speculative); err != nil {
+			return gateReason(err), false
+		}
+	}
+	if strings.HasPrefix(spec.Kind, AgentKindPrefix) {
+		if err := s.ladder.MayWiden(landing.SubAgent); err != nil {
 			return gateReason(err), false
 		}
 	}

@@ -1,15 +1,22 @@
 package tools
 
-import "net/http"
+import (
+	"net/http"
+	"slices"
+)
 
 // Tools returns the config's tools, ready for [Registry.Register]: a
 // [Remote] tool for a url entry, using client; a [Command] for a command
 // entry; and for a builtin entry the named tool, under the entry's name,
-// with the fields the entry gives overriding the builtin's own spec.
+// with the fields the entry gives overriding the builtin's own spec. An
+// agent entry is not among them: a sub-agent runs a child harness, which
+// package harness builds from the entry (harness.Toolset).
 func (c *Config) Tools(client *http.Client) []Tool {
 	out := make([]Tool, 0, len(c.Entries))
 	for _, e := range c.Entries {
 		switch {
+		case e.Agent != nil:
+			continue
 		case e.URL != "":
 			out = append(out, Remote(e.spec(Spec{}), e.URL, client))
 		case len(e.Command) > 0:
@@ -64,3 +71,27 @@ type respec struct {
 }
 
 func (t respec) Spec() Spec { return t.spec }
+
+// Spec returns the spec an entry gives its tool: its fields laid over
+// base, the spec of the tool behind it (a builtin's own, or the zero Spec).
+func (e Entry) Spec(base Spec) Spec { return e.spec(base) }
+
+// Configs returns c and the tools config of every agent entry reachable
+// from it, each once, depth first: every file a run with c may use.
+func (c *Config) Configs() []*Config {
+	var out []*Config
+	var walk func(*Config)
+	walk = func(c *Config) {
+		if c == nil || slices.Contains(out, c) {
+			return
+		}
+		out = append(out, c)
+		for _, e := range c.Entries {
+			if e.Agent != nil {
+				walk(e.Agent.Tools)
+			}
+		}
+	}
+	walk(c)
+	return out
+}

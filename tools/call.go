@@ -177,6 +177,7 @@ func (c *call) do(ctx context.Context) Result {
 	canceller, canCancel := c.t.impl.(cancel.Canceller)
 	canCancel = canCancel && spec.Cancellable
 	status, canStatus := c.t.impl.(cancel.StatusReader)
+	leaser, leasesItself := c.t.impl.(Leaser)
 	defer func() {
 		if res.Attempts > 0 {
 			c.signal(trace.Signal{Event: watchdog.ToolResult})
@@ -185,7 +186,13 @@ func (c *call) do(ctx context.Context) Result {
 
 	var last ended
 	for n := 1; ; n++ {
-		lease, err := b.Lease(kind, spec.Ceiling)
+		var lease budget.Lease
+		var err error
+		if leasesItself {
+			lease, err = leaser.Lease(b, kind)
+		} else {
+			lease, err = b.Lease(kind, spec.Ceiling)
+		}
 		if err != nil {
 			c.obs.OnRefused(spec.Kind, string(c.key), n, err)
 			if last.err == nil {

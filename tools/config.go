@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -44,12 +45,30 @@ type Entry struct {
 	Cancellable *bool
 	MaxAttempts int
 
-	// Exactly one of URL, Command and Builtin is set.
-	URL     string   // the base URL U of a remote tool server
-	Command []string // argv of a subprocess tool
-	Builtin string   // the name of a tool the caller supplied
+	// Exactly one of URL, Command, Builtin and Agent is set.
+	URL     string      // the base URL U of a remote tool server
+	Command []string    // argv of a subprocess tool
+	Builtin string      // the name of a tool the caller supplied
+	Agent   *AgentEntry // a sub-agent (SPEC §5b), which package harness runs
 
 	Line int // where the entry starts in the file
+}
+
+// An AgentEntry is the agent block of a sub-agent entry (SPEC §5b): the
+// child harness a call of the entry runs. A field left out is its zero
+// value, which selects the parent's (Model) or the default (MaxSteps).
+type AgentEntry struct {
+	Instructions string // the child's system prompt, before the harness's own
+	ToolsFile    string // the child's tools file as written, relative to the file of the entry
+	Model        string // the child's model name; empty: the parent's model and base URL
+	MaxSteps     int    // the child's model turns; zero: the harness's default
+
+	// Tools is the child's tools config, which [LoadConfig] loads from
+	// ToolsFile; nil when the entry names none (the child has no tools)
+	// or when the config was parsed from bytes by [ParseConfig].
+	Tools *Config
+
+	toolsLine int // where ToolsFile is given, for the errors of loading it
 }
 
 // ConfigError reports a bad config file: where, which field, and why. It
@@ -85,8 +104,70 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // Is reports whether target is [ErrConfig].
 func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
 
-// LoadConfig reads and parses the config file at path; see [ParseConfig].
+// LoadConfig reads and parses the config file at path (see
+// [ParseConfig]), and the tools file of every agent entry, relative to the
+// file that names it, with the same builtins: a sub-agent's tools are
+// checked before any run starts. A tools file that names itself, directly
+// or through other agents' files, is bad config: a sub-agent that could
+// call itself without end would only end when the slices ran out.
 func LoadConfig(path string, builtins map[string]Tool) (*Config, error) {
+	return loadConfig(path, builtins, nil)
+}
+
+func loadConfig(path string, builtins map[string]Tool, parents []string) (*Config, error) {
+	c, err := readConfig(path, builtins)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &ConfigError{File: path, Err: err}
+	}
+	parents = append(slices.Clip(parents), abs)
+	var errs []error
+	for i := range c.Entries {
+		a := c.Entries[i].Agent
+		if a == nil || a.ToolsFile == "" {
+			continue
+		}
+		child := a.ToolsFile
+		if !filepath.IsAbs(child) {
+			child = filepath.Join(filepath.Dir(path), child)
+		}
+		bad := func(err error) {
+			errs = append(errs, &ConfigError{File: path, Line: a.toolsLine,
+				Field: fmt.Sprintf("tools[%d].agent.tools", i), Value: a.ToolsFile, Err: err})
+		}
+		childAbs, err := filepath.Abs(child)
+		if err != nil {
+			bad(err)
+			continue
+		}
+		if at := slices.Index(parents, childAbs); at >= 0 {
+			chain := make([]string, 0, len(parents)-at+1)
+			for _, p := range parents[at:] {
+				chain = append(chain, filepath.Base(p))
+			}
+			bad(fmt.Errorf("names a tools file that names this agent again (%s → %s): a sub-agent may not call itself",
+				strings.Join(chain, " → "), filepath.Base(childAbs)))
+			continue
+		}
+		a.Tools, err = loadConfig(child, builtins, parents)
+		if err != nil {
+			if _, ok := errors.AsType[*ConfigError](err); !ok {
+				bad(err)
+				continue
+			}
+			errs = append(errs, err) // the child file's own errors, with its name and lines
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+func readConfig(path string, builtins map[string]Tool) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &ConfigError{File: path, Err: err}
@@ -114,6 +195,9 @@ func LoadConfig(path string, builtins map[string]Tool) (*Config, error) {
 // unknown builtin, parameters that are not a JSON Schema. A field whose
 // value is null is left out. Every error found is returned, joined, each a
 // [*ConfigError] naming the field and the line.
+//
+// An agent entry's tools file is not read here: its Agent.Tools stays nil,
+// and [LoadConfig] is what loads it.
 func ParseConfig(name string, data []byte, builtins map[string]Tool) (*Config, error) {
 	c := &Config{File: name, builtins: builtins}
 	if len(data) > MaxConfig {
@@ -144,14 +228,19 @@ func configError(file string, e *yamlfield.Error) *ConfigError {
 
 // entryFields are the fields of an entry, in the order SPEC §5 gives them.
 var entryFields = []string{"name", "description", "parameters", "effect", "ceiling", "p50", "p95",
-	"speculative", "cancellable", "max_attempts", "url", "command", "builtin"}
+	"speculative", "cancellable", "max_attempts", "url", "command", "builtin", "agent"}
+
+// agentFields are the fields of an entry's agent block (SPEC §5b).
+var agentFields = []string{"instructions", "tools", "model", "max_steps"}
 
 var (
 	errNotConfig   = errors.New(`not a mapping; a tool config is {"tools": […]}`)
 	errRequired    = errors.New("required")
 	errEffect      = errors.New("must be read or write")
 	errMaxAttempts = errors.New("must be 1 or more")
-	errNoKind      = errors.New("one of url, command or builtin is required")
+	errNoKind      = errors.New("one of url, command, builtin or agent is required")
+	errMaxSteps    = errors.New("must be 1 or more")
+	errNotForAgent = errors.New("does not apply to a sub-agent, whose parameters are always {task} and which is cancelled with its parent")
 	errNoProgram   = errors.New("no program to run")
 )
 
@@ -202,7 +291,9 @@ func (p *configParser) entry(m yamlfield.Field) (Entry, bool) {
 	before := len(p.w.Errs())
 	e := Entry{Line: m.Value.Line}
 	named := false
-	var kinds []yamlfield.Field // the url, command and builtin fields given
+	var kinds []yamlfield.Field // the url, command, builtin and agent fields given
+	var params, cancellable yamlfield.Field
+	notForAgent := []*yamlfield.Field{&params, &cancellable}
 	for f := range p.w.Fields(m, entryFields...) {
 		switch f.Name {
 		case "name":
@@ -216,6 +307,7 @@ func (p *configParser) entry(m yamlfield.Field) (Entry, bool) {
 		case "description":
 			e.Description, _ = p.w.String(f)
 		case "parameters":
+			params = f
 			e.Parameters = p.schema(f)
 		case "effect":
 			if s, ok := p.w.String(f); ok {
@@ -237,6 +329,7 @@ func (p *configParser) entry(m yamlfield.Field) (Entry, bool) {
 				e.Speculative = &b
 			}
 		case "cancellable":
+			cancellable = f
 			if b, ok := p.w.Bool(f); ok {
 				e.Cancellable = &b
 			}
@@ -258,6 +351,9 @@ func (p *configParser) entry(m yamlfield.Field) (Entry, bool) {
 		case "command":
 			kinds = append(kinds, f)
 			e.Command = p.argv(f)
+		case "agent":
+			kinds = append(kinds, f)
+			e.Agent = p.agent(f)
 		case "builtin":
 			kinds = append(kinds, f)
 			if s, ok := p.w.String(f); ok {
@@ -279,12 +375,51 @@ func (p *configParser) entry(m yamlfield.Field) (Entry, bool) {
 	case 1:
 	default:
 		p.w.Report(&yamlfield.Error{Line: kinds[1].Line, Field: kinds[1].Path,
-			Err: fmt.Errorf("only one of url, command or builtin may be given; %s is at line %d", kinds[0].Name, kinds[0].Line)})
+			Err: fmt.Errorf("only one of url, command, builtin or agent may be given; %s is at line %d", kinds[0].Name, kinds[0].Line)})
+	}
+	if e.Agent != nil {
+		for _, f := range notForAgent {
+			if f.Value != nil {
+				p.w.Fail(*f, errNotForAgent)
+			}
+		}
 	}
 	if err := checkDurations(Spec{Ceiling: e.Ceiling, P50: e.P50, P95: e.P95}); err != nil {
 		p.w.Report(&yamlfield.Error{Line: m.Value.Line, Field: m.Path + "." + err.field, Err: err.err})
 	}
 	return e, len(p.w.Errs()) == before
+}
+
+// agent parses an entry's agent block.
+func (p *configParser) agent(m yamlfield.Field) *AgentEntry {
+	a := &AgentEntry{}
+	if m.Value.Kind != yaml.MappingNode {
+		p.w.Fail(m, yamlfield.ErrNotMapping)
+		return a
+	}
+	for f := range p.w.Fields(m, agentFields...) {
+		switch f.Name {
+		case "instructions":
+			a.Instructions, _ = p.w.String(f)
+		case "tools":
+			if s, ok := p.w.String(f); ok {
+				a.ToolsFile, a.toolsLine = s, f.Line
+				if strings.TrimSpace(s) == "" {
+					p.w.Fail(f, errors.New("empty; leave tools out for a sub-agent with none"))
+				}
+			}
+		case "model":
+			a.Model, _ = p.w.String(f)
+		case "max_steps":
+			switch n, ok := p.w.Int(f); {
+			case ok && n < 1:
+				p.w.Fail(f, errMaxSteps)
+			case ok:
+				a.MaxSteps = n
+			}
+		}
+	}
+	return a
 }
 
 func builtinNames(m map[string]Tool) string {

@@ -107,7 +107,7 @@ func TestABadConfigNamesTheFieldAndTheLine(t *testing.T) {
 		{"a duration without a unit", entry("url: http://x", "p50: 300"), 4, "tools[0].p50", "not a duration"},
 		{"a negative duration", entry("url: http://x", "p95: -1s"), 4, "tools[0].p95", "negative"},
 		{"two kinds", entry("url: http://x", "command: [ls]"), 4, "tools[0].command", "only one of"},
-		{"no kind", entry("effect: read"), 2, "tools[0]", "one of url, command or builtin"},
+		{"no kind", entry("effect: read"), 2, "tools[0]", "one of url, command, builtin or agent"},
 		{"no name", "tools:\n  - url: http://x\n", 2, "tools[0].name", "required"},
 		{"a bad name", "tools:\n  - name: web search\n    url: http://x\n", 2, "tools[0].name", "letters"},
 		{"a duplicate name", entry("url: http://x") + "  - name: t\n    command: [ls]\n", 4, "tools[1].name", "first given at line 2"},
@@ -137,6 +137,13 @@ func TestABadConfigNamesTheFieldAndTheLine(t *testing.T) {
 		{"an unknown field left null", entry("url: http://x", "colour: ~"), 4, "tools[0].colour", "unknown field"},
 		{"an alias", "x: &c [ls]\ntools:\n  - name: a\n    command: *c\n", 4, "tools[0].command", "aliases are not supported; write out the value anchored at line 1"},
 		{"a merge key", "tools:\n  - &a {name: a, command: [ls]}\n  - <<: *a\n    name: b\n", 3, "tools[1].<<", "aliases are not supported"},
+		{"a sub-agent with parameters", entry("agent: {instructions: x}", "parameters: {type: object}"), 4, "tools[0].parameters", "does not apply to a sub-agent"},
+		{"a sub-agent said cancellable", entry("agent: {}", "cancellable: true"), 4, "tools[0].cancellable", "does not apply to a sub-agent"},
+		{"a sub-agent with no steps", entry("agent:", "  max_steps: 0"), 4, "tools[0].agent.max_steps", "1 or more"},
+		{"an unknown agent field", entry("agent:", "  prompt: hi"), 4, "tools[0].agent.prompt", "unknown field"},
+		{"an agent that is not a mapping", entry("agent: researcher"), 3, "tools[0].agent", "not a mapping"},
+		{"an agent with an empty tools file", entry("agent:", "  tools: ''"), 4, "tools[0].agent.tools", "leave tools out"},
+		{"an agent beside a url", entry("url: http://x", "agent: {}"), 4, "tools[0].agent", "only one of"},
 		{"JSON with an unknown effect", "{\"tools\": [\n  {\"name\": \"t\",\n   \"url\": \"http://x\",\n   \"effect\": \"rw\"}\n]}", 4, "tools[0].effect", "read or write"},
 	}
 	for _, tc := range cases {
@@ -206,6 +213,73 @@ func TestLoadConfigReadsAFile(t *testing.T) {
 	}
 	if _, err := LoadConfig(path+".missing", nil); !errors.Is(err, ErrConfig) || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: %v", err)
+	}
+}
+
+func TestLoadConfigLoadsEveryAgentsToolsFileRelativeToItsOwn(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	top := write("top.yaml", `tools:
+  - name: researcher
+    description: Researches one question.
+    ceiling: 30s
+    agent:
+      instructions: You research.
+      tools: agents/researcher.yaml
+      model: sim
+      max_steps: 10
+  - name: scribe
+    agent: {}
+`)
+	write("agents/researcher.yaml", "tools:\n  - name: deep\n    agent:\n      tools: deep.yaml\n")
+	write("agents/deep.yaml", "tools:\n  - name: ls\n    command: [ls]\n")
+
+	c, err := LoadConfig(top, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Entries[0]
+	if a := r.Agent; a == nil || a.Instructions != "You research." || a.Model != "sim" || a.MaxSteps != 10 ||
+		a.ToolsFile != "agents/researcher.yaml" || r.Ceiling != 30*time.Second {
+		t.Fatalf("researcher %+v, agent %+v", r, r.Agent)
+	}
+	deep := r.Agent.Tools.Entries[0].Agent
+	if deep.Tools == nil || deep.Tools.Entries[0].Name != "ls" {
+		t.Fatalf("the researcher's own agent did not get its tools, named relative to its file: %+v", deep)
+	}
+	if s := c.Entries[1].Agent; s == nil || s.Tools != nil {
+		t.Errorf("an agent with no tools file: %+v", s)
+	}
+	if n := len(c.Configs()); n != 3 {
+		t.Errorf("Configs() has %d configs, want the top file, the researcher's and the deep one's", n)
+	}
+	if got := c.Tools(nil); len(got) != 0 {
+		t.Errorf("Tools built %d tools of agent entries, which are package harness's to build", len(got))
+	}
+
+	write("agents/deep.yaml", "tools:\n  - name: ls\n    command: [ls]\n  - name: again\n    agent:\n      tools: ../top.yaml\n")
+	_, err = LoadConfig(top, nil)
+	if ce, ok := errors.AsType[*ConfigError](err); !ok || !strings.Contains(err.Error(), "top.yaml → researcher.yaml → deep.yaml → top.yaml") ||
+		!strings.HasSuffix(ce.File, "deep.yaml") || ce.Line != 6 || ce.Field != "tools[1].agent.tools" {
+		t.Errorf("a cycle of agents: %v", err)
+	}
+
+	write("agents/deep.yaml", "tools:\n  - name: ls\n    comand: [ls]\n")
+	if _, err := LoadConfig(top, nil); err == nil || !strings.Contains(err.Error(), "deep.yaml:3: tools[0].comand") {
+		t.Errorf("a bad child file: %v, want its own name and line", err)
+	}
+	write("agents/researcher.yaml", "tools:\n  - name: deep\n    agent:\n      tools: missing.yaml\n")
+	if _, err := LoadConfig(top, nil); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Errorf("a missing child file: %v", err)
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/glidepath/glidepath/internal/redact"
 )
 
 // DefaultResolveTimeout bounds [Config.Resolve] when its timeout is zero.
@@ -92,7 +94,7 @@ func (c *Config) ResolveServer(ctx context.Context, client *http.Client, base st
 			continue
 		}
 		if err := e.fill(m); err != nil {
-			errs = append(errs, &ManifestError{URL: redact(e.URL), Tool: e.Name, Err: err})
+			errs = append(errs, &ManifestError{URL: redact.URL(e.URL), Tool: e.Name, Err: err})
 		}
 	}
 	return errors.Join(errs...)
@@ -166,7 +168,7 @@ func (e *Entry) fill(m *manifest) error {
 
 func fetchManifest(ctx context.Context, client *http.Client, base string) (*manifest, error) {
 	fail := func(err error) (*manifest, error) {
-		return nil, &ManifestError{URL: redact(base), Err: err}
+		return nil, &ManifestError{URL: redact.URL(base), Err: err}
 	}
 	u, err := url.JoinPath(base, "tools")
 	if err != nil {
@@ -200,13 +202,4 @@ func fetchManifest(ctx context.Context, client *http.Client, base string) (*mani
 		return fail(fmt.Errorf("not a manifest: %v", err))
 	}
 	return &m, nil
-}
-
-// redact returns raw with any password replaced, for messages.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
 }

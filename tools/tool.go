@@ -32,7 +32,8 @@ import (
 //     write whose attempt was cut is reconciled rather than sent again; a
 //     cut write of a tool without one is an orphan;
 //   - [Closer]: release what the tool holds (a connection, a session, a
-//     process) when the registry closes.
+//     process) when the registry closes;
+//   - [Leaser]: lease its attempts itself, as a sub-agent does.
 type Tool interface {
 	// Spec returns what the tool declares about itself.
 	Spec() Spec
@@ -45,6 +46,17 @@ type Tool interface {
 // lives: [Registry.Close] closes it. Close must return when ctx ends.
 type Closer interface {
 	Close(ctx context.Context) error
+}
+
+// A Leaser is a [Tool] that leases its own attempts from the run's budget
+// instead of taking a work lease bounded by its ceiling: a sub-agent,
+// whose attempt is a slice of the budget that keeps back the time its
+// caller needs to use the answer ([budget.Budget.SliceLease]). Lease is
+// called before each attempt, with the budget and the kind of the tool's
+// calls; a refusal is recorded and returned as the budget's would be. The
+// lease is the attempt's context and its Budget-Remaining-Ms.
+type Leaser interface {
+	Lease(b *budget.Budget, k *budget.Kind) (budget.Lease, error)
 }
 
 // checker is implemented by the tools of this package that can be checked

@@ -70,6 +70,7 @@ func ReadRecords(r io.Reader) ([]Record, error) {
 type jsonRecord struct {
 	TS          *time.Time `json:"ts"`
 	RunID       *string    `json:"run_id"`
+	ParentRunID string     `json:"parent_run_id"`
 	Seq         *int64     `json:"seq"`
 	Event       *Event     `json:"event"`
 	ElapsedMs   *int64     `json:"elapsed_ms"`
@@ -135,7 +136,7 @@ func parseRecord(line []byte) (Record, error) {
 		}
 	}
 	return Record{
-		TS: *j.TS, RunID: *j.RunID, Seq: *j.Seq, Event: *j.Event,
+		TS: *j.TS, RunID: *j.RunID, ParentRunID: j.ParentRunID, Seq: *j.Seq, Event: *j.Event,
 		ElapsedMs: *j.ElapsedMs, RemainingMs: *j.RemainingMs, Phase: *j.Phase,
 		Step: j.Step, StepIndex: j.StepIndex, Attempt: j.Attempt, GrantedMs: j.GrantedMs,
 		ResendCount: j.ResendCount, Outcome: j.Outcome, Status: j.Status,

@@ -38,6 +38,7 @@ func (e Event) attempt() bool { return e == AttemptStart || e == AttemptEnd || e
 type Record struct {
 	TS          time.Time // RFC 3339 with nanoseconds, in UTC; years 0 to 9999, as RFC 3339 allows
 	RunID       string
+	ParentRunID string // a sub-agent's parent run, on every record of the child; "" for a run of its own
 	Seq         int64
 	Event       Event
 	ElapsedMs   int64
@@ -113,6 +114,7 @@ func AppendJSON(dst []byte, r Record) []byte {
 	dst = r.TS.UTC().AppendFormat(dst, tsLayout)
 	dst = append(dst, `","run_id":`...)
 	dst = appendString(dst, r.RunID)
+	dst = appendStr(dst, `,"parent_run_id":`, r.ParentRunID, false)
 	dst = appendInt(dst, `,"seq":`, r.Seq, true)
 	dst = appendStr(dst, `,"event":`, string(r.Event), true)
 	dst = appendInt(dst, `,"elapsed_ms":`, r.ElapsedMs, true)

@@ -17,6 +17,8 @@ var ts = time.Date(2025, 3, 14, 15, 9, 26, 535897932, time.UTC)
 // everyKind is one record of every event, with the fields it carries.
 var everyKind = []trace.Record{
 	{Event: trace.RunStart, TotalMs: 120000, Message: "find the supplier"},
+	{Event: trace.RunStart, ParentRunID: "run-0", Key: "gp_research", TotalMs: 30000},
+	{Event: trace.AttemptStart, ParentRunID: "run-0", Step: "tool:search", StepIndex: 1, Attempt: 1, GrantedMs: 2000, Key: "gp_s"},
 	{Event: trace.PhaseChange, From: "explore", To: "narrow"},
 	{Event: trace.AttemptStart, Step: "model", StepIndex: 1, Attempt: 1, GrantedMs: 60000},
 	{Event: trace.AttemptEnd, Step: "model", StepIndex: 1, Attempt: 1, GrantedMs: 60000, Outcome: trace.OK, Status: 200, Keepalives: 3, Chunks: 41, Tokens: 812},

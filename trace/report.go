@@ -24,6 +24,14 @@ type Report struct {
 	Steps       []StepTime   `json:"steps"`     // by time spent, most first
 	Exhausted   []Exhaustion `json:"exhausted"` // the runs that spent their budget (cause budget, not a server's wait), by run ID
 
+	// SubAgents sums up the runs of sub-agents, in-process (parent_run_id)
+	// or served by harness serve (run_start's idempotency_key is a call
+	// of another run), by the parent's step that ran them. Their time is inside that step's, so it is
+	// neither in Steps nor in Utilization, and they are not among Runs,
+	// Results, Causes or Exhausted; their attempts, cancels,
+	// reconciliations and orphans are counted below with every other.
+	SubAgents []SubAgent `json:"sub_agents"`
+
 	Outcomes   Outcomes       `json:"outcomes"`
 	Retries    int            `json:"retries"`    // backoff records that slept: attempts made again after a failure
 	Cancels    map[string]int `json:"cancels"`    // cancel_sent records by state: sent, accepted, unknown, failed
@@ -50,6 +58,21 @@ type StepTime struct {
 	Attempts int     `json:"attempts"`
 	Ms       int64   `json:"ms"`
 	Share    float64 `json:"share"` // of the time of all step kinds
+}
+
+// SubAgent sums up the children one step of their parents ran: how many,
+// how they ended, the slices they were given (their total_ms) and what
+// they spent them on.
+type SubAgent struct {
+	Step       string         `json:"step"` // the parents' step kind: "agent:NAME", or "tool:NAME" for one served by harness serve; "agent:?" when no parent record names it
+	Runs       int            `json:"runs"`
+	Unfinished int            `json:"unfinished"`
+	Results    map[string]int `json:"results"`
+	Causes     map[string]int `json:"causes"`
+	SliceP50Ms int64          `json:"slice_p50_ms"` // nearest rank
+	SliceMaxMs int64          `json:"slice_max_ms"`
+	SpentMs    int64          `json:"spent_ms"` // the finished children's elapsed_ms at run_end, summed
+	Steps      []StepTime     `json:"steps"`    // the children's own time by step kind, most first
 }
 
 // Exhaustion names what spent the budget of a run that ran out (run_end
@@ -122,15 +145,24 @@ func Summarize(records []Record) Report {
 		},
 	}
 	runs := map[string][]Record{}
+	callOf := map[string]callAt{} // a call's key → the step and run of its attempts
 	for _, r := range records {
 		runs[r.RunID] = append(runs[r.RunID], r)
+		if r.Event == AttemptStart && r.Key != "" {
+			callOf[r.Key] = callAt{r.Step, r.RunID}
+		}
 	}
 	steps := map[string]*StepTime{}
+	children := map[string]*childSum{}
 	var utils []float64
 	for _, id := range slices.Sorted(maps.Keys(runs)) {
 		recs := runs[id]
 		slices.SortStableFunc(recs, func(a, b Record) int { return cmp.Compare(a.Seq, b.Seq) })
 		recs = slices.CompactFunc(recs, func(a, b Record) bool { return a.Seq == b.Seq })
+		if step, ok := parentStep(recs, callOf); ok {
+			rep.child(recs, step, children)
+			continue
+		}
 		rs := rep.walk(recs, steps)
 		rep.Runs++
 		if rs.end == nil {
@@ -154,20 +186,106 @@ func Summarize(records []Record) Report {
 
 	slices.Sort(utils)
 	rep.Utilization = Utilization{Runs: len(utils), P50: nearestRank(utils, 50), P90: nearestRank(utils, 90), P99: nearestRank(utils, 99)}
+	rep.Steps = byTime(steps)
+	rep.SubAgents = []SubAgent{}
+	for _, step := range slices.Sorted(maps.Keys(children)) {
+		c := children[step]
+		slices.Sort(c.slices)
+		c.sum.SliceP50Ms = nearestRankInt(c.slices, 50)
+		if len(c.slices) > 0 {
+			c.sum.SliceMaxMs = c.slices[len(c.slices)-1]
+		}
+		c.sum.Steps = byTime(c.steps)
+		rep.SubAgents = append(rep.SubAgents, c.sum)
+	}
+	return rep
+}
+
+// agentPrefix starts a sub-agent's step kind (harness.AgentKindPrefix).
+const agentPrefix = "agent:"
+
+// childSum is what Summarize gathers of one agent step's children.
+type childSum struct {
+	sum    SubAgent
+	slices []int64
+	steps  map[string]*StepTime
+}
+
+// callAt is where a call's attempts are on the record: their step and run.
+type callAt struct{ step, run string }
+
+// parentStep reports whether recs are a sub-agent's run and names the
+// parent's step that ran it: a run whose records carry a parent_run_id
+// (in the parent's process), or whose run_start carries the key of a call
+// that another run of the traces made (served by harness serve, in a
+// process of its own). A child whose parent's records are not among the
+// traces is under "agent:?".
+func parentStep(recs []Record, callOf map[string]callAt) (string, bool) {
+	var start *Record
+	for i := range recs {
+		if recs[i].Event == RunStart {
+			start = &recs[i]
+			break
+		}
+	}
+	var call callAt
+	known := false
+	if start != nil && start.Key != "" {
+		call, known = callOf[start.Key]
+		known = known && call.run != start.RunID
+	}
+	switch {
+	case known:
+		return call.step, true
+	case recs[0].ParentRunID != "":
+		return agentPrefix + "?", true
+	}
+	return "", false
+}
+
+// child reads the records of a sub-agent's run into the summary of the
+// parent's step that ran it: its outcomes count with every run's, its time
+// with its siblings'.
+func (rep *Report) child(recs []Record, step string, children map[string]*childSum) {
+	c := children[step]
+	if c == nil {
+		c = &childSum{sum: SubAgent{Step: step, Results: zeros("complete", "partial"),
+			Causes: zeros("budget", "quiet", "cancelled", "max_steps", "upstream", "unsettled")}, steps: map[string]*StepTime{}}
+		children[step] = c
+	}
+	rs := rep.walk(recs, c.steps)
+	c.sum.Runs++
+	if total := rs.total(); total > 0 {
+		c.slices = append(c.slices, total)
+	}
+	if rs.end == nil {
+		c.sum.Unfinished++
+		return
+	}
+	c.sum.Results[rs.end.Result]++
+	if rs.end.Cause != "" {
+		c.sum.Causes[rs.end.Cause]++
+	}
+	c.sum.SpentMs += rs.end.ElapsedMs
+}
+
+// byTime lists steps by time spent, most first, each with its share.
+func byTime(steps map[string]*StepTime) []StepTime {
 	var all int64
 	for _, s := range steps {
 		all += s.Ms
 	}
+	out := make([]StepTime, 0, len(steps))
 	for _, s := range steps {
 		if all > 0 {
 			s.Share = float64(s.Ms) / float64(all)
 		}
-		rep.Steps = append(rep.Steps, *s)
+		out = append(out, *s)
 	}
-	slices.SortFunc(rep.Steps, func(a, b StepTime) int {
+	slices.SortFunc(out, func(a, b StepTime) int {
 		return cmp.Or(cmp.Compare(b.Ms, a.Ms), cmp.Compare(a.Step, b.Step))
 	})
-	return rep
+	return out
 }
 
 // runState is what one run's walk keeps.
@@ -375,6 +493,15 @@ func nearestRank(sorted []float64, p int) float64 {
 		return 0
 	}
 	rank := (p*len(sorted) + 99) / 100 // ⌈p·n/100⌉
+	return sorted[max(rank, 1)-1]
+}
+
+// nearestRankInt is nearestRank of sorted integers.
+func nearestRankInt(sorted []int64, p int) int64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := (p*len(sorted) + 99) / 100
 	return sorted[max(rank, 1)-1]
 }
 

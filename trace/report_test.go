@@ -137,6 +137,7 @@ func TestTheReportSumsUpEveryRun(t *testing.T) {
 			{Step: "tool:pay", Attempts: 1, Ms: 28000, Share: 28000.0 / steps},
 			{Step: "tool:fetch", Attempts: 1, Ms: 500, Share: 500.0 / steps},
 		},
+		SubAgents: []trace.SubAgent{},
 		Exhausted: []trace.Exhaustion{{
 			RunID: "r-exhausted", SpentMs: 49500,
 			StepIndex: 3, Step: "tool:search", Ms: 26000, Share: 26000.0 / 49500,
@@ -311,6 +312,78 @@ func TestTheRunOutOfBudgetIsPinnedOnTheStepThatSpentIt(t *testing.T) {
 				t.Errorf("got\n%+v\nwant\n%+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// A parent whose step 1 ran two sub-agents: their time is the parent's
+// agent step, not the parent's steps again, and their own runs are summed
+// up apart, by the agent step that ran them; their attempts count with
+// every other.
+func TestASubAgentsTimeIsItsParentsAgentStep(t *testing.T) {
+	p := newScript("p", 10000, 2500).start()
+	p.model(1, 0, 100)
+	p.call("agent:alpha", 1, 1, "gp_a", 100, 5100, trace.OK, 0)
+	p.call("agent:alpha", 1, 1, "gp_b", 100, 6100, trace.OK, 0)
+	p.model(2, 6100, 6200).end(6200, "", "complete")
+	child := func(id, key string, totalMs, endMs int64, cause, result string) []trace.Record {
+		c := newScript(id, totalMs, totalMs/4)
+		c.at(0, trace.Record{Event: trace.RunStart, TotalMs: totalMs, Key: key})
+		c.model(1, 0, 10)
+		c.call("tool:crawl", 1, 1, "gp_c"+id, 10, endMs-100, trace.GaveUp, 0)
+		c.end(endMs, cause, result)
+		for i := range c.recs {
+			c.recs[i].ParentRunID = "p"
+		}
+		return c.recs
+	}
+	recs := append(p.recs, child("c1", "gp_a", 7400, 5000, "budget", "partial")...)
+	recs = append(recs, child("c2", "gp_b", 7300, 6000, "", "complete")...)
+
+	rep := trace.Summarize(recs)
+
+	if rep.Runs != 1 || rep.Results["complete"] != 1 || rep.Utilization.Runs != 1 {
+		t.Errorf("runs %d, results %v, utilization over %d; want the parent alone", rep.Runs, rep.Results, rep.Utilization.Runs)
+	}
+	for _, st := range rep.Steps {
+		if st.Step == "tool:crawl" {
+			t.Errorf("the children's tool is among the parent's steps: %+v", rep.Steps)
+		}
+		if st.Step == "agent:alpha" && st.Ms != 11000 {
+			t.Errorf("agent:alpha spent %dms, want 11000: both calls, in full", st.Ms)
+		}
+	}
+	want := []trace.SubAgent{{Step: "agent:alpha", Runs: 2,
+		Results: map[string]int{"complete": 1, "partial": 1},
+		Causes:  map[string]int{"budget": 1, "quiet": 0, "cancelled": 0, "max_steps": 0, "upstream": 0, "unsettled": 0},
+		SliceP50Ms: 7300, SliceMaxMs: 7400, SpentMs: 11000,
+		Steps: []trace.StepTime{{Step: "tool:crawl", Attempts: 2, Ms: 10780, Share: 10780.0 / 10800}, {Step: "model", Attempts: 2, Ms: 20, Share: 20.0 / 10800}}}}
+	if !reflect.DeepEqual(rep.SubAgents, want) {
+		t.Errorf("sub-agents\n%+v\nwant\n%+v", rep.SubAgents, want)
+	}
+	if rep.Outcomes.OK != 6 || rep.Outcomes.Ours.By[trace.GaveUp] != 2 {
+		t.Errorf("outcomes %+v; want the children's attempts counted too", rep.Outcomes)
+	}
+}
+
+// A child served by harness serve, in a process of its own, has no
+// parent_run_id: its run_start's key is the parent's call, which is how
+// the report finds its parent's step.
+func TestAChildServedElsewhereIsFoundByItsCallsKey(t *testing.T) {
+	p := newScript("p", 8000, 2000).start()
+	p.model(1, 0, 10)
+	p.call("tool:researcher", 1, 1, "gp_r", 10, 4400, trace.OK, 0)
+	p.model(2, 4400, 4410).end(4410, "", "complete")
+	c := newScript("served", 5940, 1485)
+	c.at(0, trace.Record{Event: trace.RunStart, TotalMs: 5940, Key: "gp_r"})
+	c.call("tool:crawl", 1, 1, "gp_c", 0, 4380, trace.GaveUp, 0).end(4385, "budget", "partial")
+
+	rep := trace.Summarize(append(p.recs, c.recs...))
+
+	if rep.Runs != 1 || len(rep.SubAgents) != 1 || rep.SubAgents[0].Step != "tool:researcher" || rep.SubAgents[0].SliceMaxMs != 5940 {
+		t.Errorf("runs %d, sub-agents %+v; want the served child under the parent's tool:researcher", rep.Runs, rep.SubAgents)
+	}
+	if len(rep.Exhausted) != 0 {
+		t.Errorf("exhausted %+v: a child is not a run of its own", rep.Exhausted)
 	}
 }
 

@@ -42,6 +42,7 @@ func subcommands() []subcommand {
 		{"report", "summarize the traces of many runs: utilization, time by step, outcomes", func(s streams) command { return &reportCommand{streams: s} }},
 		{"orphans", "list the open orphans of the journal", func(s streams) command { return &orphansCommand{streams: s} }},
 		{"reconcile", "ask the tools of open orphans again and record what settled", func(s streams) command { return &reconcileCommand{streams: s} }},
+		{"serve", "serve the agent entries of a tools file as remote tools, each call a child on the caller's deadline", func(s streams) command { return &serveCommand{streams: s} }},
 		{"sim", "serve the simulated OpenAI-compatible model: harness sim serve", func(s streams) command { return &simCommand{streams: s} }},
 	}
 }

@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"text/tabwriter"
 	"time"
 
 	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/internal/redact"
 )
 
 // orphansCommand is "harness orphans [--journal FILE] [--json]".
@@ -57,7 +57,7 @@ func (c *orphansCommand) Run(ctx context.Context, args []string) error {
 		tw := tabwriter.NewWriter(&out, 0, 8, 2, ' ', 0)
 		for _, e := range open {
 			fmt.Fprintf(tw, "%s\t%s\t%s\tsince %s\trun %s\n",
-				e.IdempotencyKey, e.Tool, redactURL(e.URL), e.TS.UTC().Format(time.RFC3339), orDash(e.RunID))
+				e.IdempotencyKey, e.Tool, redact.URL(e.URL), e.TS.UTC().Format(time.RFC3339), orDash(e.RunID))
 		}
 		tw.Flush()
 	}
@@ -93,16 +93,6 @@ func readOrphans(path string) ([]cancel.Entry, error) {
 		return nil, err
 	}
 	return cancel.OpenOrphans(entries), nil
-}
-
-// redactURL hides a password a tool's URL may carry: output is often
-// pasted into tickets and chats.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return s
-	}
-	return u.Redacted()
 }
 
 func orDash(s string) string {

@@ -81,6 +81,15 @@ var (
 		},
 		whyRetries: "a function call does not retry",
 	}
+	// subagent runs a child agent: without one deadline, a child starts
+	// a budget of its own, as agent frameworks' agent-as-tool does.
+	subagent = library{
+		whyCeiling: "a sub-agent without a deadline of its parent's runs until its own turns run out",
+		unbounded: func(name string) string {
+			return "sub-agent " + name + " has no ceiling and runs on a budget of its own, not its parent's"
+		},
+		whyRetries: "a sub-agent is not retried",
+	}
 )
 
 // planConfig is what a plan is computed from. A nil field was left out and

@@ -195,10 +195,16 @@ func loadToolsFile(path string, origin map[string]string) ([]toolConfig, error) 
 // §5: a write is not retried blindly). A ceiling the entry leaves out is
 // its builtin's, or none: no timeout, as a plain client has.
 func planTools(tc *tools.Config, origin map[string]string) []toolConfig {
-	built := tc.Tools(nil) // builds nothing that talks: specs, with builtins' filled in
+	built := map[string]tools.Spec{} // builds nothing that talks: specs, with builtins' filled in
+	for _, t := range tc.Tools(nil) {
+		built[t.Spec().Name] = t.Spec()
+	}
 	out := make([]toolConfig, len(tc.Entries))
 	for i, e := range tc.Entries {
-		spec := built[i].Spec()
+		spec, ok := built[e.Name]
+		if !ok { // a sub-agent, which package harness builds: its entry is all it is
+			spec = e.Spec(tools.Spec{})
+		}
 		field := fmt.Sprintf("tools[%d]", i)
 		where := fmt.Sprintf("%s:%d", tc.File, e.Line)
 		for _, f := range []string{".name", ".ceiling", ".retries"} {
@@ -210,6 +216,8 @@ func planTools(tc *tools.Config, origin map[string]string) []toolConfig {
 			t.lib = &osexec
 		case e.Builtin != "":
 			t.lib = &gofunc
+		case e.Agent != nil:
+			t.lib = &subagent
 		}
 		switch {
 		case e.Ceiling > 0:

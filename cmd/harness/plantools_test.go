@@ -401,3 +401,22 @@ func Example_planTools() {
 	//
 	// verdict: unbudgeted worst case is 14m9s, 42.5× the 20s budget; under Glidepath the run lands by 20s
 }
+
+func TestPlanToolsCountsASubAgentAsACallOnABudgetOfItsOwn(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agents.yaml")
+	src := "tools:\n  - name: alpha\n    agent: {}\n  - name: beta\n    ceiling: 30s\n    agent: {}\n"
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(t.Context(), []string{"plan", "--tools", path}, strings.NewReader(""), &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"sub-agent alpha has no ceiling and runs on a budget of its own, not its parent's",
+		"tool beta   30s"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("plan lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}

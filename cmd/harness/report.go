@@ -102,6 +102,11 @@ run ID across files:
                        spent most of it, beside the one that held it last
                        (a run landed by a server's wait it could not
                        afford did not spend it, and is counted apart)
+  sub-agents           the runs of sub-agents (records with parent_run_id),
+                       by the parent's agent step: how they ended, the
+                       slices they got, what they spent them on; their
+                       time is their parent's agent step's, and is not
+                       counted again above
   attempt outcomes     "we gave up" (gave_up, quiet, cancelled) apart from
                        "they failed" (upstream_error, rate_limited, invalid)
   reconciliation       reconcile records by state, and orphans
@@ -163,6 +168,25 @@ func writeReport(w io.Writer, rep trace.Report) {
 				held = fmt.Sprintf("step %d %s", e.HeldByIndex, e.HeldBy)
 			}
 			row(e.RunID, millis(e.SpentMs), step, orDash(e.Step), millis(e.Ms), percent(e.Share), held)
+		}
+	}
+
+	if len(rep.SubAgents) > 0 {
+		fmt.Fprintln(tw, "\nsub-agents: the children of each agent step, whose time is that step's")
+		row("step", "runs", "results", "slice p50", "slice max", "spent", "mostly")
+		for _, a := range rep.SubAgents {
+			results := fmt.Sprintf("%d complete, %d partial", a.Results["complete"], a.Results["partial"])
+			if causes := nonZero(a.Causes); causes != "" {
+				results += " (" + causes + ")"
+			}
+			if a.Unfinished > 0 {
+				results += fmt.Sprintf(", %d unfinished", a.Unfinished)
+			}
+			mostly := "-"
+			if len(a.Steps) > 0 {
+				mostly = fmt.Sprintf("%s %s", a.Steps[0].Step, millis(a.Steps[0].Ms))
+			}
+			row(a.Step, fmt.Sprint(a.Runs), results, millis(a.SliceP50Ms), millis(a.SliceMaxMs), millis(a.SpentMs), mostly)
 		}
 	}
 

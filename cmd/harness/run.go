@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +18,6 @@ import (
 	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/landing"
-	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/tools/demo"
@@ -112,11 +110,18 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 			closers[i]()
 		}
 	}()
-	if cfg.Model, err = c.model(f, &closers); err != nil {
+	if f.model == sim.ModelID && f.baseURL != "" {
+		return usage(errors.New("--base-url: not used with --model sim, the embedded simulated model"))
+	}
+	models := &modelSource{baseURL: f.baseURL, closers: &closers}
+	if cfg.Model, err = models.get(f.model); err != nil {
 		return usage(err)
 	}
 	tc, err := c.toolsConfig(f)
 	if err != nil {
+		return usage(err)
+	}
+	if err := models.check(tc); err != nil {
 		return usage(err)
 	}
 	if f.journal != "" || mayWrite(tc) {
@@ -127,19 +132,12 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	}
 	closeTrace := func() error { return nil }
 	if f.traceFile != "" {
-		// The trace's folder is made as the journal's is: both are files
-		// the run writes, and neither should fail a run half-way.
-		if err := os.MkdirAll(filepath.Dir(f.traceFile), 0o755); err != nil {
-			return usage(fmt.Errorf("--trace %s: %w", f.traceFile, err))
+		var sink *trace.JSONL
+		if sink, closeTrace, err = openTrace(f.traceFile); err != nil {
+			return usage(err)
 		}
-		file, err := os.Create(f.traceFile)
-		if err != nil {
-			return usage(fmt.Errorf("--trace %s: %w", f.traceFile, err))
-		}
-		bw := bufio.NewWriter(file)
-		closeTrace = sync.OnceValue(func() error { return errors.Join(bw.Flush(), file.Close()) })
 		closers = append(closers, closeTrace)
-		cfg.Sinks = append(cfg.Sinks, trace.NewJSONL(bw))
+		cfg.Sinks = append(cfg.Sinks, sink)
 	}
 	line := newStatusLine(c.stderr, f.progress, b)
 	defer line.Close()
@@ -154,7 +152,10 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return usage(flagError(err))
 	}
-	c.setup(rctx, s, tc, reg, line)
+	ts := &harness.Toolset{Config: tc, Model: cfg.Model, Models: models.get,
+		Warn: func(err error) { fmt.Fprintf(line, "harness run: warning: %v\n", err) }}
+	ts.Resolve(rctx, s)
+	ts.Register(reg)
 	res := s.Run(rctx)
 	runErr := s.Close()
 	line.Close() // the run is over: what follows is printed on a clean line
@@ -249,75 +250,34 @@ func (c *runCommand) toolsConfig(f runFlags) (*tools.Config, error) {
 	return tools.LoadConfig(f.toolsFile, demo.Builtins())
 }
 
-// setup fetches the manifests of the remote tool servers, each as a setup
-// step of the run, at once, then registers every tool. A manifest that
-// cannot be had, or a tool it makes unusable, is a warning: the run goes
-// on with the tools it has. The warnings go to warn, the live line, which
-// erases itself first so that a warning does not follow a frame.
-func (c *runCommand) setup(ctx context.Context, s *harness.Session, tc *tools.Config, reg *tools.Registry, warn io.Writer) {
-	servers := tc.Servers()
-	errs := make([]error, len(servers))
-	var wg sync.WaitGroup
-	for i, base := range servers {
-		wg.Go(func() {
-			errs[i] = s.Setup(ctx, "manifest of "+redactURL(base), tools.DefaultResolveTimeout,
-				func(ctx context.Context) error { return tc.ResolveServer(ctx, nil, base) })
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			fmt.Fprintf(warn, "harness run: warning: %v\n", err)
-		}
-	}
-	for _, t := range tc.Tools(nil) {
-		if t.Spec().Effect == "" {
-			fmt.Fprintf(warn, "harness run: warning: tool %s: neither its entry nor its manifest says whether it only reads, "+
-				"so it is treated as a write and never retried blindly; give it effect: read if it only reads\n", t.Spec().Name)
-		}
-		if err := reg.Register(t); err != nil {
-			fmt.Fprintf(warn, "harness run: warning: not offered: %v\n", err)
-		}
-	}
-}
-
-// mayWrite reports whether a tool of tc may be a write: one that says so,
-// or one whose effect its manifest has yet to tell. Its orphans need the
-// journal, which is opened before the run starts.
+// mayWrite reports whether a tool of tc, or of a sub-agent's tools, may be
+// a write: one that says so, or one whose effect its manifest has yet to
+// tell. Its orphans need the journal, which is opened before the run
+// starts.
 func mayWrite(tc *tools.Config) bool {
-	for _, t := range tc.Tools(nil) {
-		if t.Spec().Effect != tools.Read {
-			return true
+	for _, c := range tc.Configs() {
+		for _, t := range c.Tools(nil) {
+			if t.Spec().Effect != tools.Read {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// model returns the client for --model: the embedded simulator, served in
-// memory, or an OpenAI-compatible server. Everything that can be known to
-// fail before a request is sent is refused here: a --base-url that is not
-// an absolute http(s) URL, and OpenAI's own API with no key.
-func (c *runCommand) model(f runFlags, closers *[]func() error) (*model.Client, error) {
-	if f.model == sim.ModelID {
-		if f.baseURL != "" {
-			return nil, errors.New("--base-url: not used with --model sim, the embedded simulated model")
-		}
-		srv := sim.NewPipeServer(nil)
-		*closers = append(*closers, func() error { srv.Close(); return nil })
-		return model.New(model.Config{BaseURL: srv.URL, HTTPClient: srv.Client(), Model: sim.ModelID})
+// openTrace creates the JSONL trace at path, and its folder as the
+// journal's is made: both are files a run writes, and neither should fail
+// a run half-way. close flushes and closes it, once.
+func openTrace(path string) (sink *trace.JSONL, close func() error, err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, nil, fmt.Errorf("--trace %s: %w", path, err)
 	}
-	if f.baseURL != "" {
-		u, err := url.Parse(f.baseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("--base-url %q: want an absolute http or https URL, such as https://api.openai.com/v1", f.baseURL)
-		}
+	file, err := os.Create(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--trace %s: %w", path, err)
 	}
-	key := os.Getenv("OPENAI_API_KEY")
-	if key == "" && f.baseURL == "" && os.Getenv("OPENAI_BASE_URL") == "" {
-		return nil, fmt.Errorf("--model %s goes to OpenAI's API, which needs a key: set OPENAI_API_KEY, "+
-			"or give --base-url for a server that needs none (or --model sim for the embedded one)", f.model)
-	}
-	return model.New(model.Config{BaseURL: f.baseURL, APIKey: key, Model: f.model})
+	bw := bufio.NewWriter(file)
+	return trace.NewJSONL(bw), sync.OnceValue(func() error { return errors.Join(bw.Flush(), file.Close()) }), nil
 }
 
 func openJournal(path string) (*cancel.Journal, error) {

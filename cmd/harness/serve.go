@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/harness"
+	"github.com/glidepath/glidepath/sim"
+	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/tools/demo"
+	"github.com/glidepath/glidepath/tools/kit"
+	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
+)
+
+// Defaults of harness serve.
+const (
+	defaultServeAddr = "127.0.0.1:8091"
+	defaultMaxBudget = 10 * time.Minute
+)
+
+// serveCommand is "harness serve --tools F [flags]": every agent entry of
+// F as a remote tool (SPEC §5c).
+type serveCommand struct {
+	streams
+}
+
+func (c *serveCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	addr := fs.String("addr", defaultServeAddr, "listen `address`; a bare :PORT listens on loopback")
+	toolsFile := fs.String("tools", "", "tool config `file` whose agent entries are served (required)")
+	var maxBudget, quiet time.Duration
+	durationVar(fs, &maxBudget, "max-budget", defaultMaxBudget, "the most a child may run, a `duration`, whatever a caller's Budget-Remaining-Ms says")
+	durationVar(fs, &quiet, "quiet", watchdog.DefaultQuiet, "each child's quiet period, a `duration` (0: the default)")
+	modelName := fs.String("model", sim.ModelID, "model `name` of the children whose entry names none; sim is the embedded simulated model")
+	baseURL := fs.String("base-url", "", "OpenAI-compatible `URL`, including /v1, of every model but sim")
+	traceFile := fs.String("trace", "", "write every child's JSONL trace records to `file`")
+	journal := journalFlag(fs)
+	pos, help, err := parseFlags(fs, "serve", args, c.stdout, func(w io.Writer) { serveUsage(w, fs) })
+	if help || err != nil {
+		return err
+	}
+	usage := func(err error) error { return &usageError{cmd: "serve", err: err} }
+	switch {
+	case len(pos) > 0:
+		return usage(fmt.Errorf("unexpected argument %q", pos[0]))
+	case *toolsFile == "":
+		return usage(errors.New("--tools: required: the tools file whose agent entries to serve"))
+	case maxBudget <= 0:
+		return usage(fmt.Errorf("--max-budget %v: must be positive", maxBudget))
+	case quiet < 0:
+		return usage(fmt.Errorf("--quiet %v: must not be negative", quiet))
+	case *modelName == sim.ModelID && *baseURL != "":
+		return usage(errors.New("--base-url: not used with --model sim, the embedded simulated model"))
+	}
+
+	var closers []func() error
+	defer func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}()
+	tc, err := tools.LoadConfig(*toolsFile, demo.Builtins())
+	if err != nil {
+		return usage(err)
+	}
+	models := &modelSource{baseURL: *baseURL, closers: &closers}
+	parent, err := models.get(*modelName)
+	if err != nil {
+		return usage(err)
+	}
+	if err := models.check(tc); err != nil {
+		return usage(err)
+	}
+	ts := &harness.Toolset{Config: tc, Model: parent, Models: models.get, Quiet: quiet,
+		Warn: func(err error) { fmt.Fprintf(c.stderr, "harness serve: warning: %v\n", err) }}
+	closeTrace := func() error { return nil }
+	if *traceFile != "" {
+		sink, close, err := openTrace(*traceFile)
+		if err != nil {
+			return usage(err)
+		}
+		closeTrace = close
+		closers = append(closers, closeTrace)
+		ts.Sinks = []trace.Sink{sink}
+	}
+	if *journal != "" || mayWrite(tc) {
+		if ts.Journal, err = openJournal(*journal); err != nil {
+			return err
+		}
+		closers = append(closers, ts.Journal.Close)
+	}
+
+	srv := &kit.Server{}
+	var served []string
+	ts.Resolve(ctx, nil)
+	for _, e := range tc.Entries {
+		if e.Agent == nil {
+			fmt.Fprintf(c.stderr, "harness serve: tool %s is not an agent entry: not served\n", e.Name)
+			continue
+		}
+		a, err := ts.Agent(e)
+		if err != nil {
+			return usage(err)
+		}
+		closers = append(closers, func() error { return a.Close(context.Background()) })
+		s := a.Spec()
+		kt := kit.Tool{Name: s.Name, Description: s.Description, Parameters: s.Parameters, Effect: kit.Effect(s.Effect),
+			Cancellable: true, P50: s.P50, P95: s.P95, Max: maxBudget,
+			Handler: (&child{agent: a, log: c.stderr}).serve}
+		if err := srv.Register(kt); err != nil {
+			return usage(fmt.Errorf("agent %s: %w", e.Name, err))
+		}
+		served = append(served, s.Name)
+	}
+	if len(served) == 0 {
+		return usage(fmt.Errorf("%s has no agent entries to serve", *toolsFile))
+	}
+
+	l, err := kit.Listen(*addr)
+	if err != nil {
+		return usage(err)
+	}
+	base := "http://" + l.Addr().String()
+	fmt.Fprintf(c.stderr, "harness serve: serving %d %s at %s (manifest %s/tools), children at most %v each\n",
+		len(served), pluralWord(len(served), "agent", "agents"), base, base, maxBudget)
+	for _, name := range served {
+		fmt.Fprintf(c.stderr, "harness serve:   %s: POST %s/tools/%s\n", name, base, name)
+	}
+	fmt.Fprintf(c.stderr, "harness serve: a parent calls them with a tools entry such as {name: %s, url: %s}\n", served[0], base)
+	if err := kit.Serve(ctx, l, srv); err != nil {
+		return err
+	}
+	fmt.Fprintln(c.stderr, "harness serve: stopped; every child landed")
+	return closeTrace()
+}
+
+// child serves one agent's calls: each runs a child on exactly the time
+// its caller sent.
+type child struct {
+	agent *harness.Agent
+	log   io.Writer
+	mu    sync.Mutex // serializes the log's lines
+}
+
+// serve is the kit handler of one call. The kit has made ctx end at the
+// caller's Budget-Remaining-Ms from the request's arrival, clamped to
+// --max-budget: that is the child's budget. A DELETE, the caller hanging
+// up or the server closing ends ctx early, and the child lands at once,
+// cancelled; either way its labeled result is the call's output.
+func (c *child) serve(ctx context.Context, call *kit.Call) (any, error) {
+	var args struct {
+		Task string `json:"task"`
+	}
+	if err := json.Unmarshal(call.Args, &args); err != nil {
+		return nil, &kit.Error{Message: fmt.Sprintf("%s: the arguments are not {\"task\": \"…\"}: %v", call.Tool, err)}
+	}
+	deadline, _ := ctx.Deadline() // the kit always sets one
+	b, err := budget.New(budget.Config{Total: time.Until(deadline)})
+	if err != nil {
+		return nil, &kit.Error{Message: fmt.Sprintf("%s: no time left to run a child", call.Tool), Retryable: false}
+	}
+	res, err := c.agent.Run(ctx, b, args.Task, harness.ChildCall{Key: call.Key,
+		Progress: func(units int64, msg string) { call.Progress(units, 0, msg) }})
+	if err != nil {
+		return nil, &kit.Error{Message: err.Error()}
+	}
+	cause := "none"
+	if res.Cause != "" {
+		cause = string(res.Cause)
+	}
+	c.mu.Lock()
+	fmt.Fprintf(c.log, "harness serve: %s %s: %s (cause %s) · budget %s · spent %s · %d attempts · %d orphans\n",
+		call.Tool, call.Key, res.Status, cause, human(b.Total()), human(time.Duration(res.Budget.SpentMs)*time.Millisecond),
+		res.Attempts, res.Orphans)
+	c.mu.Unlock()
+	return res, nil
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func serveUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, `usage: harness serve --tools FILE [--addr 127.0.0.1:8091] [--max-budget 10m] [flags]
+
+Serve makes every agent entry of FILE a remote tool (SPEC §5c), so that a
+parent in another process, or on another machine, calls it as a url tool.
+A POST runs a child on a budget of exactly the Budget-Remaining-Ms it
+received, clamped to --max-budget (a malformed value is a 400), and answers
+an event stream: progress whose units grow at each of the child's attempts,
+then one result whose output is the child's labeled result, the JSON of
+harness run --json. A repeated POST with a known Idempotency-Key follows the
+child already running, or gets its result, and starts no second one; DELETE
+of the call lands the child now, cancelled; GET gives its state. SIGTERM or
+Ctrl-C lands every running child, answers their callers, and exits 0.
+
+Flags:
+
+`)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}

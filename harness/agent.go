@@ -1,0 +1,259 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/model"
+	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/trace"
+)
+
+// AgentKindPrefix starts the step kind of a sub-agent's calls: a sub-agent
+// named researcher is leased and recorded as "agent:researcher".
+const AgentKindPrefix = "agent:"
+
+// AgentParameters is the JSON Schema of every sub-agent's arguments (SPEC
+// §5b): the task, which is all the child is told.
+var AgentParameters = json.RawMessage(`{"type":"object","properties":{"task":{"type":"string"}},"required":["task"]}`)
+
+// ErrParentEnded is the cause of a sub-agent's context when its parent
+// stopped before the child's slice ended: the parent was cancelled, stalled
+// or began to land. The child lands at once with cause cancelled and still
+// returns its labeled partial.
+var ErrParentEnded = errors.New("harness: the parent run ended")
+
+// An Agent is a sub-agent as a tool (SPEC §5b): a call runs a child harness
+// on a slice of the caller's budget, never a fresh one, and the child's
+// labeled result, the JSON object of `harness run --json`, is the call's
+// output. The slice is min(ceiling, available − keep), where keep ([Keep])
+// is what the parent needs to receive and use the answer; the child has its
+// own reserve, ladder, quiet clock and landing inside it.
+//
+// Inside a [Session]'s call, the child is the parent's: its records go to
+// the parent's sinks, each with the parent's run id as parent_run_id; its
+// orphans are journaled once, in the parent's journal, and listed in the
+// parent's in_flight; its work counts for the parent's quiet clock, as
+// progress whose units grow with each of its attempts; and the parent's
+// end (a cancellation, its quiet clock, its landing) cancels it. Called
+// outside a Session, it runs on its own [Config] alone.
+//
+// An Agent is safe for concurrent use: each call runs a child of its own.
+type Agent struct {
+	spec tools.Spec
+	cfg  Config
+}
+
+// NewAgent returns the sub-agent of spec, whose calls run children on
+// cfg. Of spec, Name and Description are what the parent's model sees;
+// Ceiling is the most a child may get (zero: all the parent can spare);
+// Effect Read lets a failed call be tried again (empty: write, never
+// retried, SPEC §5b); MaxAttempts, P50 and P95 are as for any tool. Its
+// Kind and Parameters are the Agent's own: [AgentKindPrefix] + Name and
+// [AgentParameters].
+//
+// cfg is the child's run. Its Task is each call's task, and its RunID,
+// ParentRunID and CallKey are each child's own. A zero Model, Quiet,
+// Parallel or Journal is the parent's when the call comes from a Session;
+// cfg.Sinks receive the child's records beside the parent's sinks. The
+// Agent owns cfg.Tools from now on: [Agent.Close] closes them when they
+// are a [tools.Closer], as a [*tools.Registry] is.
+func NewAgent(spec tools.Spec, cfg Config) *Agent {
+	spec.Kind = AgentKindPrefix + spec.Name
+	spec.Parameters = AgentParameters
+	if spec.Effect == "" {
+		spec.Effect = tools.Write
+	}
+	return &Agent{spec: spec, cfg: cfg}
+}
+
+// Spec returns the sub-agent's spec, as [NewAgent] made it.
+func (a *Agent) Spec() tools.Spec { return a.spec }
+
+// Keep is what a parent on b holds back from a sub-agent's slice to
+// receive and use the answer: its p95 for one model turn, declared or
+// observed, and at least twice the floor.
+func Keep(b *budget.Budget) time.Duration {
+	return max(b.Estimates().Kind(model.Kind).P95(), 2*b.Floor())
+}
+
+// Lease grants a call's slice of b: min(ceiling, available − [Keep]). It
+// makes the Agent a [tools.Leaser].
+func (a *Agent) Lease(b *budget.Budget, k *budget.Kind) (budget.Lease, error) {
+	return b.SliceLease(k, a.spec.Ceiling, Keep(b))
+}
+
+// Attempt runs one child on call's lease and answers its labeled result.
+// A child always lands with a result, so the only failure is one before
+// it started: a bad task or a configuration that cannot run.
+func (a *Agent) Attempt(ctx context.Context, call *tools.Call) tools.Answer {
+	var args struct {
+		Task string `json:"task"`
+	}
+	if err := json.Unmarshal(call.Args, &args); err != nil {
+		return tools.Answer{Err: fmt.Errorf("%s: the arguments are not {\"task\": \"…\"}: %w", a.spec.Name, err), Outcome: trace.Invalid}
+	}
+	progress := func(units int64, msg string) { call.Progress(units, 0, msg) }
+	res, err := a.run(ctx, call.Budget.Child(call.Lease), args.Task, string(call.Key), progress)
+	if err != nil {
+		return tools.Answer{Err: err, Outcome: trace.Invalid}
+	}
+	out, err := json.Marshal(res)
+	if err != nil { // a Result is plain data: this is a bug
+		return tools.Answer{Err: fmt.Errorf("%s: encoding the result: %w", a.spec.Name, err), Outcome: trace.Invalid, Sent: true, Stopped: true}
+	}
+	// The child has landed and closed: nothing of the call is left running.
+	return tools.Answer{Output: out, Sent: true, Stopped: true}
+}
+
+// A ChildCall is what [Agent.Run] is told of the call a child answers.
+type ChildCall struct {
+	// Key is the call's idempotency key, on the child's run_start record.
+	Key string
+
+	// Progress, if not nil, hears the child work: units grow by one at
+	// each attempt the child starts or ends, each progress it records and
+	// its landing, with a line on what it did. It must not block.
+	Progress func(units int64, message string)
+}
+
+// Run runs one child on b, a budget the caller made for it (the lease a
+// remote caller sent, as `harness serve` does), for task, and returns its
+// labeled result once it has landed and closed. It returns an error, and
+// starts nothing, only when the child cannot run: an empty task, a
+// configuration [Config.Validate] rejects, no model. ctx's end cancels the
+// child, which then lands at once with cause cancelled.
+func (a *Agent) Run(ctx context.Context, b *budget.Budget, task string, call ChildCall) (landing.Result, error) {
+	return a.run(ctx, b, task, call.Key, call.Progress)
+}
+
+func (a *Agent) run(ctx context.Context, b *budget.Budget, task, key string, progress func(int64, string)) (landing.Result, error) {
+	parent := parentOf(ctx)
+	cfg := a.child(parent, task, key)
+	if progress != nil {
+		cfg.Sinks = append(cfg.Sinks, &activity{report: progress})
+	}
+	if cfg.Model == nil {
+		return landing.Result{}, fmt.Errorf("%s: %w", a.spec.Name, ErrNoModel)
+	}
+	// The parent's end is the child's cancellation, whatever the parent's
+	// cause: the child's own deadline, the lease's end, is the one instant
+	// where the child's budget says it ran out.
+	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	unwatch := context.AfterFunc(ctx, func() {
+		c := context.Cause(ctx)
+		if errors.Is(c, budget.ErrDeadline) || errors.Is(c, budget.ErrLeaseExpired) {
+			cancel(budget.ErrDeadline)
+			return
+		}
+		cancel(fmt.Errorf("%w: %v", ErrParentEnded, c))
+	})
+	defer unwatch()
+	s, rctx, err := Start(cctx, b, cfg)
+	if err != nil {
+		return landing.Result{}, fmt.Errorf("%s: %w", a.spec.Name, err)
+	}
+	if parent != nil {
+		parent.s.adopt(s, cancel)
+		defer parent.s.release(s)
+	}
+	res := s.Run(rctx)
+	s.Close() // a sink's failure is the parent's too, which reports it
+	if parent != nil {
+		parent.s.adoptOrphans(parent.step, a.spec.Name, res.InFlight)
+	}
+	return res, nil
+}
+
+// child is the Config of one child of a, whose parent (nil: none) made the
+// call with key, for task.
+func (a *Agent) child(parent *parentCall, task, key string) Config {
+	cfg := a.cfg
+	cfg.Task, cfg.RunID, cfg.CallKey, cfg.ParentRunID = task, "", key, ""
+	cfg.Sinks = slices.Clip(cfg.Sinks)
+	if parent == nil {
+		return cfg
+	}
+	pc := parent.s.cfg
+	cfg.ParentRunID = parent.s.id
+	if cfg.Model == nil {
+		cfg.Model = pc.Model
+	}
+	if cfg.Quiet == 0 {
+		cfg.Quiet = pc.Quiet
+	}
+	if cfg.Parallel == 0 {
+		cfg.Parallel = pc.Parallel
+	}
+	if cfg.Journal == nil {
+		cfg.Journal = pc.Journal
+	}
+	cfg.Sinks = append(slices.Clip(pc.Sinks), cfg.Sinks...)
+	return cfg
+}
+
+// Close closes the children's tools, when they are a [tools.Closer]. It
+// makes the Agent one, so that the registry it is registered on closes
+// it.
+func (a *Agent) Close(ctx context.Context) error {
+	if c, ok := a.cfg.Tools.(tools.Closer); ok {
+		return c.Close(ctx)
+	}
+	return nil
+}
+
+// parentCall is the Session a tool call comes from, and its step: what a
+// sub-agent needs of its parent.
+type parentCall struct {
+	s    *Session
+	step int
+}
+
+type parentKey struct{}
+
+// withParent returns ctx carrying the session s and step, for the
+// sub-agents the call may run.
+func withParent(ctx context.Context, s *Session, step int) context.Context {
+	return context.WithValue(ctx, parentKey{}, &parentCall{s: s, step: step})
+}
+
+func parentOf(ctx context.Context) *parentCall {
+	p, _ := ctx.Value(parentKey{}).(*parentCall)
+	return p
+}
+
+// activity is the sink that tells a child's caller it works: each record
+// of work is one more unit of progress, which the parent's quiet clock
+// counts as a semantic heartbeat. Keepalives and tokens make no records,
+// so a child that only streams them does not keep its parent alive.
+type activity struct {
+	units  atomic.Int64
+	report func(units int64, message string)
+}
+
+func (a *activity) Record(r trace.Record) error {
+	var msg string
+	switch r.Event {
+	case trace.AttemptStart:
+		msg = fmt.Sprintf("step %d: %s", r.StepIndex, r.Step)
+	case trace.AttemptEnd:
+		msg = fmt.Sprintf("step %d: %s %s", r.StepIndex, r.Step, r.Outcome)
+	case trace.Progress:
+		msg = fmt.Sprintf("step %d: %s: %s", r.StepIndex, r.Step, r.Message)
+	case trace.Landing:
+		msg = "landing (" + r.Cause + ")"
+	default:
+		return nil
+	}
+	a.report(a.units.Add(1), strings.TrimSpace(msg))
+	return nil
+}

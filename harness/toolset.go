@@ -1,0 +1,178 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/internal/redact"
+	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/trace"
+)
+
+// A Toolset is a tools config as runs use it (SPEC §5, §5b): the tools of
+// its entries, and for each agent entry a sub-agent ([Agent]) whose own
+// tools come from the entry's tools file, and so on down. `harness run`
+// registers a Toolset on its run; `harness serve` serves its sub-agents.
+type Toolset struct {
+	// Config is the tools config, its agents' configs loaded with it
+	// ([tools.LoadConfig]).
+	Config *tools.Config
+
+	// Model is the model of a sub-agent whose entry names none. Nil: the
+	// parent's, at each call.
+	Model Model
+
+	// Models returns the model a sub-agent's entry names (its model
+	// field). Nil: an entry that names one is not offered.
+	Models func(name string) (Model, error)
+
+	// Client is the HTTP client of url tools and of their manifests. Nil
+	// uses one with no Timeout of its own: the leases bound every request.
+	Client *http.Client
+
+	// Quiet is each sub-agent's quiet period. Zero: the parent's, or the
+	// default where there is no parent.
+	Quiet time.Duration
+
+	// Sinks and Journal are each sub-agent's own, beside those of the run
+	// that calls it: a server's trace and orphan journal, where there is
+	// no parent run.
+	Sinks   []trace.Sink
+	Journal *cancel.Journal
+
+	// Warn hears what makes a tool unusable, or what its user should
+	// know, without stopping the run: a manifest that could not be had, a
+	// tool that could not be registered, a tool whose effect nobody
+	// states. Nil: they go unheard.
+	Warn func(error)
+}
+
+// Resolve fetches the manifest of every tool server of the config, and of
+// every config of its sub-agents, all at once, and fills in what their url
+// entries left out ([tools.Config.ResolveServer]). With a session, each
+// fetch is a setup step of it, leased from its budget; without one, each
+// is bounded by [tools.DefaultResolveTimeout] and ctx. A manifest that
+// cannot be had is a warning: such a tool still works if its entry said
+// enough.
+func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
+	type fetch struct {
+		c    *tools.Config
+		base string
+	}
+	var fetches []fetch
+	for _, c := range ts.Config.Configs() {
+		for _, base := range c.Servers() {
+			fetches = append(fetches, fetch{c, base})
+		}
+	}
+	errs := make([]error, len(fetches))
+	var wg sync.WaitGroup
+	for i, f := range fetches {
+		resolve := func(ctx context.Context) error { return f.c.ResolveServer(ctx, ts.Client, f.base) }
+		wg.Go(func() {
+			if s != nil {
+				errs[i] = s.Setup(ctx, "manifest of "+redact.URL(f.base), tools.DefaultResolveTimeout, resolve)
+				return
+			}
+			rctx, cancel := context.WithTimeout(ctx, tools.DefaultResolveTimeout)
+			defer cancel()
+			errs[i] = resolve(rctx)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			ts.warn(err)
+		}
+	}
+}
+
+// Register registers the config's tools on reg, a sub-agent for each
+// agent entry among them. A tool that cannot be registered is a warning,
+// and so is a tool whose effect neither its entry nor its manifest states:
+// it is treated as a write. A sub-agent's default is write, as SPEC §5b
+// says, and needs no warning.
+func (ts *Toolset) Register(reg *tools.Registry) {
+	var all []tools.Tool
+	for _, e := range ts.Config.Entries {
+		if e.Agent == nil {
+			continue
+		}
+		a, err := ts.Agent(e)
+		if err != nil {
+			ts.warn(fmt.Errorf("not offered: %w", err))
+			continue
+		}
+		all = append(all, a)
+	}
+	for _, t := range ts.Config.Tools(ts.Client) {
+		if t.Spec().Effect == "" {
+			ts.warn(fmt.Errorf("tool %s: neither its entry nor its manifest says whether it only reads, "+
+				"so it is treated as a write and never retried blindly; give it effect: read if it only reads", t.Spec().Name))
+		}
+		all = append(all, t)
+	}
+	// In the config's order, whatever the kind: the order tools are
+	// offered in is the file's.
+	order := make(map[string]int, len(ts.Config.Entries))
+	for i, e := range ts.Config.Entries {
+		order[e.Name] = i
+	}
+	slices.SortStableFunc(all, func(a, b tools.Tool) int { return order[a.Spec().Name] - order[b.Spec().Name] })
+	for _, t := range all {
+		if err := reg.Register(t); err != nil {
+			ts.warn(fmt.Errorf("not offered: %w", err))
+		}
+	}
+}
+
+// Agent returns the sub-agent of e, an agent entry of the config: its
+// children run with the entry's instructions and max_steps, its model (the
+// Toolset's Model when it names none), and the tools of its tools file,
+// registered on a registry of their own, which the Agent closes.
+func (ts *Toolset) Agent(e tools.Entry) (*Agent, error) {
+	if e.Agent == nil {
+		return nil, fmt.Errorf("tool %s: %w", e.Name, errNotAgent)
+	}
+	m := ts.Model
+	if name := e.Agent.Model; name != "" {
+		if ts.Models == nil {
+			return nil, fmt.Errorf("agent %s: model %s: no models to choose from", e.Name, name)
+		}
+		var err error
+		if m, err = ts.Models(name); err != nil {
+			return nil, fmt.Errorf("agent %s: model %s: %w", e.Name, name, err)
+		}
+	}
+	reg := tools.NewRegistry(nil)
+	if e.Agent.Tools != nil {
+		child := *ts
+		child.Config = e.Agent.Tools
+		child.Sinks, child.Journal = nil, nil // the child's children are its own: they inherit through it
+		child.Warn = func(err error) { ts.warn(fmt.Errorf("agent %s: %w", e.Name, err)) }
+		child.Register(reg)
+	}
+	return NewAgent(e.Spec(tools.Spec{}), Config{
+		Instructions: e.Agent.Instructions,
+		Model:        m,
+		Tools:        reg,
+		MaxSteps:     e.Agent.MaxSteps,
+		Quiet:        ts.Quiet,
+		Sinks:        ts.Sinks,
+		Journal:      ts.Journal,
+	}), nil
+}
+
+var errNotAgent = errors.New("not an agent entry")
+
+func (ts *Toolset) warn(err error) {
+	if ts.Warn != nil {
+		ts.Warn(err)
+	}
+}
