@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 10s
 PKGS      := ./...
 
-.PHONY: build test demo plan bench fuzz lint
+.PHONY: build test demo subagents plan bench fuzz lint
 
 build:
 	$(GO) build -o bin/harness ./cmd/harness
@@ -26,6 +26,12 @@ demo: build
 		--trace bin/demo-short.jsonl "Pay invoice 43, then explain deadline budgets" || [ $$? -eq 3 ]
 	bin/harness report bin/demo-trace.jsonl bin/demo-short.jsonl
 	bin/harness orphans --journal bin/demo-orphans.jsonl
+
+# A parent with three researcher sub-agents at once, each on a slice of its
+# one budget: two in this process, one in `harness serve` on port 8093;
+# then the report over both traces, the slices in its sub-agents table.
+subagents: build
+	sh examples/subagents/run.sh
 
 # The worst case an unbudgeted configuration really ships.
 plan:

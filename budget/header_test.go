@@ -259,10 +259,11 @@ func TestASliceLeaseIsTheChildsWholeBudgetAndEndsWithIt(t *testing.T) {
 		if l.Granted != 3*time.Second || !l.Capped || l.Landing {
 			t.Errorf("lease %+v, want 3s capped by what the child asked", l)
 		}
-		time.Sleep(time.Second) // the child starts a second after its lease
+		time.Sleep(time.Second) // the child starts a second after its lease: that second is its own spent
 		child := parent.Child(l)
-		if !child.Deadline().Equal(l.Deadline) || child.Total() != 2*time.Second || child.Reserve() != DefaultReserve(2*time.Second) {
-			t.Errorf("child ends %v (lease %v), total %v, reserve %v", child.Deadline(), l.Deadline, child.Total(), child.Reserve())
+		if !child.Deadline().Equal(l.Deadline) || child.Total() != 3*time.Second || child.Spent() != time.Second ||
+			child.Reserve() != DefaultReserve(3*time.Second) {
+			t.Errorf("child ends %v (lease %v), total %v, spent %v, reserve %v", child.Deadline(), l.Deadline, child.Total(), child.Spent(), child.Reserve())
 		}
 		_, err = parent.SliceLease(k, 0, 7*time.Second) // 6s available now, less than keep and floor
 		if re, ok := errors.AsType[*RefusedError](err); !ok || re.Rule != ParentKeep || re.Step != "agent:researcher" {

@@ -44,14 +44,14 @@ func (b *Budget) SliceLease(k *Kind, want, keep time.Duration) (Lease, error) {
 }
 
 // Child returns the budget of a sub-agent that runs on l, a lease of b:
-// it ends when the lease does, its total is what is left of the lease
-// now, its reserve follows the default rule on that total, and it shares
-// b's floor and estimates, so that what the child observes informs the
-// parent.
+// it started when the lease was granted and ends when the lease does, so
+// its total is the lease's Granted, the Budget-Remaining-Ms a remote child
+// would have been sent; its reserve follows the default rule on that
+// total, and it shares b's floor and estimates, so that what the child
+// observes informs the parent.
 func (b *Budget) Child(l Lease) *Budget {
-	now := time.Now()
-	total := max(l.Deadline.Sub(now), 0)
-	return &Budget{start: now, deadline: now.Add(total), total: total,
+	total := max(l.Granted, 0)
+	return &Budget{start: l.Deadline.Add(-total), deadline: l.Deadline, total: total,
 		reserve: DefaultReserve(total), floor: b.floor, est: b.est}
 }
 

@@ -122,6 +122,27 @@
 // model attempts, the landing call, tool attempts and setup; Result.Orphans
 // the writes whose outcome is unknown.
 //
+// # Sub-agents
+//
+// An [Agent] is a sub-agent as a tool (SPEC §5b): a call runs a child
+// Session on a slice of the parent's budget, min(ceiling, available −
+// [Keep]), never a fresh one ([budget.Budget.SliceLease]; the Agent is a
+// [tools.Leaser]). Its step kind is "agent:NAME"; the ladder refuses it
+// from narrow on. The child's labeled result is the call's output. Inside
+// the parent's call the child is the parent's: its records go to the
+// parent's sinks with parent_run_id and its run_start carries the call's
+// key; each of its attempts is a heartbeat of the call, whose units grow,
+// so a working child keeps its parent's quiet clock from firing and a
+// stalled one does not; its orphans, journaled once in the parent's
+// journal, are listed in the parent's in_flight (named agent/tool); and
+// the parent's end — its context, its quiet clock, [Session.Land] —
+// cancels it ([ErrParentEnded]), so that it lands at once with cause
+// cancelled. [Agent.Run] runs a child on a budget the caller made, which is
+// how `harness serve` runs one on a remote caller's Budget-Remaining-Ms.
+// A [Toolset] builds a run's tools from a tools file: its entries' tools,
+// an Agent for each agent entry with the tools of the entry's own file,
+// and the manifests of their servers fetched as setup steps.
+//
 // # Trace
 //
 // The run's records (SPEC §6) go to [Config.Sinks] through one
@@ -150,7 +171,8 @@
 //
 // A Session's methods block until their work is done. The goroutines it
 // starts are those of a step's parallel tool calls, which CallAll waits
-// for; the cancels it sends, which Land, Answer and Close wait for, until
+// for (a sub-agent's child runs on its call's goroutine, and has closed
+// when the call returns); the cancels it sends, which Land, Answer and Close wait for, until
 // the deadline; and the timer of the next phase change, which Close stops.
 // A local tool function that ignores its context is not waited for: its
 // call returns when its lease ends, and the function belongs to the

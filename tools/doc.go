@@ -55,8 +55,13 @@
 // [ParseConfig] and [LoadConfig] read the tool config file of SPEC §5, JSON
 // or the same shape in YAML: {"tools":[ENTRY…]}, each entry with name,
 // description, parameters, effect, ceiling, p50, p95, speculative,
-// cancellable, max_attempts and exactly one of url, command or builtin (a
-// tool from the map the caller passes). Every mistake that can be found
+// cancellable, max_attempts and exactly one of url, command, builtin (a
+// tool from the map the caller passes) or agent (a sub-agent, SPEC §5b:
+// instructions, tools, model, max_steps). [LoadConfig] loads each agent's
+// tools file, relative to the file that names it, and refuses a file that
+// names itself through its agents. An agent entry is not built here: it
+// runs a child harness, which package harness builds (harness.Toolset);
+// [Config.Configs] lists every config a run may use. Every mistake that can be found
 // without a request is found there and reported as a [*ConfigError] naming
 // the field and the line. [Config.ResolveServer] then fills what the url
 // entries of one server ([Config.Servers]) left out from its manifest (GET

@@ -70,6 +70,11 @@
 // child run's records go to its parent's trace), and its encoder,
 // [AppendJSON], uses no reflection and allocates nothing into a buffer
 // with room: a record costs a fraction of the microsecond SPEC §7 allows.
+// A sub-agent's records carry its parent's run id (parent_run_id), and
+// its run_start the idempotency key of the call that ran it, in-process or
+// in another process: that is how a report finds a child inside its
+// parent's step. A backoff record marked reconciling is a wait between
+// two status asks of a write being reconciled: time spent, no retry.
 // It leaves out zero fields
 // except those every record carries (ts, run_id, seq, event, elapsed_ms,
 // remaining_ms, phase), those of attempt records (step, step_index,
@@ -104,6 +109,12 @@
 // to hold the budget when it ran out; landing spends the reserve and
 // counts for neither. Outcomes keep "we gave up" apart from
 // "they failed", as [Outcome.Ours] does.
+//
+// A sub-agent's run is not a run of its own in the report: its time is
+// its parent's agent step, already counted, so it is summed up apart, by
+// that step ([Report.SubAgents]: how the children ended, the slices they
+// got, what they spent them on), while its attempts, cancels,
+// reconciliations and orphans count with every other.
 //
 // # Errors
 //

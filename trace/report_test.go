@@ -353,8 +353,8 @@ func TestASubAgentsTimeIsItsParentsAgentStep(t *testing.T) {
 		}
 	}
 	want := []trace.SubAgent{{Step: "agent:alpha", Runs: 2,
-		Results: map[string]int{"complete": 1, "partial": 1},
-		Causes:  map[string]int{"budget": 1, "quiet": 0, "cancelled": 0, "max_steps": 0, "upstream": 0, "unsettled": 0},
+		Results:    map[string]int{"complete": 1, "partial": 1},
+		Causes:     map[string]int{"budget": 1, "quiet": 0, "cancelled": 0, "max_steps": 0, "upstream": 0, "unsettled": 0},
 		SliceP50Ms: 7300, SliceMaxMs: 7400, SpentMs: 11000,
 		Steps: []trace.StepTime{{Step: "tool:crawl", Attempts: 2, Ms: 10780, Share: 10780.0 / 10800}, {Step: "model", Attempts: 2, Ms: 20, Share: 20.0 / 10800}}}}
 	if !reflect.DeepEqual(rep.SubAgents, want) {

@@ -22,7 +22,9 @@
 // the embedded simulated model, served in memory; any other name goes to the
 // OpenAI-compatible server at --base-url, with the key from OPENAI_API_KEY.
 // --tools FILE is a tool config (YAML or JSON; builtin entries name the demo
-// tools of package tools/demo). --trace FILE writes the JSONL trace, --journal
+// tools of package tools/demo; agent entries are sub-agents, each call a
+// child run on a slice of this one's budget, SPEC §5b, with the model its
+// entry names at the same --base-url and key, or this run's). --trace FILE writes the JSONL trace, --journal
 // FILE the orphan journal, --max-steps (50) bounds the model turns and
 // --parallel (4) the tool calls at once. The answer is printed, a partial one
 // after its boundary, or with --json as one object. On a terminal a live line
@@ -56,6 +58,26 @@
 // or count of 0 selects its default. The whole configuration is checked
 // before any request is sent; a manifest that cannot be had is a warning,
 // and the run goes on with the tools it has.
+//
+// # harness serve
+//
+//	harness serve --tools FILE [--addr 127.0.0.1:8091] [--max-budget 10m] [flags]
+//
+// Serve makes every agent entry of FILE a remote tool over the protocol
+// of SPEC §5 (SPEC §5c), so that a parent in another process calls it as a
+// url tool. A POST runs a child on exactly the Budget-Remaining-Ms it
+// received, from the request's arrival, clamped to --max-budget; the
+// answer is an event stream of progress, whose units grow at each of the
+// child's attempts, and one result, the child's --json object. A repeated
+// POST with a known Idempotency-Key follows the child already running, or
+// gets its result: it starts none. DELETE of the call lands the child now,
+// cancelled; GET gives its state. SIGTERM or Ctrl-C lands every running
+// child, answers its caller and exits 0 (a second exits 130). --model and
+// --base-url give the children's model as harness run's do, --quiet their
+// quiet period; --trace FILE gets every child's records, each child's
+// run_start naming the call's key, and --journal the children's orphans.
+// Each call is logged on standard error as it ends. A FILE with no agent
+// entries is bad usage; its other entries are not served.
 //
 // # harness plan
 //
@@ -175,7 +197,11 @@
 // retries, retries given up and, apart from them, give-ups on a server's
 // Retry-After the budget could not afford; cancels sent and how they
 // ended; reconcile records by state, and orphans. A run that landed on a
-// server's wait is not among those whose budget ran out. --json prints
+// server's wait is not among those whose budget ran out. A sub-agent's run
+// (its records carry parent_run_id, or its run_start the key of another
+// run's call, as harness serve's do) is not counted as a run: its time is
+// its parent's step, and the children of each step are summed up apart —
+// how they ended, the slices they got, what they spent them on. --json prints
 // one JSON object (trace.Report). A trace that cannot be read or a line that
 // is not a record is bad usage, named as FILE:LINE.
 //

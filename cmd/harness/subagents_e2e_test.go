@@ -289,3 +289,54 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(20 * time.Millisecond) // polling another process: no event to wait on
 	}
 }
+
+// examples/subagents, as `make subagents` runs it but on a free port: the
+// parent's three researchers run at once, and the report over both traces
+// finds each child under the parent's step that ran it.
+func TestE2ETheSubAgentsExampleRunsAndItsReportShowsTheSlices(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"tools.yaml", "researcher.yaml", "remote.yaml"} {
+		data, err := os.ReadFile(filepath.Join("../../examples/subagents", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srvTrace := filepath.Join(dir, "serve.jsonl")
+	s := serveProcess(t, "--tools", filepath.Join(dir, "remote.yaml"), "--trace", srvTrace)
+	parentTools := filepath.Join(dir, "tools.yaml")
+	data, _ := os.ReadFile(parentTools)
+	if !bytes.Contains(data, []byte("http://127.0.0.1:8093")) {
+		t.Fatalf("the example's tools.yaml no longer names the server at 127.0.0.1:8093:\n%s", data)
+	}
+	if err := os.WriteFile(parentTools, bytes.ReplaceAll(data, []byte("http://127.0.0.1:8093"), []byte(s.base)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	parentTrace := filepath.Join(dir, "parent.jsonl")
+
+	stdout, stderr, code := runHarness(t, nil, "run", "--budget", "20s", "--tools", parentTools, "--trace", parentTrace, "--json", "q")
+	if res := jsonResult(t, stdout); code != exitOK || res.Status != landing.Complete {
+		t.Fatalf("exit %d, %+v\nstderr: %s", code, res, stderr)
+	}
+	if code := s.stop(t); code != 0 {
+		t.Fatalf("harness serve exited %d\n%s", code, s.log())
+	}
+	report, stderr, code := runHarness(t, nil, "report", parentTrace, srvTrace)
+	if code != exitOK {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	// B = 20s: 15s available; alpha is capped at 8s, beta gets 15s less
+	// the parent's keep, the remote child the url tool's lease, 15s − F.
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^1 run: 1 complete`),
+		regexp.MustCompile(`(?m)^  agent:alpha\s+1\s+1 complete, 0 partial\s+8s\s+8s`),
+		regexp.MustCompile(`(?m)^  agent:beta\s+1\s+1 complete, 0 partial\s+14\.\d+s`),
+		regexp.MustCompile(`(?m)^  tool:remote_researcher\s+1\s+1 complete, 0 partial\s+14\.\d+s`),
+	} {
+		if !want.MatchString(report) {
+			t.Errorf("the report does not match %s:\n%s", want, report)
+		}
+	}
+}
