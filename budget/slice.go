@@ -6,8 +6,10 @@ import "time"
 // named), carved out of b's available time (remaining − reserve), never a
 // fresh budget: granted = min(want, available − keep), where keep is what
 // the parent holds back to receive and use the answer; want ≤ 0 asks for
-// all it can get. The lease therefore ends before the parent's reserve
-// begins, with keep to spare. It is refused ([ParentKeep]) when the child
+// all it can get; a keep below twice the floor counts as twice the floor,
+// the least a parent needs to hear an answer and start one more call. The
+// lease therefore ends before the parent's reserve begins, with keep to
+// spare. It is refused ([ParentKeep]) when the child
 // would get no more than the floor. Unlike a work lease it is not refused
 // below the kind's p50: a sub-agent lands inside whatever it gets, and its
 // p50 is only what earlier slices happened to be.
@@ -17,7 +19,7 @@ import "time"
 func (b *Budget) SliceLease(k *Kind, want, keep time.Duration) (Lease, error) {
 	now := time.Now()
 	remaining := max(b.deadline.Sub(now), 0)
-	keep = max(keep, 0)
+	keep = max(keep, MulSat(b.floor, 2))
 	left := remaining - b.reserve - keep
 	if left <= b.floor {
 		e := &RefusedError{Rule: ParentKeep, Remaining: remaining, Left: max(remaining-b.reserve, 0), Need: keep + b.floor}
@@ -65,4 +67,13 @@ func (b *Budget) Slice(want, keep time.Duration) (*Budget, error) {
 		return nil, err
 	}
 	return b.Child(l), nil
+}
+
+// WithEstimates returns b with other latency estimates, and the same
+// deadline, reserve and floor: the budget of a sub-agent whose latencies
+// are its own, such as one on another model than its parent's.
+func (b *Budget) WithEstimates(est *Estimates) *Budget {
+	c := *b
+	c.est = est
+	return &c
 }

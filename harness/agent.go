@@ -19,7 +19,7 @@ import (
 
 // AgentKindPrefix starts the step kind of a sub-agent's calls: a sub-agent
 // named researcher is leased and recorded as "agent:researcher".
-const AgentKindPrefix = "agent:"
+const AgentKindPrefix = tools.AgentKindPrefix
 
 // AgentParameters is the JSON Schema of every sub-agent's arguments (SPEC
 // §5b): the task, which is all the child is told.
@@ -55,8 +55,12 @@ type Agent struct {
 // NewAgent returns the sub-agent of spec, whose calls run children on
 // cfg. Of spec, Name and Description are what the parent's model sees;
 // Ceiling is the most a child may get (zero: all the parent can spare);
-// Effect Read lets a failed call be tried again (empty: write, never
-// retried, SPEC §5b); MaxAttempts, P50 and P95 are as for any tool. Its
+// Effect is Read or Write (empty: write, SPEC §5b), though in-process a
+// call never fails but before its child starts, with nothing to retry:
+// the child always lands with a labeled result, which is the call's
+// output, partial or not (the effect matters to a sub-agent harness serve
+// serves, whose call may fail on the way); P50 and P95 are as for any
+// tool. Its
 // Kind and Parameters are the Agent's own: [AgentKindPrefix] + Name and
 // [AgentParameters].
 //
@@ -85,12 +89,6 @@ func Keep(b *budget.Budget) time.Duration {
 	return max(b.Estimates().Kind(model.Kind).P95(), 2*b.Floor())
 }
 
-// Lease grants a call's slice of b: min(ceiling, available − [Keep]). It
-// makes the Agent a [tools.Leaser].
-func (a *Agent) Lease(b *budget.Budget, k *budget.Kind) (budget.Lease, error) {
-	return b.SliceLease(k, a.spec.Ceiling, Keep(b))
-}
-
 // Attempt runs one child on call's lease and answers its labeled result.
 // A child always lands with a result, so the only failure is one before
 // it started: a bad task or a configuration that cannot run.
@@ -102,7 +100,7 @@ func (a *Agent) Attempt(ctx context.Context, call *tools.Call) tools.Answer {
 		return tools.Answer{Err: fmt.Errorf("%s: the arguments are not {\"task\": \"…\"}: %w", a.spec.Name, err), Outcome: trace.Invalid}
 	}
 	progress := func(units int64, msg string) { call.Progress(units, 0, msg) }
-	res, err := a.run(ctx, call.Budget.Child(call.Lease), args.Task, string(call.Key), progress)
+	res, err := a.run(ctx, call.Budget.Child(call.Lease), args.Task, string(call.Key), progress, call.Pause)
 	if err != nil {
 		return tools.Answer{Err: err, Outcome: trace.Invalid}
 	}
@@ -132,10 +130,12 @@ type ChildCall struct {
 // configuration [Config.Validate] rejects, no model. ctx's end cancels the
 // child, which then lands at once with cause cancelled.
 func (a *Agent) Run(ctx context.Context, b *budget.Budget, task string, call ChildCall) (landing.Result, error) {
-	return a.run(ctx, b, task, call.Key, call.Progress)
+	return a.run(ctx, b, task, call.Key, call.Progress, nil)
 }
 
-func (a *Agent) run(ctx context.Context, b *budget.Budget, task, key string, progress func(int64, string)) (landing.Result, error) {
+// run runs one child. Inside a parent's call, pause stops the parent's
+// quiet clock while the child sleeps before a retry.
+func (a *Agent) run(ctx context.Context, b *budget.Budget, task, key string, progress func(int64, string), pause func() func()) (landing.Result, error) {
 	parent := parentOf(ctx)
 	cfg := a.child(parent, task, key)
 	if progress != nil {
@@ -143,6 +143,10 @@ func (a *Agent) run(ctx context.Context, b *budget.Budget, task, key string, pro
 	}
 	if cfg.Model == nil {
 		return landing.Result{}, fmt.Errorf("%s: %w", a.spec.Name, ErrNoModel)
+	}
+	if parent != nil {
+		cfg.parent = &parentCall{s: parent.s, step: parent.step, pause: pause}
+		b = b.WithEstimates(childEstimates(parent.s, cfg.Model))
 	}
 	// The parent's end is the child's cancellation, whatever the parent's
 	// cause: the child's own deadline, the lease's end, is the one instant
@@ -179,8 +183,8 @@ func (a *Agent) run(ctx context.Context, b *budget.Budget, task, key string, pro
 func (a *Agent) child(parent *parentCall, task, key string) Config {
 	cfg := a.cfg
 	cfg.Task, cfg.RunID, cfg.CallKey, cfg.ParentRunID = task, "", key, ""
-	cfg.Sinks = slices.Clip(cfg.Sinks)
 	if parent == nil {
+		cfg.Sinks = slices.Clip(cfg.Sinks)
 		return cfg
 	}
 	pc := parent.s.cfg
@@ -197,8 +201,29 @@ func (a *Agent) child(parent *parentCall, task, key string) Config {
 	if cfg.Journal == nil {
 		cfg.Journal = pc.Journal
 	}
-	cfg.Sinks = append(slices.Clip(pc.Sinks), cfg.Sinks...)
+	// The parent's sinks, but for its own heartbeat to its own parent: a
+	// grandchild's work reaches that one through this child's progress.
+	var sinks []trace.Sink
+	for _, sink := range pc.Sinks {
+		if _, heartbeat := sink.(*activity); !heartbeat {
+			sinks = append(sinks, sink)
+		}
+	}
+	cfg.Sinks = append(sinks, a.cfg.Sinks...)
 	return cfg
+}
+
+// childEstimates are the latency estimates of a child of parent on m: its
+// own, so that its tools, which may share their names with the parent's,
+// and a model other than the parent's do not move the parent's. A child
+// on the parent's model starts from what the parent knows of it.
+func childEstimates(parent *Session, m Model) *budget.Estimates {
+	est := budget.NewEstimates()
+	if m == parent.cfg.Model {
+		k := parent.b.Estimates().Kind(model.Kind)
+		est.Kind(model.Kind).Declare(k.P50(), k.P95())
+	}
+	return est
 }
 
 // Close closes the children's tools, when they are a [tools.Closer]. It
@@ -214,8 +239,9 @@ func (a *Agent) Close(ctx context.Context) error {
 // parentCall is the Session a tool call comes from, and its step: what a
 // sub-agent needs of its parent.
 type parentCall struct {
-	s    *Session
-	step int
+	s     *Session
+	step  int
+	pause func() (resume func()) // stops the parent's quiet clock for the call; nil: none
 }
 
 type parentKey struct{}

@@ -19,6 +19,7 @@ import (
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/tools/kit"
 	"github.com/glidepath/glidepath/trace"
 )
 
@@ -358,15 +359,99 @@ func TestLandingTheParentCancelsItsChild(t *testing.T) {
 		go func() { called <- s.Call(ctx, "alpha", json.RawMessage(`{"task":"find cats"}`)) }()
 		time.Sleep(time.Second)
 
-		s.Land(ctx, landing.CauseBudget, nil)
+		parent := s.Land(ctx, landing.CauseBudget, nil)
 		res := <-called
 
 		var child landing.Result
 		if err := json.Unmarshal(res.Output, &child); err != nil || child.Cause != landing.CauseCancelled || child.Status != landing.Partial {
 			t.Errorf("the child's result %s (%v), want partial, cancelled", res.Output, err)
 		}
+		if len(parent.Established) != 1 || !strings.HasPrefix(parent.Established[0], "alpha: ") {
+			t.Errorf("the parent's result %+v does not hold the child's partial", parent)
+		}
 		if _, ends := childRuns(recs.all()); len(ends) != 1 {
 			t.Errorf("%d children ended, want 1", len(ends))
+		}
+	})
+}
+
+// B = 1m, R = 15s; a child at work when the parent is cancelled at 1s, and
+// every landing call after it hangs. Land now means within R of the
+// cancel, child or no child: the child lands from its own record at once,
+// and the parent's landing call is leased what is left of R.
+func TestACancelledParentWithAChildAnswersWithinItsReserve(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Request: 1}, {Request: 2}, {Hang: true}}})
+		defer srv.Close()
+		ctx, cancel := context.WithCancelCause(t.Context())
+		time.AfterFunc(time.Second, func() { cancel(harness.ErrInterrupted) })
+		start := time.Now()
+
+		res, err := run(t, ctx, time.Minute, harness.Config{Task: "find cats", Quiet: time.Hour, Model: newModel(t, srv),
+			Tools: registry(t, researcher(t, "alpha", hangs("crawl")))}, nil)
+
+		if err != nil || res.Cause != landing.CauseCancelled {
+			t.Fatalf("parent %+v, %v; want landed, cancelled", res, err)
+		}
+		if took := time.Since(start); took > time.Second+15*time.Second {
+			t.Errorf("the parent answered %v after the cancel, want within R = 15s", took-time.Second)
+		}
+		if n := len(chatRequests(srv)); n != 3 {
+			t.Errorf("%d model requests, want 3: the parent's turn, the child's, the parent's landing call; "+
+				"a child its parent cancelled makes no landing call of its own", n)
+		}
+		if len(res.Established) != 1 || !strings.HasPrefix(res.Established[0], "alpha: ") {
+			t.Errorf("the parent's result %+v does not hold the child's partial", res)
+		}
+	})
+}
+
+// Q = 3s; the child's model answers its first request 429, Retry-After 5:
+// the child's wait is the run's own choice, not silence, for the child's
+// quiet clock and its parent's alike.
+func TestAChildsBackoffIsNotItsParentsSilence(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Request: 1}, {Request: 2, Status: 429, RetryAfter: "5"}}})
+		defer srv.Close()
+
+		res, err := run(t, t.Context(), time.Minute, harness.Config{Task: "find cats", Quiet: 3 * time.Second,
+			Model: newModel(t, srv), Tools: registry(t, researcher(t, "alpha"))}, nil)
+
+		if err != nil || res.Status != landing.Complete {
+			t.Fatalf("parent %+v, %v; want complete after the child's 5s wait", res, err)
+		}
+	})
+}
+
+// A sub-agent that harness serve serves says so in its manifest: the
+// parent leases it as a slice, keeping its keep, and gates it as a
+// sub-agent.
+func TestARemoteSubAgentIsLeasedAsASlice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		k := startKit(t, kit.Tool{Name: "remote", Description: "Researches elsewhere.", Effect: kit.Read, Agent: true,
+			Handler: func(context.Context, *kit.Call) (any, error) { return map[string]string{"status": "complete"}, nil }})
+		defer k.close()
+		srv := sim.NewPipeServer(nil)
+		defer srv.Close()
+		tc, err := tools.ParseConfig("t.yaml", []byte("tools:\n  - name: remote\n    url: http://tools.invalid\n"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tc.ResolveServer(t.Context(), k.client(), "http://tools.invalid"); err != nil {
+			t.Fatal(err)
+		}
+		reg := tools.NewRegistry(nil)
+		(&harness.Toolset{Config: tc, Client: k.client()}).Register(reg)
+		var tr bytes.Buffer
+
+		res, err := run(t, t.Context(), 10*time.Second, harness.Config{Task: "find cats", Model: newModel(t, srv), Tools: reg}, &tr)
+
+		if err != nil || res.Status != landing.Complete {
+			t.Fatalf("parent %+v, %v", res, err)
+		}
+		starts := only(records(t, &tr), trace.AttemptStart, "agent:remote")
+		if len(starts) != 1 || starts[0].GrantedMs != 7400 {
+			t.Errorf("attempts %+v, want one of agent:remote leased 7400ms: 7.5s available less the parent's keep", starts)
 		}
 	})
 }

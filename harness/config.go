@@ -100,6 +100,10 @@ type Config struct {
 	// record carries it, so that the caller's trace and this run's agree
 	// on which call it was.
 	CallKey string
+
+	// parent is the run this one is a sub-agent of, and its call, set by
+	// an [Agent]; nil for a run of its own.
+	parent *parentCall
 }
 
 var (

@@ -126,8 +126,9 @@
 //
 // An [Agent] is a sub-agent as a tool (SPEC §5b): a call runs a child
 // Session on a slice of the parent's budget, min(ceiling, available −
-// [Keep]), never a fresh one ([budget.Budget.SliceLease]; the Agent is a
-// [tools.Leaser]). Its step kind is "agent:NAME"; the ladder refuses it
+// [Keep]), never a fresh one ([budget.Budget.SliceLease], which the
+// registry takes for any tool of kind "agent:NAME", a sub-agent that
+// harness serve serves included). Its step kind is "agent:NAME"; the ladder refuses it
 // from narrow on. The child's labeled result is the call's output. Inside
 // the parent's call the child is the parent's: its records go to the
 // parent's sinks with parent_run_id and its run_start carries the call's

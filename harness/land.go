@@ -51,20 +51,23 @@ func (s *Session) Land(ctx context.Context, cause landing.Cause, summarize func(
 	if !s.claim() {
 		return s.wait()
 	}
-	s.cancelChildren()
 	s.ladder.Advance(landing.Land)
 	s.syncPhase()
-	// A run its caller cancelled (the first Ctrl-C) is owed its answer
-	// now: the landing, its call and the wait for the cancels alike, is
-	// over within what is left of the reserve R, not within whatever the
-	// budget had left (SPEC §3).
-	lb := s.b
-	if cause == landing.CauseCancelled {
-		lb = s.b.Within(s.b.Reserve())
-	}
+	lb := s.landingBudget(cause)
 	s.mu.Lock()
 	s.landBy = lb
 	s.mu.Unlock()
+	// The sub-agents still at work land now, and their labeled partials,
+	// and their orphans, are the run's before its result is made.
+	s.cancelChildren()
+	wctx, stop := budget.WithBudget(context.Background(), lb)
+	s.agentCalls.Wait(wctx)
+	stop()
+	if errors.Is(context.Cause(ctx), ErrParentEnded) {
+		// The parent is landing and is owed this partial at once: it makes
+		// the landing call, with this result in it.
+		summarize = nil
+	}
 	boundary := landing.Summarize(s.landingRecord(cause)).Boundary
 	who, msg, answer := "harness", boundary, ""
 	if summarize != nil {
@@ -85,6 +88,41 @@ func (s *Session) Land(ctx context.Context, cause landing.Cause, summarize func(
 		res.Answer = answer
 	}
 	return s.finish(res)
+}
+
+// landingBudget is the budget a landing for cause leases from and waits
+// on. A run its caller cancelled (the first Ctrl-C) is owed its answer
+// now: the landing, its call and the waits for cancels and sub-agents
+// alike, is over within the reserve R of the moment it was cancelled, not
+// within whatever the budget had left (SPEC §3). A sub-agent cancelled by
+// its parent's end is over by then too, with the parent's keep to spare,
+// so that the parent still lands in time.
+func (s *Session) landingBudget(cause landing.Cause) *budget.Budget {
+	if cause != landing.CauseCancelled {
+		return s.b
+	}
+	by, _ := s.landsBy()
+	if p := s.cfg.parent; p != nil {
+		if pb, ok := p.s.landsBy(); ok && pb.Add(-Keep(p.s.b)).Before(by) {
+			by = pb.Add(-Keep(p.s.b))
+		}
+	}
+	return s.b.Shorten(by)
+}
+
+// landsBy returns when the run's landing ends: its landing budget's
+// deadline once it lands, R after its caller cancelled it, else now + R;
+// ok reports whether one of the first two is what it says.
+func (s *Session) landsBy() (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.landBy != nil:
+		return s.landBy.Deadline(), true
+	case !s.cancelledAt.IsZero():
+		return s.cancelledAt.Add(s.b.Reserve()), true
+	}
+	return time.Now().Add(s.b.Reserve()), false
 }
 
 // LandFailed ends the run because a model request failed with err, as

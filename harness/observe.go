@@ -41,17 +41,18 @@ func (s *Session) observer(index int, w *watchdog.Watchdog) *trace.Observer {
 			s.record(rec)
 			if !d.GiveUp && d.Sleep > 0 {
 				// A wait the run chose is not silence (SPEC §3): the quiet
-				// clock stops for it.
-				s.paused(w, step, key, w.Pause())
+				// clock stops for it, and a parent's for its sub-agent.
+				s.paused(w, step, key, s.pause(w))
 			}
 		},
 		StatusBackoff: func(step, key string, asks int, d budget.Delay) {
 			s.record(trace.Record{Event: trace.Backoff, Step: step, StepIndex: index, Attempt: asks, Key: key,
 				SleepMs: d.Sleep.Milliseconds(), Source: d.Source.String(), GaveUp: d.GiveUp, Reason: d.Reason, Reconciling: true})
 			if !d.GiveUp && d.Sleep > 0 {
-				s.paused(w, step, key, w.Pause())
+				s.paused(w, step, key, s.pause(w))
 			}
 		},
+		Pause:      func(step, key string) func() { return s.pause(w) },
 		BackoffEnd: func(step, key string) { s.resumed(w, step, key) },
 		Refused: func(step, key string, n int, err error) {
 			s.record(refusedRecord(step, index, n, key, err))
@@ -95,6 +96,17 @@ func (s *Session) observer(index int, w *watchdog.Watchdog) *trace.Observer {
 			}
 		},
 	}
+}
+
+// pause stops w's quiet clock, and the parent's for this run's call when
+// the run is a sub-agent's, and returns what starts them again.
+func (s *Session) pause(w *watchdog.Watchdog) (resume func()) {
+	own := w.Pause()
+	if s.cfg.parent == nil || s.cfg.parent.pause == nil {
+		return own
+	}
+	theirs := s.cfg.parent.pause()
+	return func() { own(); theirs() }
 }
 
 func attemptRecord(ev trace.Event, index int, a trace.Attempt) trace.Record {

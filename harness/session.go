@@ -47,10 +47,12 @@ type Session struct {
 	rec    *trace.Recorder
 	stopB  context.CancelFunc // ends the budget's context, and so the run's
 
-	cancels  cancel.Group   // the cancels the run sent, waited for once it has landed
-	busy     inflight.Group // tool calls and setup work in flight, which Close waits for once it has cut them
-	attempts atomic.Int64   // physical requests started: model attempts, the landing call, tool attempts, setup
-	orphans  atomic.Int64
+	cancels    cancel.Group   // the cancels the run sent, waited for once it has landed
+	busy       inflight.Group // tool calls and setup work in flight, which Close waits for once it has cut them
+	agentCalls inflight.Group // sub-agent calls in flight, which Land waits for once it has cancelled them
+	unwatch    func() bool    // stops noting the caller's cancellation
+	attempts   atomic.Int64   // physical requests started: model attempts, the landing call, tool attempts, setup
+	orphans    atomic.Int64
 
 	recMu    sync.Mutex    // orders the records, and guards the two fields below
 	ended    bool          // reports whether run_end is recorded: it is the last record
@@ -60,20 +62,21 @@ type Session struct {
 	phaseT   *time.Timer // fires at the next change of phase
 	phaseOff bool        // reports whether no timer may be armed: the run has its result or is closed
 
-	mu       sync.Mutex // guards the fields below
-	step     int        // model turns made
-	calls    []landing.Call
-	turns    map[*Turn]struct{}                   // BeginTurn's not yet ended
-	pauses   map[pause]func()                     // the quiet clock's pauses for backoff sleeps in progress, and their resumes
-	failure  string                               // what stopped the run, for the boundary (Record.Failure)
-	landingW *watchdog.Watchdog                   // the landing call's own watchdog while it runs
-	landingB *budget.Budget                       // the budget the landing call leases from while it runs
-	landBy   *budget.Budget                       // the landing's budget, once the run lands: its end bounds the waits that follow
-	children map[*Session]context.CancelCauseFunc // sub-agents running, and how to cancel each
-	claimed  bool                                 // reports whether Land or Answer has begun to make the result
-	result   *landing.Result                      // the run's result, once made
-	done     chan struct{}                        // closed once the result is made and run_end recorded
-	closed   bool
+	mu          sync.Mutex // guards the fields below
+	step        int        // model turns made
+	calls       []landing.Call
+	turns       map[*Turn]struct{}                   // BeginTurn's not yet ended
+	pauses      map[pause]func()                     // the quiet clock's pauses for backoff sleeps in progress, and their resumes
+	failure     string                               // what stopped the run, for the boundary (Record.Failure)
+	landingW    *watchdog.Watchdog                   // the landing call's own watchdog while it runs
+	landingB    *budget.Budget                       // the budget the landing call leases from while it runs
+	landBy      *budget.Budget                       // the landing's budget, once the run lands: its end bounds the waits that follow
+	cancelledAt time.Time                            // when the caller cancelled the run's context; zero: it did not
+	children    map[*Session]context.CancelCauseFunc // sub-agents running, and how to cancel each
+	claimed     bool                                 // reports whether Land or Answer has begun to make the result
+	result      *landing.Result                      // the run's result, once made
+	done        chan struct{}                        // closed once the result is made and run_end recorded
+	closed      bool
 }
 
 // Start starts a run on b, the budget the caller started (so that what the
@@ -116,6 +119,14 @@ func Start(ctx context.Context, b *budget.Budget, cfg Config) (*Session, context
 		return nil, nil, &ConfigError{Field: "quiet", Value: cfg.Quiet.String(), Err: err}
 	}
 	s.w, s.stopB = w, stop
+	// The moment the caller cancels is when "land now" starts counting R.
+	s.unwatch = context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			s.mu.Lock()
+			s.cancelledAt = time.Now()
+			s.mu.Unlock()
+		}
+	})
 	s.specs()
 	s.record(trace.Record{Event: trace.RunStart, TotalMs: b.Total().Milliseconds(), Key: cfg.CallKey})
 	s.armPhase()
@@ -283,6 +294,7 @@ func (s *Session) Close() error {
 	s.stopPhases()
 	s.stopB()
 	s.w.Stop()
+	s.unwatch()
 	// The work in flight has been cut; wait for it to say how it ended,
 	// so that its record is the run's before the result is built.
 	wctx, stop := budget.WithBudget(context.Background(), s.b)

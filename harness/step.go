@@ -76,7 +76,8 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage) t
 
 // toolRun is what the tool calls of step need to know of the run.
 func (s *Session) toolRun(step int) *tools.Run {
-	return &tools.Run{ID: s.id, Budget: s.b, Journal: s.cfg.Journal, Observer: s.observer(step, s.w), Cancels: &s.cancels}
+	return &tools.Run{ID: s.id, Budget: s.b, Journal: s.cfg.Journal, Observer: s.observer(step, s.w), Cancels: &s.cancels,
+		Keep: Keep(s.b)}
 }
 
 // call runs one tool call, unless a gate of the ladder refuses it.
@@ -94,6 +95,10 @@ func (s *Session) call(ctx context.Context, run *tools.Run, step int, specs map[
 			Reason: "gated", Message: reason})
 		return tools.Result{Tool: c.Name, Outcome: trace.GaveUp, Refused: true, Err: "not run: " + reason,
 			Cause: &landing.GateError{Phase: s.ladder.Phase(), What: kind, Reason: reason}}
+	}
+	if strings.HasPrefix(kind, AgentKindPrefix) {
+		s.agentCalls.Add()
+		defer s.agentCalls.Done() // after its record: Land waits for it
 	}
 	res := s.cfg.Tools.Call(withParent(ctx, s, step), run, c.Name, c.Arguments)
 	s.recordCall(callOf(step, c.Name, res))

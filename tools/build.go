@@ -33,6 +33,9 @@ func (c *Config) Tools(client *http.Client) []Tool {
 func (e Entry) spec(base Spec) Spec {
 	s := base
 	s.Name = e.Name
+	if e.RemoteAgent {
+		s.Kind = AgentKindPrefix + e.Name
+	}
 	if e.Description != "" {
 		s.Description = e.Description
 	}

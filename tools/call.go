@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
@@ -35,6 +36,11 @@ type Run struct {
 
 	// Observer hears what the calls do. Nil hears nothing.
 	Observer *trace.Observer
+
+	// Keep is what the run holds back from a sub-agent's slice to receive
+	// and use its answer (SPEC §5b): its p95 for one model turn. Zero, or
+	// less than twice the floor: twice the floor.
+	Keep time.Duration
 
 	// Cancels sends the cancels of calls cut short, without waiting for
 	// their answers: the run that owns it waits for them once it has
@@ -177,7 +183,6 @@ func (c *call) do(ctx context.Context) Result {
 	canceller, canCancel := c.t.impl.(cancel.Canceller)
 	canCancel = canCancel && spec.Cancellable
 	status, canStatus := c.t.impl.(cancel.StatusReader)
-	leaser, leasesItself := c.t.impl.(Leaser)
 	defer func() {
 		if res.Attempts > 0 {
 			c.signal(trace.Signal{Event: watchdog.ToolResult})
@@ -188,8 +193,8 @@ func (c *call) do(ctx context.Context) Result {
 	for n := 1; ; n++ {
 		var lease budget.Lease
 		var err error
-		if leasesItself {
-			lease, err = leaser.Lease(b, kind)
+		if strings.HasPrefix(spec.Kind, AgentKindPrefix) {
+			lease, err = b.SliceLease(kind, spec.Ceiling, run.Keep)
 		} else {
 			lease, err = b.Lease(kind, spec.Ceiling)
 		}

@@ -51,6 +51,12 @@ type Entry struct {
 	Builtin string      // the name of a tool the caller supplied
 	Agent   *AgentEntry // a sub-agent (SPEC §5b), which package harness runs
 
+	// RemoteAgent reports that the url entry's manifest says the tool is a
+	// sub-agent, as harness serve's are: it is leased as a slice of the
+	// run's budget, gated as a sub-agent, and its step kind is
+	// "agent:NAME" ([AgentKindPrefix]).
+	RemoteAgent bool
+
 	Line int // where the entry starts in the file
 }
 
@@ -150,6 +156,10 @@ func loadConfig(path string, builtins map[string]Tool, parents []string) (*Confi
 			}
 			bad(fmt.Errorf("names a tools file that names this agent again (%s → %s): a sub-agent may not call itself",
 				strings.Join(chain, " → "), filepath.Base(childAbs)))
+			continue
+		}
+		if _, err := os.Stat(child); err != nil {
+			bad(err) // a file that cannot be opened is the naming entry's mistake
 			continue
 		}
 		a.Tools, err = loadConfig(child, builtins, parents)

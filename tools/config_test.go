@@ -278,8 +278,8 @@ func TestLoadConfigLoadsEveryAgentsToolsFileRelativeToItsOwn(t *testing.T) {
 		t.Errorf("a bad child file: %v, want its own name and line", err)
 	}
 	write("agents/researcher.yaml", "tools:\n  - name: deep\n    agent:\n      tools: missing.yaml\n")
-	if _, err := LoadConfig(top, nil); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "missing.yaml") {
-		t.Errorf("a missing child file: %v", err)
+	if _, err := LoadConfig(top, nil); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "researcher.yaml:4: tools[0].agent.tools \"missing.yaml\"") {
+		t.Errorf("a missing child file: %v, want the entry that names it", err)
 	}
 }
 

@@ -51,6 +51,7 @@ type manifest struct {
 		Cancellable *bool           `json:"cancellable"`
 		P50Ms       int64           `json:"p50_ms"`
 		P95Ms       int64           `json:"p95_ms"`
+		Agent       bool            `json:"agent"` // a sub-agent that harness serve serves
 	} `json:"tools"`
 }
 
@@ -163,6 +164,7 @@ func (e *Entry) fill(m *manifest) error {
 	if e.P95 == 0 {
 		e.P95 = time.Duration(t.P95Ms) * time.Millisecond
 	}
+	e.RemoteAgent = t.Agent
 	return nil
 }
 

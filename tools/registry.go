@@ -19,6 +19,12 @@ import (
 // a tool named search is leased as kind "tool:search".
 const KindPrefix = "tool:"
 
+// AgentKindPrefix starts the step kind of a sub-agent (SPEC §5b), in-process
+// or served by harness serve: "agent:researcher". Its attempts are leased
+// as slices of the run's budget, min(ceiling, available − [Run.Keep])
+// ([budget.Budget.SliceLease]), not as work leases.
+const AgentKindPrefix = "agent:"
+
 // MaxArguments bounds the arguments of one call.
 const MaxArguments = 1 << 20 // 1 MiB
 

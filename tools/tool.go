@@ -32,8 +32,10 @@ import (
 //     write whose attempt was cut is reconciled rather than sent again; a
 //     cut write of a tool without one is an orphan;
 //   - [Closer]: release what the tool holds (a connection, a session, a
-//     process) when the registry closes;
-//   - [Leaser]: lease its attempts itself, as a sub-agent does.
+//     process) when the registry closes.
+//
+// A tool whose [Spec.Kind] starts with [AgentKindPrefix] is a sub-agent: its
+// attempts are leased as slices of the run's budget ([Run.Keep]).
 type Tool interface {
 	// Spec returns what the tool declares about itself.
 	Spec() Spec
@@ -46,17 +48,6 @@ type Tool interface {
 // lives: [Registry.Close] closes it. Close must return when ctx ends.
 type Closer interface {
 	Close(ctx context.Context) error
-}
-
-// A Leaser is a [Tool] that leases its own attempts from the run's budget
-// instead of taking a work lease bounded by its ceiling: a sub-agent,
-// whose attempt is a slice of the budget that keeps back the time its
-// caller needs to use the answer ([budget.Budget.SliceLease]). Lease is
-// called before each attempt, with the budget and the kind of the tool's
-// calls; a refusal is recorded and returned as the budget's would be. The
-// lease is the attempt's context and its Budget-Remaining-Ms.
-type Leaser interface {
-	Lease(b *budget.Budget, k *budget.Kind) (budget.Lease, error)
 }
 
 // checker is implemented by the tools of this package that can be checked
@@ -98,6 +89,17 @@ func (c *Call) Progress(units, total int64, msg string) {
 		return
 	}
 	c.c.signal(trace.Signal{Event: watchdog.Progress, Units: units, Total: total, Message: clip(msg, 256)})
+}
+
+// Pause stops the run's quiet clock while the call waits by a choice of
+// its own — a sub-agent whose child sleeps before a retry — which is not
+// silence (SPEC §3), until resume is called. A resume is idempotent; once
+// the attempt has ended, Pause does nothing.
+func (c *Call) Pause() (resume func()) {
+	if c.ended.Load() {
+		return func() {}
+	}
+	return c.c.obs.OnPause(c.c.t.spec.Kind, string(c.c.key))
 }
 
 // Keepalive reports a sign of life that says nothing of progress, such as

@@ -86,6 +86,12 @@ type Observer struct {
 	// give-up.
 	BackoffEnd func(step, key string)
 
+	// Pause is called when the call waits by a choice of its own that is
+	// not silence (SPEC §3) — a sub-agent in a backoff sleep — and returns
+	// what to call when the wait ends. The run stops its quiet clock until
+	// then.
+	Pause func(step, key string) (resume func())
+
 	// StatusBackoff is called between two status asks of a write being
 	// reconciled, after asks of them, with the decision taken: a sleep
 	// before asking again, or giving up because the next ask would not fit.
@@ -132,6 +138,17 @@ func (o *Observer) OnBackoff(step, key string, after int, d budget.Delay, err er
 	if o.Backoff != nil {
 		o.Backoff(step, key, after, d, err)
 	}
+}
+
+// OnPause calls o.Pause, if it is set, and returns its resume; without
+// one, a resume that does nothing.
+func (o *Observer) OnPause(step, key string) (resume func()) {
+	if o.Pause != nil {
+		if r := o.Pause(step, key); r != nil {
+			return r
+		}
+	}
+	return func() {}
 }
 
 // OnStatusBackoff calls o.StatusBackoff, if it is set.

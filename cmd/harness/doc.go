@@ -65,7 +65,8 @@
 //
 // Serve makes every agent entry of FILE a remote tool over the protocol
 // of SPEC §5 (SPEC §5c), so that a parent in another process calls it as a
-// url tool. A POST runs a child on exactly the Budget-Remaining-Ms it
+// url tool; its manifest marks each "agent": true, so that a Glidepath
+// parent leases it as a slice of its budget and gates it as a sub-agent. A POST runs a child on exactly the Budget-Remaining-Ms it
 // received, from the request's arrival, clamped to --max-budget; the
 // answer is an event stream of progress, whose units grow at each of the
 // child's attempts, and one result, the child's --json object. A repeated

@@ -54,8 +54,8 @@ func (m *modelSource) make(name string) (harness.Model, error) {
 	}
 	key := os.Getenv("OPENAI_API_KEY")
 	if key == "" && m.baseURL == "" && os.Getenv("OPENAI_BASE_URL") == "" {
-		return nil, fmt.Errorf("--model %s goes to OpenAI's API, which needs a key: set OPENAI_API_KEY, "+
-			"or give --base-url for a server that needs none (or --model sim for the embedded one)", name)
+		return nil, fmt.Errorf("model %s goes to OpenAI's API, which needs a key: set OPENAI_API_KEY, "+
+			"or give --base-url for a server that needs none (or sim for the embedded model)", name)
 	}
 	return model.New(model.Config{BaseURL: m.baseURL, APIKey: key, Model: name})
 }
@@ -70,7 +70,7 @@ func (m *modelSource) check(tc *tools.Config) error {
 				continue
 			}
 			if _, err := m.get(e.Agent.Model); err != nil {
-				return fmt.Errorf("%s:%d: agent %s: model %s: %w", c.File, e.Line, e.Name, e.Agent.Model, err)
+				return fmt.Errorf("%s:%d: agent %s: model: %w", c.File, e.Line, e.Name, err)
 			}
 		}
 	}

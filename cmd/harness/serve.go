@@ -113,7 +113,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		closers = append(closers, func() error { return a.Close(context.Background()) })
 		s := a.Spec()
 		kt := kit.Tool{Name: s.Name, Description: s.Description, Parameters: s.Parameters, Effect: kit.Effect(s.Effect),
-			Cancellable: true, P50: s.P50, P95: s.P95, Max: maxBudget,
+			Cancellable: true, P50: s.P50, P95: s.P95, Max: maxBudget, Agent: true,
 			Handler: (&child{agent: a, log: c.stderr}).serve}
 		if err := srv.Register(kt); err != nil {
 			return usage(fmt.Errorf("agent %s: %w", e.Name, err))

@@ -133,9 +133,9 @@ func TestE2EASubAgentInAnotherProcessRunsOnTheParentsLease(t *testing.T) {
 	var call, callEnd trace.Record
 	for _, r := range readTraceFile(t, parentTrace) {
 		switch {
-		case r.Step == "tool:slowpoke" && r.Event == trace.AttemptStart:
+		case r.Step == "agent:slowpoke" && r.Event == trace.AttemptStart:
 			call = r
-		case r.Step == "tool:slowpoke" && r.Event == trace.AttemptEnd:
+		case r.Step == "agent:slowpoke" && r.Event == trace.AttemptEnd:
 			callEnd = r
 		}
 	}
@@ -328,12 +328,12 @@ func TestE2ETheSubAgentsExampleRunsAndItsReportShowsTheSlices(t *testing.T) {
 		t.Fatalf("report: exit %d: %s", code, stderr)
 	}
 	// B = 20s: 15s available; alpha is capped at 8s, beta gets 15s less
-	// the parent's keep, the remote child the url tool's lease, 15s − F.
+	// the parent's keep, and so does the remote child, leased as a slice too.
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^1 run: 1 complete`),
 		regexp.MustCompile(`(?m)^  agent:alpha\s+1\s+1 complete, 0 partial\s+8s\s+8s`),
 		regexp.MustCompile(`(?m)^  agent:beta\s+1\s+1 complete, 0 partial\s+14\.\d+s`),
-		regexp.MustCompile(`(?m)^  tool:remote_researcher\s+1\s+1 complete, 0 partial\s+14\.\d+s`),
+		regexp.MustCompile(`(?m)^  agent:remote_researcher\s+1\s+1 complete, 0 partial\s+14\.\d+s`),
 	} {
 		if !want.MatchString(report) {
 			t.Errorf("the report does not match %s:\n%s", want, report)

@@ -60,7 +60,11 @@ type Tool struct {
 	// Max is the tool's own maximum run time: a call's deadline is never
 	// later than Max after it arrives, whatever the caller's budget. Zero
 	// means DefaultMax.
-	Max     time.Duration
+	Max time.Duration
+	// Agent marks a sub-agent (SPEC §5b), as harness serve's tools are:
+	// the manifest says "agent": true, and a Glidepath caller leases its
+	// calls as slices of its budget and gates them as sub-agents.
+	Agent   bool
 	Handler Handler
 }
 

@@ -26,6 +26,7 @@ type (
 		Cancellable bool            `json:"cancellable"`
 		P50         int64           `json:"p50_ms"`
 		P95         int64           `json:"p95_ms"`
+		Agent       bool            `json:"agent,omitempty"`
 	}
 	result struct {
 		Output json.RawMessage `json:"output"`
@@ -93,6 +94,7 @@ func (s *Server) serveTools(w http.ResponseWriter, r *http.Request) {
 			Cancellable: t.Cancellable,
 			P50:         t.P50.Milliseconds(),
 			P95:         t.P95.Milliseconds(),
+			Agent:       t.Agent,
 		})
 	}
 	s.mu.Unlock()
