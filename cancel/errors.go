@@ -18,6 +18,12 @@ var (
 	// 404: the tool has no call with that key, so there is nothing to cancel.
 	ErrUnknownCall = errors.New("cancel: call unknown to the tool")
 
+	// ErrNoAnswer is what a [Canceller] returns when its cancel went out
+	// its own way and no answer is expected, as an MCP server's
+	// notifications/cancelled: the cancel is sent, and that is all anyone
+	// will learn of it (SPEC §6: cancel_sent state "sent").
+	ErrNoAnswer = errors.New("cancel: sent; no answer is expected")
+
 	// ErrStillRunning wraps the [Resolution.Err] of a call the tool still
 	// reported running when the budget said stop asking.
 	ErrStillRunning = errors.New("cancel: call still running")

@@ -12,6 +12,7 @@ import (
 	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/tools/mcp"
 	"github.com/glidepath/glidepath/trace"
 )
 
@@ -46,6 +47,10 @@ type Toolset struct {
 	Sinks   []trace.Sink
 	Journal *cancel.Journal
 
+	// mcp holds the MCP servers Resolve connected to, by the config that
+	// names them, for Register to offer their tools.
+	mcp map[*tools.Config][]*mcp.Server
+
 	// Warn hears what makes a tool unusable, or what its user should
 	// know, without stopping the run: a manifest that could not be had, a
 	// tool that could not be registered, a tool whose effect nobody
@@ -54,35 +59,54 @@ type Toolset struct {
 }
 
 // Resolve fetches the manifest of every tool server of the config, and of
-// every config of its sub-agents, all at once, and fills in what their url
-// entries left out ([tools.Config.ResolveServer]). With a session, each
-// fetch is a setup step of it, leased from its budget; without one, each
-// is bounded by [tools.DefaultResolveTimeout] and ctx. A manifest that
-// cannot be had is a warning: such a tool still works if its entry said
-// enough.
+// every config of its sub-agents, and fills in what their url entries
+// left out ([tools.Config.ResolveServer]); and it connects to every MCP
+// server they name and lists its tools ([mcp.Connect]). It does all at
+// once. With a session, each is a setup step of it, leased from its
+// budget; without one, each is bounded by its own timeout and ctx. A
+// manifest that cannot be had is a warning: such a tool still works if its
+// entry said enough. An MCP server that does not come up within its lease
+// is a warning too, and its tools are not offered: the run goes on with
+// the rest. Close the Toolset when the runs that use it are done.
 func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
-	type fetch struct {
-		c    *tools.Config
-		base string
+	type step struct {
+		what    string
+		ceiling time.Duration
+		do      func(ctx context.Context) error
 	}
-	var fetches []fetch
+	var steps []step
+	var mu sync.Mutex
+	ts.mcp = map[*tools.Config][]*mcp.Server{}
 	for _, c := range ts.Config.Configs() {
 		for _, base := range c.Servers() {
-			fetches = append(fetches, fetch{c, base})
+			steps = append(steps, step{"manifest of " + redact.URL(base), tools.DefaultResolveTimeout,
+				func(ctx context.Context) error { return c.ResolveServer(ctx, ts.Client, base) }})
+		}
+		for _, cfg := range c.MCPServers {
+			steps = append(steps, step{"mcp server " + cfg.Name + ": connect and tools/list", mcp.DefaultConnectTimeout,
+				func(ctx context.Context) error {
+					srv, err := mcp.Connect(ctx, cfg, mcp.Options{HTTPClient: ts.Client})
+					if err != nil {
+						return fmt.Errorf("%w; its tools are not offered", err)
+					}
+					mu.Lock()
+					ts.mcp[c] = append(ts.mcp[c], srv)
+					mu.Unlock()
+					return nil
+				}})
 		}
 	}
-	errs := make([]error, len(fetches))
+	errs := make([]error, len(steps))
 	var wg sync.WaitGroup
-	for i, f := range fetches {
-		resolve := func(ctx context.Context) error { return f.c.ResolveServer(ctx, ts.Client, f.base) }
+	for i, st := range steps {
 		wg.Go(func() {
 			if s != nil {
-				errs[i] = s.Setup(ctx, "manifest of "+redact.URL(f.base), tools.DefaultResolveTimeout, resolve)
+				errs[i] = s.Setup(ctx, st.what, st.ceiling, st.do)
 				return
 			}
-			rctx, cancel := context.WithTimeout(ctx, tools.DefaultResolveTimeout)
+			rctx, cancel := context.WithTimeout(ctx, st.ceiling)
 			defer cancel()
-			errs[i] = resolve(rctx)
+			errs[i] = st.do(rctx)
 		})
 	}
 	wg.Wait()
@@ -91,10 +115,18 @@ func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 			ts.warn(err)
 		}
 	}
+	// Offered in the config's order of servers, whichever answered first.
+	for c, servers := range ts.mcp {
+		slices.SortFunc(servers, func(a, b *mcp.Server) int {
+			return slices.IndexFunc(c.MCPServers, func(m tools.MCPServer) bool { return m.Name == a.Name() }) -
+				slices.IndexFunc(c.MCPServers, func(m tools.MCPServer) bool { return m.Name == b.Name() })
+		})
+	}
 }
 
 // Register registers the config's tools on reg, a sub-agent for each
-// agent entry among them. A tool that cannot be registered is a warning,
+// agent entry among them, and the tools of the MCP servers Resolve
+// connected to, after the entries. A tool that cannot be registered is a warning,
 // and so is a tool whose effect neither its entry nor its manifest states:
 // it is treated as a write. A sub-agent's default is write, as SPEC §5b
 // says, and needs no warning.
@@ -125,6 +157,9 @@ func (ts *Toolset) Register(reg *tools.Registry) {
 		order[e.Name] = i
 	}
 	slices.SortStableFunc(all, func(a, b tools.Tool) int { return order[a.Spec().Name] - order[b.Spec().Name] })
+	for _, srv := range ts.mcp[ts.Config] {
+		all = append(all, srv.Tools()...)
+	}
 	for _, t := range all {
 		if err := reg.Register(t); err != nil {
 			ts.warn(fmt.Errorf("not offered: %w", err))
@@ -152,7 +187,7 @@ func (ts *Toolset) Agent(e tools.Entry) (*Agent, error) {
 	}
 	reg := tools.NewRegistry(nil)
 	if e.Agent.Tools != nil {
-		child := *ts
+		child := *ts // the servers Resolve connected, the child's among them
 		child.Config = e.Agent.Tools
 		child.Sinks, child.Journal = nil, nil // the child's children are its own: they inherit through it
 		child.Warn = func(err error) { ts.warn(fmt.Errorf("agent %s: %w", e.Name, err)) }
@@ -170,6 +205,20 @@ func (ts *Toolset) Agent(e tools.Entry) (*Agent, error) {
 }
 
 var errNotAgent = errors.New("not an agent entry")
+
+// Close closes the MCP servers Resolve connected to, killing what stdio
+// ones started, until ctx ends. A registry that offered their tools
+// closes them too; Close also closes a server none of whose tools could be
+// offered.
+func (ts *Toolset) Close(ctx context.Context) error {
+	var errs []error
+	for _, servers := range ts.mcp {
+		for _, srv := range servers {
+			errs = append(errs, srv.Close(ctx))
+		}
+	}
+	return errors.Join(errs...)
+}
 
 func (ts *Toolset) warn(err error) {
 	if ts.Warn != nil {

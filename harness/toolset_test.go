@@ -3,10 +3,13 @@ package harness_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -17,6 +20,7 @@ import (
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/tools/kit"
 	"github.com/glidepath/glidepath/trace"
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // writeConfigs writes files under a new folder and loads the first.
@@ -110,4 +114,62 @@ func TestAToolsetRegistersSubAgentsInTheFilesOrderWithTheirOwnTools(t *testing.T
 			t.Errorf("setup records %+v, want the child's manifest fetched once, as the parent's setup", setup)
 		}
 	})
+}
+
+// An MCP server at a url, and one that is not there: the first's tools
+// are offered as mcp__SERVER__TOOL after a setup step, and the run uses
+// them; the second is a warning, and the run goes on without it.
+func TestAToolsetOffersTheToolsOfTheMCPServersThatCameUp(t *testing.T) {
+	srv := sdkmcp.NewServer(&sdkmcp.Implementation{Name: "test", Version: "1"}, nil)
+	srv.AddTool(&sdkmcp.Tool{Name: "echo", Description: "Echoes.", InputSchema: map[string]any{"type": "object"},
+		Annotations: &sdkmcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *sdkmcp.CallToolRequest) (*sdkmcp.CallToolResult, error) {
+			return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: "echoed"}}}, nil
+		})
+	up := httptest.NewServer(sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return srv }, nil))
+	defer up.Close()
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	tc, err := tools.ParseConfig("t.yaml", []byte("mcpServers:\n  up:\n    url: "+up.URL+"\n    trust_hints: true\n  down:\n    url: "+down.URL+"/mcp\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := sim.NewPipeServer(nil)
+	defer sim.Close()
+	var warnings []string
+	var mu sync.Mutex
+	ts := &harness.Toolset{Config: tc, Warn: func(err error) { mu.Lock(); warnings = append(warnings, err.Error()); mu.Unlock() }}
+	b, err := budget.New(budget.Config{Total: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs collect
+	reg := tools.NewRegistry(nil)
+	s, ctx, err := harness.Start(t.Context(), b, harness.Config{Task: "say it", Model: newModel(t, sim), Tools: reg, Sinks: []trace.Sink{&recs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ts.Resolve(ctx, s)
+	ts.Register(reg)
+	res := s.Run(ctx)
+	s.Close()
+	reg.Close(t.Context())
+	ts.Close(t.Context())
+
+	if res.Status != "complete" || !strings.Contains(res.Answer, "mcp__up__echo returned") {
+		t.Errorf("result %+v, want the model's answer from mcp__up__echo", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "mcp server down") || !strings.Contains(warnings[0], "its tools are not offered") {
+		t.Errorf("warnings %q, want one for the server that is down", warnings)
+	}
+	var setups []string
+	for _, r := range only(recs.all(), trace.AttemptEnd, harness.SetupStep) {
+		setups = append(setups, r.Message)
+	}
+	if len(setups) != 2 {
+		t.Errorf("setup records %q, want a connect of each server", setups)
+	}
 }

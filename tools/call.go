@@ -283,6 +283,9 @@ func (c *call) cancel(ctx context.Context, t cancel.Canceller) trace.CancelState
 	sent := make(chan struct{}) // the answer is heard after the sending
 	lease, err := group.Go(ctx, c.run.Budget, t, c.key, func(err error) {
 		<-sent
+		if errors.Is(err, cancel.ErrNoAnswer) {
+			return // sent is all there is to say
+		}
 		answered := trace.CancelStateAccepted
 		switch {
 		case errors.Is(err, cancel.ErrUnknownCall):

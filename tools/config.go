@@ -28,6 +28,10 @@ type Config struct {
 	File    string // the name the file was parsed under, for messages
 	Entries []Entry
 
+	// MCPServers are the file's mcpServers, in the order written; package
+	// tools/mcp connects to them and offers their tools.
+	MCPServers []MCPServer
+
 	builtins map[string]Tool
 }
 
@@ -222,6 +226,7 @@ func ParseConfig(name string, data []byte, builtins map[string]Tool) (*Config, e
 	}
 	p := &configParser{builtins: builtins}
 	c.Entries = p.document(yamlfield.Root(root))
+	c.MCPServers = p.servers
 	if found := p.w.Errs(); len(found) > 0 {
 		errs := make([]error, len(found))
 		for i, e := range found {
@@ -244,7 +249,7 @@ var entryFields = []string{"name", "description", "parameters", "effect", "ceili
 var agentFields = []string{"instructions", "tools", "model", "max_steps"}
 
 var (
-	errNotConfig   = errors.New(`not a mapping; a tool config is {"tools": […]}`)
+	errNotConfig   = errors.New(`not a mapping; a tool config is {"tools": […], "mcpServers": {…}}`)
 	errRequired    = errors.New("required")
 	errEffect      = errors.New("must be read or write")
 	errMaxAttempts = errors.New("must be 1 or more")
@@ -259,6 +264,7 @@ var (
 type configParser struct {
 	w        yamlfield.Walker
 	builtins map[string]Tool
+	servers  []MCPServer
 }
 
 func (p *configParser) document(root yamlfield.Field) []Entry {
@@ -267,8 +273,13 @@ func (p *configParser) document(root yamlfield.Field) []Entry {
 		return nil
 	}
 	var entries []Entry
-	for f := range p.w.Fields(root, "tools") {
-		entries = p.tools(f)
+	for f := range p.w.Fields(root, "tools", "mcpServers") {
+		switch f.Name {
+		case "tools":
+			entries = p.tools(f)
+		case "mcpServers":
+			p.servers = p.mcpServers(f)
+		}
 	}
 	return entries
 }

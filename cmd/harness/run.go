@@ -156,6 +156,12 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		Warn: func(err error) { fmt.Fprintf(line, "harness run: warning: %v\n", err) }}
 	ts.Resolve(rctx, s)
 	ts.Register(reg)
+	closers = append(closers, func() error {
+		// The servers are stopped within the budget, as the tools are.
+		cctx, stop := budget.WithBudget(context.Background(), b)
+		defer stop()
+		return ts.Close(cctx)
+	})
 	res := s.Run(rctx)
 	runErr := s.Close()
 	line.Close() // the run is over: what follows is printed on a clean line
@@ -256,6 +262,9 @@ func (c *runCommand) toolsConfig(f runFlags) (*tools.Config, error) {
 // starts.
 func mayWrite(tc *tools.Config) bool {
 	for _, c := range tc.Configs() {
+		if len(c.MCPServers) > 0 {
+			return true // a server's tool is a write until the config says read
+		}
 		for _, t := range c.Tools(nil) {
 			if t.Spec().Effect != tools.Read {
 				return true

@@ -101,6 +101,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	srv := &kit.Server{}
 	var served []string
 	ts.Resolve(ctx, nil)
+	closers = append(closers, func() error { return ts.Close(context.Background()) })
 	for _, e := range tc.Entries {
 		if e.Agent == nil {
 			fmt.Fprintf(c.stderr, "harness serve: tool %s is not an agent entry: not served\n", e.Name)

@@ -205,6 +205,18 @@ func (w *Walker) Report(e *Error) { w.errs = append(w.errs, e) }
 // not a mapping, that is recorded and nothing is yielded. A loop that stops
 // early leaves the keys after it unchecked.
 func (w *Walker) Fields(f Field, known ...string) iter.Seq[Field] {
+	return w.fields(f, func(key string) bool { return slices.Contains(known, key) }, known)
+}
+
+// Map yields the fields of the mapping f, whatever their keys, in the
+// order written: a mapping whose keys are names the file chooses, such as
+// MCP servers or environment variables. Keys are checked as in
+// [Walker.Fields], but any scalar key is known.
+func (w *Walker) Map(f Field) iter.Seq[Field] {
+	return w.fields(f, func(string) bool { return true }, nil)
+}
+
+func (w *Walker) fields(f Field, isKnown func(string) bool, known []string) iter.Seq[Field] {
 	return func(yield func(Field) bool) {
 		m := f.Value
 		if m.Kind != yaml.MappingNode {
@@ -224,7 +236,7 @@ func (w *Walker) Fields(f Field, known ...string) iter.Seq[Field] {
 				continue
 			}
 			first[k.Value] = k.Line
-			if !slices.Contains(known, k.Value) {
+			if !isKnown(k.Value) {
 				w.Report(&Error{Line: k.Line, Field: path, Err: &UnknownFieldError{Key: k.Value, In: f.Path, Known: known}})
 				continue
 			}

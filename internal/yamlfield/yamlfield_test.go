@@ -187,6 +187,20 @@ func TestFieldsYieldsKnownKeysInOrderAndRecordsTheRest(t *testing.T) {
 	}
 }
 
+func TestMapYieldsEveryKeyButStillChecksThem(t *testing.T) {
+	var w Walker
+	var names []string
+	for f := range w.Map(parse(t, "b: 1\nfree name: 2\nb: 3\nnull: ~\n")) {
+		names = append(names, f.Name)
+	}
+	if !slices.Equal(names, []string{"b", "free name"}) {
+		t.Errorf("yielded %q, want b and free name: any key, in order, the repeat and the null left out", names)
+	}
+	if got := messages(w.Errs()); !slices.Equal(got, []string{"3 b: repeated; first given at line 1"}) {
+		t.Errorf("errors %q", got)
+	}
+}
+
 func TestAnUnknownFieldSaysWhereAndWhatIsKnown(t *testing.T) {
 	var w Walker
 	root := parse(t, "model:\n  timeout: 3s\n")
