@@ -83,7 +83,7 @@ func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 				func(ctx context.Context) error { return c.ResolveServer(ctx, ts.Client, base) }})
 		}
 		for _, cfg := range c.MCPServers {
-			steps = append(steps, step{"mcp server " + cfg.Name + ": connect and tools/list", mcp.DefaultConnectTimeout,
+			steps = append(steps, step{"mcp server " + cfg.Name + ": connect and tools/list", mcp.ConnectTimeout(cfg),
 				func(ctx context.Context) error {
 					srv, err := mcp.Connect(ctx, cfg, mcp.Options{HTTPClient: ts.Client})
 					if err != nil {
@@ -92,6 +92,9 @@ func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 					mu.Lock()
 					ts.mcp[c] = append(ts.mcp[c], srv)
 					mu.Unlock()
+					for _, name := range srv.Missing() {
+						ts.warn(fmt.Errorf("mcp server %s: allowed tool %q is not among its tools", cfg.Name, name))
+					}
 					return nil
 				}})
 		}

@@ -25,9 +25,19 @@ type MCPServer struct {
 	// Tools are Glidepath's overrides, by the server's own tool names.
 	Tools map[string]MCPTool
 
+	// AllowedTools, when given, are the only tools of the server that are
+	// offered (allowed_tools, by the server's own names): a server with
+	// many tools need not offer them all to every run.
+	AllowedTools []string
+
 	// TrustHints lets the server's readOnlyHint say that a tool only reads;
 	// otherwise every tool the config does not call read is a write.
 	TrustHints bool
+
+	// ConnectTimeout bounds connecting and listing the server's tools, the
+	// run's setup step for it (connect_timeout). Zero: package tools/mcp's
+	// default. A server fetched by npx the first time may need more.
+	ConnectTimeout time.Duration
 
 	Line int // where the entry starts in the file
 }
@@ -46,7 +56,7 @@ type MCPTool struct {
 func (s MCPServer) Stdio() bool { return s.Command != "" }
 
 var (
-	mcpServerFields = []string{"type", "command", "args", "env", "cwd", "url", "headers", "tools", "trust_hints"}
+	mcpServerFields = []string{"type", "command", "args", "env", "cwd", "url", "headers", "tools", "allowed_tools", "trust_hints", "connect_timeout"}
 	mcpToolFields   = []string{"effect", "ceiling", "p50", "p95", "max_attempts"}
 
 	errMCPKind = errors.New("one of command (a stdio server) or url (streamable HTTP) is required")
@@ -102,8 +112,15 @@ func (p *configParser) mcpServer(m yamlfield.Field) (MCPServer, bool) {
 			s.Headers = p.stringMap(f)
 		case "tools":
 			s.Tools = p.mcpTools(f)
+		case "allowed_tools":
+			s.AllowedTools = p.scalars(f)
+			if len(s.AllowedTools) == 0 {
+				p.w.Fail(f, errors.New("empty: it would offer none of the server's tools; leave it out to offer them all"))
+			}
 		case "trust_hints":
 			s.TrustHints, _ = p.w.Bool(f)
+		case "connect_timeout":
+			s.ConnectTimeout, _ = p.w.Duration(f)
 		}
 	}
 	switch len(given) {

@@ -11,8 +11,9 @@ func TestMCPServersParseInTheShapeOtherClientsUse(t *testing.T) {
 	src := `{"tools": [],
  "mcpServers": {
    "everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"], "env": {"DEBUG": "1"},
-                  "tools": {"echo": {"effect": "read", "ceiling": "5s"}}},
-   "remote": {"type": "http", "url": "http://127.0.0.1:3001/mcp", "headers": {"Authorization": "Bearer x"}, "trust_hints": true}}}`
+                  "tools": {"echo": {"effect": "read", "ceiling": "5s"}}, "allowed_tools": ["echo"]},
+   "remote": {"type": "http", "url": "http://127.0.0.1:3001/mcp", "headers": {"Authorization": "Bearer x"}, "trust_hints": true,
+              "connect_timeout": "30s"}}}`
 	c, err := ParseConfig("mcp.json", []byte(src), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -22,10 +23,12 @@ func TestMCPServersParseInTheShapeOtherClientsUse(t *testing.T) {
 	}
 	e, r := c.MCPServers[0], c.MCPServers[1]
 	if e.Name != "everything" || !e.Stdio() || e.Command != "npx" || len(e.Args) != 2 || e.Env["DEBUG"] != "1" ||
-		e.Tools["echo"].Effect != Read || e.Tools["echo"].Ceiling != 5*time.Second || e.TrustHints {
+		e.Tools["echo"].Effect != Read || e.Tools["echo"].Ceiling != 5*time.Second || e.TrustHints ||
+		len(e.AllowedTools) != 1 || e.AllowedTools[0] != "echo" {
 		t.Errorf("everything: %+v", e)
 	}
-	if r.Name != "remote" || r.Stdio() || r.URL != "http://127.0.0.1:3001/mcp" || r.Headers["Authorization"] != "Bearer x" || !r.TrustHints {
+	if r.Name != "remote" || r.Stdio() || r.URL != "http://127.0.0.1:3001/mcp" || r.Headers["Authorization"] != "Bearer x" || !r.TrustHints ||
+		r.ConnectTimeout != 30*time.Second {
 		t.Errorf("remote: %+v", r)
 	}
 }
@@ -49,6 +52,7 @@ func TestABadMCPServerNamesTheFieldAndTheLine(t *testing.T) {
 		{"a tool override with an unknown field", server("command: x", "tools: {echo: {readonly: true}}"), "mcpServers.s.tools.echo.readonly", "unknown field"},
 		{"env not a mapping", server("command: x", "env: [A=b]"), "mcpServers.s.env", "not a mapping"},
 		{"servers not a mapping", "mcpServers: [x]\n", "mcpServers", "not a mapping"},
+		{"no tool allowed", server("command: x", "allowed_tools: []"), "mcpServers.s.allowed_tools", "offer none"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -173,6 +173,8 @@ func TestAServersToolsAreOfferedUnderTheirMCPNamesWithTheirEffects(t *testing.T)
 				map[string]tools.Effect{"mcp__fs__echo": tools.Write, "mcp__fs__write_file": tools.Write, "mcp__fs__lookup": tools.Write}},
 			{"trusted hints make the read-only tools reads", tools.MCPServer{Name: "fs", TrustHints: true},
 				map[string]tools.Effect{"mcp__fs__echo": tools.Read, "mcp__fs__write_file": tools.Read, "mcp__fs__lookup": tools.Write}},
+			{"allowed_tools offers those alone", tools.MCPServer{Name: "fs", AllowedTools: []string{"echo", "nope"}},
+				map[string]tools.Effect{"mcp__fs__echo": tools.Write}},
 			{"the config wins over the hints", tools.MCPServer{Name: "fs", TrustHints: true,
 				Tools: map[string]tools.MCPTool{"write.file": {Effect: tools.Write}, "lookup": {Effect: tools.Read, Ceiling: time.Second}}},
 				map[string]tools.Effect{"mcp__fs__echo": tools.Read, "mcp__fs__write_file": tools.Write, "mcp__fs__lookup": tools.Read}},
@@ -197,6 +199,9 @@ func TestAServersToolsAreOfferedUnderTheirMCPNamesWithTheirEffects(t *testing.T)
 				if got[name] != want {
 					t.Errorf("%s: %s is %q, want %q", tc.name, name, got[name], want)
 				}
+			}
+			if len(tc.cfg.AllowedTools) > 0 && !slices.Equal(s.Missing(), []string{"nope"}) {
+				t.Errorf("%s: missing %v, want the allowed tool the server lacks", tc.name, s.Missing())
 			}
 			s.Close(t.Context())
 		}

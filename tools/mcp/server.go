@@ -23,6 +23,15 @@ import (
 // of the run, whose lease is the tighter bound inside a run.
 const DefaultConnectTimeout = 20 * time.Second
 
+// ConnectTimeout is how long [Connect] may take for cfg: its
+// connect_timeout, or DefaultConnectTimeout.
+func ConnectTimeout(cfg tools.MCPServer) time.Duration {
+	if cfg.ConnectTimeout > 0 {
+		return cfg.ConnectTimeout
+	}
+	return DefaultConnectTimeout
+}
+
 // closeGrace is how long Close lets a stdio server exit on its own once
 // its input is closed, before its process group is killed: a run that
 // ends does not wait on a server's shutdown.
@@ -52,8 +61,9 @@ type Server struct {
 	cfg  tools.MCPServer
 	opts Options
 
-	client *sdk.Client
-	tools  []tools.Tool
+	client  *sdk.Client
+	tools   []tools.Tool
+	missing []string // allowed_tools the server does not have
 
 	connMu sync.Mutex // held while a session is made: one at a time
 
@@ -72,7 +82,7 @@ type Server struct {
 // step. A server that does not answer in time is closed, its process
 // killed, and the error says so.
 func Connect(ctx context.Context, cfg tools.MCPServer, opts Options) (*Server, error) {
-	ctx, cancel := context.WithTimeout(ctx, DefaultConnectTimeout)
+	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout(cfg))
 	defer cancel()
 	s := &Server{cfg: cfg, opts: opts, routes: make(map[int64]*route)}
 	s.client = sdk.NewClient(&sdk.Implementation{Name: "glidepath", Version: "1"},
@@ -89,7 +99,15 @@ func Connect(ctx context.Context, cfg tools.MCPServer, opts Options) (*Server, e
 		}
 		listed = append(listed, t)
 	}
+	for _, name := range cfg.AllowedTools {
+		if !slices.ContainsFunc(listed, func(t *sdk.Tool) bool { return t.Name == name }) {
+			s.missing = append(s.missing, name)
+		}
+	}
 	for _, t := range listed {
+		if len(cfg.AllowedTools) > 0 && !slices.Contains(cfg.AllowedTools, t.Name) {
+			continue
+		}
 		built, err := s.tool(t)
 		if err != nil {
 			s.Close(context.Background())
@@ -104,8 +122,13 @@ func Connect(ctx context.Context, cfg tools.MCPServer, opts Options) (*Server, e
 func (s *Server) Name() string { return s.cfg.Name }
 
 // Tools returns the server's tools, in the order it listed them, as
-// Glidepath tools named mcp__SERVER__TOOL ([ToolName]).
+// Glidepath tools named mcp__SERVER__TOOL ([ToolName]); with
+// allowed_tools, those it allows.
 func (s *Server) Tools() []tools.Tool { return slices.Clone(s.tools) }
+
+// Missing returns the allowed_tools the server did not list: a name
+// misspelt, or a tool the server no longer has.
+func (s *Server) Missing() []string { return slices.Clone(s.missing) }
 
 // Close ends the session. A stdio server gets its input closed and a
 // moment to exit; then its whole process group is killed, whatever its
@@ -250,7 +273,9 @@ func (s *Server) transport(ctx context.Context) (sdk.Transport, *process, error)
 		c.Transport = &headers{base: client.Transport, h: s.cfg.Headers}
 		client = &c
 	}
-	return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, DisableStandaloneSSE: true}, nil, nil
+	// The standalone stream stays: a server may send a request's progress
+	// on it, as the reference server does.
+	return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}, nil, nil
 }
 
 // errorf says which server failed, its URL without a password.
