@@ -5,13 +5,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/glidepath/glidepath/tools/demo"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/glidepath/glidepath/tools/demo"
 	"github.com/glidepath/glidepath/tools/kit"
 )
 
@@ -21,7 +25,7 @@ const DefaultAddr = "127.0.0.1:8090"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 	case isUsage(err):
@@ -42,11 +46,13 @@ func isUsage(err error) bool {
 
 func (e usageError) Error() string { return e.msg + " (try: toolserver --help)" }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("toolserver", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", DefaultAddr, "`host:port` to listen on; an empty host means loopback")
 	keepalive := fs.Duration("keepalive", time.Second, "silence after which a stream gets a keepalive comment")
+	withMCP := fs.Bool("mcp", false, "also serve the tools over MCP's streamable HTTP at /mcp")
+	mcpStdio := fs.Bool("mcp-stdio", false, "serve the tools over MCP on stdin and stdout instead of HTTP")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -59,15 +65,84 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *keepalive <= 0 {
 		return usageError{"--keepalive must be positive"}
 	}
+	if *mcpStdio {
+		var addrSet bool
+		fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
+		if addrSet || *withMCP {
+			return usageError{"--mcp-stdio serves no HTTP: it takes neither --addr nor --mcp"}
+		}
+	}
 	srv := demo.NewServer(demo.ServerConfig{Keepalive: *keepalive})
+	if *mcpStdio {
+		return serveStdio(ctx, srv, stdin, stdout, stderr)
+	}
 	l, err := kit.Listen(*addr)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "toolserver: listening on http://%s\n", l.Addr())
-	if err := kit.Serve(ctx, l, srv); err != nil {
+	if *withMCP {
+		fmt.Fprintf(stdout, "toolserver: MCP at http://%s/mcp\n", l.Addr())
+		err = serveWithMCP(ctx, l, srv)
+	} else {
+		err = kit.Serve(ctx, l, srv)
+	}
+	if err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, "toolserver: stopped")
 	return nil
 }
+
+// serveWithMCP is kit.Serve with MCP's streamable HTTP mounted at /mcp
+// beside the kit's own protocol.
+func serveWithMCP(ctx context.Context, l net.Listener, srv *kit.Server) error {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.MCPHandler())
+	mux.Handle("/", srv)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(l) }()
+	select {
+	case err := <-served:
+		srv.Close()
+		return err
+	case <-ctx.Done():
+	}
+	// The kit first, as kit.Serve does: its handlers end and its MCP
+	// sessions are answered and closed, and only then do the requests
+	// following them end, which http.Server.Shutdown waits for.
+	srv.Close()
+	grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if hs.Shutdown(grace) != nil {
+		hs.Close()
+	}
+	<-served
+	return nil
+}
+
+// serveStdio serves srv over MCP on stdin and stdout, as a command an MCP
+// client starts, until the client ends the session or ctx ends; then it
+// closes srv, waiting for its handlers. stdout carries the protocol, so
+// what toolserver itself says goes to stderr.
+func serveStdio(ctx context.Context, srv *kit.Server, stdin io.Reader, stdout, stderr io.Writer) error {
+	in, ok := stdin.(io.ReadCloser)
+	if !ok {
+		in = io.NopCloser(stdin)
+	}
+	fmt.Fprintln(stderr, "toolserver: serving MCP on stdin and stdout")
+	err := srv.ServeMCP(ctx, &mcp.IOTransport{Reader: in, Writer: nopCloser{stdout}})
+	srv.Close()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, "toolserver: stopped")
+	return nil
+}
+
+// nopCloser keeps stdout open when the MCP session ends, as the sdk's
+// StdioTransport does.
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/glidepath/glidepath/tools/demo"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,7 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/tools/demo"
+	"github.com/glidepath/glidepath/tools/kit"
 )
 
 // The demo runs on real sockets and real time, which synctest cannot see:
@@ -384,7 +387,7 @@ func TestRunListensOnLoopbackAndStopsWhenItsContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"--addr", ":0"}, &stdout, &stderr) }()
+	go func() { done <- run(ctx, []string{"--addr", ":0"}, strings.NewReader(""), &stdout, &stderr) }()
 	var url string
 	for deadline := time.Now().Add(patience); url == ""; time.Sleep(time.Millisecond) {
 		if line, ok := strings.CutPrefix(stdout.String(), "toolserver: listening on "); ok && strings.HasSuffix(line, "\n") {
@@ -422,17 +425,141 @@ func TestRunRejectsBadUsage(t *testing.T) {
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"--keepalive", "0s"}, "--keepalive must be positive"},
 		{[]string{"--addr", "no-port"}, "kit: listen"},
+		{[]string{"--mcp-stdio", "--mcp"}, "--mcp-stdio serves no HTTP: it takes neither --addr nor --mcp"},
+		{[]string{"--mcp-stdio", "--addr", ":0"}, "--mcp-stdio serves no HTTP"},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var out bytes.Buffer
-			err := run(t.Context(), tc.args, &out, &out)
+			err := run(t.Context(), tc.args, strings.NewReader(""), &out, &out)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("run: %v, want an error containing %q", err, tc.want)
 			}
 		})
 	}
-	if err := run(t.Context(), []string{"--help"}, io.Discard, io.Discard); !errors.Is(err, flag.ErrHelp) {
+	if err := run(t.Context(), []string{"--help"}, strings.NewReader(""), io.Discard, io.Discard); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("--help: %v, want flag.ErrHelp", err)
+	}
+}
+
+// listening starts run with args and returns the URL it listens on, and a
+// func that stops it and returns what it returned.
+func listening(t *testing.T, args ...string) (url string, stop func() (string, error)) {
+	var stdout, stderr syncBuffer
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, args, strings.NewReader(""), &stdout, &stderr) }()
+	for deadline := time.Now().Add(patience); url == ""; time.Sleep(time.Millisecond) {
+		if first, _, ok := strings.Cut(stdout.String(), "\n"); ok {
+			url, _ = strings.CutPrefix(first, "toolserver: listening on ")
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("no listening line: %q %q", stdout.String(), stderr.String())
+		}
+	}
+	return url, func() (string, error) {
+		cancel()
+		select {
+		case err := <-done:
+			return stdout.String(), err
+		case <-time.After(patience):
+			t.Fatal("run did not return after its context ended")
+			return "", nil
+		}
+	}
+}
+
+// mcpTools lists a session's tools as "name readOnly".
+func mcpTools(t *testing.T, cs *mcp.ClientSession) string {
+	res, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tl := range res.Tools {
+		got = append(got, fmt.Sprintf("%s readOnly=%v", tl.Name, tl.Annotations.ReadOnlyHint))
+	}
+	return strings.Join(got, ", ")
+}
+
+// The sdk lists tools by name.
+const wantMCPTools = "commit readOnly=false, fetch readOnly=true, long_job readOnly=true, search readOnly=true, stale readOnly=true, stuck readOnly=true"
+
+// mcpSearch calls search over MCP as a Glidepath caller does, with a key
+// and a lease in _meta, and returns the result's text.
+func mcpSearch(t *testing.T, cs *mcp.ClientSession, key string) string {
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{
+		Name:      "search",
+		Arguments: map[string]any{"query": "late commits", "limit": 1},
+		Meta:      mcp.Meta{kit.MetaIdempotencyKey: key, kit.MetaBudgetRemaining: 5000},
+	})
+	if err != nil || res.IsError || len(res.Content) != 1 {
+		t.Fatalf("search over MCP: %v %v", res, err)
+	}
+	return res.Content[0].(*mcp.TextContent).Text
+}
+
+const wantSearch = `{"query":"late commits","results":[{"title":"late commits (1)","url":"https://docs.example/late-commits/1","score":0.98}]}`
+
+func TestRunWithMCPAlsoServesTheSameToolsAtSlashMCP(t *testing.T) {
+	url, stop := listening(t, "--addr", ":0", "--mcp")
+	resp, err := http.Get(url + "/tools")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET /tools beside MCP: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "toolserver-test", Version: "1"}, nil).
+		Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if got := mcpTools(t, cs); got != wantMCPTools {
+		t.Errorf("tools/list: %s\nwant %s", got, wantMCPTools)
+	}
+	if got := mcpSearch(t, cs, "m1"); got != wantSearch {
+		t.Errorf("search over MCP: %s\nwant %s", got, wantSearch)
+	}
+	// One server, one set of records, whichever protocol asked.
+	resp, err = http.Get(url + "/tools/search/calls/m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := `{"state":"done","output":` + wantSearch + `,"units":0}` + "\n"; string(body) != want {
+		t.Errorf("the status of the MCP call over HTTP: %s, want %s", body, want)
+	}
+	if out, err := stop(); err != nil || !strings.HasSuffix(out, "toolserver: stopped\n") || !strings.Contains(out, "toolserver: MCP at "+url+"/mcp\n") {
+		t.Errorf("run: %v, output %q", err, out)
+	}
+}
+
+func TestRunWithMCPStdioServesOverStdinAndStdoutUntilTheClientLeaves(t *testing.T) {
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(t.Context(), []string{"--mcp-stdio"}, toServer, fromServer, &stderr) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "toolserver-test", Version: "1"}, nil).
+		Connect(t.Context(), &mcp.IOTransport{Reader: toClient, Writer: fromClient}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mcpTools(t, cs); got != wantMCPTools {
+		t.Errorf("tools/list: %s\nwant %s", got, wantMCPTools)
+	}
+	if got := mcpSearch(t, cs, "s1"); got != wantSearch {
+		t.Errorf("search over MCP: %s\nwant %s", got, wantSearch)
+	}
+	cs.Close() // the client closes its end: the server reads EOF
+	select {
+	case err := <-done:
+		if err != nil || stderr.String() != "toolserver: serving MCP on stdin and stdout\ntoolserver: stopped\n" {
+			t.Errorf("run: %v, stderr %q", err, stderr.String())
+		}
+	case <-time.After(patience):
+		t.Fatal("run did not return after the client left")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/glidepath/glidepath/budget"
 )
@@ -130,90 +131,154 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, t *Tool) {
 	unwatch := context.AfterFunc(r.Context(), func() { cancelBase(ErrCallerGone) })
 	// The deadline starts on arrival: the caller's budget was already
 	// running while the request travelled.
-	ctx, cancelDeadline, err := budget.Receive(base, r.Header, t.Max)
+	ctx, cancelDeadline, lease, err := receive(base, r.Header.Values(budget.Header), t.Max)
 	if err != nil {
 		unwatch()
 		cancelBase(nil)
 		writeError(w, http.StatusBadRequest, err.Error(), false)
 		return
 	}
+	a := &arrival{tool: t, key: key, keyName: "Idempotency-Key", lease: lease, ctx: ctx, cancel: cancelBase,
+		release: func() {
+			unwatch()
+			cancelDeadline()
+			cancelBase(nil)
+		}}
 	if ctx.Err() != nil {
 		// A call that arrives with no time left (Budget-Remaining-Ms: 0)
 		// could only be cut: the handler never runs, and the answer says
 		// whose time it was.
-		unwatch()
-		cancelDeadline()
-		cancelBase(nil)
+		a.release()
 		writeJSON(w, http.StatusGatewayTimeout, errorBody{Error: failure{
-			Message: fmt.Sprintf("kit: no time left for tool %s: the caller's %s was %s", t.Name, budget.Header, r.Header.Get(budget.Header)),
+			Message: noTimeLeft(t.Name, budget.Header, r.Header.Get(budget.Header)),
 			Code:    CodeDeadline}})
 		return
 	}
-	releaseContexts := func() {
-		unwatch()
-		cancelDeadline()
-		cancelBase(nil)
+	var status int
+	a.args, status, err = readArguments(w, r, s.maxBody())
+	if err != nil {
+		a.release()
+		writeError(w, status, err.Error(), false)
+		return
 	}
+	rs := newResponder(w, r, s.keepaliveEvery())
+	defer rs.stop()
+	out, ref, ok := s.call(r.Context(), a, rs)
+	switch {
+	case ref != nil:
+		rs.fail(ref.status, ref.message, ref.retryable)
+	case ok:
+		rs.answer(out)
+	}
+}
+
+// receive makes the deadline of a call that brought values as its lease
+// (the Budget-Remaining-Ms values, or their MCP twin; none: no lease), as
+// [budget.Receive] computes it: min(lease, limit) from now. It returns the
+// lease received, 0 when none was.
+func receive(parent context.Context, values []string, limit time.Duration) (context.Context, context.CancelFunc, time.Duration, error) {
+	var h http.Header
+	if values != nil {
+		h = http.Header{budget.Header: values}
+	}
+	ctx, cancel, err := budget.Receive(parent, h, limit)
+	if err != nil || len(values) == 0 {
+		return ctx, cancel, 0, err
+	}
+	lease, _ := budget.ParseRemaining(values[0]) // Receive accepted it
+	return ctx, cancel, lease, nil
+}
+
+func noTimeLeft(tool, field, value string) string {
+	return fmt.Sprintf("kit: no time left for tool %s: the caller's %s was %s", tool, field, value)
+}
+
+// An arrival is one request for a call, over either protocol: what it
+// brought, and the contexts made for it.
+type arrival struct {
+	tool    *Tool
+	key     string
+	keyName string // what the caller's protocol calls the key, for messages
+	args    json.RawMessage
+	lease   time.Duration
+	mcp     bool
+	// ctx is the handler's context if this request starts the handler: it
+	// ends at the call's deadline, or when cancel is called.
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	release func() // releases ctx's resources, once no handler runs on it
+}
+
+// A follower waits for a run on a request's behalf, relaying its
+// progress to the caller: an HTTP [responder], or an MCP request.
+type follower interface {
+	// follow returns true once ru is done, or false when wait ends first
+	// or the caller is gone.
+	follow(wait context.Context, ru *run) bool
+}
+
+// A refusal is the kit's own answer to a request, not a call's outcome.
+type refusal struct {
+	status    int // as HTTP answers it
+	message   string
+	retryable bool
+}
+
+// call serves a: it starts the handler, or follows the attempt already
+// running in this process, and returns the call's outcome, or a refusal.
+// wait is the request's own context: a handler that ignores its deadline
+// is still followed while wait lasts, so that a caller still listening
+// gets the late answer. ok is false when wait ended first, and there is
+// nobody left to answer. call owns a's contexts: it releases them, or
+// hands them to the handler it starts.
+func (s *Server) call(wait context.Context, a *arrival, f follower) (out Record, ref *refusal, ok bool) {
 	// The contexts belong to this request until a handler starts on them;
 	// then the handler's goroutine releases them when it returns.
 	started := false
 	defer func() {
 		if !started {
-			releaseContexts()
+			a.release()
 		}
 	}()
-	args, status, err := readArguments(w, r, s.maxBody())
-	if err != nil {
-		writeError(w, status, err.Error(), false)
-		return
-	}
+	t, key := a.tool, a.key
 	id := CallID{Tool: t.Name, Key: key}
-	sum := sha256.Sum256(args)
+	sum := sha256.Sum256(a.args)
 	hash := hex.EncodeToString(sum[:])
-	rs := newResponder(w, r, s.keepaliveEvery())
-	defer rs.stop()
 	for {
-		ru, own, err := s.claim(id, hash, cancelBase)
+		ru, own, err := s.claim(id, hash, a.cancel)
 		if err != nil {
-			rs.fail(http.StatusServiceUnavailable, err.Error(), true)
-			return
+			return Record{}, &refusal{http.StatusServiceUnavailable, err.Error(), true}, true
 		}
 		if ru.args != hash {
-			rs.fail(http.StatusUnprocessableEntity, reusedKey(key), false)
-			return
+			return Record{}, &refusal{http.StatusUnprocessableEntity, reusedKey(a.keyName, key), false}, true
 		}
 		if !own {
-			if !rs.follow(ctx, ru) {
-				rs.fail(http.StatusServiceUnavailable, fmt.Sprintf("kit: the call with Idempotency-Key %s was still running when this request ended: %v", key, context.Cause(ctx)), true)
-				return
+			if !f.follow(a.ctx, ru) {
+				return Record{}, &refusal{http.StatusServiceUnavailable, fmt.Sprintf("kit: the call with %s %s was still running when this request ended: %v", a.keyName, key, context.Cause(a.ctx)), true}, true
 			}
 			if ru.out.Final() {
-				rs.answer(ru.out)
-				return
+				return ru.out, nil, true
 			}
 			continue // the attempt failed retryably: this request tries again
 		}
-		rec, ok, err := s.store.Begin(ctx, id, hash)
+		rec, ok, err := s.store.Begin(a.ctx, id, hash)
 		if err != nil {
 			msg := fmt.Sprintf("kit: idempotency store: %v", err)
 			s.release(ru, Record{State: Failed, ArgsSHA256: hash, Message: msg, Retryable: true})
-			rs.fail(http.StatusServiceUnavailable, msg, true)
-			return
+			return Record{}, &refusal{http.StatusServiceUnavailable, msg, true}, true
 		}
 		if !ok {
 			s.release(ru, rec)
 			switch {
 			case rec.ArgsSHA256 != hash:
-				rs.fail(http.StatusUnprocessableEntity, reusedKey(key), false)
+				return Record{}, &refusal{http.StatusUnprocessableEntity, reusedKey(a.keyName, key), false}, true
 			case rec.State == Running:
-				rs.fail(http.StatusConflict, fmt.Sprintf("kit: the call with Idempotency-Key %s is running in another process", key), true)
-			default:
-				rs.answer(rec)
+				return Record{}, &refusal{http.StatusConflict, fmt.Sprintf("kit: the call with %s %s is running in another process", a.keyName, key), true}, true
 			}
-			return
+			return rec, nil, true
 		}
 		started = true
-		call := &Call{Tool: t.Name, Key: key, Args: args, Attempt: rec.Attempts, run: ru}
+		call := &Call{Tool: t.Name, Key: key, Args: a.args, Attempt: rec.Attempts, Lease: a.lease, MCP: a.mcp, run: ru}
 		ru.mu.Lock()
 		ru.started = true
 		ru.mu.Unlock()
@@ -227,26 +292,26 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, t *Tool) {
 				out.Units = ru.prog.Units
 				ru.mu.Unlock()
 				out.ArgsSHA256, out.Attempts = hash, rec.Attempts
-				releaseContexts()
-				if err := s.store.Finish(context.WithoutCancel(ctx), id, out); err != nil {
+				a.release()
+				if err := s.store.Finish(context.WithoutCancel(a.ctx), id, out); err != nil {
 					s.logger().Error("kit: idempotency store lost an outcome", "tool", t.Name, "key", key, "err", err)
 				}
 				s.release(ru, out)
 			}()
-			out = s.invoke(ctx, t, call)
+			out = s.invoke(a.ctx, t, call)
 		}()
 		// The handler's context ends at the deadline; a handler that
 		// ignores it is still followed, so that a caller still listening
 		// gets the late answer.
-		if rs.follow(r.Context(), ru) {
-			rs.answer(ru.out)
+		if f.follow(wait, ru) {
+			return ru.out, nil, true
 		}
-		return
+		return Record{}, nil, false
 	}
 }
 
-func reusedKey(key string) string {
-	return fmt.Sprintf("kit: Idempotency-Key %s was used with other arguments", key)
+func reusedKey(keyName, key string) string {
+	return fmt.Sprintf("kit: %s %s was used with other arguments", keyName, key)
 }
 
 // invoke runs the handler; a panic is recovered here, and only here, with
@@ -305,15 +370,23 @@ func idempotencyKey(h http.Header) (string, error) {
 		return "", errors.New("kit: Idempotency-Key header sent more than once")
 	}
 	k := strings.TrimSpace(v[0])
+	if why := badKey(k); why != "" {
+		return "", fmt.Errorf("kit: bad %s header: %s", name, why)
+	}
+	return k, nil
+}
+
+// badKey says why k cannot be an idempotency key, or returns "".
+func badKey(k string) string {
 	if k == "" || len(k) > maxKey {
-		return "", fmt.Errorf("kit: bad %s header: must be 1 to %d characters", name, maxKey)
+		return fmt.Sprintf("must be 1 to %d characters", maxKey)
 	}
 	for i := 0; i < len(k); i++ {
 		if k[i] < 0x21 || k[i] > 0x7e {
-			return "", fmt.Errorf("kit: bad %s header: only visible ASCII characters are allowed", name)
+			return "only visible ASCII characters are allowed"
 		}
 	}
-	return k, nil
+	return ""
 }
 
 // readArguments reads the body {"arguments":{…}} and returns the arguments
@@ -336,16 +409,25 @@ func readArguments(w http.ResponseWriter, r *http.Request, limit int64) (json.Ra
 	if err := json.Unmarshal(data, &body); err != nil {
 		return nil, http.StatusBadRequest, fmt.Errorf(`kit: request body is not {"arguments":{…}}: %v`, err)
 	}
-	args := body.Arguments
+	args, err := arguments(body.Arguments)
+	if err != nil {
+		return nil, http.StatusBadRequest, err
+	}
+	return args, 0, nil
+}
+
+// arguments checks a call's raw arguments and returns them compacted;
+// none, or null, are {}.
+func arguments(args json.RawMessage) (json.RawMessage, error) {
 	if len(args) == 0 || string(args) == "null" {
-		return json.RawMessage("{}"), 0, nil
+		return json.RawMessage("{}"), nil
 	}
 	if args[0] != '{' {
-		return nil, http.StatusBadRequest, errors.New("kit: arguments must be a JSON object")
+		return nil, errors.New("kit: arguments must be a JSON object")
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, args); err != nil {
-		return nil, http.StatusBadRequest, fmt.Errorf("kit: arguments: %v", err)
+		return nil, fmt.Errorf("kit: arguments: %v", err)
 	}
-	return b.Bytes(), 0, nil
+	return b.Bytes(), nil
 }

@@ -1,6 +1,7 @@
 // Package kit is a server kit for writing remote tools in Go: a [Server]
-// speaks the remote tool protocol of SPEC §5, so that every call it
-// serves is leased, observable, cancellable and safe to time out.
+// speaks the remote tool protocol of SPEC §5, and MCP (see # MCP), so that
+// every call it serves is leased, observable, cancellable and safe to time
+// out.
 //
 // A tool is a [Tool] value with a [Handler]; a Server is a value, like
 // [net/http.ServeMux], and a [net/http.Handler]:
@@ -123,14 +124,79 @@
 // [Server.Register] returns a [*ToolError] matching [ErrBadTool], and
 // also [ErrDuplicate] for a name registered twice.
 //
+// # MCP
+//
+// A Server serves the same tools over MCP too, with the official SDK
+// (github.com/modelcontextprotocol/go-sdk), so that a tool written once
+// works from Glidepath's protocol and from any MCP client.
+// [Server.MCPHandler] serves MCP's streamable HTTP transport, to mount
+// beside the Server on one address; [Server.ServeMCP] serves one client
+// over an SDK transport, such as stdio for a server that an MCP client
+// starts as a command:
+//
+//	mux := http.NewServeMux()
+//	mux.Handle("/mcp", srv.MCPHandler())
+//	mux.Handle("/", &srv)
+//	...
+//	err = srv.ServeMCP(ctx, &mcp.StdioTransport{}) // until the client leaves
+//
+// Both serve the Server's tools and records, as the protocol above does:
+//
+//   - tools/list offers each tool with its name, description, its
+//     Parameters as inputSchema ("type":"object" added when they leave it
+//     out; a tool whose Parameters name another type is not offered, and
+//     [Server.Logger] says so), annotations.readOnlyHint true for a Read
+//     tool, and the manifest's other fields in _meta:
+//     io.github.glidepath/effect, /cancellable, /p50-ms and /p95-ms, and
+//     /agent when it is one. The SDK lists tools by name.
+//   - A tools/call's _meta [MetaBudgetRemaining], a JSON integer of
+//     milliseconds, is its Budget-Remaining-Ms: the handler's deadline is
+//     min(it, Max) from arrival, read by the same code (see # Deadlines),
+//     and 0 is a failure with [CodeDeadline] at once, the handler never
+//     running. Its
+//     [MetaIdempotencyKey] is its Idempotency-Key, with the semantics of
+//     # Idempotency; the records are the Server's, so a key called over
+//     MCP is known to the status and cancel endpoints, and a retry may
+//     come over either protocol. A call without the key gets a fresh key
+//     of its own ("mcp_…"): it is not idempotent. [Call.Lease] and
+//     [Call.MCP] say what arrived. A malformed field, a key reused with
+//     other arguments, or arguments that are not an object are JSON-RPC
+//     invalid params errors naming what was wrong.
+//   - An output is a text content holding its JSON, and structuredContent
+//     too when it is an object. A failure (an [*Error], any other error, a
+//     panic, a deadline) is a result with isError, its message as the text
+//     (" (deadline_exceeded)" appended when its code is [CodeDeadline]),
+//     and io.github.glidepath/retryable and /code in its _meta. The kit's
+//     own refusals (the server closed, the store failed, the key runs in
+//     another process) are JSON-RPC errors: they tell nothing of the call.
+//   - When a tools/call carries a progressToken, [Call.Progress] sends
+//     notifications/progress with it: progress is the units, then total and
+//     message, coalesced and strictly increasing as in # Progress. Without
+//     a token nothing is sent.
+//   - notifications/cancelled for the call, or over streamable HTTP closing
+//     the request's stream (SPEC §5b), ends the handler's context with
+//     [ErrCancelled] for a Cancellable tool and with [ErrCallerGone] for
+//     another, as a hang-up does; a connection that breaks ends it with
+//     [ErrCallerGone]. The call then fails retryably, as under # Cancel.
+//
+// The streamable HTTP handler keeps sessions (Mcp-Session-Id), which is
+// how a notifications/cancelled finds the request it cancels; the SDK's
+// client, which tries its newest protocol first, speaks 2025-11-25 to it.
+// Over ServeMCP the client chooses.
+//
 // # Goroutines
 //
 // Each call's handler runs in a goroutine the [Server] owns, so that a
 // handler that outlives its request (the caller hung up, or it ignores
 // its deadline) still has its outcome recorded. [Server.Close] ends every
 // handler's context with [ErrClosed] and waits for them all;
-// [Server.Shutdown] does the same within a context. [Serve] and
-// [ListenAndServe] close the server when their context ends, and return
-// once its handlers and the answers being written are done. [Listen]
-// listens on loopback unless given another host.
+// [Server.Shutdown] does the same within a context. They end MCP too:
+// every tools/call stops waiting for its handler and is answered with a
+// JSON-RPC error naming [ErrClosed], then every MCP session ends (the SDK
+// drops the answers of requests in flight when a session ends, so the
+// answers go first). After, MCPHandler answers 503 and ServeMCP returns
+// ErrClosed. [Serve] and [ListenAndServe] close the server when their
+// context ends, and return once its handlers and the answers being
+// written are done. [Listen] listens on loopback unless given another
+// host.
 package kit

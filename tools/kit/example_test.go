@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/glidepath/glidepath/tools/kit"
 )
 
@@ -115,4 +117,101 @@ func ExampleCall_Progress() {
 	// data: {"output":{"documents":42}}
 	//
 	// {"state":"done","output":{"documents":42},"units":1}
+}
+
+func ExampleServer_MCPHandler() {
+	var srv kit.Server
+	srv.Register(kit.Tool{
+		Name:   "greet",
+		Effect: kit.Read,
+		Handler: func(ctx context.Context, call *kit.Call) (any, error) {
+			var args struct{ Name string }
+			json.Unmarshal(call.Args, &args)
+			return map[string]string{"greeting": "hello, " + args.Name}, nil
+		},
+	})
+	// Both protocols on one address.
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.MCPHandler())
+	mux.Handle("/", &srv)
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	defer srv.Close()
+
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{
+		Name:      "greet",
+		Arguments: map[string]string{"name": "Ada"},
+		Meta:      mcp.Meta{kit.MetaIdempotencyKey: "gp_greet_1", kit.MetaBudgetRemaining: 800},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+
+	// The call's record is the kit's, whichever protocol asks.
+	resp, err := http.Get(ts.URL + "/tools/greet/calls/gp_greet_1")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	status, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	fmt.Print(string(status))
+	// Output:
+	// {"greeting":"hello, Ada"}
+	// {"state":"done","output":{"greeting":"hello, Ada"},"units":0}
+}
+
+func ExampleServer_ServeMCP() {
+	var srv kit.Server
+	srv.Register(kit.Tool{
+		Name:   "index",
+		Effect: kit.Write,
+		Handler: func(ctx context.Context, call *kit.Call) (any, error) {
+			call.Progress(1, 2, "half")
+			return nil, &kit.Error{Message: "index: disk full"}
+		},
+	})
+	defer srv.Close()
+	// In memory here; a command MCP server serves &mcp.StdioTransport{}.
+	serverEnd, clientEnd := mcp.NewInMemoryTransports()
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeMCP(ctx, serverEnd) }()
+	defer func() {
+		stop()
+		<-served
+	}()
+
+	progress := make(chan string, 1)
+	client := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+			progress <- fmt.Sprintf("progress %v of %v: %s", req.Params.Progress, req.Params.Total, req.Params.Message)
+		},
+	})
+	cs, err := client.Connect(ctx, clientEnd, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "index", Meta: mcp.Meta{"progressToken": "p1"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(<-progress)
+	fmt.Println(res.IsError, res.Content[0].(*mcp.TextContent).Text)
+	// Output:
+	// progress 1 of 2: half
+	// true index: disk full
 }

@@ -79,6 +79,15 @@ type Call struct {
 	// Attempt counts the handler runs for Key, from 1: a retry after a
 	// retryable failure runs the handler again with Attempt one higher.
 	Attempt int
+	// Lease is the caller's budget for the call as it arrived: its
+	// Budget-Remaining-Ms, or over MCP its _meta [MetaBudgetRemaining].
+	// The handler's deadline is min(Lease, Max) from arrival (see the
+	// package documentation, # Deadlines); Lease is zero when the caller
+	// sent none, and then Max alone bounds the call.
+	Lease time.Duration
+	// MCP reports whether the call came over MCP (see the package
+	// documentation, # MCP) rather than the protocol of SPEC §5.
+	MCP bool
 
 	run *run
 }
@@ -130,6 +139,8 @@ type Server struct {
 	active        int  // runs in runs, each a handler goroutine or a request about to start one
 	closed        bool // reports whether Close or Shutdown was called
 	drainedClosed bool // reports whether drained is closed
+
+	mcp *mcpSide // nil until MCP is first served (see mcp.go)
 }
 
 func (s *Server) init() {
@@ -177,6 +188,9 @@ func (s *Server) Register(t Tool) error {
 	}
 	s.tools[t.Name] = &t
 	s.order = append(s.order, &t)
+	if s.mcp != nil {
+		s.mcp.add(s, &t)
+	}
 	return nil
 }
 
@@ -256,7 +270,8 @@ func (s *Server) maxBody() int64 {
 
 // Shutdown stops the server: calls that arrive after it are answered 503
 // with [ErrClosed], every running handler's context ends with cause
-// [ErrClosed], and Shutdown waits for the handlers to return or for ctx to
+// [ErrClosed], its MCP sessions end (see the package documentation,
+// # Goroutines), and Shutdown waits for the handlers to return or for ctx to
 // end, whichever comes first, returning ctx's cause in the latter case;
 // the server still owns the handlers left running, and [Server.Close]
 // waits for them. Requests being answered are not waited for: they belong
@@ -270,7 +285,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		ru.cancel(ErrClosed)
 	}
 	s.drainCheck()
+	m := s.mcp
 	s.mu.Unlock()
+	if m != nil {
+		m.shut(ctx)
+	}
 	select {
 	case <-s.drained:
 		return nil
