@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 10s
 PKGS      := ./...
 
-.PHONY: build test demo subagents plan bench fuzz lint
+.PHONY: build test demo subagents mcp plan bench fuzz lint
 
 build:
 	$(GO) build -o bin/harness ./cmd/harness
@@ -32,6 +32,12 @@ demo: build
 # then the report over both traces, the slices in its sub-agents table.
 subagents: build
 	sh examples/subagents/run.sh
+
+# A run whose tools are MCP servers: the reference server over stdio,
+# fetched by npx (so it needs Node and the npm registry), and the kit's
+# demo tools over streamable HTTP on port 8090; then its report.
+mcp: build
+	sh examples/mcp/run.sh
 
 # The worst case an unbudgeted configuration really ships.
 plan:

@@ -61,7 +61,10 @@
 // tools file, relative to the file that names it, and refuses a file that
 // names itself through its agents. An agent entry is not built here: it
 // runs a child harness, which package harness builds (harness.Toolset);
-// [Config.Configs] lists every config a run may use. Every mistake that can be found
+// [Config.Configs] lists every config a run may use. mcpServers beside
+// tools are MCP servers ([MCPServer], in the shape other MCP clients use,
+// with Glidepath's per-tool overrides, allowed_tools, trust_hints and
+// connect_timeout), which package tools/mcp connects to. Every mistake that can be found
 // without a request is found there and reported as a [*ConfigError] naming
 // the field and the line. [Config.ResolveServer] then fills what the url
 // entries of one server ([Config.Servers]) left out from its manifest (GET

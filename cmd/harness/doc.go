@@ -24,7 +24,9 @@
 // --tools FILE is a tool config (YAML or JSON; builtin entries name the demo
 // tools of package tools/demo; agent entries are sub-agents, each call a
 // child run on a slice of this one's budget, SPEC §5b, with the model its
-// entry names at the same --base-url and key, or this run's). --trace FILE writes the JSONL trace, --journal
+// entry names at the same --base-url and key, or this run's; mcpServers
+// beside tools are MCP servers, each connected as a setup step, whose
+// tools are offered as mcp__SERVER__TOOL, SPEC §5b). --trace FILE writes the JSONL trace, --journal
 // FILE the orphan journal, --max-steps (50) bounds the model turns and
 // --parallel (4) the tool calls at once. The answer is printed, a partial one
 // after its boundary, or with --json as one object. On a terminal a live line

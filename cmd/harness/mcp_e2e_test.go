@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 	"github.com/glidepath/glidepath/internal/everything"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/sim"
+	"github.com/glidepath/glidepath/tools/demo"
 	"github.com/glidepath/glidepath/trace"
 )
 
@@ -124,6 +127,7 @@ func TestE2EAnMCPServersProgressKeepsTheRunAlivePastQuiet(t *testing.T) {
 // call's _meta (its key and the lease sent) and then notifications/cancelled
 // for it; the trace shows the cancel sent, with no answer to wait for.
 func TestE2EACutMCPCallIsCancelledOnTheWireWithItsKeyAndBudgetInMeta(t *testing.T) {
+	t.Parallel() // each waits on servers of its own
 	dir := t.TempDir()
 	entry, wire, _ := stdioServer(t, dir, "tools: {trigger-long-running-operation: {effect: read, ceiling: 1s, max_attempts: 1}}")
 
@@ -176,6 +180,7 @@ func TestE2EACutMCPCallIsCancelledOnTheWireWithItsKeyAndBudgetInMeta(t *testing.
 // reference server ignores cancellation): that progress is no one's, and
 // the quiet clock fires while the model says nothing.
 func TestE2EProgressAfterACancelDoesNotResetTheQuietClock(t *testing.T) {
+	t.Parallel() // each waits on servers of its own
 	entry, _, _ := stdioServer(t, t.TempDir(), "tools: {trigger-long-running-operation: {effect: read, ceiling: 1s, max_attempts: 1}}")
 	start := time.Now()
 
@@ -196,6 +201,7 @@ func TestE2EProgressAfterACancelDoesNotResetTheQuietClock(t *testing.T) {
 // A server that never answers initialize costs its connect_timeout, is a
 // warning, and the run goes on with the server that came up.
 func TestE2EAnMCPServerThatNeverAnswersCostsItsSetupLease(t *testing.T) {
+	t.Parallel() // each waits on servers of its own
 	entry, _, _ := stdioServer(t, t.TempDir(), "tools: {echo: {effect: read}}")
 	tools := "mcpServers:\n" + entry + "  mute:\n    command: sleep\n    args: [\"1000\"]\n    connect_timeout: 1s\n"
 	model := scripted(t, sim.ToolCall{Name: "mcp__everything__echo", Arguments: `{"message":"hello"}`})
@@ -223,6 +229,7 @@ func TestE2EAnMCPServerThatNeverAnswersCostsItsSetupLease(t *testing.T) {
 // upstream error, the read is tried again on a fresh server, and when the
 // run ends no process of either is left.
 func TestE2EAnMCPServerKilledMidCallIsAnUpstreamErrorAndLeavesNothing(t *testing.T) {
+	t.Parallel() // each waits on servers of its own
 	dir := t.TempDir()
 	command, args, _ := everything.Stdio(t)
 	pids := filepath.Join(dir, "pids")
@@ -281,4 +288,53 @@ func only(recs []trace.Record, ev trace.Event, step string) []trace.Record {
 		}
 	}
 	return out
+}
+
+// examples/mcp, as `make mcp` runs it, but with the reference server from
+// interop/mcp rather than npx and the demo tool server in this process:
+// every allowed tool of both servers answers.
+func TestE2ETheMCPExampleRuns(t *testing.T) {
+	t.Parallel() // each waits on servers of its own
+	data, err := os.ReadFile("../../examples/mcp/tools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	command, args, _ := everything.Stdio(t)
+	kit := demo.NewServer(demo.ServerConfig{})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", kit.MCPHandler())
+	mux.Handle("/", kit)
+	demoServer := httptest.NewServer(mux)
+	t.Cleanup(func() { demoServer.Close(); kit.Close() })
+	src := string(data)
+	for old, repl := range map[string]string{
+		"command: npx": "command: " + strconv.Quote(command),
+		`args: ["-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"]`: "args: " + quoted(args),
+		"http://127.0.0.1:8090/mcp": demoServer.URL + "/mcp",
+	} {
+		if !strings.Contains(src, old) {
+			t.Fatalf("examples/mcp/tools.yaml no longer holds %q", old)
+		}
+		src = strings.ReplaceAll(src, old, repl)
+	}
+	file := filepath.Join(t.TempDir(), "tools.yaml")
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	trc := filepath.Join(t.TempDir(), "trace.jsonl")
+
+	stdout, stderr, code := runHarness(t, nil, "run", "--budget", "60s", "--tools", file, "--trace", trc, "--json", "q")
+
+	if res := jsonResult(t, stdout); code != exitOK || res.Status != landing.Complete {
+		t.Fatalf("exit %d, %+v\nstderr: %s", code, res, stderr)
+	}
+	oks := map[string]bool{}
+	for _, r := range only(readTrace(t, trc), trace.AttemptEnd, "") {
+		if strings.HasPrefix(r.Step, "tool:mcp__") && r.Outcome == trace.OK {
+			oks[r.Step] = true
+		}
+	}
+	if len(oks) != 6 {
+		t.Errorf("tools answered: %v, want the six the example allows", oks)
+	}
 }
