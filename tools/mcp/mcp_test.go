@@ -403,3 +403,22 @@ func TestAServerThatDoesNotAnswerInitializeCostsItsContext(t *testing.T) {
 		}
 	})
 }
+
+// A write cut by its ceiling: MCP has no status to ask, so it is an
+// orphan, with its key, and never sent again.
+func TestACutMCPWriteIsAnOrphan(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newInProcess(t)
+		p.add("pay", false, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+		_, reg := connect(t, p, tools.MCPServer{Name: "bank", Tools: map[string]tools.MCPTool{"pay": {Ceiling: time.Second}}})
+
+		res := reg.Call(t.Context(), newRun(t, time.Minute, &heard{}), "mcp__bank__pay", json.RawMessage(`{}`))
+
+		if res.State != tools.StateOrphaned || res.Attempts != 1 || res.Key == "" || !strings.Contains(res.Err, string(res.Key)) {
+			t.Errorf("result %+v, want an orphan with its key, after one attempt", res)
+		}
+	})
+}
