@@ -90,7 +90,7 @@ func (s *Session) Run(ctx context.Context) landing.Result {
 		conv = append(conv, assistantMessage(resp.Message))
 		asked := make([]ToolCall, len(calls))
 		for i, c := range calls {
-			asked[i] = ToolCall{Name: c.Function.Name, Arguments: json.RawMessage(c.Function.Arguments)}
+			asked[i] = ToolCall{Name: c.Function.Name, Arguments: json.RawMessage(c.Function.Arguments), ID: c.ID}
 		}
 		// Every call gets its tool message, refused and failed ones too:
 		// the API rejects a conversation that leaves one unanswered.

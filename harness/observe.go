@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"errors"
 
 	"github.com/glidepath/glidepath/budget"
@@ -19,10 +20,14 @@ func (s *Session) observer(index int, w *watchdog.Watchdog) *trace.Observer {
 			s.attempts.Add(1)
 			s.record(attemptRecord(trace.AttemptStart, index, a))
 		},
+		Context: func(ctx context.Context, a trace.Attempt) context.Context {
+			return s.attemptContext(ctx, attemptRecord(trace.AttemptStart, index, a))
+		},
 		AttemptEnd: func(a trace.Attempt) {
 			rec := attemptRecord(trace.AttemptEnd, index, a)
 			rec.Outcome, rec.Status, rec.Keepalives = a.Outcome, a.Status, a.Keepalives
 			rec.Chunks, rec.Tokens = a.Chunks, a.Usage.Total
+			rec.InputTokens, rec.OutputTokens = a.Usage.Input, a.Usage.Output
 			if a.Err != nil {
 				rec.Message = a.Err.Error()
 			}
@@ -109,8 +114,31 @@ func (s *Session) pause(w *watchdog.Watchdog) (resume func()) {
 	return func() { own(); theirs() }
 }
 
+// attemptContext is ctx as the sinks that keep a context for an attempt
+// make it for rec, its attempt_start: a span, for a tool to pass on.
+func (s *Session) attemptContext(ctx context.Context, rec trace.Record) context.Context {
+	rec.RunID, rec.ParentRunID = s.id, s.cfg.ParentRunID
+	for _, sink := range s.cfg.Sinks {
+		if cs, ok := sink.(trace.ContextSink); ok {
+			ctx = cs.AttemptContext(ctx, rec)
+		}
+	}
+	return ctx
+}
+
+// withCallID has f see attempts with the model's id of their call.
+func withCallID(f func(trace.Attempt), id string) func(trace.Attempt) {
+	if id == "" {
+		return f
+	}
+	return func(a trace.Attempt) {
+		a.CallID = id
+		f(a)
+	}
+}
+
 func attemptRecord(ev trace.Event, index int, a trace.Attempt) trace.Record {
-	return trace.Record{Event: ev, Step: a.Step, StepIndex: index, Attempt: a.N, Key: a.Key,
+	return trace.Record{Event: ev, Step: a.Step, StepIndex: index, Attempt: a.N, Key: a.Key, CallID: a.CallID,
 		GrantedMs: a.Lease.Granted.Milliseconds(), ResendCount: a.N - 1, Message: a.Message}
 }
 

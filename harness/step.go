@@ -20,6 +20,7 @@ import (
 type ToolCall struct {
 	Name      string
 	Arguments json.RawMessage
+	ID        string // the model's id of the call, if it gave one: tool_call_id in the trace
 }
 
 // CallAll makes the tool calls of the current step and returns how each
@@ -35,11 +36,10 @@ type ToolCall struct {
 func (s *Session) CallAll(ctx context.Context, calls []ToolCall) []tools.Result {
 	out := make([]tools.Result, len(calls))
 	step, specs := s.steps(), s.specs()
-	run := s.toolRun(step)
 	width := int64(s.cfg.Parallel)
 	if len(calls) == 1 || width == 1 || s.ladder.MayWiden(landing.Parallel) != nil {
 		for i, c := range calls {
-			out[i] = s.call(ctx, run, step, specs, c)
+			out[i] = s.call(ctx, step, specs, c)
 		}
 		return out
 	}
@@ -60,7 +60,7 @@ func (s *Session) CallAll(ctx context.Context, calls []ToolCall) []tools.Result 
 		}
 		wg.Go(func() {
 			defer slots.Release(held)
-			out[i] = s.call(ctx, run, step, specs, c)
+			out[i] = s.call(ctx, step, specs, c)
 		})
 	}
 	wg.Wait()
@@ -71,17 +71,20 @@ func (s *Session) CallAll(ctx context.Context, calls []ToolCall) []tools.Result 
 // as [Session.CallAll] does for one call.
 func (s *Session) Call(ctx context.Context, name string, args json.RawMessage) tools.Result {
 	step := s.steps()
-	return s.call(ctx, s.toolRun(step), step, s.specs(), ToolCall{Name: name, Arguments: args})
+	return s.call(ctx, step, s.specs(), ToolCall{Name: name, Arguments: args})
 }
 
-// toolRun is what the tool calls of step need to know of the run.
-func (s *Session) toolRun(step int) *tools.Run {
-	return &tools.Run{ID: s.id, Budget: s.b, Journal: s.cfg.Journal, Observer: s.observer(step, s.w), Cancels: &s.cancels,
+// toolRun is what a tool call of step, the model's call callID, needs to
+// know of the run.
+func (s *Session) toolRun(step int, callID string) *tools.Run {
+	obs := s.observer(step, s.w)
+	obs.AttemptStart, obs.AttemptEnd = withCallID(obs.AttemptStart, callID), withCallID(obs.AttemptEnd, callID)
+	return &tools.Run{ID: s.id, Budget: s.b, Journal: s.cfg.Journal, Observer: obs, Cancels: &s.cancels,
 		Keep: Keep(s.b)}
 }
 
 // call runs one tool call, unless a gate of the ladder refuses it.
-func (s *Session) call(ctx context.Context, run *tools.Run, step int, specs map[string]tools.Spec, c ToolCall) tools.Result {
+func (s *Session) call(ctx context.Context, step int, specs map[string]tools.Spec, c ToolCall) tools.Result {
 	s.busy.Add()
 	defer s.busy.Done()
 	spec, known := specs[c.Name]
@@ -100,7 +103,7 @@ func (s *Session) call(ctx context.Context, run *tools.Run, step int, specs map[
 		s.agentCalls.Add()
 		defer s.agentCalls.Done() // after its record: Land waits for it
 	}
-	res := s.cfg.Tools.Call(withParent(ctx, s, step), run, c.Name, c.Arguments)
+	res := s.cfg.Tools.Call(withParent(ctx, s, step), s.toolRun(step, c.ID), c.Name, c.Arguments)
 	s.recordCall(callOf(step, c.Name, res))
 	return res
 }

@@ -359,6 +359,7 @@ func (c *call) attempt(ctx context.Context, n int, lease budget.Lease) ended {
 	tc := &Call{Key: c.key, Args: c.args, N: n, Lease: lease, Budget: c.run.Budget, c: c}
 	info := trace.Attempt{Step: kind, Key: string(c.key), N: n, Lease: lease, Start: time.Now()}
 	c.obs.OnAttemptStart(info)
+	actx = c.obs.OnContext(actx, info)
 	e := ended{ans: c.t.tool.Attempt(actx, tc)}
 	tc.ended.Store(true)
 	info.End = time.Now()

@@ -19,6 +19,7 @@ import (
 	"github.com/glidepath/glidepath/internal/ssecount"
 	"github.com/glidepath/glidepath/trace"
 	sse "github.com/tmaxmax/go-sse"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // MaxAnswer bounds what is read of a remote tool's answer: a JSON answer
@@ -117,6 +118,8 @@ func (t *remoteTool) Attempt(ctx context.Context, call *Call) Answer {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream, application/json")
 	req.Header.Set("Idempotency-Key", string(call.Key))
+	// The attempt's span, when the run has one, is the tool's parent.
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	req.Header.Set(budget.Header, call.Lease.Millis())
 	resp, err := t.client.Do(req)
 	if err != nil {

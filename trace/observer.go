@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"context"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
@@ -24,6 +25,7 @@ type Attempt struct {
 	Chunks     int64        // streamed data chunks seen (model)
 	Usage      Usage        // tokens the answer reported (model)
 	Message    string       // what a setup step did, e.g. "manifest of http://…"
+	CallID     string       // the model's id of the tool call the attempt answers, if any
 }
 
 // Usage is what an attempt's answer said it cost in tokens; zero when it
@@ -75,6 +77,11 @@ type Observer struct {
 	AttemptStart func(Attempt)
 	AttemptEnd   func(Attempt)
 
+	// Context, if set, is called right after AttemptStart by a caller
+	// that has the attempt's context, and returns the context the attempt
+	// runs on: the run's span for it, for a tool to pass on as traceparent.
+	Context func(ctx context.Context, a Attempt) context.Context
+
 	// Backoff is called before each retry with the decision taken: a
 	// sleep, or giving up because the sleep would outlast the budget. err
 	// is the server's Retry-After that could not be read, if any; the
@@ -124,6 +131,15 @@ func (o *Observer) OnAttemptStart(a Attempt) {
 	if o.AttemptStart != nil {
 		o.AttemptStart(a)
 	}
+}
+
+// OnContext returns ctx as o.Context makes it for attempt a, or ctx itself
+// when it is not set.
+func (o *Observer) OnContext(ctx context.Context, a Attempt) context.Context {
+	if o.Context != nil {
+		return o.Context(ctx, a)
+	}
+	return ctx
 }
 
 // OnAttemptEnd calls o.AttemptEnd, if it is set.

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"context"
 	"errors"
 	"io"
 	"sync"
@@ -21,6 +22,15 @@ import (
 // concurrent use; [JSONL] is.
 type Sink interface {
 	Record(r Record) error
+}
+
+// A ContextSink is a [Sink] that keeps a context for each attempt it
+// records — the attempt's span — and gives it, for the attempt_start
+// record r it has been handed, as a child of ctx: what the attempt sends
+// then carries its trace context (W3C traceparent).
+type ContextSink interface {
+	Sink
+	AttemptContext(ctx context.Context, r Record) context.Context
 }
 
 // A Flusher is a [Sink] that buffers; [Recorder.Flush] flushes it.

@@ -139,6 +139,17 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		closers = append(closers, closeTrace)
 		cfg.Sinks = append(cfg.Sinks, sink)
 	}
+	if spans, shutdown, err := exportSpans(ctx, f.model); err != nil {
+		return usage(err)
+	} else if spans != nil {
+		cfg.Sinks = append(cfg.Sinks, spans)
+		closers = append(closers, func() error {
+			if err := shutdown(); err != nil {
+				fmt.Fprintf(c.stderr, "harness run: warning: exporting spans: %v\n", err)
+			}
+			return nil
+		})
+	}
 	line := newStatusLine(c.stderr, f.progress, b)
 	defer line.Close()
 	cfg.Sinks = append(cfg.Sinks, line)

@@ -14,6 +14,7 @@ import (
 	"github.com/glidepath/glidepath/trace"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // The _meta keys every tools/call carries (SPEC §5b).
@@ -106,6 +107,13 @@ func (t *tool) Attempt(ctx context.Context, call *tools.Call) tools.Answer {
 			MetaIdempotencyKey:    string(call.Key),
 			MetaBudgetRemainingMs: call.Lease.Granted.Milliseconds(),
 		},
+	}
+	// The attempt's span, when the run has one, in _meta as MCP clients
+	// that trace put it.
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, carrier)
+	for k, v := range carrier {
+		params.Meta[k] = v
 	}
 	res, err := sess.CallTool(ctx, params)
 	switch {

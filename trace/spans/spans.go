@@ -1,0 +1,261 @@
+// Package spans turns a run's records into OpenTelemetry spans (SPEC §8),
+// as one more sink beside the JSONL trace, so that a run shows in the
+// tools people already watch: one invoke_agent span per run, one chat span
+// per model attempt, one execute_tool span per tool attempt, with the
+// GenAI attribute names of semconv v1.41.0 and the budget beside them
+// under glidepath.*. A sub-agent's run is a child of its parent's
+// execute_tool span. Backoff sleeps, refusals, cancels, reconciliations,
+// orphans, phase changes and the landing are events on the run's span;
+// progress heartbeats are events on the attempt that heard them.
+//
+// Raw idempotency keys are never put on spans, as the GenAI conventions
+// ask of identifiers that are not the model's: a tool call is named by the
+// model's tool call id (gen_ai.tool.call.id) when it gave one. The sink
+// is also a [trace.ContextSink]: it gives a tool attempt's context with its
+// span, so that a remote tool's POST carries the attempt's traceparent.
+package spans
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/glidepath/glidepath/trace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	oteltrace "go.opentelemetry.io/otel/trace"
+)
+
+// The budget attributes of SPEC §8.
+const (
+	GrantedMs   = attribute.Key("glidepath.budget.granted_ms")
+	RemainingMs = attribute.Key("glidepath.budget.remaining_ms")
+	Phase       = attribute.Key("glidepath.phase")
+	Outcome     = attribute.Key("glidepath.outcome")
+	Cause       = attribute.Key("glidepath.cause")
+	Status      = attribute.Key("glidepath.status")
+	RunID       = attribute.Key("glidepath.run_id")
+	TotalMs     = attribute.Key("glidepath.budget.total_ms")
+)
+
+// Config says what the records do not: which model and provider a run
+// talks to, and the agent's name. The zero value names neither.
+type Config struct {
+	Provider string // gen_ai.provider.name, e.g. "openai"
+	Model    string // gen_ai.request.model
+	Agent    string // gen_ai.agent.name of a run that is not a sub-agent; empty: "glidepath"
+}
+
+// A Sink makes spans of the records it is handed, with tracer. It is safe
+// for concurrent use, and for the records of several runs at once, a
+// parent's and its children's.
+type Sink struct {
+	tracer oteltrace.Tracer
+	cfg    Config
+
+	mu    sync.Mutex
+	runs  map[string]*run                  // by run id, until run_end
+	calls map[string]oteltrace.SpanContext // a sub-agent call's span, by its key, for its child's run
+}
+
+type run struct {
+	span     oteltrace.Span
+	ctx      context.Context
+	attempts map[attemptID]oteltrace.Span
+}
+
+type attemptID struct {
+	step     string
+	index, n int
+	key      string
+}
+
+func idOf(r trace.Record) attemptID { return attemptID{r.Step, r.StepIndex, r.Attempt, r.Key} }
+
+// New returns a Sink whose spans tracer makes: a TracerProvider's, such as
+// the SDK's with an OTLP/HTTP exporter.
+func New(tracer oteltrace.Tracer, cfg Config) *Sink {
+	return &Sink{tracer: tracer, cfg: cfg, runs: map[string]*run{}, calls: map[string]oteltrace.SpanContext{}}
+}
+
+// Record makes or ends the span the record is about, or adds it to one as
+// an event. It never fails: a record of a run it has not seen start is
+// dropped.
+func (s *Sink) Record(r trace.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r.Event == trace.RunStart {
+		s.start(r)
+		return nil
+	}
+	ru := s.runs[r.RunID]
+	if ru == nil {
+		return nil
+	}
+	at := oteltrace.WithTimestamp(r.TS)
+	switch r.Event {
+	case trace.AttemptStart:
+		s.attemptStart(ru, r)
+	case trace.AttemptEnd:
+		id := idOf(r)
+		sp := ru.attempts[id]
+		if sp == nil {
+			return nil
+		}
+		delete(ru.attempts, id)
+		sp.SetAttributes(Outcome.String(string(r.Outcome)), RemainingMs.Int64(r.RemainingMs))
+		if r.InputTokens > 0 || r.OutputTokens > 0 {
+			sp.SetAttributes(semconv.GenAIUsageInputTokens(int(r.InputTokens)), semconv.GenAIUsageOutputTokens(int(r.OutputTokens)))
+		}
+		if r.Outcome != trace.OK {
+			sp.SetStatus(codes.Error, string(r.Outcome))
+			if r.Message != "" {
+				sp.SetAttributes(semconv.ErrorTypeKey.String(string(r.Outcome)))
+			}
+		}
+		sp.End(oteltrace.WithTimestamp(r.TS))
+	case trace.Progress:
+		target := ru.span
+		for id, sp := range ru.attempts {
+			if id.key == r.Key && id.step == r.Step {
+				target = sp
+			}
+		}
+		target.AddEvent("glidepath.progress", at, oteltrace.WithAttributes(
+			attribute.Int64("glidepath.progress.units", r.Units), attribute.String("glidepath.progress.message", r.Message)))
+	case trace.RunEnd:
+		for id, sp := range ru.attempts {
+			sp.End(at)
+			delete(ru.attempts, id)
+		}
+		ru.span.SetAttributes(Cause.String(r.Cause), Status.String(r.Result), Phase.String(r.Phase),
+			RemainingMs.Int64(r.RemainingMs))
+		if r.Result != "complete" {
+			ru.span.SetStatus(codes.Error, "partial: "+r.Cause)
+		}
+		ru.span.End(at)
+		delete(s.runs, r.RunID)
+	default:
+		ru.span.AddEvent("glidepath."+string(r.Event), at, oteltrace.WithAttributes(eventAttributes(r)...))
+	}
+	return nil
+}
+
+// start begins a run's span: a root, or for a sub-agent a child of its
+// parent's call span.
+func (s *Sink) start(r trace.Record) {
+	parent := context.Background()
+	agent := s.cfg.Agent
+	if agent == "" {
+		agent = "glidepath"
+	}
+	if sc, ok := s.calls[r.Key]; ok && r.Key != "" {
+		parent = oteltrace.ContextWithSpanContext(parent, sc)
+		delete(s.calls, r.Key)
+	}
+	attrs := []attribute.KeyValue{
+		semconv.GenAIOperationNameInvokeAgent,
+		RunID.String(r.RunID),
+		TotalMs.Int64(r.TotalMs),
+	}
+	if r.ParentRunID != "" {
+		agent = "sub-agent"
+		attrs = append(attrs, attribute.String("glidepath.parent_run_id", r.ParentRunID))
+	}
+	attrs = append(attrs, semconv.GenAIAgentName(agent))
+	if s.cfg.Provider != "" {
+		attrs = append(attrs, semconv.GenAIProviderNameKey.String(s.cfg.Provider))
+	}
+	ctx, sp := s.tracer.Start(parent, "invoke_agent "+agent, oteltrace.WithTimestamp(r.TS),
+		oteltrace.WithSpanKind(oteltrace.SpanKindInternal), oteltrace.WithAttributes(attrs...))
+	s.runs[r.RunID] = &run{span: sp, ctx: ctx, attempts: map[attemptID]oteltrace.Span{}}
+}
+
+// attemptStart begins an attempt's span under its run's.
+func (s *Sink) attemptStart(ru *run, r trace.Record) {
+	attrs := []attribute.KeyValue{
+		semconv.HTTPRequestResendCount(r.ResendCount),
+		GrantedMs.Int64(r.GrantedMs),
+		RemainingMs.Int64(r.RemainingMs),
+		Phase.String(r.Phase),
+	}
+	var name string
+	kind := oteltrace.SpanKindClient
+	switch {
+	case r.Step == "model":
+		attrs = append(attrs, semconv.GenAIOperationNameChat)
+		if s.cfg.Provider != "" {
+			attrs = append(attrs, semconv.GenAIProviderNameKey.String(s.cfg.Provider))
+		}
+		name = "chat"
+		if s.cfg.Model != "" {
+			attrs = append(attrs, semconv.GenAIRequestModel(s.cfg.Model))
+			name += " " + s.cfg.Model
+		}
+		if r.StepIndex == 0 {
+			attrs = append(attrs, attribute.Bool("glidepath.landing", true))
+		}
+	case r.Step == "setup":
+		name, kind = "glidepath.setup", oteltrace.SpanKindInternal
+		attrs = append(attrs, attribute.String("glidepath.setup", r.Message))
+	default:
+		tool := r.Step
+		if _, after, ok := strings.Cut(tool, ":"); ok {
+			tool = after
+		}
+		name = "execute_tool " + tool
+		attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(tool),
+			attribute.String("glidepath.step", r.Step))
+		if r.CallID != "" {
+			attrs = append(attrs, semconv.GenAIToolCallID(r.CallID))
+		}
+	}
+	_, sp := s.tracer.Start(ru.ctx, name, oteltrace.WithTimestamp(r.TS), oteltrace.WithSpanKind(kind),
+		oteltrace.WithAttributes(attrs...))
+	ru.attempts[idOf(r)] = sp
+	if strings.HasPrefix(r.Step, "agent:") && r.Key != "" {
+		s.calls[r.Key] = sp.SpanContext()
+	}
+}
+
+// AttemptContext returns ctx with the span of the attempt whose
+// attempt_start r is, when the sink has it: what the attempt sends carries
+// its traceparent.
+func (s *Sink) AttemptContext(ctx context.Context, r trace.Record) context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ru := s.runs[r.RunID]
+	if ru == nil {
+		return ctx
+	}
+	if sp := ru.attempts[idOf(r)]; sp != nil {
+		return oteltrace.ContextWithSpan(ctx, sp)
+	}
+	return ctx
+}
+
+// eventAttributes are what a run's event says, the key left out.
+func eventAttributes(r trace.Record) []attribute.KeyValue {
+	var a []attribute.KeyValue
+	add := func(k, v string) {
+		if v != "" {
+			a = append(a, attribute.String(k, v))
+		}
+	}
+	add("glidepath.step", r.Step)
+	add("glidepath.state", r.State)
+	add("glidepath.reason", r.Reason)
+	add("glidepath.cause", r.Cause)
+	add("glidepath.from", r.From)
+	add("glidepath.to", r.To)
+	add("glidepath.message", r.Message)
+	if r.Event == trace.Backoff {
+		a = append(a, attribute.Int64("glidepath.backoff.sleep_ms", r.SleepMs), attribute.String("glidepath.backoff.source", r.Source),
+			attribute.Bool("glidepath.backoff.gave_up", r.GaveUp))
+	}
+	if r.Attempt > 0 {
+		a = append(a, attribute.Int("glidepath.attempt", r.Attempt))
+	}
+	return a
+}

@@ -1,0 +1,161 @@
+package spans_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/harness"
+	"github.com/glidepath/glidepath/model"
+	"github.com/glidepath/glidepath/sim"
+	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/tools/kit"
+	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/trace/spans"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+// A run with a retry (the model's first answer is a 503), a remote tool
+// call, a sub-agent and a landing call (one step allowed): its spans, as
+// the in-memory exporter has them.
+func TestARunsSpansNameItsAttemptsAndNestItsChild(t *testing.T) {
+	var traceparent string
+	var mu sync.Mutex
+	var k kit.Server
+	if err := k.Register(kit.Tool{Name: "lookup", Effect: kit.Read, Handler: func(ctx context.Context, c *kit.Call) (any, error) {
+		return "found", nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	tool := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			mu.Lock()
+			traceparent = r.Header.Get("traceparent")
+			mu.Unlock()
+		}
+		k.ServeHTTP(w, r)
+	}))
+	defer tool.Close()
+	defer k.Close()
+	srv := sim.NewServer(&sim.Scenario{Rules: []sim.Rule{{Request: 1, Status: 503}}})
+	defer srv.Close()
+	m, err := model.New(model.Config{BaseURL: srv.URL, Model: "gpt-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tools.NewRegistry(nil)
+	for _, tl := range []tools.Tool{
+		tools.Remote(tools.Spec{Name: "lookup", Effect: tools.Read}, tool.URL, nil),
+		harness.NewAgent(tools.Spec{Name: "alpha"}, harness.Config{}),
+	} {
+		if err := reg.Register(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	sink := spans.New(tp.Tracer("glidepath"), spans.Config{Provider: "openai", Model: "gpt-test"})
+	b, err := budget.New(budget.Config{Total: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := harness.Run(t.Context(), b, harness.Config{Task: "find cats", Model: m, Tools: reg, MaxSteps: 1, Sinks: []trace.Sink{sink}})
+	if err != nil || res.Cause != "max_steps" {
+		t.Fatalf("result %+v, %v", res, err)
+	}
+	got := exp.GetSpans() // before Shutdown, which erases them
+	tp.Shutdown(context.Background())
+
+	byName := map[string][]tracetest.SpanStub{}
+	for _, s := range got {
+		byName[s.Name] = append(byName[s.Name], s)
+	}
+	roots, children := byName["invoke_agent glidepath"], byName["invoke_agent sub-agent"]
+	if len(roots) != 1 || len(children) != 1 {
+		t.Fatalf("spans %v; want one run and one sub-agent run", names(got))
+	}
+	root := roots[0]
+	attrs := attributes(root.Attributes)
+	if attrs["gen_ai.operation.name"] != "invoke_agent" || attrs["glidepath.cause"] != "max_steps" ||
+		attrs["glidepath.status"] != "partial" || attrs["glidepath.budget.total_ms"] != "30000" {
+		t.Errorf("the run's span: %v", attrs)
+	}
+	var chats, childChats []tracetest.SpanStub
+	for _, c := range byName["chat gpt-test"] {
+		switch c.Parent.SpanID() {
+		case root.SpanContext.SpanID():
+			chats = append(chats, c)
+		case children[0].SpanContext.SpanID():
+			childChats = append(childChats, c)
+		default:
+			t.Errorf("chat span %v is neither the run's child nor the sub-agent's", attributes(c.Attributes))
+		}
+	}
+	if len(chats) != 3 || len(childChats) != 1 { // the 503, its retry, the landing call; the child's answer
+		t.Errorf("%d chat spans in the run and %d in the child, want 3 and 1: %v", len(chats), len(childChats), names(got))
+	}
+	var resent, landing bool
+	for _, c := range chats {
+		a := attributes(c.Attributes)
+		for _, key := range []string{"gen_ai.provider.name", "gen_ai.request.model", "http.request.resend_count",
+			"glidepath.budget.granted_ms", "glidepath.budget.remaining_ms", "glidepath.phase", "glidepath.outcome"} {
+			if a[key] == "" {
+				t.Errorf("chat span lacks %s: %v", key, a)
+			}
+		}
+		resent = resent || a["http.request.resend_count"] == "1"
+		landing = landing || a["glidepath.landing"] == "true"
+	}
+	if !resent || !landing {
+		t.Errorf("no chat span is the retry (%v) or the landing call (%v)", resent, landing)
+	}
+	lookups := byName["execute_tool lookup"]
+	if len(lookups) != 1 {
+		t.Fatalf("execute_tool lookup spans: %d", len(lookups))
+	}
+	a := attributes(lookups[0].Attributes)
+	if a["gen_ai.operation.name"] != "execute_tool" || a["gen_ai.tool.name"] != "lookup" || !strings.HasPrefix(a["gen_ai.tool.call.id"], "call_") ||
+		a["glidepath.outcome"] != "ok" {
+		t.Errorf("the tool's span: %v", a)
+	}
+	mu.Lock()
+	if !strings.Contains(traceparent, lookups[0].SpanContext.SpanID().String()) {
+		t.Errorf("the tool's POST carried traceparent %q, not its attempt's span %s", traceparent, lookups[0].SpanContext.SpanID())
+	}
+	mu.Unlock()
+	alphas := byName["execute_tool alpha"]
+	if len(alphas) != 1 || children[0].Parent.SpanID() != alphas[0].SpanContext.SpanID() {
+		t.Errorf("the sub-agent's run is not a child of its execute_tool span")
+	}
+	for _, s := range got {
+		for _, kv := range s.Attributes {
+			if strings.HasPrefix(kv.Value.Emit(), "gp_") {
+				t.Errorf("span %s carries a raw idempotency key: %s=%s", s.Name, kv.Key, kv.Value.Emit())
+			}
+		}
+	}
+}
+
+func names(ss tracetest.SpanStubs) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+func attributes(kvs []attribute.KeyValue) map[string]string {
+	m := map[string]string{}
+	for _, kv := range kvs {
+		m[string(kv.Key)] = kv.Value.Emit()
+	}
+	return m
+}
