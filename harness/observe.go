@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
@@ -29,7 +30,8 @@ func (s *Session) observer(index int, w *watchdog.Watchdog) *trace.Observer {
 			rec.Chunks, rec.Tokens = a.Chunks, a.Usage.Total
 			rec.InputTokens, rec.OutputTokens = a.Usage.Input, a.Usage.Output
 			if a.Err != nil {
-				rec.Message = a.Err.Error()
+				// What a server answered may quote a secret it was sent.
+				rec.Message = redact.Secrets(a.Err.Error())
 			}
 			s.record(rec)
 		},

@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"errors"
+	"github.com/glidepath/glidepath/internal/redact"
 	"net/http"
 	"time"
 
@@ -218,6 +219,10 @@ func (c *Client) attempt(ctx context.Context, lease budget.Lease, n int, params 
 	info.End = time.Now()
 	info.Keepalives, info.Chunks = counts.keepalives.Load(), counts.chunks.Load()
 	info.Usage = trace.Usage{Input: acc.Usage.PromptTokens, Output: acc.Usage.CompletionTokens, Total: acc.Usage.TotalTokens}
+	if apiErr, ok := errors.AsType[*openai.Error](err); ok {
+		// A server may quote the key it was sent; no message of ours will.
+		apiErr.Message = redact.Secrets(apiErr.Message, c.cfg.APIKey)
+	}
 	if err != nil {
 		ae := Classify(actx, n, err)
 		info.Outcome, info.Status, info.Err = ae.Outcome, ae.Status, ae

@@ -26,6 +26,11 @@ type command interface {
 type streams struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+
+	// setStderr, if not nil, makes w the stderr the command's error is
+	// written to when it returns: a run logging JSON wants that line JSON
+	// too.
+	setStderr func(w io.Writer)
 }
 
 type subcommand struct {
@@ -66,7 +71,7 @@ func (e *usageError) hint() string {
 
 // run is the whole command, minus the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	s := streams{stdin: stdin, stdout: stdout, stderr: stderr}
+	s := streams{stdin: stdin, stdout: stdout, stderr: stderr, setStderr: func(w io.Writer) { stderr = w }}
 	name, err := dispatch(ctx, args, s)
 	if err == nil {
 		return exitOK

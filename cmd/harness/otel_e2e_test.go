@@ -18,6 +18,7 @@ type otlpReceiver struct {
 	mu    sync.Mutex
 	names []string
 	paths []string
+	raw   []byte // every export request, as it came
 }
 
 func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -30,6 +31,7 @@ func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.paths = append(o.paths, r.URL.Path)
+	o.raw = append(o.raw, body...)
 	for _, rs := range req.ResourceSpans {
 		for _, ss := range rs.ScopeSpans {
 			for _, s := range ss.Spans {

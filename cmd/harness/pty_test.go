@@ -175,3 +175,21 @@ func TestTheLineIsOnInAutoModeOnATerminal(t *testing.T) {
 		t.Errorf("width %d with neither, want 80", got)
 	}
 }
+
+// harness run -v on a terminal: console lines, coloured, with the fields
+// of SPEC §8; and with --log-format json, JSON lines even there.
+func TestVerboseLogsOnATerminal(t *testing.T) {
+	shown, code := runOnATerminal(t, 100, "run -v --progress never --budget 10s sleep-it")
+	if code != 0 {
+		t.Fatalf("exit code %d; the terminal showed:\n%q", code, shown)
+	}
+	for _, want := range []string{"attempt_end model", "granted_ms=", "remaining_ms=", "outcome=", "run_id=", "\033["} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the terminal showed no %q:\n%q", want, shown)
+		}
+	}
+	shown, code = runOnATerminal(t, 100, "run -v --log-format json --budget 10s sleep-it")
+	if code != 0 || !strings.Contains(shown, `"granted_ms":`) || strings.Contains(shown, "\033[") {
+		t.Errorf("exit %d; with --log-format json the terminal showed:\n%q", code, shown)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/tools/demo"
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/trace/logs"
 	"github.com/glidepath/glidepath/watchdog"
 )
 
@@ -54,6 +55,8 @@ type runFlags struct {
 	json                 bool
 	maxSteps, parallel   int
 	progress             string
+	verbose              bool
+	logFormat            string
 }
 
 func (c *runCommand) Run(ctx context.Context, args []string) error {
@@ -72,12 +75,26 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	fs.IntVar(&f.maxSteps, "max-steps", harness.DefaultMaxSteps, "model `turns` before landing (the landing call is not counted; 0: the default)")
 	fs.IntVar(&f.parallel, "parallel", harness.DefaultParallel, "most tool `calls` at once in one step (0: the default)")
 	fs.StringVar(&f.progress, "progress", "auto", "live status line on stderr, a `mode`: auto (on a terminal), always or never")
+	fs.BoolVar(&f.verbose, "v", false, "log the run's records on stderr: console lines on a terminal, JSON lines otherwise")
+	fs.StringVar(&f.logFormat, "log-format", "auto", "the logs' `format`: auto, console, or json (every line on stderr one JSON object)")
 
 	pos, help, err := parseFlags(fs, "run", args, c.stdout, func(w io.Writer) { runUsage(w, fs) })
 	if help || err != nil {
 		return err
 	}
 	usage := func(err error) error { return &usageError{cmd: "run", err: err} }
+	if f.logFormat != "auto" && f.logFormat != "console" && f.logFormat != "json" {
+		return usage(fmt.Errorf("--log-format %q: want auto, console or json", f.logFormat))
+	}
+	mode := logModeOf(f.verbose, f.logFormat, c.stderr)
+	apiKey := os.Getenv("OPENAI_API_KEY")
+	if mode == logJSON {
+		// Every line on stderr is one JSON object from here on, the errors
+		// the command ends with included; a live line would not be one.
+		c.stderr = newJSONLines(c.stderr, apiKey)
+		c.setStderr(c.stderr)
+		f.progress = "never"
+	}
 	// The task is the run's input, read before its clock starts: a person
 	// typing it on standard input is not the run spending its budget.
 	task, err := c.task(pos)
@@ -153,6 +170,15 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	line := newStatusLine(c.stderr, f.progress, b)
 	defer line.Close()
 	cfg.Sinks = append(cfg.Sinks, line)
+	if f.verbose {
+		// Console lines go through the live line, which erases itself
+		// first; JSON lines straight to the JSON stderr.
+		var w io.Writer = line
+		if mode == logJSON {
+			w = c.stderr.(*jsonLines).out()
+		}
+		cfg.Sinks = append(cfg.Sinks, logs.New(logger(mode, w, isTerminal(c.stderr)), apiKey))
+	}
 	// The line is drawn until the run is over, through the landing a first
 	// Ctrl-C begins: the signal's cancellation is not the line's.
 	line.Start(context.WithoutCancel(ctx))

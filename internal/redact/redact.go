@@ -1,9 +1,13 @@
 // Package redact hides the secrets a value may carry before it is shown:
-// a URL's password, which error messages, logs and pasted output must never
-// repeat.
+// a URL's password, an API key, a bearer token, which error messages,
+// logs, traces and pasted output must never repeat.
 package redact
 
-import "net/url"
+import (
+	"net/url"
+	"regexp"
+	"strings"
+)
 
 // URL returns raw with any password replaced by "xxxxx", or
 // "(unparsable URL)" when raw is not a URL: a string that does not parse
@@ -14,4 +18,33 @@ func URL(raw string) string {
 		return "(unparsable URL)"
 	}
 	return u.Redacted()
+}
+
+// secretPatterns are what a secret looks like when nobody told us its
+// value: a bearer token, an API key of OpenAI's shape, an Authorization
+// header written out.
+var secretPatterns = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`(?i)(authorization"?\s*[:=]\s*)("?)[^\s",}]+(\s+[^\s",}]+)?`), "${1}${2}[redacted]"},
+	{regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}`), "Bearer [redacted]"},
+	{regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{8,}`), "sk-[redacted]"},
+}
+
+// Secrets returns s with every known secret (of eight bytes or more: a
+// shorter one would blank ordinary words) and everything shaped like a
+// bearer token, an OpenAI API key or an Authorization header replaced by
+// "[redacted]". What a server says back may quote the key it was sent,
+// and none of it may reach a log, a trace or a span.
+func Secrets(s string, known ...string) string {
+	for _, k := range known {
+		if len(k) >= 8 {
+			s = strings.ReplaceAll(s, k, "[redacted]")
+		}
+	}
+	for _, p := range secretPatterns {
+		s = p.re.ReplaceAllString(s, p.with)
+	}
+	return s
 }

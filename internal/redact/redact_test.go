@@ -15,3 +15,20 @@ func TestURLHidesThePasswordAndNeverRepeatsWhatDoesNotParse(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretsHidesKeysTokensAndAuthorization(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"Incorrect API key provided: my-own-secret-key.", "Incorrect API key provided: [redacted]."},
+		{"key sk-proj-abcdefgh1234 rejected", "key sk-[redacted] rejected"},
+		{"Authorization: Bearer abcdefghijkl", "Authorization: [redacted]"},
+		{`{"Authorization":"Bearer abcdefghijkl"}`, `{"Authorization":"[redacted]"}`},
+		{"sent bearer abcdefghijklmnop", "sent Bearer [redacted]"},
+		{"a short key abc stays", "a short key abc stays"},
+		{"nothing here", "nothing here"},
+	}
+	for _, tc := range cases {
+		if got := Secrets(tc.in, "my-own-secret-key", "abc"); got != tc.want {
+			t.Errorf("Secrets(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/trace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -249,7 +250,7 @@ func eventAttributes(r trace.Record) []attribute.KeyValue {
 	add("glidepath.cause", r.Cause)
 	add("glidepath.from", r.From)
 	add("glidepath.to", r.To)
-	add("glidepath.message", r.Message)
+	add("glidepath.message", redact.Secrets(r.Message))
 	if r.Event == trace.Backoff {
 		a = append(a, attribute.Int64("glidepath.backoff.sleep_ms", r.SleepMs), attribute.String("glidepath.backoff.source", r.Source),
 			attribute.Bool("glidepath.backoff.gave_up", r.GaveUp))
