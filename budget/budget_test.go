@@ -363,3 +363,20 @@ func TestEstimatesAreSafeForConcurrentUse(t *testing.T) {
 		t.Errorf("p95 after 800 observations = %v", p)
 	}
 }
+
+func TestWarmedDurationsRankAsObservationsAndYieldToNewOnes(t *testing.T) {
+	k := NewEstimates().Kind("model")
+	k.Declare(time.Second, 2*time.Second)
+	k.Warm([]time.Duration{100 * time.Millisecond, 200 * time.Millisecond})
+	if k.P50() != time.Second {
+		t.Errorf("p50 %v with 2 warm samples, want the declared 1s: too few to rank", k.P50())
+	}
+	k.Warm([]time.Duration{300 * time.Millisecond, 400 * time.Millisecond, 500 * time.Millisecond})
+	if k.P50() != 300*time.Millisecond || k.P95() != 500*time.Millisecond {
+		t.Errorf("p50 %v, p95 %v with 5 warm samples, want 300ms and 500ms", k.P50(), k.P95())
+	}
+	k.Declare(0, 0) // a tool's hints declared again do not undo history
+	if k.P50() != 300*time.Millisecond {
+		t.Errorf("p50 %v after a Declare, want the observed 300ms", k.P50())
+	}
+}

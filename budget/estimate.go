@@ -95,6 +95,26 @@ func (k *Kind) Observe(d time.Duration) {
 	k.publish()
 }
 
+// Warm records durations the kind took before this run, oldest first, as
+// observations: a latency profile of this machine's own past runs
+// (package budget/profile). They count as the run's own do, so that with
+// enough of them they rank above declared hints, and the run's own
+// observations push them out of the window as they come. Only the most
+// recent window of them is kept.
+func (k *Kind) Warm(ds []time.Duration) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, d := range ds[max(len(ds)-window, 0):] {
+		if d < 0 {
+			continue
+		}
+		k.samples[k.next] = d
+		k.next = (k.next + 1) % window
+		k.n = min(k.n+1, window)
+	}
+	k.publish()
+}
+
 // publish recomputes the estimates; k.mu must be held.
 func (k *Kind) publish() {
 	if k.n < minObserved {

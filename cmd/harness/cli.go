@@ -47,6 +47,7 @@ func subcommands() []subcommand {
 		{"report", "summarize the traces of many runs: utilization, time by step, outcomes", func(s streams) command { return &reportCommand{streams: s} }},
 		{"orphans", "list the open orphans of the journal", func(s streams) command { return &orphansCommand{streams: s} }},
 		{"reconcile", "ask the tools of open orphans again and record what settled", func(s streams) command { return &reconcileCommand{streams: s} }},
+		{"profile", "show the latency profile: per step kind, the p50 and p95 of the last 7 days", func(s streams) command { return &profileCommand{streams: s} }},
 		{"serve", "serve the agent entries of a tools file as remote tools, each call a child on the caller's deadline", func(s streams) command { return &serveCommand{streams: s} }},
 		{"sim", "serve the simulated OpenAI-compatible model: harness sim serve", func(s streams) command { return &simCommand{streams: s} }},
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/budget/profile"
 	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/landing"
@@ -29,6 +30,10 @@ import (
 // exitPartial is the exit code of a run that landed early with a partial
 // result (SPEC §4).
 const exitPartial = 3
+
+// profileRecordBound is the most a run waits to add its latencies to the
+// profile, other runs' records holding the lock included.
+const profileRecordBound = time.Second
 
 // partialError reports a run that landed early. Its result is already
 // printed; the error only carries the exit code and a line for stderr.
@@ -52,6 +57,7 @@ type runFlags struct {
 	model, baseURL       string
 	toolsFile, traceFile string
 	journal              string
+	profile              *string
 	json                 bool
 	maxSteps, parallel   int
 	progress             string
@@ -75,6 +81,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	fs.IntVar(&f.maxSteps, "max-steps", harness.DefaultMaxSteps, "model `turns` before landing (the landing call is not counted; 0: the default)")
 	fs.IntVar(&f.parallel, "parallel", harness.DefaultParallel, "most tool `calls` at once in one step (0: the default)")
 	fs.StringVar(&f.progress, "progress", "auto", "live status line on stderr, a `mode`: auto (on a terminal), always or never")
+	f.profile = profileFlag(fs)
 	fs.BoolVar(&f.verbose, "v", false, "log the run's records on stderr: console lines on a terminal, JSON lines otherwise")
 	fs.StringVar(&f.logFormat, "log-format", "auto", "the logs' `format`: auto, console, or json (every line on stderr one JSON object)")
 
@@ -113,7 +120,26 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return usage(flagError(err))
 	}
+	// The machine's own latencies start the run: its first leases are
+	// refused or admitted by what it has seen, not cold (SPEC §5b).
+	profileFile, err := profilePath(*f.profile, "run")
+	if err != nil {
+		fmt.Fprintf(c.stderr, "harness run: warning: no latency profile: %v\n", err)
+		profileFile = ""
+	}
+	var seen *profileSink
+	if profileFile != "" {
+		p, err := profile.Load(profileFile)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "harness run: warning: %v; it is ignored, and the next record sets it aside\n", err)
+		}
+		p.Seed(b.Estimates(), time.Now())
+		seen = newProfileSink()
+	}
 	cfg := harness.Config{Task: task, Quiet: f.quiet, MaxSteps: f.maxSteps, Parallel: f.parallel}
+	if seen != nil {
+		cfg.Sinks = append(cfg.Sinks, seen)
+	}
 	if err := cfg.Validate(); err != nil {
 		return usage(flagError(err))
 	}
@@ -211,6 +237,15 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stderr, "harness run: warning: %v\n", err)
 	}
 	stop()
+	if seen != nil {
+		// The profile is the machine's, not the run's: recording it waits
+		// for other runs' records, but not for long.
+		pctx, stop := context.WithTimeout(context.Background(), profileRecordBound)
+		if err := profile.Record(pctx, profileFile, seen.observations(), time.Now()); err != nil {
+			fmt.Fprintf(c.stderr, "harness run: warning: the latency profile was not updated: %v\n", err)
+		}
+		stop()
+	}
 	if err := closeTrace(); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("writing the trace: %w", err))
 	}

@@ -26,7 +26,17 @@ func TestMain(m *testing.M) {
 		os.Args = append([]string{"harness"}, strings.Fields(os.Getenv("GLIDEPATH_ARGS"))...)
 		main()
 	}
-	os.Exit(m.Run())
+	// The runs made in this process keep their journal and latency profile
+	// here, not in the user's state folder: the user's history must not
+	// refuse a test's calls, nor a test's fill the user's.
+	state, err := os.MkdirTemp("", "glidepath-test-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
+	code := m.Run()
+	os.RemoveAll(state)
+	os.Exit(code)
 }
 
 // TestCtrlCLandsARealRunWithCauseCancelled runs `harness run` as a process

@@ -1,0 +1,95 @@
+// Package profile is a machine's latency profile: per step kind ("model",
+// "tool:search", "agent:researcher"), the durations of its recent attempts
+// and the date of each, kept in a file, so that a new run starts from this
+// machine's own p50 and p95 instead of cold (SPEC §5b).
+//
+// Without it every run starts with no estimate for the model, so the p50
+// refusal and the p95 fit gate of package budget and package landing never
+// apply to its first calls: a run admits a call its predecessors could have
+// told it cannot finish.
+//
+// # Seeding
+//
+// A run [Load]s the profile once, at start, and [Profile.Seed]s its
+// [budget.Estimates] with it: for each kind with observations less than
+// [MaxAge] (7 days) old, their nearest-rank p50 and p95 are declared on
+// the kind ([budget.Kind.Declare]). They stand until the run has observed
+// enough attempts of its own, as any declared estimate does; a later
+// Declare of the same kind replaces them. [Profile.Summary] gives the same
+// numbers, with the count and dates, for printing.
+//
+//	p, err := profile.Load(path)
+//	if err != nil {
+//		log.Print(err) // reported, never fatal: p is then empty
+//	}
+//	p.Seed(est, time.Now())
+//
+// # Recording
+//
+// At its end the run [Record]s what it observed: one [Observation] per
+// attempt that finished, made with [Attempt] from the attempt's start and
+// end, or as a literal from a kind, a duration and a date.
+//
+//	obs := []profile.Observation{profile.Attempt("model", start, end)}
+//	err := profile.Record(ctx, path, obs, time.Now())
+//
+// Record merges the observations into the file, drops those not less than
+// MaxAge old (a provider's latency drifts), and keeps the file bounded: the
+// [MaxPerKind] most recent observations of each kind and the [MaxKinds]
+// kinds observed most recently, under 3 MiB. Observations already in the
+// file are not added twice.
+//
+// # Concurrent runs
+//
+// Runs that record into one profile at once, in one process or in many,
+// lose none of each other's observations and never corrupt the file.
+// Record holds an exclusive advisory lock (flock) on path + ".lock", a file
+// that is never replaced, across its read, merge and write, and waits for
+// it until its context ends. The kernel drops the lock of a process that
+// dies. Readers take no lock: they see the old profile or the new one.
+// On systems without flock (Windows), the lock excludes only the other
+// goroutines of the process.
+//
+// # Atomic writes
+//
+// Record writes the merged profile to a temporary file in the same folder
+// (path's name + ".tmp-" + a random suffix), syncs it, renames it onto
+// path and syncs the folder. A crash at any point leaves the old profile or
+// the new one; the temporary file it leaves behind is never read, and the
+// next Record removes it (where its lock excludes other processes, which
+// could otherwise be about to rename theirs).
+//
+// # File
+//
+// The profile is one JSON object, version 1, with one line per
+// observation: kinds in name order, each kind's observations oldest first,
+// "at" the date in RFC 3339 (UTC, nanoseconds) and "ns" the duration in
+// nanoseconds.
+//
+//	{"version":1,"kinds":{
+//	"model":[
+//	{"at":"2026-05-04T09:12:44.5Z","ns":812000000},
+//	{"at":"2026-05-04T09:12:47Z","ns":1430000000}],
+//	"tool:search":[
+//	{"at":"2026-05-04T09:12:45.9Z","ns":120000000}]
+//	}}
+//
+// A missing or empty file is an empty profile. Fields other than these are
+// ignored.
+//
+// # Errors
+//
+// A file that is not a profile (not JSON, another version, an observation
+// without a date or with a negative duration, more than 16 MiB) is a
+// [*CorruptError] that names the file and what is wrong, matching
+// [ErrCorrupt]. [Load] returns an empty profile with it, so that the caller
+// reports the error and goes on cold: a broken profile is never fatal.
+// Record keeps a corrupt file as path + ".corrupt" and replaces it.
+//
+// # Goroutines
+//
+// The package starts none. Record blocks until the profile is written or
+// its context ends; a [Profile] does not change once loaded and is safe
+// for concurrent use. Time is passed in, never read: every call that asks
+// what is fresh takes now.
+package profile

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/glidepath/glidepath/budget/profile"
+)
+
+// profileCommand is "harness profile [--profile FILE] [--json]": what the
+// latency profile says of each step kind (SPEC §5b).
+//
+// A missing or empty profile is not an error: it says so on stderr and
+// exits 0 (with --json, {"kinds":[]} on stdout). A corrupt one is: its
+// whole job is to show the file, so it names the file and what is wrong
+// and exits 1, although runs go on without it.
+type profileCommand struct {
+	streams
+}
+
+func (c *profileCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("profile", flag.ContinueOnError)
+	file := profileFlag(fs)
+	asJSON := fs.Bool("json", false, `print one JSON object: {"kinds":[{"kind","count","p50_ms","p95_ms","oldest","newest"}]}`)
+	pos, help, err := parseFlags(fs, "profile", args, c.stdout, func(w io.Writer) { profileUsage(w, fs) })
+	if help || err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &usageError{cmd: "profile", err: fmt.Errorf("unexpected argument %q", pos[0])}
+	}
+	path, err := profilePath(*file, "profile")
+	if err != nil {
+		return err
+	}
+	if path == "" {
+		return &usageError{cmd: "profile", err: errors.New("--profile off: there is no profile to show")}
+	}
+	p, err := profile.Load(path)
+	if errors.Is(err, profile.ErrCorrupt) {
+		return fmt.Errorf("%w\nruns ignore it; the next to record one keeps it as %s.corrupt and starts afresh", err, path)
+	}
+	if err != nil {
+		return err
+	}
+	s := p.Summary(time.Now())
+
+	// Rendered whole before writing, as orphans does.
+	var out bytes.Buffer
+	if *asJSON {
+		enc := json.NewEncoder(&out)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			return err
+		}
+	} else {
+		if len(s.Kinds) == 0 {
+			what := "no observations of the last 7 days in " + path
+			if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+				what = "no profile at " + path + " yet: no run has recorded one"
+			}
+			fmt.Fprintf(c.stderr, "harness profile: %s\n", what)
+			return nil
+		}
+		writeProfile(&out, s)
+	}
+	_, err = c.stdout.Write(out.Bytes())
+	return err
+}
+
+// writeProfile writes s as a table, one line per kind.
+func writeProfile(w io.Writer, s profile.Summary) {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tCOUNT\tP50\tP95\tOLDEST\tNEWEST")
+	for _, k := range s.Kinds {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", k.Kind, k.Count, latency(k.P50), latency(k.P95),
+			k.Oldest.UTC().Format(time.RFC3339), k.Newest.UTC().Format(time.RFC3339))
+	}
+	tw.Flush()
+}
+
+// latency rounds d for a person reading latencies: microseconds under a
+// millisecond (350µs), milliseconds under 10s (812ms, 1.434s), tenths
+// under a minute (12.3s), seconds above (1m12s).
+func latency(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		d = d.Round(time.Microsecond)
+	case d < 10*time.Second:
+		d = d.Round(time.Millisecond)
+	case d < time.Minute:
+		d = d.Round(100 * time.Millisecond)
+	default:
+		d = d.Round(time.Second)
+	}
+	return d.String()
+}
+
+// profileFlag defines --profile on fs, which run and profile share.
+func profileFlag(fs *flag.FlagSet) *string {
+	return fs.String("profile", "", "the latency profile `FILE`, or off (default $XDG_STATE_HOME/glidepath/profile.json)")
+}
+
+// profilePath is the --profile value, or the default profile of SPEC §5b;
+// "" when the value is "off". Without a value and a home folder to put the
+// default in, it is a [*usageError] for cmd; a run, for which the profile
+// is never fatal, reports it and goes on without one.
+func profilePath(flagValue, cmd string) (string, error) {
+	switch flagValue {
+	case "off":
+		return "", nil
+	case "":
+	default:
+		return flagValue, nil
+	}
+	path, err := profile.DefaultPath()
+	if err != nil {
+		return "", &usageError{cmd: cmd, err: fmt.Errorf("%w; name one with --profile, or say --profile off", err)}
+	}
+	return path, nil
+}
+
+func profileUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, `usage: harness profile [--profile FILE] [--json]
+
+Profile shows the latency profile: per step kind, the durations of the
+attempts that runs on this machine recorded in the last 7 days, from
+which the next run starts its p50 and p95 estimates instead of cold.
+One line each:
+
+  KIND  COUNT  P50  P95  OLDEST  NEWEST
+
+P50 and P95 are nearest-rank percentiles of the COUNT observations, made
+between OLDEST and NEWEST (RFC 3339, UTC). A missing or empty profile
+has no kinds. A corrupt one is reported and exits 1; runs ignore it.
+
+Flags:
+
+`)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
