@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 10s
 PKGS      := ./...
 
-.PHONY: build test demo subagents mcp plan bench fuzz lint
+.PHONY: build test demo subagents mcp plan bench fuzz lint screenshot
 
 build:
 	$(GO) build -o bin/harness ./cmd/harness
@@ -24,8 +24,15 @@ demo: build
 		--trace bin/demo-trace.jsonl "Pay invoice 42, then explain deadline budgets"
 	bin/harness run --budget 1.2s --tools examples/demo/tools.yaml --journal bin/demo-orphans.jsonl \
 		--trace bin/demo-short.jsonl "Pay invoice 43, then explain deadline budgets" || [ $$? -eq 3 ]
-	bin/harness report bin/demo-trace.jsonl bin/demo-short.jsonl
+	bin/harness report --html bin/demo-timeline.html bin/demo-trace.jsonl bin/demo-short.jsonl
+	@echo "timeline: open bin/demo-timeline.html in a browser"
 	bin/harness orphans --journal bin/demo-orphans.jsonl
+
+# The README's picture: make demo's timeline page in headless chromium.
+screenshot: demo
+	chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking \
+		--user-data-dir=$$(mktemp -d) --hide-scrollbars --window-size=1280,1330 \
+		--screenshot=docs/timeline.png file://$(CURDIR)/bin/demo-timeline.html
 
 # A parent with three researcher sub-agents at once, each on a slice of its
 # one budget: two in this process, one in `harness serve` on port 8093;

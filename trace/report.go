@@ -80,8 +80,9 @@ type SubAgent struct {
 // whose attempts and backoff sleeps took the most of the run's time, and
 // within it the step kind that took most. Time here is the run's clock:
 // calls that ran in parallel spend it once, so Ms is at most SpentMs. Usually that is not the step that held the
-// budget when it ran out, which HeldBy names: the last attempt started
-// before landing. Landing itself spends the reserve, so it counts for
+// budget when it ran out, which HeldBy names: the work the run waited on
+// last, the attempt that ended last before landing (one never ended
+// outlasts all). Landing itself spends the reserve, so it counts for
 // neither.
 type Exhaustion struct {
 	RunID       string  `json:"run_id"`
@@ -293,7 +294,8 @@ type runState struct {
 	start, end *Record
 	last       int64                      // the elapsed_ms of the run's last record
 	byIndex    map[int]map[string][]span  // when each step index and kind was busy, landing excluded
-	holder     *Record                    // the last attempt_start before landing
+	holder     *Record                    // the attempt_start of the work that ended last before landing
+	holdUntil  int64                      // when the holder's attempt ended
 	serverWait bool                       // a model backoff gave up on a server's Retry-After, and no work followed
 	pending    map[attemptKey][]pendingAt // started attempts not yet ended, oldest first
 }
@@ -310,8 +312,22 @@ type attemptKey struct {
 type span struct{ from, to int64 }
 
 type pendingAt struct {
-	elapsed int64
+	start   *Record
 	landing bool
+}
+
+// hold makes the attempt started by start the run's holder if it ended
+// (at until) no earlier than the holder's: the budget ran out while the
+// run waited on the work that ended last. Ties go to the later start,
+// then to the step's name, so that the answer does not depend on the
+// order of records.
+func (rs *runState) hold(start *Record, until int64) {
+	if h := rs.holder; h != nil {
+		if c := cmp.Or(cmp.Compare(until, rs.holdUntil), cmp.Compare(start.ElapsedMs, h.ElapsedMs), cmp.Compare(start.Step, h.Step)); c < 0 {
+			return
+		}
+	}
+	rs.holder, rs.holdUntil = start, until
 }
 
 // walk reads one run's records, in seq order, into rep and steps.
@@ -348,18 +364,20 @@ func (rep *Report) walk(recs []Record, steps map[string]*StepTime) *runState {
 		case AttemptStart:
 			k := attemptKey{r.Step, r.StepIndex, r.Attempt, r.Key}
 			landing := r.Phase == landPhase
-			rs.pending[k] = append(rs.pending[k], pendingAt{r.ElapsedMs, landing})
+			rs.pending[k] = append(rs.pending[k], pendingAt{r, landing})
 			spend(r.Step, r.StepIndex, r.ElapsedMs, r.ElapsedMs, landing)
 			steps[r.Step].Attempts++
 			if !landing {
-				rs.holder = r
 				rs.serverWait = false
 			}
 			prev = r
 		case AttemptEnd:
 			k := attemptKey{r.Step, r.StepIndex, r.Attempt, r.Key}
 			if q := rs.pending[k]; len(q) > 0 {
-				spend(r.Step, r.StepIndex, q[0].elapsed, r.ElapsedMs, q[0].landing)
+				spend(r.Step, r.StepIndex, q[0].start.ElapsedMs, r.ElapsedMs, q[0].landing)
+				if !q[0].landing {
+					rs.hold(q[0].start, r.ElapsedMs)
+				}
 				rs.pending[k] = q[1:]
 			}
 			rep.count(r.Outcome)
@@ -403,7 +421,10 @@ func (rep *Report) walk(recs []Record, steps map[string]*StepTime) *runState {
 	}
 	for k, q := range rs.pending {
 		for _, p := range q {
-			spend(k.step, k.index, p.elapsed, end, p.landing)
+			spend(k.step, k.index, p.start.ElapsedMs, end, p.landing)
+			if !p.landing {
+				rs.hold(p.start, end+1) // it outlasted everything that ended
+			}
 		}
 	}
 	return rs

@@ -295,6 +295,27 @@ func TestTheRunOutOfBudgetIsPinnedOnTheStepThatSpentIt(t *testing.T) {
 			want: trace.Exhaustion{RunID: "r", SpentMs: 8000, StepIndex: 2, Step: "tool:fetch", Ms: 4500, Share: 4500.0 / 8000, HeldBy: "tool:fetch", HeldByIndex: 2},
 		},
 		{
+			name: "of calls started at once, the one that ended last held the budget, not the one started last",
+			run: func() *script {
+				s := newScript("r", 1200, 300).start()
+				s.call("tool:fetch", 1, 1, "k1", 2, 848, trace.GaveUp, 0)
+				s.call("tool:pay", 1, 1, "k2", 2, 500, trace.GaveUp, 0)
+				s.call("tool:search", 1, 1, "k3", 3, 80, trace.OK, 200)
+				return s.end(850, "budget", "partial")
+			},
+			want: trace.Exhaustion{RunID: "r", SpentMs: 850, StepIndex: 1, Step: "tool:fetch", Ms: 846, Share: 846.0 / 850, HeldBy: "tool:fetch", HeldByIndex: 1},
+		},
+		{
+			name: "an attempt the trace never ended outlasted those that ended",
+			run: func() *script {
+				s := newScript("r", 1200, 300).start()
+				s.at(0, trace.Record{Event: trace.AttemptStart, Step: "tool:pay", StepIndex: 1, Attempt: 1, Key: "k1", GrantedMs: 900})
+				s.call("tool:search", 1, 1, "k2", 1, 840, trace.OK, 200)
+				return s.end(850, "budget", "partial")
+			},
+			want: trace.Exhaustion{RunID: "r", SpentMs: 850, StepIndex: 1, Step: "tool:pay", Ms: 850, Share: 1, HeldBy: "tool:pay", HeldByIndex: 1},
+		},
+		{
 			name: "a run that made no attempt names no step",
 			run: func() *script {
 				return newScript("r", 100, 25).start().end(100, "budget", "partial")

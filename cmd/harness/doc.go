@@ -36,6 +36,22 @@
 // The first Ctrl-C lands the run at once (cause cancelled), its landing call
 // leased at most the reserve; the second exits with 130.
 //
+// Seeing a run (SPEC §8): -v logs each record of the run on standard error
+// through zerolog — console lines on a terminal, JSON lines otherwise or
+// with --log-format json, in which case every line the command writes on
+// standard error is one JSON object. When OTEL_EXPORTER_OTLP_ENDPOINT (or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set, the run's spans —
+// invoke_agent, chat and execute_tool, GenAI attributes beside the
+// budget's glidepath.* — are exported over OTLP/HTTP, the other OTEL_*
+// variables applying as the SDK reads them; the export is given at most 2s
+// after the run. API keys, bearer tokens and Authorization values are
+// scrubbed from logs, traces, spans and errors alike. --profile FILE (default
+// profile.json in the state folder beside the journal; off for none) is the
+// latency profile: the run starts its kinds' p50 and p95 from what runs on
+// this machine recorded in the last 7 days, so a model call the machine's
+// own history says cannot finish is refused, and it adds what its attempts
+// took when it ends. A corrupt profile is a warning and is not used.
+//
 // A run is complete only when its answer stands on settled work. When the
 // model answered while a write's outcome stayed unknown (its attempt timed
 // out and its tool could not say how it ended), the result is partial with
@@ -185,9 +201,20 @@
 // named. A bare :PORT listens on loopback. One line per request is logged on
 // standard error, never with header values.
 //
+// # harness profile
+//
+//	harness profile [--profile FILE] [--json]
+//
+// Profile prints the latency profile (SPEC §5b), one line per step kind:
+// how many observations it holds, their nearest-rank p50 and p95, and the
+// dates of the oldest and newest. Observations older than 7 days are
+// dropped and each kind keeps a bounded number; the file is written
+// atomically under a file lock, so concurrent runs lose no update. --json
+// prints one object. A corrupt profile is reported and exits 1.
+//
 // # harness report
 //
-//	harness report [--json] TRACE...
+//	harness report [--json] [--html FILE] TRACE...
 //
 // Report reads the JSONL traces of runs ("-" reads standard input), grouped
 // by run ID across files, and prints: budget utilization (spent/total per
@@ -205,8 +232,23 @@
 // run's call, as harness serve's do) is not counted as a run: its time is
 // its parent's step, and the children of each step are summed up apart —
 // how they ended, the slices they got, what they spent them on. --json prints
-// one JSON object (trace.Report). A trace that cannot be read or a line that
-// is not a record is bad usage, named as FILE:LINE.
+// one JSON object (trace.Report).
+//
+// --html FILE also writes the runs as one self-contained HTML page
+// (package trace/timeline: inline SVG, CSS and script, nothing fetched when
+// it is viewed): per run a title with its result and cause and a timeline
+// with a lane per step kind, each attempt a bar labeled with its granted
+// lease and outcome and coloured by it (ok, we gave up, they failed),
+// backoff sleeps as hatched gaps, the phases shaded with the 60%, 80% and
+// reserve lines, quiet-clock resets as ticks, refusals and the landing
+// marked, and each sub-agent's run nested under the call that ran it; over
+// all runs the utilization histogram and what spent the budget of the runs
+// that ran out. The report is still printed, as tables or with --json as
+// JSON. A FILE that cannot be written is an error (exit 1).
+//
+// A line that is not a record is named on standard error as FILE:LINE:
+// why, and skipped; the rest is reported. A trace that cannot be read, or
+// traces none of whose lines is a record, are bad usage.
 //
 // # Exit codes
 //

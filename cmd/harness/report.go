@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,9 +18,10 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/trace/timeline"
 )
 
-// reportCommand is "harness report [--json] TRACE...".
+// reportCommand is "harness report [--json] [--html FILE] TRACE...".
 type reportCommand struct {
 	streams
 }
@@ -27,6 +29,7 @@ type reportCommand struct {
 func (c *reportCommand) Run(ctx context.Context, args []string) error {
 	flags := flag.NewFlagSet("report", flag.ContinueOnError)
 	asJSON := flags.Bool("json", false, "print one JSON object instead of the tables")
+	htmlFile := flags.String("html", "", "also write the runs' timelines as one self-contained HTML page to `FILE`")
 	pos, help, err := parseFlags(flags, "report", args, c.stdout, func(w io.Writer) { reportUsage(w, flags) })
 	if help || err != nil {
 		return err
@@ -34,15 +37,25 @@ func (c *reportCommand) Run(ctx context.Context, args []string) error {
 	if len(pos) == 0 {
 		return &usageError{cmd: "report", err: errors.New("no TRACE given")}
 	}
+	if *htmlFile == "-" {
+		return &usageError{cmd: "report", err: errors.New("--html -: the page goes to a file; standard output has the report")}
+	}
 	var recs []trace.Record
+	bad := 0
 	for _, name := range pos {
-		r, err := c.read(name)
+		r, n, err := c.read(name)
 		if err != nil {
 			// A trace that cannot be read is a bad argument: nothing is
 			// reported from a part of what was asked for.
 			return &usageError{cmd: "report", err: err}
 		}
 		recs = append(recs, r...)
+		bad += n
+	}
+	// Bad lines were named on stderr and skipped; the rest is reported,
+	// unless nothing was left of what was given (issue 12).
+	if len(recs) == 0 && bad > 0 {
+		return &usageError{cmd: "report", err: fmt.Errorf("no record could be read: %s skipped", plural(bad, "bad line"))}
 	}
 	rep := trace.Summarize(recs)
 
@@ -57,39 +70,100 @@ func (c *reportCommand) Run(ctx context.Context, args []string) error {
 	} else {
 		writeReport(&out, rep)
 	}
+	if *htmlFile != "" {
+		var page bytes.Buffer
+		if err := timeline.Write(&page, recs, timeline.Options{Title: "harness report", Sources: pos}); err != nil {
+			return fmt.Errorf("--html: %w", err)
+		}
+		if err := os.WriteFile(*htmlFile, page.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("--html: %w", err) // a *PathError names the file and why
+		}
+	}
 	_, err = c.stdout.Write(out.Bytes())
 	return err
 }
 
 // read returns the records of the trace name, or of standard input for
-// "-". A bad line is named as FILE:LINE.
-func (c *reportCommand) read(name string) ([]trace.Record, error) {
+// "-", and how many of its lines were not records. Each bad line is named
+// on stderr as FILE:LINE: why, and skipped. A file that cannot be read at
+// all is an error.
+func (c *reportCommand) read(name string) ([]trace.Record, int, error) {
 	var r io.Reader = c.stdin
 	if name == "-" {
 		name = "stdin"
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		defer f.Close()
 		r = f
 	}
-	recs, err := trace.ReadRecords(r)
-	if le, ok := errors.AsType[*trace.LineError](err); ok {
-		return nil, fmt.Errorf("%s:%d: %w", name, le.Line, le.Err)
-	}
+	var recs []trace.Record
+	bad := 0
+	err := eachLine(r, func(n int, line []byte, tooLong bool) {
+		if tooLong {
+			fmt.Fprintf(c.stderr, "%s:%d: longer than %d bytes, skipped\n", name, n, trace.MaxLine)
+			bad++
+			return
+		}
+		// One line at a time through trace.ReadRecords, so that the
+		// trace's own reading decides what a record is; its line is 1.
+		got, err := trace.ReadRecords(bytes.NewReader(line))
+		if le, ok := errors.AsType[*trace.LineError](err); ok {
+			fmt.Fprintf(c.stderr, "%s:%d: %v, skipped\n", name, n, le.Err)
+			bad++
+			return
+		}
+		recs = append(recs, got...)
+	})
 	if _, ok := errors.AsType[*fs.PathError](err); ok {
-		return nil, err // it names the file
+		return nil, 0, err // it names the file
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil, 0, fmt.Errorf("read %s: %w", name, err)
 	}
-	return recs, nil
+	return recs, bad, nil
+}
+
+// eachLine calls f with each line of r and its 1-based number, without
+// its newline; a line longer than trace.MaxLine is passed as tooLong, with
+// nothing of it, and reading goes on after it. It returns r's error.
+func eachLine(r io.Reader, f func(n int, line []byte, tooLong bool)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	n, long := 0, false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !long {
+			line = append(line, chunk...)
+			if len(line) > trace.MaxLine+1 { // +1: room for the newline
+				long, line = true, line[:0]
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if len(chunk) > 0 || long || len(line) > 0 {
+			n++
+			if long {
+				f(n, nil, true)
+			} else if len(bytes.TrimSpace(line)) > 0 {
+				f(n, bytes.TrimRight(line, "\r\n"), false)
+			}
+		}
+		line, long = line[:0], false
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 func reportUsage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(w, `usage: harness report [--json] TRACE...
+	fmt.Fprint(w, `usage: harness report [--json] [--html FILE] TRACE...
 
 Report reads the JSONL traces of runs ("harness run --trace FILE"; "-"
 reads standard input) and prints, over all the runs they hold, grouped by
@@ -111,8 +185,20 @@ run ID across files:
                        "they failed" (upstream_error, rate_limited, invalid)
   reconciliation       reconcile records by state, and orphans
 
-A trace that cannot be read or a line that is not a record is bad usage,
-named as FILE:LINE.
+--html FILE also writes one self-contained HTML page (inline SVG, CSS
+and script; nothing is fetched when it is viewed): per run a timeline, a
+lane per step kind, each attempt a bar labeled with its lease and outcome
+and coloured by it (ok, we gave up, they failed), backoff sleeps as
+hatched gaps, the phases shaded with the 60%, 80% and reserve lines,
+quiet-clock resets as ticks, refusals and the landing marked, and each
+sub-agent's run nested under the call that ran it; over all runs the
+utilization histogram and what spent the budget of the runs that ran out.
+The report is still printed, as tables or, with --json, as JSON. A FILE
+that cannot be written is an error (exit 1).
+
+A line that is not a record is named on standard error as FILE:LINE: why,
+and skipped; the rest is reported. A trace that cannot be read, or traces
+of which no line is a record, are bad usage.
 
 Flags:
 

@@ -112,11 +112,13 @@ func reportFiles(t *testing.T, dir string) {
 	t.Helper()
 	ex := exhausted().recs
 	files := map[string][]byte{
-		"a.jsonl":     append(jsonl(complete().recs), jsonl(ex[:20])...),
-		"b.jsonl":     append(jsonl(ex[20:]), jsonl(stalled().recs)...),
-		"empty.jsonl": nil,
-		"bad.jsonl":   append(jsonl(ex[:1]), "{\"ts\":\"2025-03-14T15:09:26Z\"\n"...),
-		"short.jsonl": append(jsonl(ex[:1]), `{"ts":"2025-03-14T15:09:26Z","run_id":"r","seq":2,"event":"progress"}`+"\n"...),
+		"a.jsonl":       append(jsonl(complete().recs), jsonl(ex[:20])...),
+		"b.jsonl":       append(jsonl(ex[20:]), jsonl(stalled().recs)...),
+		"empty.jsonl":   nil,
+		"bad.jsonl":     append(jsonl(ex[:1]), "{\"ts\":\"2025-03-14T15:09:26Z\"\n"...),
+		"short.jsonl":   append(jsonl(ex[:1]), `{"ts":"2025-03-14T15:09:26Z","run_id":"r","seq":2,"event":"progress"}`+"\n"...),
+		"long.jsonl":    append(append([]byte(`{"message":"`+strings.Repeat("x", trace.MaxLine)+`"}`+"\n"), jsonl(ex[:1])...), "\n"...),
+		"garbage.jsonl": []byte("not a trace\n\n42\n"),
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), body, 0o600); err != nil {
@@ -203,6 +205,32 @@ reconciliation and orphans
   orphans         0
 `
 
+// wantStartOnly is a trace of the exhausted run's run_start alone.
+const wantStartOnly = `1 run: 0 complete, 0 partial, 1 unfinished (no run_end)
+
+attempt outcomes
+  ok                     0
+  we gave up             0  gave_up 0, quiet 0, cancelled 0
+  they failed            0  upstream_error 0, rate_limited 0, invalid 0
+  refused                0  not started: the budget or the phase refused them
+  retries given up       0  the backoff would have outlasted the budget
+  server waits given up  0  a server asked, with Retry-After, for longer than the time left
+  retries                0  attempts made again after a backoff sleep
+
+cancels
+  sent      0  calls cut short whose tool was asked to stop
+  accepted  0
+  unknown   0  the tool did not know the call
+  failed    0  no answer in time
+
+reconciliation and orphans
+  done            0
+  failed          0
+  never_received  0
+  running         0
+  orphans         0
+`
+
 func TestReport(t *testing.T) {
 	dir := t.TempDir()
 	reportFiles(t, dir)
@@ -259,23 +287,35 @@ func TestReport(t *testing.T) {
 			wantStderr: []string{"harness report: open " + path("none.jsonl") + ": no such file or directory", "try: harness report --help"},
 		},
 		{
-			name:       "a malformed line is bad usage naming file and line",
+			name:       "a malformed line is named with file and line, skipped, and the rest reported",
 			args:       []string{"report", path("a.jsonl"), path("bad.jsonl")},
-			wantCode:   2,
-			wantStderr: []string{"harness report: " + path("bad.jsonl") + ":2: not JSON: unexpected end of JSON input"},
+			wantStdout: wantUnfinished, // bad.jsonl's good line is a.jsonl's first again
+			wantStderr: []string{path("bad.jsonl") + ":2: not JSON: unexpected end of JSON input, skipped\n"},
 		},
 		{
-			name:       "a line without a field every record carries is bad usage naming file and line",
+			name:       "a line without a field every record carries is named and skipped",
 			args:       []string{"report", path("short.jsonl")},
-			wantCode:   2,
-			wantStderr: []string{"harness report: " + path("short.jsonl") + ":2: no elapsed_ms"},
+			wantStdout: wantStartOnly,
+			wantStderr: []string{path("short.jsonl") + ":2: no elapsed_ms, skipped\n"},
 		},
 		{
-			name:       "a bad line on standard input is named as stdin",
+			name:       "a line longer than a trace's is named and skipped, and the next line read",
+			args:       []string{"report", path("long.jsonl")},
+			wantStdout: wantStartOnly,
+			wantStderr: []string{path("long.jsonl") + ":1: longer than 1048576 bytes, skipped\n"},
+		},
+		{
+			name:       "a bad line on standard input is named as stdin, and nothing left to report is bad usage",
 			args:       []string{"report", "-"},
 			stdin:      "\n[]\n",
 			wantCode:   2,
-			wantStderr: []string{"harness report: stdin:2: a JSON array, not an object"},
+			wantStderr: []string{"stdin:2: a JSON array, not an object, skipped\n", "harness report: no record could be read: 1 bad line skipped\n", "try: harness report --help"},
+		},
+		{
+			name:       "traces of bad lines only are bad usage, every line named",
+			args:       []string{"report", path("garbage.jsonl"), path("empty.jsonl")},
+			wantCode:   2,
+			wantStderr: []string{path("garbage.jsonl") + ":1: not JSON", path("garbage.jsonl") + ":3: a JSON number, not an object", "no record could be read: 2 bad lines skipped"},
 		},
 		{
 			name:       "a directory is bad usage",
@@ -292,12 +332,12 @@ func TestReport(t *testing.T) {
 		{
 			name:       "--help prints its usage on stdout",
 			args:       []string{"report", "--help"},
-			wantStdout: "usage: harness report [--json] TRACE...\n",
+			wantStdout: "usage: harness report [--json] [--html FILE] TRACE...\n",
 		},
 		{
 			name:       "help report prints its usage on stdout",
 			args:       []string{"help", "report"},
-			wantStdout: "usage: harness report [--json] TRACE...\n",
+			wantStdout: "usage: harness report [--json] [--html FILE] TRACE...\n",
 		},
 	}
 	for _, tc := range cases {
@@ -354,6 +394,102 @@ func TestReportOfAFailedWriteIsAnInternalError(t *testing.T) {
 			}
 			if want := "harness report: file already closed\n"; stderr.String() != want {
 				t.Errorf("stderr = %q, want %q", stderr.String(), want)
+			}
+		})
+	}
+}
+
+func TestReportHTML(t *testing.T) {
+	dir := t.TempDir()
+	reportFiles(t, dir)
+	path := func(name string) string { return filepath.Join(dir, name) }
+	cases := []struct {
+		name       string
+		args       []string
+		page       string // where the page should be; "" for none
+		wantCode   int
+		wantStdout string // exactly, unless wantJSON
+		wantJSON   bool
+		wantStderr []string
+	}{
+		{
+			name:       "--html writes the page and still prints the report",
+			args:       []string{"report", "--html", path("page.html"), path("a.jsonl"), path("b.jsonl")},
+			page:       path("page.html"),
+			wantStdout: wantReport,
+		},
+		{
+			name:     "--html with --json writes the page and prints the JSON",
+			args:     []string{"report", "--json", path("a.jsonl"), "--html", path("page2.html"), path("b.jsonl")},
+			page:     path("page2.html"),
+			wantJSON: true,
+		},
+		{
+			name:       "--html skips a malformed line as the report does",
+			args:       []string{"report", "--html", path("page3.html"), path("a.jsonl"), path("b.jsonl"), path("bad.jsonl")},
+			page:       path("page3.html"),
+			wantStdout: wantReport,
+			wantStderr: []string{path("bad.jsonl") + ":2: not JSON"},
+		},
+		{
+			name:       "an unwritable --html FILE is an internal error naming it, and nothing is printed",
+			args:       []string{"report", "--html", path("none/page.html"), path("a.jsonl")},
+			wantCode:   1,
+			wantStderr: []string{"harness report: --html: open " + path("none/page.html") + ": no such file or directory\n"},
+		},
+		{
+			name:       "--html - is bad usage: standard output has the report",
+			args:       []string{"report", "--html", "-", path("a.jsonl")},
+			wantCode:   2,
+			wantStderr: []string{"harness report: --html -: the page goes to a file", "try: harness report --help"},
+		},
+		{
+			name:       "--html without its FILE is bad usage",
+			args:       []string{"report", path("a.jsonl"), "--html"},
+			wantCode:   2,
+			wantStderr: []string{"flag needs an argument: -html", "try: harness report --help"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(t.Context(), tc.args, strings.NewReader(""), &stdout, &stderr)
+			if code != tc.wantCode {
+				t.Errorf("exit code %d, want %d\nstderr:\n%s", code, tc.wantCode, &stderr)
+			}
+			switch {
+			case tc.wantJSON:
+				var got trace.Report
+				if err := json.Unmarshal(stdout.Bytes(), &got); err != nil || got.Runs != 3 {
+					t.Errorf("stdout is not the JSON report of 3 runs (%v):\n%s", err, &stdout)
+				}
+			case stdout.String() != tc.wantStdout:
+				t.Errorf("stdout:\n%s\nwant:\n%s", &stdout, tc.wantStdout)
+			}
+			for _, want := range tc.wantStderr {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr does not contain %q:\n%s", want, &stderr)
+				}
+			}
+			if tc.wantStderr == nil && stderr.Len() > 0 {
+				t.Errorf("unexpected stderr:\n%s", &stderr)
+			}
+			if tc.page == "" {
+				return
+			}
+			page, err := os.ReadFile(tc.page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Every attempt of the three runs has its bar: 23 model turns, 3
+			// searches, a fetch and a payment.
+			if got := strings.Count(string(page), ` data-attempt="`); got != 28 {
+				t.Errorf("the page has %d bars, want 28", got)
+			}
+			for _, want := range []string{`<!DOCTYPE html>`, `id="t-run-exhausted"`, `id="t-run-ok"`, `id="t-run-quiet"`, `data-bars="28"`} {
+				if !strings.Contains(string(page), want) {
+					t.Errorf("the page does not contain %s", want)
+				}
 			}
 		})
 	}
