@@ -127,12 +127,14 @@
 // # Scenarios
 //
 // A [Scenario] scripts faults per request (the n-th chat completion request
-// the server receives, from 1) or per turn (the assistant messages in the
-// conversation + 1); the first matching [Rule] wins, and unmatched requests
-// get the default policy. Scenario files are YAML or JSON; see
-// [ParseScenario]. The [Rule] documentation gives each field and the
-// timeline a response follows. For example, "fail the first request, then
-// rate-limit the second, then answer slowly":
+// the server receives, from 1), per turn (the assistant messages in the
+// conversation + 1) or by arrival time (a window of the server's clock,
+// which starts when its first chat completion request arrives); the first
+// matching [Rule] wins, and unmatched requests get the default policy.
+// Scenario files are YAML or JSON; see [ParseScenario]. The [Rule]
+// documentation gives each field and the timeline a response follows. For
+// example, "fail the first request, then rate-limit the second, then answer
+// slowly":
 //
 //	seed: 7
 //	rules:
@@ -143,6 +145,22 @@
 //	    retry_after_ms: "200"
 //	  - first_token: 2s
 //	    chunk_gap: 50ms
+//
+// A window, after and for, matches the requests that arrive in
+// [after, after+for) of the server's clock (without for: from after on),
+// and combines with the rule's other match fields (request, turn, times)
+// as all of them must hold. The clock starts with the first chat
+// completion request, not with the server, so a fleet of runs started
+// together on one shared sim meets the window when its calls do, however
+// long the sim sat idle before them ([Request.At] is each request's time
+// on it). For example, "an outage: every request in the first 300ms gets
+// 503 with Retry-After: 1":
+//
+//	rules:
+//	  - after: 0s
+//	    for: 300ms
+//	    status: 503
+//	    retry_after: "1"
 //
 // A stream cut by close_after_chunks reaches openai-go as
 // [io.ErrUnexpectedEOF] from its stream's Err (net/http's chunked reader
@@ -155,10 +173,14 @@
 // [NewServer] listens on 127.0.0.1 like httptest; [NewPipeServer] listens
 // in memory on net.Pipe connections, so tests can run a real client against
 // it inside a [testing/synctest] bubble and assert exact times (a 2s
-// first_token arrives at exactly 2s of fake time). Both record every
-// request ([Server.Requests]) and give a client that reaches them
-// ([Server.Client]). [Handler] is the sim as an http.Handler, and [Serve]
-// runs it on an address until its context ends, for "harness sim serve".
+// first_token arrives at exactly 2s of fake time). Both record requests
+// and give a client that reaches them ([Server.Client]). The records are
+// bounded so that a server can run as long as its process does, for a
+// fleet of runs as for one test: [Server.Requests] holds the last
+// [MaxRecords] ([Server.Received] counts them all), and nothing else a
+// server keeps grows with the requests it serves. [Handler] is the sim as
+// an http.Handler, and [Serve] runs it on an address until its context
+// ends, for "harness sim serve"; they keep no records.
 //
 // # Goroutines
 //

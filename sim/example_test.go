@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"strings"
 
 	"github.com/glidepath/glidepath/sim"
 	"github.com/openai/openai-go/v3"
@@ -100,6 +101,39 @@ rules:
 	// rule 1: request 1 status 500 retry-after-ms "" first token 0s gap 0s
 	// rule 2: request 2 status 429 retry-after-ms "200" first token 0s gap 0s
 	// rule 3: request 0 status 0 retry-after-ms "" first token 2s gap 50ms
+}
+
+// An outage: every request in the first 300ms gets 503 with Retry-After:
+// 1. The window opens with the server's first chat completion request,
+// whenever that comes, so that first request always meets it.
+func ExampleParseScenario_outage() {
+	sc, err := sim.ParseScenario([]byte(`
+rules:
+  - after: 0s
+    for: 300ms
+    status: 503
+    retry_after: "1"
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r := sc.Rules[0]
+	fmt.Printf("after %v for %v: status %d retry-after %q\n", r.After, r.For, r.Status, r.RetryAfter)
+
+	srv := sim.NewServer(sc)
+	defer srv.Close()
+	res, err := srv.Client().Post(srv.URL+"/chat/completions", "application/json",
+		strings.NewReader(`{"model":"sim","messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res.Body.Close()
+	fmt.Println(res.StatusCode, res.Header.Get("Retry-After"), srv.Requests()[0].At)
+	// Output:
+	// after 0s for 300ms: status 503 retry-after "1"
+	// 503 1 0s
 }
 
 func ExampleParseScenario_invalid() {

@@ -29,11 +29,12 @@ const argPiece = 32
 
 // Request is the record of one request the server received.
 type Request struct {
-	Index        int       // 1-based position among all requests received
-	Completion   int       // 1-based number among chat completion requests (what [Rule.Request] matches); 0 for other paths
-	Turn         int       // assistant messages in the conversation + 1 (what [Rule.Turn] matches)
-	Rule         int       // 1-based index of the rule applied; 0 for none
-	Time         time.Time // arrival, with its monotonic reading
+	Index        int           // 1-based position among all requests received
+	Completion   int           // 1-based number among chat completion requests (what [Rule.Request] matches); 0 for other paths
+	Turn         int           // assistant messages in the conversation + 1 (what [Rule.Turn] matches)
+	Rule         int           // 1-based index of the rule applied; 0 for none
+	Time         time.Time     // arrival, with its monotonic reading
+	At           time.Duration // arrival since the first chat completion request's, never negative (what [Rule.After] and [Rule.For] match); 0 for other paths
 	Method       string
 	Path         string
 	Header       http.Header // with Authorization, Api-Key and similar values redacted
@@ -77,11 +78,18 @@ type handler struct {
 	logMu sync.Mutex // serializes lines on log
 	log   io.Writer
 
+	// Nothing below grows without bound as requests come (used grows with
+	// the rules, reqs up to MaxRecords): a long-lived server must not
+	// fill its memory with history.
 	mu          sync.Mutex // guards the fields below; never held across I/O
 	seq         int
 	completions int
-	used        []int // uses per rule
-	reqs        []Request
+	epoch       time.Time // arrival of completion 1: zero on Request.At's clock
+	used        []int     // uses per rule
+	// reqs holds the last MaxRecords records, a ring once full: the
+	// oldest is at next, which is where the next record goes.
+	reqs []Request
+	next int
 }
 
 func newHandler(sc *Scenario, record bool, log io.Writer, done <-chan struct{}) *handler {
@@ -201,13 +209,20 @@ func (h *handler) admit(rec *Request, chat, valid bool) Rule {
 	if chat {
 		h.completions++
 		rec.Completion = h.completions
+		if rec.Completion == 1 {
+			h.epoch = rec.Time
+		}
+		// Arrival is stamped before the body is read, so a request can be
+		// numbered after one that arrived later than it did; it counts
+		// as arriving with the first rather than before the clock began.
+		rec.At = max(rec.Time.Sub(h.epoch), 0)
 	}
 	var rule Rule
 	if valid {
 		for i := range h.sc.Rules {
 			r := &h.sc.Rules[i]
 			if (r.Request == 0 || r.Request == rec.Completion) && (r.Turn == 0 || r.Turn == rec.Turn) &&
-				(r.Times == 0 || h.used[i] < r.Times) {
+				(r.Times == 0 || h.used[i] < r.Times) && r.inWindow(rec.At) {
 				h.used[i]++
 				rec.Rule = i + 1
 				rule = *r
@@ -216,9 +231,28 @@ func (h *handler) admit(rec *Request, chat, valid bool) Rule {
 		}
 	}
 	if h.record {
-		h.reqs = append(h.reqs, *rec)
+		if len(h.reqs) < MaxRecords {
+			h.reqs = append(h.reqs, *rec)
+		} else {
+			h.reqs[h.next] = *rec
+			h.next = (h.next + 1) % MaxRecords
+		}
 	}
 	return rule
+}
+
+// records copies the records held, oldest first.
+func (h *handler) records() []Request {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Concat(h.reqs[h.next:], h.reqs[:h.next])
+}
+
+// received is how many requests the handler has numbered.
+func (h *handler) received() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seq
 }
 
 func (h *handler) logf(rec *Request, status int) {

@@ -12,17 +12,18 @@ import (
 
 // ParseScenario parses a scenario in YAML, or in JSON (which is YAML too):
 // a mapping with "seed" and "rules", each rule a mapping of the [Rule]
-// fields in snake case — request, turn, times, delay, keepalive (a
-// duration or "forever"), keepalive_every, hang, first_token, chunk_gap,
-// hang_after_chunks, close_after_chunks, status, message, retry_after,
-// retry_after_ms, tool_calls (a list of name, arguments and id; arguments
-// as YAML are encoded as JSON, as a string are sent verbatim), answer and
-// usage. Durations are Go durations ("250ms", "2s"); a field whose value is
-// null is left out. Unknown or repeated fields, bad values and fields that
-// conflict are a [*ScenarioError] naming the field and its line, the first
-// in the file; YAML aliases are refused, as in a tool config file (package
-// tools), whose rules these are. Empty input is the default policy. It
-// never panics.
+// fields in snake case — request, turn, times, after, for (a positive
+// duration), delay, keepalive (a duration or "forever"), keepalive_every,
+// hang, first_token, chunk_gap, hang_after_chunks, close_after_chunks,
+// status, message, retry_after, retry_after_ms, tool_calls (a list of
+// name, arguments and id; arguments as YAML are encoded as JSON, as a
+// string are sent verbatim), answer and usage. Durations are Go durations
+// ("250ms", "2s"); a field whose value is null is left out. Unknown or
+// repeated fields, bad values and fields that conflict are a
+// [*ScenarioError] naming the field and its line, the first in the file;
+// YAML aliases are refused, as in a tool config file (package tools),
+// whose rules these are. Empty input is the default policy. It never
+// panics.
 func ParseScenario(data []byte) (*Scenario, error) {
 	root, err := yamlfield.Parse(data)
 	if e, ok := errors.AsType[*yamlfield.Error](err); ok {
@@ -62,8 +63,8 @@ func scenarioError(e *yamlfield.Error) *ScenarioError {
 }
 
 // ruleFields are the fields of a rule, in the order of [Rule].
-var ruleFields = []string{"request", "turn", "times", "delay", "keepalive", "keepalive_every", "hang",
-	"first_token", "chunk_gap", "hang_after_chunks", "close_after_chunks", "status", "message",
+var ruleFields = []string{"request", "turn", "times", "after", "for", "delay", "keepalive", "keepalive_every",
+	"hang", "first_token", "chunk_gap", "hang_after_chunks", "close_after_chunks", "status", "message",
 	"retry_after", "retry_after_ms", "tool_calls", "answer", "usage"}
 
 // parser walks a scenario; its walker holds every mistake found, of which
@@ -87,6 +88,16 @@ func (p *parser) rule(m yamlfield.Field) (Rule, bool) {
 			r.Turn = p.int32(f)
 		case "times":
 			r.Times = p.int32(f)
+		case "after":
+			r.After, _ = p.w.Duration(f)
+		case "for":
+			// In Go a zero For means no end; written out, 0s can only be
+			// a mistake, as an empty list of tool calls is.
+			if d, ok := p.w.Duration(f); ok && d == 0 {
+				p.w.Fail(f, errors.New("must be positive: a window of 0s holds no request"))
+			} else {
+				r.For = d
+			}
 		case "delay":
 			r.Delay, _ = p.w.Duration(f)
 		case "keepalive":

@@ -38,7 +38,9 @@ type Scenario struct {
 
 // A Rule matches chat completion requests and shapes their responses. A
 // zero field adds nothing: a Rule with only Request set serves that request
-// normally (and keeps later rules from seeing it).
+// normally (and keeps later rules from seeing it). The fields that match
+// (Request, Turn, Times, After and For) combine: a request must meet every
+// one that is set.
 //
 // The response follows this timeline; a field shapes its step only:
 //
@@ -58,6 +60,16 @@ type Rule struct {
 	// Times is how many requests the rule applies to before it is used
 	// up (0: no limit).
 	Times int
+	// After and For match requests by when they arrive: a rule with
+	// either set matches only requests arriving in [After, After+For)
+	// (For 0: no end). Arrival is measured from the arrival of the
+	// server's first chat completion request (the one Request 1 matches),
+	// not from when the server started, so a fleet that starts together
+	// sees the window open with its first call however long the server
+	// sat idle before; [Request.At] is what they match. A scenario file
+	// may not say "for: 0s", a window that holds nothing.
+	After time.Duration
+	For   time.Duration
 
 	// Delay is waited before anything is sent, headers included.
 	Delay time.Duration
@@ -204,6 +216,7 @@ func (r *Rule) check(prefix string, line map[string]int) error {
 		name string
 		v    time.Duration
 	}{
+		{"after", r.After}, {"for", r.For},
 		{"delay", r.Delay}, {"keepalive", r.Keepalive}, {"keepalive_every", r.KeepaliveEvery},
 		{"first_token", r.FirstToken}, {"chunk_gap", r.ChunkGap},
 	} {
@@ -285,6 +298,13 @@ func (r *Rule) check(prefix string, line map[string]int) error {
 		return fail("close_after_chunks", "conflicts with hang_after_chunks")
 	}
 	return nil
+}
+
+// inWindow reports whether a request at at (on [Request.At]'s clock) is
+// inside the rule's window, [After, After+For); a rule without one has no
+// bounds. It subtracts rather than adds, so After+For cannot overflow.
+func (r *Rule) inWindow(at time.Duration) bool {
+	return at >= r.After && (r.For == 0 || at-r.After < r.For)
 }
 
 // isCTL reports whether c may not appear in an HTTP header value (RFC 9110

@@ -38,6 +38,13 @@ func TestParseScenarioReportsTheFieldAndLineOfEachMistake(t *testing.T) {
 		{"both ways to stop mid-stream", "rules:\n  - hang_after_chunks: 1\n    close_after_chunks: 2\n", "rules[0].close_after_chunks", 3, "conflicts with hang_after_chunks"},
 		{"a negative request number", "rules:\n  - request: -1\n", "rules[0].request", 2, "must not be negative"},
 		{"a negative chunk count", "rules:\n  - close_after_chunks: -2\n", "rules[0].close_after_chunks", 2, "must not be negative"},
+		{"a window that starts before the clock", "rules:\n  - after: -1s\n    for: 1s\n", "rules[0].after", 2, "must not be negative"},
+		{"a window of negative length", "rules:\n  - status: 503\n    for: -300ms\n", "rules[0].for", 3, "must not be negative"},
+		{"a window of no time", "rules:\n  - after: 1s\n    for: 0s\n", "rules[0].for", 3, `must be positive: a window of 0s holds no request, got "0s"`},
+		{"a window of a bare zero", "rules:\n  - for: 0\n", "rules[0].for", 2, "must be positive"},
+		{"a window that is not a duration", "rules:\n  - after: soon\n", "rules[0].after", 2, "not a duration"},
+		{"a window length without a unit", "rules:\n  - for: 300\n", "rules[0].for", 2, "not a duration"},
+		{"a window given twice", "rules:\n  - for: 1s\n    for: 2s\n", "rules[0].for", 3, "repeated"},
 		{"a bool that is not true or false", "rules:\n  - usage: yes\n", "rules[0].usage", 2, "not true or false"},
 		{"a seed that is not an integer", "seed: 1.5\n", "seed", 1, "not an integer"},
 		{"rules that are not a list", "rules: {request: 1}\n", "rules", 1, "not a list"},
@@ -107,6 +114,12 @@ rules:
   - keepalive: 1s
     hang: true
   - hang_after_chunks: 4
+  - after: 0s
+    for: 300ms
+    status: 503
+    retry_after: "1"
+  - after: 2s
+    turn: 3
 `
 	want := &Scenario{Seed: 42, Rules: []Rule{
 		{Request: 1, Status: 429, Message: "slow down", RetryAfter: "2", RetryAfterMs: "200"},
@@ -123,6 +136,8 @@ rules:
 		{Keepalive: Forever},
 		{Keepalive: time.Second, Hang: true},
 		{HangAfterChunks: new(4)},
+		{For: 300 * time.Millisecond, Status: 503, RetryAfter: "1"},
+		{After: 2 * time.Second, Turn: 3},
 	}}
 	got, err := ParseScenario([]byte(yaml))
 	if err != nil {
@@ -179,6 +194,10 @@ func TestValidateChecksScenariosBuiltInGo(t *testing.T) {
 		{"a negative delay", &Scenario{Rules: []Rule{{Delay: -time.Second}}}, "rules[0].delay"},
 		{"a tool call without a name", &Scenario{Rules: []Rule{{ToolCalls: []ToolCall{{}}}}}, "rules[0].tool_calls"},
 		{"an answer after a hang", &Scenario{Rules: []Rule{{Hang: true, Answer: "x"}}}, "rules[0].answer"},
+		{"a window is valid", &Scenario{Rules: []Rule{{After: time.Second, For: time.Second, Status: 503}}}, ""},
+		{"a window without an end is valid", &Scenario{Rules: []Rule{{After: time.Second}}}, ""},
+		{"a window that starts before the clock", &Scenario{Rules: []Rule{{After: -time.Second}}}, "rules[0].after"},
+		{"a window of negative length", &Scenario{Rules: []Rule{{}, {For: -time.Second}}}, "rules[1].for"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -87,15 +86,23 @@ func start(sc *Scenario, l net.Listener, url string, tr *http.Transport) *Server
 // their contexts.
 func (s *Server) Client() *http.Client { return s.client }
 
-// Requests returns a copy of the record of every request received so far,
-// in arrival order; the server never changes a record once made. A Server
-// keeps every conversation it is sent, so for long-lived serving use
-// [Handler] or [Serve], which keep none.
-func (s *Server) Requests() []Request {
-	s.h.mu.Lock()
-	defer s.h.mu.Unlock()
-	return slices.Clone(s.h.reqs)
-}
+// MaxRecords is how many request records a [Server] keeps: the most
+// recent ones. It bounds a long-lived server's memory (a fleet of runs on
+// one embedded sim sends far more) while holding every request of any
+// test that looks at them; each record holds its conversation, so the
+// bound is in records, not bytes.
+const MaxRecords = 1024
+
+// Requests returns a copy of the records of the last [MaxRecords] requests
+// received (all of them, until there are more), in the order they were
+// numbered ([Request.Index]); the server never changes a record once made.
+// [Server.Received] counts those no longer held too.
+func (s *Server) Requests() []Request { return s.h.records() }
+
+// Received reports how many requests the server has received and
+// numbered, including those whose records [Server.Requests] no longer
+// holds: the Index of the latest.
+func (s *Server) Received() int { return s.h.received() }
 
 // Close stops the server: it closes the listener and every connection,
 // releases handlers that hang or send keepalives, waits for all of the
