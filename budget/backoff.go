@@ -84,6 +84,9 @@ const (
 type Delay struct {
 	Sleep  time.Duration
 	Source Source
+	// Spread is the part of a server-directed Sleep that is jitter of our
+	// own, added after the server's wait; 0 for a computed backoff.
+	Spread time.Duration
 	GiveUp bool   // reports whether the retry must not happen
 	Reason string // why it gave up: BackoffExceedsBudget or RetryAfterExceedsBudget
 }
@@ -104,22 +107,54 @@ func Decide(sleep time.Duration, src Source, available, floor time.Duration) Del
 
 // NextDelay decides the sleep before retry n (n ≥ 1) after a failed attempt
 // whose response headers were h (nil for a transport error). A valid
-// retry-after-ms or Retry-After replaces the jittered backoff. A malformed
-// one is reported as the error and the jittered backoff is used, except
-// that one too large to be meaningful counts as exceeding the budget: the
+// retry-after-ms or Retry-After replaces the jittered backoff: the retry
+// comes no sooner than the server asked, and a little later by a spread of
+// full jitter (see [Backoff.Spread]), so that the clients a server turned
+// away at one instant do not all come back at the next. A malformed value
+// is reported as the error and the jittered backoff is used, except that
+// one too large to be meaningful counts as exceeding the budget: the
 // server asked us not to come back soon.
 func (b *Budget) NextDelay(bo Backoff, n int, h http.Header) (Delay, error) {
-	sleep, src := bo.Jitter(n), FromJitter
 	ra, ok, err := ParseRetryAfter(h, time.Now())
 	switch {
 	case ok:
-		sleep, src = ra, FromRetryAfter
+		available := b.Available()
+		d := Decide(ra, FromRetryAfter, available, b.floor)
+		if !d.GiveUp {
+			d.Spread = bo.Spread(n, ra, room(available, b.floor)-ra-1)
+			d.Sleep += d.Spread
+		}
+		return d, nil
 	case err != nil && isTooLarge(err):
-		d := Decide(sleep, FromRetryAfter, 0, 0)
+		d := Decide(0, FromRetryAfter, 0, 0)
 		d.Sleep = 0
 		return d, err
 	}
-	return Decide(sleep, src, b.Available(), b.floor), err
+	return Decide(bo.Jitter(n), FromJitter, b.Available(), b.floor), err
+}
+
+// Spread returns the jitter added after a server's wait of ra before retry
+// n: uniform in [0, min(Ceiling(n), max(ra, Base), limit)], 0 when limit
+// is not positive. A server's wait is a floor, not an appointment: a
+// thousand clients told "Retry-After: 1" at one instant would otherwise
+// come back within a millisecond of each other, and be turned away again.
+// The spread is at most the larger of the server's wait and Base, so a
+// short wait is not stretched into a long one, and limit keeps it from
+// making a sleep that fits the budget one that does not.
+func (bo Backoff) Spread(n int, ra, limit time.Duration) time.Duration {
+	base := bo.Base
+	if base <= 0 {
+		base = DefaultBase
+	}
+	c := min(bo.Ceiling(n), max(ra, base), limit)
+	if c <= 0 {
+		return 0
+	}
+	r := bo.Rand
+	if r == nil {
+		r = rand.Int64N
+	}
+	return time.Duration(r(int64(c) + 1)) // c ≤ Cap, far from overflowing
 }
 
 // Wait sleeps for d.Sleep or until ctx ends, whichever is first, and then

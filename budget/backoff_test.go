@@ -3,6 +3,7 @@ package budget
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -84,11 +85,20 @@ func TestNextDelayLetsTheServerWinAndChecksTheBudget(t *testing.T) {
 		want    Delay
 	}{
 		{"no header: jitter", nil, nil, Delay{Sleep: 500 * time.Millisecond, Source: FromJitter}},
-		{"retry-after-ms replaces the backoff", http.Header{"Retry-After-Ms": {"200"}}, nil,
-			Delay{Sleep: 200 * time.Millisecond, Source: FromRetryAfter}},
+		// The spread after a server's wait is at most the larger of the
+		// wait and Base (250ms), and the ceiling (500ms for retry 2).
+		{"retry-after-ms replaces the backoff, spread by at most Base", http.Header{"Retry-After-Ms": {"200"}}, nil,
+			Delay{Sleep: 450 * time.Millisecond, Source: FromRetryAfter, Spread: 250 * time.Millisecond}},
 		{"retry-after-ms wins over Retry-After", http.Header{"Retry-After-Ms": {"1500"}, "Retry-After": {"1"}}, nil,
-			Delay{Sleep: 1500 * time.Millisecond, Source: FromRetryAfter}},
-		{"Retry-After seconds", http.Header{"Retry-After": {"2"}}, nil, Delay{Sleep: 2 * time.Second, Source: FromRetryAfter}},
+			Delay{Sleep: 2 * time.Second, Source: FromRetryAfter, Spread: 500 * time.Millisecond}},
+		{"Retry-After seconds", http.Header{"Retry-After": {"2"}}, nil,
+			Delay{Sleep: 2500 * time.Millisecond, Source: FromRetryAfter, Spread: 500 * time.Millisecond}},
+		{"a Retry-After of 0 is spread by at most Base", http.Header{"Retry-After": {"0"}}, nil,
+			Delay{Sleep: 250 * time.Millisecond, Source: FromRetryAfter, Spread: 250 * time.Millisecond}},
+		{"the spread never makes a wait that fits one that does not", http.Header{"Retry-After-Ms": {"7400"}}, nil,
+			Delay{Sleep: 7450*time.Millisecond - 1, Source: FromRetryAfter, Spread: 50*time.Millisecond - 1}},
+		{"a wait that fits only without the floor gives up", http.Header{"Retry-After-Ms": {"7460"}}, nil,
+			Delay{Sleep: 7460 * time.Millisecond, Source: FromRetryAfter, GiveUp: true, Reason: RetryAfterExceedsBudget}},
 		{"Retry-After beyond the budget gives up without sleeping", http.Header{"Retry-After": {"3600"}}, nil,
 			Delay{Sleep: time.Hour, Source: FromRetryAfter, GiveUp: true, Reason: RetryAfterExceedsBudget}},
 		{"malformed Retry-After falls back to jitter", http.Header{"Retry-After": {"soon"}}, ErrBadRetryAfter,
@@ -111,6 +121,32 @@ func TestNextDelayLetsTheServerWinAndChecksTheBudget(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A thousand clients told "Retry-After: 1" at one instant come back over
+// the spread after it, not in one burst: no 50ms window of the 250ms
+// spread of a first retry holds twice its share.
+func TestRetryAfterSpreadsAFleetTurnedAwayAtOneInstant(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := mustNew(t, Config{Total: 10 * time.Second})
+		rng := rand.New(rand.NewPCG(1, 2))
+		bo := Backoff{Rand: rng.Int64N}
+		windows := make([]int, 6)
+		const fleet = 1000
+		for range fleet {
+			d, err := b.NextDelay(bo, 1, http.Header{"Retry-After": {"1"}})
+			if err != nil || d.GiveUp || d.Sleep < time.Second || d.Sleep > time.Second+DefaultBase {
+				t.Fatalf("delay %+v, %v; want 1s to 1.25s", d, err)
+			}
+			windows[(d.Sleep-time.Second)/(50*time.Millisecond)]++
+		}
+		mean := float64(fleet) / 5 // the 250ms spread is five windows
+		for i, n := range windows[:5] {
+			if float64(n) >= 2*mean {
+				t.Errorf("window %d holds %d retries, the mean is %.0f", i, n, mean)
+			}
+		}
+	})
 }
 
 func TestNextDelayGivesUpWhenJitterWouldOutlastTheBudget(t *testing.T) {

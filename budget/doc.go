@@ -40,7 +40,11 @@
 //
 // Sleeping is spending. [Backoff] is full jitter: uniform(0, min(cap,
 // base·2^(n−1))), 250ms and 8s by default. A server's retry-after-ms or
-// Retry-After ([ParseRetryAfter]) replaces it. [Budget.NextDelay] decides
+// Retry-After ([ParseRetryAfter]) replaces it as the earliest retry, with a
+// spread of full jitter after it ([Backoff.Spread]: at most the server's
+// wait, the backoff's ceiling and what the budget has left), so that a
+// fleet turned away at one instant does not come back at the next in one
+// burst. [Budget.NextDelay] decides
 // before sleeping: when the sleep would reach past available − F, the retry
 // could not get a lease anyway, so it gives up now, without sleeping, with
 // reason [BackoffExceedsBudget] or [RetryAfterExceedsBudget]. [Decide] is the
