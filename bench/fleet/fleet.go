@@ -1,0 +1,333 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/harness"
+	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/model"
+	"github.com/glidepath/glidepath/sim"
+	"github.com/glidepath/glidepath/trace"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// Config is a fleet. The zero value of each field selects its default.
+type Config struct {
+	Runs       int           // runs at once; default 1000
+	Budget     time.Duration // every run's B, all started together; default 5s
+	RetryAfter string        // the outage's Retry-After header; default "1"
+	Window     time.Duration // the window retries are counted in; default 50ms
+}
+
+func (c Config) withDefaults() Config {
+	if c.Runs <= 0 {
+		c.Runs = 1000
+	}
+	if c.Budget <= 0 {
+		c.Budget = 5 * time.Second
+	}
+	if c.RetryAfter == "" {
+		c.RetryAfter = "1"
+	}
+	if c.Window <= 0 {
+		c.Window = 50 * time.Millisecond
+	}
+	return c
+}
+
+// outageFor is how long the sim turns every request away, from the
+// fleet's first: long enough for all of a fleet's first requests to
+// arrive inside it, shorter than a Retry-After of 1s, so that a retry
+// that waited as asked is answered.
+const outageFor = 800 * time.Millisecond
+
+// Result is what a fleet did.
+type Result struct {
+	Runs     int
+	Labeled  int // returned a result, complete or partial with its boundary
+	Complete int
+	Errors   int // returned an error instead of a result
+	// Retries is how many requests were sent again after the outage;
+	// PeakWindow the most of them in any one Window; MeanWindow their
+	// mean per Window over the stretch from the first to the last.
+	Retries    int
+	PeakWindow int
+	MeanWindow float64
+	// FirstSpread is how long the runs' first requests took to all go
+	// out, from the first to the last: a fleet that cannot send them
+	// within the outage is not all turned away, and one that is
+	// CPU-bound sends its retries as it can, not as they fell due.
+	FirstSpread time.Duration
+	// DuePeakWindow and DueMeanWindow are PeakWindow and MeanWindow
+	// for when the retries fell due — when each sleep ended — rather
+	// than when they were sent: what the jitter did, apart from how fast
+	// the process could send.
+	DuePeakWindow int
+	DueMeanWindow float64
+	// End is when each run returned, from the fleet's start: p50, p99
+	// (nearest rank) and the latest, to set beside Budget.
+	EndP50, EndP99, EndMax time.Duration
+	Budget                 time.Duration
+	// BytesPerRun is the heap and goroutine stacks in use per run while
+	// every run waits out the Retry-After, beyond what was in use before
+	// the fleet started (after a GC).
+	BytesPerRun float64
+	// GoroutinesLeft is the goroutines beyond those before the fleet,
+	// once it has ended and the sim is closed.
+	GoroutinesLeft int
+}
+
+// PeakOverMean is the busiest window against the mean one.
+func (r Result) PeakOverMean() float64 {
+	if r.MeanWindow == 0 {
+		return 0
+	}
+	return float64(r.PeakWindow) / r.MeanWindow
+}
+
+// Glidepath runs cfg.Runs harness.Run calls at once, each on a budget of
+// cfg.Budget started at the same instant, through one model.Client against
+// one sim that answers 503 with Retry-After every request of the 800ms
+// after the first, each run's first.
+func Glidepath(ctx context.Context, cfg Config) (Result, error) {
+	cfg = cfg.withDefaults()
+	return measure(ctx, cfg, func(srv *sim.Server, sent func(retry bool), due func(at time.Time)) (func(ctx context.Context) (bool, bool, error), error) {
+		c, err := model.New(model.Config{BaseURL: srv.URL, HTTPClient: srv.Client(), Model: sim.ModelID})
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) (labeled, complete bool, err error) {
+			b, err := budget.New(budget.Config{Total: cfg.Budget})
+			if err != nil {
+				return false, false, err
+			}
+			res, err := harness.Run(ctx, b, harness.Config{Task: "explain deadline budgets", Model: c,
+				Sinks: []trace.Sink{&sentSink{sent, due}}})
+			if err != nil {
+				return false, false, err
+			}
+			labeled = res.Status == landing.Complete || (res.Status == landing.Partial && res.Boundary != "")
+			return labeled, res.Status == landing.Complete, nil
+		}, nil
+	})
+}
+
+// SDKDefaults is the baseline: the same first request from each of
+// cfg.Runs goroutines through openai-go as it comes (2 retries, Retry-After
+// honored as sent), each under context.WithTimeout(cfg.Budget). An answer
+// counts as labeled only in the sense that it is an answer: the SDK says
+// nothing of what it did not do.
+func SDKDefaults(ctx context.Context, cfg Config) (Result, error) {
+	cfg = cfg.withDefaults()
+	return measure(ctx, cfg, func(srv *sim.Server, sent func(retry bool), due func(at time.Time)) (func(ctx context.Context) (bool, bool, error), error) {
+		hc := &http.Client{Transport: sentCounter{next: srv.Client().Transport, sent: sent, due: due}}
+		c := openai.NewClient(option.WithBaseURL(srv.URL), option.WithHTTPClient(hc), option.WithAPIKey("sim"))
+		return func(ctx context.Context) (bool, bool, error) {
+			ctx, cancel := context.WithTimeout(ctx, cfg.Budget)
+			defer cancel()
+			resp, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+				Model:    sim.ModelID,
+				Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("explain deadline budgets")},
+			})
+			if err != nil {
+				return false, false, nil // an error is what the user gets: not a fleet failure
+			}
+			ok := len(resp.Choices) > 0 && resp.Choices[0].Message.Content != ""
+			return ok, ok, nil
+		}, nil
+	})
+}
+
+// A runner makes one run's body, given the fleet's sim and a callback for
+// each retry it sends.
+type runner func(srv *sim.Server, sent func(retry bool), due func(at time.Time)) (func(ctx context.Context) (labeled, complete bool, err error), error)
+
+func measure(ctx context.Context, cfg Config, newRun runner) (Result, error) {
+	runtime.GC()
+	goroutinesBefore := runtime.NumGoroutine()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+
+	// The outage: every request in the first outageFor after the first
+	// one, which is each run's first when they start together.
+	srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{For: outageFor, Status: http.StatusServiceUnavailable,
+		Message: "[sim] overloaded: try again later.", RetryAfter: cfg.RetryAfter}}})
+	var (
+		mu                    sync.Mutex
+		firsts, retries, dues []time.Time
+	)
+	due := func(at time.Time) {
+		mu.Lock()
+		dues = append(dues, at)
+		mu.Unlock()
+	}
+	sent := func(retry bool) {
+		t := time.Now()
+		mu.Lock()
+		if retry {
+			retries = append(retries, t)
+		} else {
+			firsts = append(firsts, t)
+		}
+		mu.Unlock()
+	}
+	run, err := newRun(srv, sent, due)
+	if err != nil {
+		srv.Close()
+		return Result{}, err
+	}
+
+	res := Result{Runs: cfg.Runs, Budget: cfg.Budget}
+	ends := make([]time.Duration, cfg.Runs)
+	var (
+		wg                        sync.WaitGroup
+		labeled, complete, failed atomic.Int64
+		firstErr                  error
+		errOnce                   sync.Once
+	)
+	go1 := make(chan struct{})
+	start := time.Now()
+	for i := range cfg.Runs {
+		wg.Go(func() {
+			<-go1
+			l, c, err := run(ctx)
+			ends[i] = time.Since(start)
+			switch {
+			case err != nil:
+				failed.Add(1)
+				errOnce.Do(func() { firstErr = err })
+			case l:
+				labeled.Add(1)
+			}
+			if c {
+				complete.Add(1)
+			}
+		})
+	}
+	start = time.Now()
+	close(go1)
+
+	// While the fleet waits out the server's Retry-After, before the first
+	// retry can be due: the memory of a fleet at rest.
+	res.BytesPerRun = waitingBytes(ctx, srv, cfg, &before)
+
+	wg.Wait()
+	srv.Close()
+	res.Labeled, res.Complete, res.Errors = int(labeled.Load()), int(complete.Load()), int(failed.Load())
+	if firstErr != nil && res.Errors == cfg.Runs {
+		return res, fmt.Errorf("every run failed: %w", firstErr)
+	}
+	slices.Sort(ends)
+	res.EndP50, res.EndP99, res.EndMax = nearestRank(ends, 0.50), nearestRank(ends, 0.99), ends[len(ends)-1]
+	res.Retries = len(retries)
+	if len(firsts) > 0 {
+		slices.SortFunc(firsts, func(a, b time.Time) int { return a.Compare(b) })
+		res.FirstSpread = firsts[len(firsts)-1].Sub(firsts[0])
+	}
+	res.PeakWindow, res.MeanWindow = windows(retries, cfg.Window)
+	res.DuePeakWindow, res.DueMeanWindow = windows(dues, cfg.Window)
+	res.GoroutinesLeft = goroutinesAfter(goroutinesBefore)
+	return res, nil
+}
+
+// waitingBytes samples the heap and stacks in use once every run's first
+// request was turned away (the sim has answered them all), less what was
+// in use before, per run. It gives up waiting at half the Retry-After's
+// second, so as never to sample a fleet already retrying.
+func waitingBytes(ctx context.Context, srv *sim.Server, cfg Config, before *runtime.MemStats) float64 {
+	deadline := time.Now().Add(500 * time.Millisecond)
+	for srv.Received() < cfg.Runs && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond) // polling a counter, not synchronizing: the sample is taken whenever it is full
+	}
+	runtime.GC()
+	var now runtime.MemStats
+	runtime.ReadMemStats(&now)
+	used := int64(now.HeapInuse+now.StackInuse) - int64(before.HeapInuse+before.StackInuse)
+	return float64(used) / float64(cfg.Runs)
+}
+
+// windows returns the most retries in any window of width w (a sliding
+// window starting at each retry) and the mean per w over the stretch from
+// the first retry to the last (at least one w).
+func windows(ts []time.Time, w time.Duration) (peak int, mean float64) {
+	if len(ts) == 0 {
+		return 0, 0
+	}
+	slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+	j := 0
+	for i := range ts {
+		for ts[i].Sub(ts[j]) >= w {
+			j++
+		}
+		peak = max(peak, i-j+1)
+	}
+	span := max(ts[len(ts)-1].Sub(ts[0]), w)
+	return peak, float64(len(ts)) / (float64(span) / float64(w))
+}
+
+func nearestRank(sorted []time.Duration, q float64) time.Duration {
+	rank := int(math.Ceil(q * float64(len(sorted))))
+	return sorted[max(0, min(rank, len(sorted))-1)]
+}
+
+// goroutinesAfter waits, boundedly, for goroutines that are ending to be
+// gone, and returns how many beyond before are left.
+func goroutinesAfter(before int) int {
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		runtime.Gosched()
+		time.Sleep(10 * time.Millisecond)
+	}
+	return max(0, runtime.NumGoroutine()-before)
+}
+
+// sentSink calls sent for each model attempt of a run's first turn (the
+// first, and the retries the outage caused), and due with when each
+// backoff sleep before a retry will end.
+type sentSink struct {
+	sent func(retry bool)
+	due  func(at time.Time)
+}
+
+func (s *sentSink) Record(r trace.Record) error {
+	switch {
+	case r.Event == trace.AttemptStart && r.Step == "model" && r.StepIndex <= 1:
+		s.sent(r.Attempt > 1)
+	case r.Event == trace.Backoff && r.Step == "model" && !r.GaveUp:
+		s.due(time.Now().Add(time.Duration(r.SleepMs) * time.Millisecond))
+	}
+	return nil
+}
+
+// sentCounter calls sent for each request openai-go sends, which marks
+// those it sends again with X-Stainless-Retry-Count.
+type sentCounter struct {
+	next http.RoundTripper
+	sent func(retry bool)
+	due  func(at time.Time)
+}
+
+// RoundTrip counts r, and for a 503 with Retry-After in seconds, when the
+// SDK's retry falls due: it waits what the server said.
+func (sc sentCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	n := r.Header.Get("X-Stainless-Retry-Count")
+	sc.sent(n != "" && n != "0")
+	resp, err := sc.next.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusServiceUnavailable {
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
+			sc.due(time.Now().Add(time.Duration(secs) * time.Second))
+		}
+	}
+	return resp, err
+}
