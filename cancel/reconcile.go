@@ -14,6 +14,11 @@ import (
 // it this fast is as good as unreachable.
 const StatusLease = 5 * time.Second
 
+// FinalAsk is the work time [Reconcile] keeps for its last status ask when
+// the backoff's next sleep would outlast the budget: it sleeps only until
+// FinalAsk (and the floor) are left, then asks once more.
+const FinalAsk = 250 * time.Millisecond
+
 // A Resolution is what reconciliation learned about a write whose attempt
 // timed out (SPEC §5).
 type Resolution struct {
@@ -51,9 +56,10 @@ type Resolution struct {
 // Each ask runs on its own work lease of b with ceiling [StatusLease]; a
 // refused lease makes an orphan, since a run inside its reserve is landing
 // and does no more work. Before asking again, [budget.Budget.NextDelay]
-// decides the sleep with bo; when the sleep would outlast the budget the
-// call is an orphan at once, without sleeping, with Err wrapping
-// [ErrStillRunning]. So is a call still running when ctx ends. An
+// decides the sleep with bo; when the sleep would outlast the budget,
+// Reconcile sleeps instead until [FinalAsk] and the floor are left and asks
+// a last time, and a call still running then (or when there is not even
+// that much time) is an orphan, with Err wrapping [ErrStillRunning]. So is a call still running when ctx ends. An
 // unreachable answer (any error of s) makes an orphan at once, without asking again: the
 // budget is better spent on landing than on a tool that does not answer.
 //
@@ -68,6 +74,7 @@ type Resolution struct {
 // by b alone. b must not be nil.
 func Reconcile(ctx context.Context, b *budget.Budget, bo budget.Backoff, s StatusReader, key Key, hear func(asks int, d budget.Delay) (woke func())) Resolution {
 	var r Resolution
+	last := false // the last ask, clamped to the budget, is made
 	for {
 		if ctx.Err() != nil {
 			return r.orphan(context.Cause(ctx))
@@ -91,6 +98,15 @@ func Reconcile(ctx context.Context, b *budget.Budget, bo budget.Backoff, s Statu
 		// No headers: the status answer's Retry-After is not part of the
 		// protocol, so there is none to be malformed and no error.
 		d, _ := b.NextDelay(bo, r.Asks, nil)
+		if d.GiveUp && !last {
+			// The doubling sleep would outlast the budget, but a shorter
+			// one need not: ask once more as late as still leaves
+			// FinalAsk for the answer, so that a call settling in the
+			// time left is not made an orphan for the backoff's sake.
+			if sleep := b.Available() - b.Floor() - FinalAsk; sleep > 0 {
+				d, last = budget.Delay{Sleep: sleep, Source: budget.FromJitter}, true
+			}
+		}
 		var woke func()
 		if hear != nil {
 			woke = hear(r.Asks, d)

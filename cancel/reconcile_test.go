@@ -56,13 +56,23 @@ func TestReconcileFollowsSpec5(t *testing.T) {
 		},
 		{
 			// B 10s, R 2.5s, F 50ms. Asks at 0, .25, .75, 1.75, 3.75s; the
-			// next sleep, 4s, is not below 10 − 3.75 − 2.5 − .05 = 3.7s.
-			name:      "running until the budget stops it: an orphan, without the sleep that would outlast it",
+			// next sleep, 4s, is not below 10 − 3.75 − 2.5 − .05 = 3.7s, so
+			// the last ask comes when FinalAsk is left: at 10 − 2.5 − .05 −
+			// .25 = 7.2s.
+			name:      "running until the budget stops it: a last ask as late as it allows, then an orphan",
 			total:     10 * time.Second,
 			answers:   []answer{running},
-			want:      cancel.Resolution{State: cancel.Running, Orphan: true, Asks: 5},
-			wantAfter: 3750 * time.Millisecond,
+			want:      cancel.Resolution{State: cancel.Running, Orphan: true, Asks: 6},
+			wantAfter: 7200 * time.Millisecond,
 			wantIs:    []error{cancel.ErrStillRunning},
+		},
+		{
+			name:      "done by the last ask, clamped to the budget: not an orphan",
+			total:     10 * time.Second,
+			answers:   []answer{running, running, running, running, running, done},
+			want:      cancel.Resolution{State: cancel.Done, Asks: 6},
+			wantOut:   `{"id":7}`,
+			wantAfter: 7200 * time.Millisecond,
 		},
 		{
 			name:    "unreachable: an orphan at once",

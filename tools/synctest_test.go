@@ -151,8 +151,10 @@ func TestAWriteStillRunningAsksAgainUntilItSettles(t *testing.T) {
 		// The lease ends at 2s; asks follow after sleeps of 100ms, 200ms, …
 		{"done on the third ask", 3, []time.Duration{2000 * time.Millisecond, 2100 * time.Millisecond, 2300 * time.Millisecond}, ""},
 		// A 10s budget: work may run until 7.5s. A 1s base sleeps 1s, 2s,
-		// then 4s, which would pass 7.45s: give up at 5s, an orphan.
-		{"still running when the budget says stop", 0, []time.Duration{2 * time.Second, 3 * time.Second, 5 * time.Second}, StateOrphaned},
+		// then 4s, which would pass 7.45s: the last ask comes instead when
+		// only cancel.FinalAsk and the floor are left, at 7.2s, and the
+		// call still running then is an orphan.
+		{"still running when the budget says stop", 0, []time.Duration{2 * time.Second, 3 * time.Second, 5 * time.Second, 7200 * time.Millisecond}, StateOrphaned},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -205,8 +207,8 @@ func TestAWriteStillRunningAsksAgainUntilItSettles(t *testing.T) {
 				if len(entries) != 1 || !errors.Is(res.Cause, cancel.ErrStillRunning) {
 					t.Errorf("journal %v, cause %v", entries, res.Cause)
 				}
-				if got := time.Since(start); got != 5*time.Second {
-					t.Errorf("returned after %v, want 5s, without sleeping past the budget", got)
+				if got := time.Since(start); got != 7200*time.Millisecond {
+					t.Errorf("returned after %v, want 7.2s, without sleeping past the budget", got)
 				}
 			})
 		})
