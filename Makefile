@@ -50,15 +50,13 @@ mcp: build
 plan:
 	$(GO) run ./cmd/harness plan examples/plan/agent.yaml
 
-# The micro-benchmarks beside their packages, then the whole-run ones of
-# ./bench, each with as many iterations as its figure needs (see
-# bench/doc.go); GLIDEPATH_BENCH_RUNS=10000 runs SPEC §7's full count of
-# idle runs.
-bench:
-	$(GO) test -run='^$$' -bench=. -benchmem $$($(GO) list $(PKGS) | grep -v '/bench$$')
-	$(GO) test -run='^$$' -bench=RetryAfterOverBudget -benchtime=5x ./bench
-	$(GO) test -run='^$$' -bench=HangingRun -benchtime=50x ./bench
-	$(GO) test -run='^$$' -bench=IdleRuns -benchtime=1x ./bench
+# Every figure of SPEC §7 beside its baseline, written to BENCHMARKS.md
+# with the command of each, the machine and the date (bench/cmd/benchmd):
+# micro-benchmarks, whole runs, the fault battery, duplicate writes, the
+# fleet and the harness run process. `go test -bench` in a package runs
+# its own.
+bench: build
+	$(GO) run ./bench/cmd/benchmd -o BENCHMARKS.md
 
 # Runs every fuzz target for FUZZTIME each. The seed corpora in testdata/fuzz
 # also run as plain tests in `make test`.

@@ -3,14 +3,16 @@
 // benchmarks; on a noisy machine compare each Glidepath figure with its
 // baseline from the same run, not with a number from another day.
 //
-// Run them all with
-//
-//	make bench
-//
-// or one at a time, each with its own -benchtime, as the Makefile does:
+// `make bench` runs them, with the fault battery (package bench/battery),
+// the fleet (package bench/fleet) and the harness run process, through
+// bench/cmd/benchmd, which writes BENCHMARKS.md: every figure of SPEC §7
+// with the command that produced it. One at a time, each with its own
+// -benchtime:
 //
 //	go test -run='^$' -bench=RetryAfterOverBudget -benchtime=5x ./bench
 //	go test -run='^$' -bench=HangingRun -benchtime=50x ./bench
+//	go test -run='^$' -bench=StallLateness -benchtime=2000x ./bench
+//	go test -run='^$' -bench=StepCPU -benchtime=300x ./bench
 //	go test -run='^$' -bench=IdleRuns -benchtime=1x ./bench
 //	GLIDEPATH_BENCH_RUNS=10000 go test -run='^$' -bench=IdleRuns -benchtime=1x ./bench
 //
@@ -41,6 +43,16 @@
 // goroutine it stops waiting for: it also returns near B, but with an
 // error and no answer, where every Glidepath run returns a labeled partial
 // result. A loop that called the tool inline would not return at all.
+//
+// # Stall lateness
+//
+// BenchmarkStallLateness: a watchdog of quiet period Q = 5ms, a tool call
+// marked, a keepalive every 100µs (transport only: it must not count); the
+// time from the mark + Q to when the run's context is seen done with a
+// stall, measured from outside, as a distribution (watchdog-p50-us,
+// -p99-us, -max-us; target p99 ≤ 2ms). The baseline, timer-*, is a bare
+// context.WithTimeout(Q) under the same keepalive load, the arms taking
+// turns.
 //
 // # Idle runs
 //

@@ -1,0 +1,189 @@
+package battery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/cenkalti/backoff/v5"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/glidepath/glidepath/sim"
+)
+
+// maxTurns bounds a baseline's loop: the sim answers on its second turn
+// when nothing goes wrong.
+const maxTurns = 10
+
+// loop is an agent loop as tutorials write it: ask the model, run the
+// tools it asks for, hand their results back, until it answers. The two
+// baselines differ only in how they make one model turn and one tool call.
+type loop struct {
+	w    *world
+	log  *runLog
+	turn func(ctx context.Context, params openai.ChatCompletionNewParams) (openai.ChatCompletionMessage, error)
+	call func(ctx context.Context, name string, args json.RawMessage) (string, error)
+}
+
+func (l *loop) run(ctx context.Context) outcome {
+	sc := l.w.sc
+	var schema shared.FunctionParameters
+	if err := json.Unmarshal(sc.tool.params, &schema); err != nil {
+		return outcome{err: err}
+	}
+	params := openai.ChatCompletionNewParams{
+		Model:    sim.ModelID,
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(sc.task)},
+		Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{
+			Name: sc.tool.name, Description: openai.String(sc.tool.description), Parameters: schema,
+		})},
+	}
+	for range maxTurns {
+		msg, err := l.turn(ctx, params)
+		if err != nil {
+			return outcome{err: err}
+		}
+		if len(msg.ToolCalls) == 0 {
+			return outcome{answer: msg.Content}
+		}
+		params.Messages = append(params.Messages, msg.ToParam())
+		for _, tc := range msg.ToolCalls {
+			out, err := l.call(ctx, tc.Function.Name, json.RawMessage(tc.Function.Arguments))
+			if err != nil {
+				if ctx.Err() != nil {
+					return outcome{err: context.Cause(ctx)}
+				}
+				out = "error: " + err.Error()
+			}
+			params.Messages = append(params.Messages, openai.ToolMessage(out, tc.ID))
+		}
+	}
+	return outcome{err: fmt.Errorf("no answer after %d turns", maxTurns)}
+}
+
+// runDefaults is baseline (a): openai-go with its defaults and a per-call
+// timeout on each tool call, no tool retries.
+func runDefaults(ctx context.Context, w *world, log *runLog) outcome {
+	client := openai.NewClient(option.WithBaseURL(w.sim.URL), option.WithHTTPClient(w.sim.Client()), option.WithAPIKey("sim"))
+	l := &loop{w: w, log: log}
+	l.turn = func(ctx context.Context, params openai.ChatCompletionNewParams) (openai.ChatCompletionMessage, error) {
+		return streamTurn(ctx, client, params)
+	}
+	l.call = func(ctx context.Context, name string, args json.RawMessage) (string, error) {
+		return l.timedCall(ctx, name, args)
+	}
+	return l.run(ctx)
+}
+
+// runPerCall is baseline (b): a timeout on every request, model and tool,
+// and a fixed 3-attempt exponential backoff (cenkalti/backoff/v5 with its
+// defaults: 500ms, ×1.5, ±50%) around every call, writes retried like
+// reads, each attempt a new request. The SDK's own retries are off, so
+// that the 3 attempts are what they say.
+func runPerCall(ctx context.Context, w *world, log *runLog) outcome {
+	client := openai.NewClient(option.WithBaseURL(w.sim.URL), option.WithHTTPClient(w.sim.Client()),
+		option.WithAPIKey("sim"), option.WithMaxRetries(0))
+	l := &loop{w: w, log: log}
+	l.turn = func(ctx context.Context, params openai.ChatCompletionNewParams) (openai.ChatCompletionMessage, error) {
+		return backoff.Retry(ctx, func() (openai.ChatCompletionMessage, error) {
+			actx, cancel := context.WithTimeout(ctx, w.sc.ModelTimeout)
+			defer cancel()
+			msg, err := streamTurn(actx, client, params)
+			if err != nil && timedOut(ctx, actx) {
+				log.cut("model", false)
+			}
+			return msg, err
+		}, backoff.WithMaxTries(3))
+	}
+	l.call = func(ctx context.Context, name string, args json.RawMessage) (string, error) {
+		return backoff.Retry(ctx, func() (string, error) {
+			return l.timedCall(ctx, name, args)
+		}, backoff.WithMaxTries(3))
+	}
+	return l.run(ctx)
+}
+
+// timedOut reports whether actx, an attempt's context under ctx, ended by
+// its own timeout rather than because ctx ended.
+func timedOut(ctx, actx context.Context) bool {
+	return ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded)
+}
+
+// timedCall POSTs one tool call under context.WithTimeout(the tool's
+// ceiling), with no idempotency key, and reads its JSON answer.
+func (l *loop) timedCall(ctx context.Context, name string, args json.RawMessage) (string, error) {
+	tctx, cancel := context.WithTimeout(ctx, l.w.sc.ToolCeiling)
+	defer cancel()
+	out, err := postTool(tctx, l.w.client, l.w.url()+"/tools/"+name, args)
+	if err != nil && timedOut(ctx, tctx) {
+		l.log.cut("tool:"+name, false)
+	}
+	return out, err
+}
+
+// postTool is a tool call as a tutorial writes it: POST the arguments as
+// JSON, decode the JSON answer.
+func postTool(ctx context.Context, hc *http.Client, url string, args json.RawMessage) (string, error) {
+	if !json.Valid(args) {
+		args = json.RawMessage(`{}`)
+	}
+	body, err := json.Marshal(map[string]json.RawMessage{"arguments": args})
+	if err != nil {
+		return "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(data, &e)
+		return "", fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(e.Error.Message))
+	}
+	var answer struct {
+		Output json.RawMessage `json:"output"`
+	}
+	if err := json.Unmarshal(data, &answer); err != nil {
+		return "", err
+	}
+	return string(answer.Output), nil
+}
+
+// streamTurn streams one chat completion and accumulates its message.
+func streamTurn(ctx context.Context, c openai.Client, params openai.ChatCompletionNewParams) (openai.ChatCompletionMessage, error) {
+	stream := c.Chat.Completions.NewStreaming(ctx, params)
+	defer stream.Close()
+	var acc openai.ChatCompletionAccumulator
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	if err := stream.Err(); err != nil {
+		return openai.ChatCompletionMessage{}, err
+	}
+	if len(acc.Choices) == 0 {
+		return openai.ChatCompletionMessage{}, errors.New("empty answer")
+	}
+	return acc.Choices[0].Message, nil
+}

@@ -1,0 +1,121 @@
+// Package battery is the fault battery (issue 13): every fault scenario of
+// the simulator and of a tool server, run against how people run agents
+// today and against Glidepath, with the same model, the same tools and
+// the same budget, so that a report can put the three side by side. It is
+// an API for a report generator (bench/cmd/benchmd), not a benchmark:
+// [Run] measures one cell, a [Scenario] against a [System]; [Duplicates]
+// makes many writes that commit after their lease ended and counts what
+// was committed twice.
+//
+//	sc, _ := battery.Lookup("hung-tool")
+//	for _, sys := range battery.Systems() {
+//		r, err := battery.Run(ctx, sc, sys, 10)
+//		if err != nil {
+//			return err // a server could not start, or ctx ended
+//		}
+//		fmt.Printf("%s: p99 %v of B %v, %d/%d labeled\n", r.System, r.Wall.P99, r.Budget, r.Labeled, r.Runs)
+//	}
+//
+// # Systems
+//
+// All three talk to the same servers: the sim (package sim, a real
+// OpenAI-compatible server on loopback, driven by the real openai-go
+// client) and a tool server on loopback.
+//
+//   - "defaults" ([Defaults]): an agent loop on openai-go v3 with its
+//     defaults — two silent retries, Retry-After honoured up to two
+//     minutes, no overall timeout — and each tool call a plain HTTP POST
+//     of its arguments under context.WithTimeout(the tool's ceiling), as
+//     tutorials write it; no tool retries, no idempotency key.
+//   - "per-call" ([PerCall]): the same loop with a timeout on every
+//     request, model (B/2) and tool (its ceiling), and a fixed 3-attempt
+//     exponential backoff (github.com/cenkalti/backoff/v5, its defaults)
+//     around every call, model and tools alike; the SDK's own retries are
+//     off so that 3 attempts are 3 requests; writes are retried like
+//     reads, each attempt a new request; no shared budget.
+//   - "glidepath" ([Glidepath]): [harness.Run]'s loop (harness.Start, then
+//     Session.Run) on budget.New(budget.Config{Total: B}), a
+//     [model.Client] against the sim, and the tool as [tools.Remote]
+//     (manifest values declared in its spec; POST with Idempotency-Key and
+//     Budget-Remaining-Ms, SSE progress, status, cancel), or over MCP with
+//     package tools/mcp, connected as a setup step of the run.
+//
+// Every run, of any system, runs under an outer safety cap, [Scenario.Cap]
+// (3·B), so that the battery finishes: a run still going then is stopped
+// and counted in [Result.Capped], "did not return by the cap", never
+// dropped. The cap is the battery's, not the system's: a baseline that
+// reaches it had no bound of its own that would have stopped it sooner.
+//
+// # Scenarios
+//
+// [Scenarios] lists them. Each has its budget B, Glidepath's quiet period
+// Q (B/4), the tool's ceiling (the same for all systems) and a fault:
+//
+//	scenario            B   tool ceiling  fault
+//	hung-tool           2s  400ms         lookup never answers; it ends when its caller leaves
+//	slow-tool           3s  1s            lookup answers at 900ms (90% of its ceiling), progress every 100ms
+//	429-short           2s  1s            the first 2 model requests: 429, retry-after-ms 200
+//	429-long            2s  1s            every model request: 429, Retry-After 60
+//	model-keepalive     2s  1s            every model stream: keepalive comments every 100ms, forever
+//	tool-keepalive      2s  5s            lookup streams SSE comments every 50ms, no progress, no result
+//	late-commit         3s  500ms         pay commits 1.5s after it arrives, whatever its context says
+//	lost-write          2s  500ms         the first POST of each order is dropped before the tool (status: 404)
+//	midstream           2s  1s            the first 2 model streams: connection closed after 1 chunk
+//	ignores-cancel      2s  400ms         lookup keeps working 30s after its context ends and after DELETE
+//	cancel-hangs        2s  400ms         lookup hangs and its DELETE never answers
+//	mcp-progress-stops  2s  5s            research over MCP: progress 3 times 100ms apart, then silence
+//
+// A 5s ceiling is a long tool's, longer than B: only a semantic clock can
+// tell such a tool stalled before its ceiling. The MCP scenario's tool is
+// one tools/kit tool served both ways: Glidepath calls it over MCP
+// (kit.Server.MCPHandler at /mcp, tools/mcp on its side), the baselines
+// over the plain HTTP protocol, where they see no progress.
+//
+// # Worlds
+//
+// Each run has a world of its own: a sim (so that a rule's request counts
+// are the run's) and a tools/kit server behind a fault layer, both on
+// loopback. The fault layer drops connections, hangs cancel endpoints and
+// gives a key to a POST that came without one (each such POST is a new
+// call, as at a server that does not insist on keys). What the battery
+// counts is counted by the world, not by any system: commits per logical
+// write, keyed by the order id in the arguments rather than by
+// idempotency key, so that a baseline that sends no key, or a fresh one on
+// each attempt, is counted honestly; the requests the servers received;
+// and when the stalled part last did real work.
+//
+// # Measures
+//
+// A [Result] gives, per cell: the wall time of each run, p50, p99 and max,
+// against B; how runs ended — Glidepath's labeled answers (complete, or
+// partial with a boundary), and apart from them the share that returned
+// any answer, an error, or nothing by the cap; doomed attempts, started
+// and then cut by a deadline or timeout (Glidepath: attempt_end records
+// with outcome gave_up, read from its trace by a sink; of those, the ones
+// granted less than their kind's p50 when they started; a baseline: calls
+// ended by their own timeout); duplicate writes; writes the user was told
+// had failed though they had committed; the time to detect a stall, from
+// the last real work of the stalled part (a tool call's arrival or its
+// last progress, a model request's arrival, as the servers saw them) to
+// the first attempt of it the system cut (Glidepath's lease or quiet
+// clock; a baseline's timeout), or "never" for a run that noticed nothing
+// and returned only at the cap; and what the user was told, the first
+// line of the answer or error, the most common in the cell.
+//
+// # Goroutines
+//
+// [Run] and [Duplicates] block until every run has ended and its world
+// has closed: every server's goroutines, every tool handler (the ones that
+// ignore their context are released when their world closes; a late
+// commit is let finish, since whether it happens is what is counted), and
+// every client's idle connection. They leave no goroutine behind. The
+// runs of a cell run at once, at most [MaxParallel] ([DupParallel] for
+// Duplicates); the caller may run cells at once too, at the cost of
+// sharing the machine.
+//
+// # Errors
+//
+// Run and Duplicates return an error only when a world cannot be built,
+// the arguments are unusable, or ctx ends; every way a run can end is a
+// measure, not an error.
+package battery

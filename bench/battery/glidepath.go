@@ -1,0 +1,174 @@
+package battery
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/harness"
+	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/model"
+	"github.com/glidepath/glidepath/sim"
+	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/tools/mcp"
+	"github.com/glidepath/glidepath/trace"
+)
+
+// mcpServerName is the tool server's name in Glidepath's MCP config: its
+// tools are offered as mcp__tools__NAME.
+const mcpServerName = "tools"
+
+// mcpConnectCeiling bounds connecting to the MCP server, a setup step.
+const mcpConnectCeiling = time.Second
+
+// closeWithin bounds closing a run's tools after it returned.
+const closeWithin = 5 * time.Second
+
+// runGlidepath is system (c): harness.Run on one budget B, the model
+// client against the sim, the tool as tools.Remote, or over MCP with
+// tools/mcp, connected as a setup step of the run.
+func runGlidepath(ctx context.Context, w *world, log *runLog) outcome {
+	sc := w.sc
+	est := budget.NewEstimates()
+	b, err := budget.New(budget.Config{Total: sc.Budget, Estimates: est}) // the run's clock starts here
+	if err != nil {
+		return outcome{err: err}
+	}
+	mc, err := model.New(model.Config{BaseURL: w.sim.URL, HTTPClient: w.sim.Client(), Model: sim.ModelID})
+	if err != nil {
+		return outcome{err: err}
+	}
+	reg := tools.NewRegistry(est)
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeWithin)
+		defer cancel()
+		reg.Close(cctx)
+	}()
+	if !sc.MCP {
+		if err := reg.Register(tools.Remote(sc.spec(), w.url(), w.client)); err != nil {
+			return outcome{err: err}
+		}
+	}
+	cfg := harness.Config{
+		Task:  sc.task,
+		Quiet: sc.Quiet,
+		Model: mc,
+		Tools: reg,
+		Sinks: []trace.Sink{&sink{est: est, log: log}},
+	}
+	s, rctx, err := harness.Start(ctx, b, cfg)
+	if err != nil {
+		return outcome{err: err}
+	}
+	if sc.MCP {
+		var srv *mcp.Server
+		err := s.Setup(rctx, "mcp "+mcpServerName, mcpConnectCeiling, func(ctx context.Context) error {
+			var err error
+			srv, err = mcp.Connect(ctx, mcpConfig(sc, w), mcp.Options{HTTPClient: w.client})
+			if err != nil {
+				return err
+			}
+			var errs []error
+			for _, t := range srv.Tools() {
+				errs = append(errs, reg.Register(t))
+			}
+			return errors.Join(errs...)
+		})
+		if srv != nil {
+			defer func() {
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeWithin)
+				defer cancel()
+				srv.Close(cctx)
+			}()
+		}
+		_ = err // a server that did not come up is the run's to land without: it is in the trace
+	}
+	res := s.Run(rctx)
+	if err := s.Close(); err != nil {
+		return outcome{err: err}
+	}
+	return outcome{
+		answer:   res.Text(),
+		labeled:  labeled(res),
+		complete: res.Status == landing.Complete,
+		orphans:  res.Orphans,
+	}
+}
+
+// labeled reports whether res is a labeled answer: complete, or partial
+// with its boundary.
+func labeled(res landing.Result) bool {
+	switch res.Status {
+	case landing.Complete:
+		return true
+	case landing.Partial:
+		return res.Boundary != ""
+	}
+	return false
+}
+
+// mcpConfig is the MCP server entry Glidepath runs with: the tool server's
+// /mcp, the tool's effect and ceiling as a tools file would say them.
+func mcpConfig(sc *Scenario, w *world) tools.MCPServer {
+	return tools.MCPServer{
+		Name: mcpServerName,
+		URL:  w.url() + "/mcp",
+		Tools: map[string]tools.MCPTool{sc.tool.name: {
+			Effect: tools.Effect(sc.tool.effect), Ceiling: sc.ToolCeiling, P50: sc.tool.p50, P95: sc.tool.p95,
+		}},
+	}
+}
+
+// sink reads a Glidepath run's records as they are made: it counts the
+// attempts that ended gave_up, and of those the ones granted less than
+// their kind's p50 as the estimates knew it when they started, and it
+// notes the first attempt of the stalled part that the run cut (gave_up:
+// a lease or the deadline; quiet: the quiet clock).
+type sink struct {
+	est *budget.Estimates
+	log *runLog
+
+	// mu guards below.
+	mu    sync.Mutex
+	below map[attemptID]bool // attempts started below their kind's p50
+}
+
+type attemptID struct {
+	step      string
+	stepIndex int
+	key       string
+	attempt   int
+}
+
+func (k *sink) Record(r trace.Record) error {
+	switch r.Event {
+	case trace.AttemptStart:
+		if r.Step == "setup" || (r.Step == "model" && r.StepIndex == 0) {
+			return nil // setup and landing leases are not work leases
+		}
+		p50 := k.est.Kind(r.Step).P50()
+		k.mu.Lock()
+		if k.below == nil {
+			k.below = map[attemptID]bool{}
+		}
+		k.below[attemptID{step: r.Step, stepIndex: r.StepIndex, key: r.Key, attempt: r.Attempt}] =
+			r.GrantedMs < p50.Milliseconds() // whole ms, as the trace has it
+		k.mu.Unlock()
+	case trace.AttemptEnd:
+		switch r.Outcome {
+		case trace.GaveUp:
+			k.mu.Lock()
+			below := k.below[attemptID{step: r.Step, stepIndex: r.StepIndex, key: r.Key, attempt: r.Attempt}]
+			k.mu.Unlock()
+			k.log.cut(r.Step, below)
+		case trace.Quiet:
+			now := time.Now()
+			k.log.mu.Lock()
+			k.log.notice(r.Step, now)
+			k.log.mu.Unlock()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,338 @@
+package battery
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/glidepath/glidepath/sim"
+	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/tools/kit"
+)
+
+// Stall kinds: which part of a run a scenario stalls.
+const (
+	StallNone  = ""
+	StallTool  = "tool"
+	StallModel = "model"
+)
+
+// A Scenario is one fault, run the same way against every [System]: the
+// same task, the same sim rules, the same tool server with the same tool
+// and its ceiling.
+type Scenario struct {
+	// Name identifies the scenario, e.g. "hung-tool".
+	Name string
+	// Summary says what goes wrong, for a person.
+	Summary string
+	// Fault gives the fault's parameters, for a person.
+	Fault string
+
+	// Budget is B: Glidepath's one deadline, and what every system's wall
+	// time is judged against.
+	Budget time.Duration
+	// Quiet is Glidepath's quiet period Q.
+	Quiet time.Duration
+	// Cap is the outer safety bound of every run (3·B): a run still going
+	// then is stopped and counted as not returned by the cap.
+	Cap time.Duration
+	// ToolCeiling is the tool's per-call ceiling, the same for every
+	// system: the baselines' context.WithTimeout, Glidepath's spec ceiling.
+	ToolCeiling time.Duration
+	// ModelTimeout is the per-request timeout of the per-call baseline's
+	// model calls (B/2); the defaults baseline has none, Glidepath leases.
+	ModelTimeout time.Duration
+	// Stall is which part stalls (StallTool, StallModel), or StallNone:
+	// only a stalling scenario measures the time to detect the stall.
+	Stall string
+	// Write reports whether the scenario's tool is a write, whose
+	// duplicate commits are counted.
+	Write bool
+	// MCP reports whether Glidepath reaches the tool over MCP (tools/mcp);
+	// the baselines call the same tool over the plain HTTP protocol.
+	MCP bool
+
+	task           string
+	tool           toolDef
+	model          *sim.Scenario
+	keepaliveEvery time.Duration // the tool server's; zero: the kit's default
+	cancelHangs    bool          // the DELETE endpoint hangs
+	loseFirst      bool          // the first POST of each write is lost
+}
+
+// toolDef is a scenario's one tool, as its server runs it and as each
+// system is told of it.
+type toolDef struct {
+	name, description string
+	params            json.RawMessage
+	effect            kit.Effect
+	p50, p95          time.Duration
+	cancellable       bool
+	handler           func(w *world) kit.Handler
+}
+
+func (d toolDef) kitTool(w *world) kit.Tool {
+	return kit.Tool{
+		Name: d.name, Description: d.description, Parameters: d.params, Effect: d.effect,
+		Cancellable: d.cancellable, P50: d.p50, P95: d.p95, Max: time.Minute, Handler: d.handler(w),
+	}
+}
+
+// spec is the tool as a Glidepath tools entry declares it.
+func (sc *Scenario) spec() tools.Spec {
+	d := sc.tool
+	return tools.Spec{
+		Name: d.name, Description: d.description, Parameters: d.params, Effect: tools.Effect(d.effect),
+		Ceiling: sc.ToolCeiling, P50: d.p50, P95: d.p95, Cancellable: d.cancellable,
+	}
+}
+
+var discardLogger = slog.New(slog.DiscardHandler)
+
+var (
+	lookupParams = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)
+	payParams    = json.RawMessage(`{"type":"object","properties":{"order_id":{"type":"string"},"amount":{"type":"integer","minimum":1}},"required":["order_id","amount"]}`)
+	topicParams  = json.RawMessage(`{"type":"object","properties":{"topic":{"type":"string"}},"required":["topic"]}`)
+)
+
+// Handlers of the scenarios' tools. Each records its arrival and its
+// progress as the world's record of real work.
+
+func fastLookup(w *world) kit.Handler {
+	return func(ctx context.Context, call *kit.Call) (any, error) {
+		w.worked(call)
+		if err := wait(ctx, 5*time.Millisecond); err != nil {
+			return nil, err
+		}
+		return map[string]any{"results": 3}, nil
+	}
+}
+
+// hang works until its caller leaves.
+func hang(w *world) kit.Handler {
+	return func(ctx context.Context, call *kit.Call) (any, error) {
+		w.worked(call)
+		<-ctx.Done()
+		return nil, context.Cause(ctx)
+	}
+}
+
+// slowLookup answers after 9 steps of 100ms (900ms, 90% of its 1s
+// ceiling), reporting progress at each.
+func slowLookup(w *world) kit.Handler {
+	return func(ctx context.Context, call *kit.Call) (any, error) {
+		w.worked(call)
+		for i := int64(1); i <= 9; i++ {
+			if err := wait(ctx, 100*time.Millisecond); err != nil {
+				return nil, err
+			}
+			w.progress(call, i, 9)
+		}
+		return map[string]any{"results": 3}, nil
+	}
+}
+
+// lateCommitAfter is when a late write commits, counted from its arrival.
+const lateCommitAfter = 1500 * time.Millisecond
+
+// latePay commits lateCommitAfter after it arrives, whatever its context
+// says: the commit happens after the caller's lease has ended.
+func latePay(w *world) kit.Handler {
+	return func(ctx context.Context, call *kit.Call) (any, error) {
+		w.worked(call)
+		t := time.NewTimer(lateCommitAfter)
+		<-t.C
+		order := orderOf(call.Args)
+		w.commit(order)
+		return map[string]any{"order_id": order, "status": "paid"}, nil
+	}
+}
+
+// pay commits at once.
+func pay(w *world) kit.Handler {
+	return func(ctx context.Context, call *kit.Call) (any, error) {
+		w.worked(call)
+		order := orderOf(call.Args)
+		w.commit(order)
+		return map[string]any{"order_id": order, "status": "paid"}, nil
+	}
+}
+
+// ignoresCancelFor is how long a tool that ignores cancellation keeps
+// working: longer than any cap, so that only the end of the world stops
+// it.
+const ignoresCancelFor = 30 * time.Second
+
+// stubborn keeps working after its context ends and after its DELETE,
+// until the world ends.
+func stubborn(w *world) kit.Handler {
+	return func(ctx context.Context, call *kit.Call) (any, error) {
+		w.worked(call)
+		t := time.NewTimer(ignoresCancelFor)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-w.release:
+		}
+		return "too late", nil
+	}
+}
+
+// stalls reports progress three times, 100ms apart, then goes silent
+// until its caller leaves.
+func stalls(w *world) kit.Handler {
+	return func(ctx context.Context, call *kit.Call) (any, error) {
+		w.worked(call)
+		for i := int64(1); i <= 3; i++ {
+			if err := wait(ctx, 100*time.Millisecond); err != nil {
+				return nil, err
+			}
+			w.progress(call, i, 10)
+		}
+		<-ctx.Done()
+		return nil, context.Cause(ctx)
+	}
+}
+
+func lookup(h func(w *world) kit.Handler, p50, p95 time.Duration, cancellable bool) toolDef {
+	return toolDef{
+		name: "lookup", description: "Looks up what the task asks about.", params: lookupParams,
+		effect: kit.Read, p50: p50, p95: p95, cancellable: cancellable, handler: h,
+	}
+}
+
+func payTool(h func(w *world) kit.Handler) toolDef {
+	return toolDef{
+		name: "pay", description: "Pays an order. It charges the customer: never pay an order twice.", params: payParams,
+		effect: kit.Write, p50: 300 * time.Millisecond, p95: 400 * time.Millisecond, handler: h,
+	}
+}
+
+// scenario fills in what every scenario derives from its budget.
+func scenario(sc Scenario) Scenario {
+	sc.Cap = 3 * sc.Budget
+	sc.ModelTimeout = sc.Budget / 2
+	if sc.Quiet == 0 {
+		sc.Quiet = sc.Budget / 4
+	}
+	if sc.task == "" {
+		sc.task = "find the status of order 7"
+	}
+	return sc
+}
+
+// Scenarios returns the battery's scenarios, in the order a report shows
+// them. Each call returns fresh values.
+func Scenarios() []Scenario {
+	fast := lookup(fastLookup, 5*time.Millisecond, 20*time.Millisecond, false)
+	return []Scenario{
+		scenario(Scenario{
+			Name:    "hung-tool",
+			Summary: "a read tool hangs",
+			Fault:   "lookup never answers; it ends when its caller leaves; ceiling 400ms",
+			Budget:  2 * time.Second, ToolCeiling: 400 * time.Millisecond, Stall: StallTool,
+			tool: lookup(hang, 50*time.Millisecond, 100*time.Millisecond, false),
+		}),
+		scenario(Scenario{
+			Name:    "slow-tool",
+			Summary: "a slow read that succeeds at 90% of its ceiling",
+			Fault:   "lookup answers after 900ms (ceiling 1s), progress every 100ms",
+			Budget:  3 * time.Second, ToolCeiling: time.Second,
+			tool: lookup(slowLookup, 900*time.Millisecond, 950*time.Millisecond, false),
+		}),
+		scenario(Scenario{
+			Name:    "429-short",
+			Summary: "the model rate-limits with a short Retry-After",
+			Fault:   "the first 2 model requests: 429, retry-after-ms 200",
+			Budget:  2 * time.Second, ToolCeiling: time.Second,
+			tool:  fast,
+			model: &sim.Scenario{Rules: []sim.Rule{{Times: 2, Status: 429, RetryAfterMs: "200"}}},
+		}),
+		scenario(Scenario{
+			Name:    "429-long",
+			Summary: "the model rate-limits with a long Retry-After",
+			Fault:   "every model request: 429, Retry-After 60",
+			Budget:  2 * time.Second, ToolCeiling: time.Second,
+			tool:  fast,
+			model: &sim.Scenario{Rules: []sim.Rule{{Status: 429, RetryAfter: "60"}}},
+		}),
+		scenario(Scenario{
+			Name:    "model-keepalive",
+			Summary: "the model's stream sends only keepalives",
+			Fault:   "every model stream: headers, then a keepalive comment every 100ms, forever",
+			Budget:  2 * time.Second, ToolCeiling: time.Second, Stall: StallModel,
+			tool:  fast,
+			model: &sim.Scenario{Rules: []sim.Rule{{Keepalive: sim.Forever, KeepaliveEvery: 100 * time.Millisecond}}},
+		}),
+		scenario(Scenario{
+			Name:    "tool-keepalive",
+			Summary: "a long tool sends only keepalives",
+			Fault:   "lookup streams SSE comments every 50ms, no progress, no result; ceiling 5s (a long tool's)",
+			Budget:  2 * time.Second, ToolCeiling: 5 * time.Second, Stall: StallTool,
+			tool:           lookup(hang, 50*time.Millisecond, time.Second, false),
+			keepaliveEvery: 50 * time.Millisecond,
+		}),
+		scenario(Scenario{
+			Name:    "late-commit",
+			Summary: "a write commits after its lease ended",
+			Fault:   "pay commits 1.5s after it arrives, whatever its context; ceiling 500ms",
+			Budget:  3 * time.Second, ToolCeiling: 500 * time.Millisecond, Write: true,
+			task: "pay order 7",
+			tool: payTool(latePay),
+		}),
+		scenario(Scenario{
+			Name:    "lost-write",
+			Summary: "a write's request is lost on the way",
+			Fault:   "the first POST of each order: connection dropped before the tool; status 404 (never received); ceiling 500ms",
+			Budget:  2 * time.Second, ToolCeiling: 500 * time.Millisecond, Write: true,
+			task:      "pay order 7",
+			tool:      payTool(pay),
+			loseFirst: true,
+		}),
+		scenario(Scenario{
+			Name:    "midstream",
+			Summary: "the model's stream is cut halfway",
+			Fault:   "the first 2 model streams: connection closed after 1 chunk",
+			Budget:  2 * time.Second, ToolCeiling: time.Second,
+			tool:  fast,
+			model: &sim.Scenario{Rules: []sim.Rule{{Times: 2, CloseAfterChunks: new(1)}}},
+		}),
+		scenario(Scenario{
+			Name:    "ignores-cancel",
+			Summary: "a tool ignores cancellation",
+			Fault:   "lookup (cancellable) keeps working 30s after its context ends and after DELETE; ceiling 400ms",
+			Budget:  2 * time.Second, ToolCeiling: 400 * time.Millisecond, Stall: StallTool,
+			tool: lookup(stubborn, 50*time.Millisecond, 100*time.Millisecond, true),
+		}),
+		scenario(Scenario{
+			Name:    "cancel-hangs",
+			Summary: "a tool's cancel endpoint hangs",
+			Fault:   "lookup (cancellable) hangs; its DELETE never answers; ceiling 400ms",
+			Budget:  2 * time.Second, ToolCeiling: 400 * time.Millisecond, Stall: StallTool,
+			tool:        lookup(hang, 50*time.Millisecond, 100*time.Millisecond, true),
+			cancelHangs: true,
+		}),
+		scenario(Scenario{
+			Name:    "mcp-progress-stops",
+			Summary: "an MCP tool's progress stops",
+			Fault:   "research over MCP: progress 3 times 100ms apart, then silence; ceiling 5s (a long tool's); baselines call it over plain HTTP",
+			Budget:  2 * time.Second, ToolCeiling: 5 * time.Second, Stall: StallTool, MCP: true,
+			task: "research order 7",
+			tool: toolDef{
+				name: "research", description: "Researches a topic at length.", params: topicParams,
+				effect: kit.Read, p50: 50 * time.Millisecond, p95: time.Second, handler: stalls,
+			},
+		}),
+	}
+}
+
+// Lookup returns the scenario named name.
+func Lookup(name string) (Scenario, bool) {
+	for _, sc := range Scenarios() {
+		if sc.Name == name {
+			return sc, true
+		}
+	}
+	return Scenario{}, false
+}

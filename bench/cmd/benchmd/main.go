@@ -1,0 +1,152 @@
+// Command benchmd runs Glidepath's benchmarks and writes BENCHMARKS.md:
+// every figure of SPEC §7 beside its baseline, each with the command that
+// produced it, the machine and the date (`make bench` runs it).
+//
+//	go run ./bench/cmd/benchmd -o BENCHMARKS.md
+//	go run ./bench/cmd/benchmd -only fleet     # one section, on standard output
+//
+// The micro-benchmarks and whole-run benchmarks are `go test -bench`
+// runs, whose output it reads; the fault battery, the duplicate count, the
+// fleet and the process runs are measured here, in this process, through
+// packages bench/battery and bench/fleet and the bin/harness binary.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strings"
+	"time"
+)
+
+func main() {
+	out := flag.String("o", "", "write the report to `FILE` (default: standard output)")
+	only := flag.String("only", "", "run one `section`: "+strings.Join(sectionNames(), ", "))
+	harness := flag.String("harness", "bin/harness", "the harness `binary` the process section runs")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: benchmd [-o FILE] [-only SECTION] [-harness BINARY]\n\nFlags:\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "benchmd: unexpected argument %q\n", flag.Arg(0))
+		flag.Usage()
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, *out, *only, *harness); err != nil {
+		fmt.Fprintln(os.Stderr, "benchmd:", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+func run(ctx context.Context, out, only, harness string) error {
+	secs := sections
+	if only != "" {
+		secs = nil
+		for _, s := range sections {
+			if s.name == only {
+				secs = append(secs, s)
+			}
+		}
+		if secs == nil {
+			return usageError(fmt.Sprintf("-only %q: want one of %s", only, strings.Join(sectionNames(), ", ")))
+		}
+	}
+	rep := &report{harness: harness, started: time.Now()}
+	for _, s := range secs {
+		fmt.Fprintf(os.Stderr, "benchmd: %s...\n", s.title)
+		t := time.Now()
+		if err := s.run(ctx, rep); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		fmt.Fprintf(os.Stderr, "benchmd: %s took %v\n", s.name, time.Since(t).Round(time.Second))
+	}
+	var buf bytes.Buffer
+	rep.write(&buf, only == "")
+	if out == "" {
+		_, err := os.Stdout.Write(buf.Bytes())
+		return err
+	}
+	// Written whole at the end, so that a run cut short leaves the last
+	// report as it was.
+	tmp := out + ".tmp"
+	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, out)
+}
+
+// goBench runs `go test -run '^$' -bench ARGS…` with env added and returns
+// its results and the command, as a reader would type it.
+func goBench(ctx context.Context, env []string, args ...string) ([]result, string, error) {
+	argv := append([]string{"test", "-run", "^$"}, args...)
+	cmd := exec.CommandContext(ctx, "go", argv...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	shown := strings.TrimSpace(strings.Join(env, " ") + " go " + quoteArgs(argv))
+	if err := cmd.Run(); err != nil {
+		return nil, shown, fmt.Errorf("%s: %v\n%s%s", shown, err, lastLines(stdout.String(), 20), stderr.String())
+	}
+	res, err := parseBench(&stdout)
+	if err != nil {
+		return nil, shown, fmt.Errorf("%s: %w", shown, err)
+	}
+	if len(res) == 0 {
+		return nil, shown, fmt.Errorf("%s: no benchmark ran\n%s", shown, lastLines(stdout.String(), 20))
+	}
+	return res, shown, nil
+}
+
+func quoteArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if strings.ContainsAny(a, "^$|()*? ") {
+			a = "'" + a + "'"
+		}
+		q[i] = a
+	}
+	return strings.Join(q, " ")
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// machine describes where the figures were measured.
+func machine() string {
+	cpu := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	kernel := ""
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		kernel = ", Linux " + strings.TrimSpace(string(b))
+	}
+	return fmt.Sprintf("%s/%s, %d CPUs (%s)%s, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpu, kernel, runtime.Version())
+}
