@@ -95,6 +95,9 @@ func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 					for _, name := range srv.Missing() {
 						ts.warn(fmt.Errorf("mcp server %s: allowed tool %q is not among its tools", cfg.Name, name))
 					}
+					for _, err := range srv.Warnings() {
+						ts.warn(err)
+					}
 					return nil
 				}})
 		}
@@ -131,7 +134,8 @@ func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 // agent entry among them, and the tools of the MCP servers Resolve
 // connected to, after the entries. A tool that cannot be registered is a warning,
 // and so is a tool whose effect neither its entry nor its manifest states:
-// it is treated as a write. A sub-agent's default is write, as SPEC §5b
+// it is treated as a write. Two MCP servers' tools offered under one name
+// are a warning that names both as their servers do; the first keeps it. A sub-agent's default is write, as SPEC §5b
 // says, and needs no warning.
 func (ts *Toolset) Register(reg *tools.Registry) {
 	var all []tools.Tool
@@ -163,10 +167,25 @@ func (ts *Toolset) Register(reg *tools.Registry) {
 	for _, srv := range ts.mcp[ts.Config] {
 		all = append(all, srv.Tools()...)
 	}
+	// Two servers' tools may share a name once sanitized (servers "a.b"
+	// and "a_b"): the warning names both as the config and the servers do.
+	offered := map[string]tools.Tool{}
 	for _, t := range all {
+		name := t.Spec().Name
+		if first, ok := offered[name]; ok {
+			server, tool, isMCP := mcp.Origin(t)
+			firstServer, firstTool, firstMCP := mcp.Origin(first)
+			if isMCP && firstMCP {
+				ts.warn(fmt.Errorf("mcp server %s: tool %q is not offered: its name would be %s, as that of tool %q of mcp server %s is",
+					server, tool, name, firstTool, firstServer))
+				continue
+			}
+		}
 		if err := reg.Register(t); err != nil {
 			ts.warn(fmt.Errorf("not offered: %w", err))
+			continue
 		}
+		offered[name] = t
 	}
 }
 
@@ -210,16 +229,21 @@ func (ts *Toolset) Agent(e tools.Entry) (*Agent, error) {
 var errNotAgent = errors.New("not an agent entry")
 
 // Close closes the MCP servers Resolve connected to, killing what stdio
-// ones started, until ctx ends. A registry that offered their tools
-// closes them too; Close also closes a server none of whose tools could be
-// offered.
+// ones started, all at once, each until it is closed or ctx ends: a run
+// that ends waits for its slowest server, not for their sum. A registry
+// that offered their tools closes them too; Close also closes a server
+// none of whose tools could be offered.
 func (ts *Toolset) Close(ctx context.Context) error {
-	var errs []error
-	for _, servers := range ts.mcp {
-		for _, srv := range servers {
-			errs = append(errs, srv.Close(ctx))
-		}
+	var servers []*mcp.Server
+	for _, ss := range ts.mcp {
+		servers = append(servers, ss...)
 	}
+	errs := make([]error, len(servers))
+	var wg sync.WaitGroup
+	for i, srv := range servers {
+		wg.Go(func() { errs[i] = srv.Close(ctx) })
+	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

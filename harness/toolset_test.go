@@ -3,6 +3,7 @@ package harness_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -172,4 +173,138 @@ func TestAToolsetOffersTheToolsOfTheMCPServersThatCameUp(t *testing.T) {
 	if len(setups) != 2 {
 		t.Errorf("setup records %q, want a connect of each server", setups)
 	}
+}
+
+// mcpServers serves, over in-memory connections, a go-sdk server at each
+// /NAME/mcp, whose tools are the names given; DELETE, which ends a
+// session, takes deleteTakes. The server's tools/list answers give the
+// tools of schemas theirs.
+func mcpServers(t *testing.T, deleteTakes time.Duration, schemas map[string]any, servers map[string][]string) *handlerServer {
+	t.Helper()
+	mux := http.NewServeMux()
+	var all []*sdkmcp.Server
+	for name, names := range servers {
+		srv := sdkmcp.NewServer(&sdkmcp.Implementation{Name: name, Version: "1"}, nil)
+		for _, tool := range names {
+			srv.AddTool(&sdkmcp.Tool{Name: tool, InputSchema: map[string]any{"type": "object"}, Annotations: &sdkmcp.ToolAnnotations{ReadOnlyHint: true}},
+				func(context.Context, *sdkmcp.CallToolRequest) (*sdkmcp.CallToolResult, error) {
+					return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: tool}}}, nil
+				})
+		}
+		// The go-sdk's server refuses a schema that is not an object's,
+		// other servers do not: its answer is rewritten on the way out.
+		srv.AddReceivingMiddleware(func(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
+			return func(ctx context.Context, method string, req sdkmcp.Request) (sdkmcp.Result, error) {
+				res, err := next(ctx, method, req)
+				if lr, ok := res.(*sdkmcp.ListToolsResult); ok {
+					for i, tool := range lr.Tools {
+						if schema, ok := schemas[tool.Name]; ok {
+							c := *tool
+							c.InputSchema = schema
+							lr.Tools[i] = &c
+						}
+					}
+				}
+				return res, err
+			}
+		})
+		all = append(all, srv)
+		h := sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return srv }, nil)
+		mux.Handle("/"+name+"/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodDelete {
+				time.Sleep(deleteTakes)
+			}
+			h.ServeHTTP(w, r)
+		}))
+	}
+	hs := serveHandler(mux)
+	t.Cleanup(func() {
+		hs.close()
+		for _, srv := range all {
+			for ss := range srv.Sessions() {
+				ss.Close()
+			}
+		}
+	})
+	return hs
+}
+
+func mcpConfig(t *testing.T, names ...string) *tools.Config {
+	t.Helper()
+	var src strings.Builder
+	src.WriteString("mcpServers:\n")
+	for _, name := range names {
+		fmt.Fprintf(&src, "  %q:\n    url: http://tools.invalid/%s/mcp\n    trust_hints: true\n", name, name)
+	}
+	tc, err := tools.ParseConfig("t.yaml", []byte(src.String()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tc
+}
+
+// Servers whose DELETE takes 1s each: closing the Toolset takes 1s, not
+// one after the other.
+func TestClosingAToolsetClosesItsMCPServersAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hs := mcpServers(t, time.Second, nil, map[string][]string{"one": {"echo"}, "two": {"echo"}, "three": {"echo"}})
+		ts := &harness.Toolset{Config: mcpConfig(t, "one", "two", "three"), Client: hs.client(),
+			Warn: func(err error) { t.Errorf("warning: %v", err) }}
+		ts.Resolve(t.Context(), nil)
+		start := time.Now()
+
+		err := ts.Close(t.Context())
+
+		if took := time.Since(start); err != nil || took != time.Second {
+			t.Errorf("Close: %v after %v, want nil after the 1s of each server's DELETE, at once", err, took)
+		}
+	})
+}
+
+// Tools that cannot be offered are warnings that name them as their
+// servers do: a schema that is not an object's, and a name that two
+// servers' tools share once sanitized (mcp__a_b__echo for both).
+func TestAToolsetWarnsOfMCPToolsItCannotOfferByTheirOwnNames(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		schemas := map[string]any{"list": map[string]any{"type": "array"}}
+		hs := mcpServers(t, 0, schemas, map[string][]string{"a.b": {"echo", "list"}, "a_b": {"echo"}})
+		var warnings []string
+		var mu sync.Mutex
+		ts := &harness.Toolset{Config: mcpConfig(t, "a.b", "a_b"), Client: hs.client(),
+			Warn: func(err error) { mu.Lock(); warnings = append(warnings, err.Error()); mu.Unlock() }}
+		ts.Resolve(t.Context(), nil)
+		defer ts.Close(t.Context())
+		reg := tools.NewRegistry(nil)
+
+		ts.Register(reg)
+
+		var names []string
+		for _, sp := range reg.Specs() {
+			names = append(names, sp.Name)
+		}
+		if !slices.Equal(names, []string{"mcp__a_b__echo"}) {
+			t.Errorf("offered %v, want a.b's echo alone", names)
+		}
+		if res := reg.Call(t.Context(), &tools.Run{ID: "r", Budget: mustBudget(t)}, "mcp__a_b__echo", nil); string(res.Output) != `"echo"` {
+			t.Errorf("mcp__a_b__echo: %+v", res)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		want := []string{
+			`mcp server a.b: tool "list" is not offered: its inputSchema is of type "array", not "object"`,
+			`mcp server a_b: tool "echo" is not offered: its name would be mcp__a_b__echo, as that of tool "echo" of mcp server a.b is`,
+		}
+		if !slices.Equal(warnings, want) {
+			t.Errorf("warnings\n%q\nwant\n%q", warnings, want)
+		}
+	})
+}
+
+func mustBudget(t *testing.T) *budget.Budget {
+	t.Helper()
+	b, err := budget.New(budget.Config{Total: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -62,8 +62,19 @@ var (
 	errMCPKind = errors.New("one of command (a stdio server) or url (streamable HTTP) is required")
 )
 
-// mcpServers parses the mcpServers mapping, in the order written.
+// mcpServers parses the mcpServers mapping, in the order written. A
+// server given as null ("x": null, or "x:" with nothing after it) is a
+// mistake, not a server left out; Map does not yield null values, so
+// they are looked for here.
 func (p *configParser) mcpServers(m yamlfield.Field) []MCPServer {
+	if m.Value.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(m.Value.Content); i += 2 {
+			k, v := m.Value.Content[i], m.Value.Content[i+1]
+			if k.Kind == yaml.ScalarNode && v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+				p.w.Report(&yamlfield.Error{Line: k.Line, Field: yamlfield.Join(m.Path, k.Value), Err: errMCPKind})
+			}
+		}
+	}
 	var out []MCPServer
 	for f := range p.w.Map(m) {
 		if s, ok := p.mcpServer(f); ok {

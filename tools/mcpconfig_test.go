@@ -53,6 +53,9 @@ func TestABadMCPServerNamesTheFieldAndTheLine(t *testing.T) {
 		{"env not a mapping", server("command: x", "env: [A=b]"), "mcpServers.s.env", "not a mapping"},
 		{"servers not a mapping", "mcpServers: [x]\n", "mcpServers", "not a mapping"},
 		{"no tool allowed", server("command: x", "allowed_tools: []"), "mcpServers.s.allowed_tools", "offer none"},
+		{"a null server in JSON", `{"mcpServers": {"x": null}}`, "mcpServers.x", "one of command"},
+		{"a server with nothing after its name", "mcpServers:\n  x:\n", "mcpServers.x", "one of command"},
+		{"a server given as ~", "mcpServers:\n  s:\n    command: x\n  x: ~\n", "mcpServers.x", "one of command"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -177,24 +178,28 @@ func TestE2EACutMCPCallIsCancelledOnTheWireWithItsKeyAndBudgetInMeta(t *testing.
 }
 
 // A call cut at 1s whose server goes on sending progress for 9s more (the
-// reference server ignores cancellation): that progress is no one's, and
-// the quiet clock fires while the model says nothing.
+// reference server ignores cancellation): that progress is no one's, so
+// no progress of the call is recorded after its cancel_sent, and the quiet
+// clock fires while the model says nothing.
 func TestE2EProgressAfterACancelDoesNotResetTheQuietClock(t *testing.T) {
 	t.Parallel() // each waits on servers of its own
 	entry, _, _ := stdioServer(t, t.TempDir(), "tools: {trigger-long-running-operation: {effect: read, ceiling: 1s, max_attempts: 1}}")
-	start := time.Now()
 
 	// After the cut, the model's next turn hangs: the only sound is the
 	// cut call's late progress.
 	model := sim.NewServer(&sim.Scenario{Rules: []sim.Rule{{Request: 1, ToolCalls: []sim.ToolCall{longCall(10, 20)}}, {Request: 2, Hang: true}}})
 	t.Cleanup(model.Close)
-	res, _, stderr := runWithTools(t, model, "mcpServers:\n"+entry, "--quiet", "3s", "--budget", "30s")
+	res, recs, stderr := runWithTools(t, model, "mcpServers:\n"+entry, "--quiet", "3s", "--budget", "30s")
 
 	if res.Cause != landing.CauseQuiet {
 		t.Fatalf("result %+v, want landed on the quiet clock\nstderr: %s", res, stderr)
 	}
-	if took := time.Since(start); took > 15*time.Second {
-		t.Errorf("the run took %v: the late progress kept it alive", took)
+	sent := slices.IndexFunc(recs, func(r trace.Record) bool { return r.Event == trace.CancelSent && r.Step == "tool:"+longOp })
+	if sent < 0 {
+		t.Fatalf("no cancel_sent for the cut call in the trace")
+	}
+	if late := only(recs[sent+1:], trace.Progress, "tool:"+longOp); len(late) > 0 {
+		t.Errorf("%d progress records after the call's cancel_sent, the first %+v", len(late), late[0])
 	}
 }
 
@@ -225,37 +230,35 @@ func TestE2EAnMCPServerThatNeverAnswersCostsItsSetupLease(t *testing.T) {
 	}
 }
 
-// The server is killed in the middle of a call: that attempt is an
-// upstream error, the read is tried again on a fresh server, and when the
-// run ends no process of either is left.
+// The server is killed in the middle of a call, once the call is on its
+// wire: that attempt is an upstream error, the read is tried again on a
+// fresh server, and when the run ends no process of either is left.
 func TestE2EAnMCPServerKilledMidCallIsAnUpstreamErrorAndLeavesNothing(t *testing.T) {
 	t.Parallel() // each waits on servers of its own
 	dir := t.TempDir()
-	command, args, _ := everything.Stdio(t)
-	pids := filepath.Join(dir, "pids")
-	script := filepath.Join(dir, "server.sh")
-	body := fmt.Sprintf("#!/bin/sh\necho $$ >> %q\nexec %q %s\n", pids, command, strings.Join(quotedShell(args), " "))
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	entry := "  everything:\n    command: " + strconv.Quote(script) + "\n    tools: {trigger-long-running-operation: {effect: read}}\n"
+	entry, wire, pids := stdioServer(t, dir, "tools: {trigger-long-running-operation: {effect: read}}")
 	model := scripted(t, longCall(6, 6))
 	done := make(chan struct{})
+	var killed int // the process group killed
 	go func() {
 		defer close(done)
-		deadline := time.Now().Add(30 * time.Second)
-		for strings.TrimSpace(readFileString(pids)) == "" {
-			if time.Now().After(deadline) {
-				t.Error("the server never started")
+		// Polling another process's files: no event to wait on. The pid
+		// is written as the server starts, long before it gets a call.
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if started := strings.Fields(readFileString(pids)); len(started) > 0 && onWire(wire, "tools/call") {
+				// The whole group, as the harness started it: the sh
+				// that runs the server waits for its tee as well, and
+				// keeps the server's stdout open while it lives.
+				pid, _ := strconv.Atoi(started[0])
+				killed, _ = syscall.Getpgid(pid)
+				syscall.Kill(-killed, syscall.SIGKILL)
 				return
 			}
-			time.Sleep(20 * time.Millisecond) // polling another process: no event to wait on
+			if time.Now().After(deadline) {
+				t.Error("no tools/call reached the server")
+				return
+			}
 		}
-		// The call goes out as soon as the server has listed its tools,
-		// and lasts 6s: 2s in, it is in the middle.
-		time.Sleep(2 * time.Second)
-		pid, _ := strconv.Atoi(strings.Fields(readFileString(pids))[0])
-		syscall.Kill(pid, syscall.SIGKILL)
 	}()
 
 	res, recs, stderr := runWithTools(t, model, "mcpServers:\n"+entry, "--budget", "30s")
@@ -274,10 +277,26 @@ func TestE2EAnMCPServerKilledMidCallIsAnUpstreamErrorAndLeavesNothing(t *testing
 	}
 	for _, p := range started {
 		pid, _ := strconv.Atoi(p)
-		if err := syscall.Kill(-pid, 0); err != syscall.ESRCH {
-			t.Errorf("the process group of server %d is still there after the run (%v)", pid, err)
+		if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+			t.Errorf("server %d is still there after the run (%v)", pid, err)
 		}
 	}
+	if err := syscall.Kill(-killed, 0); killed == 0 || err != syscall.ESRCH {
+		t.Errorf("the killed server's process group %d is still there after the run (%v)", killed, err)
+	}
+}
+
+// onWire reports whether a message of method is in the wire file.
+func onWire(wire, method string) bool {
+	for line := range strings.Lines(readFileString(wire)) {
+		var m struct {
+			Method string `json:"method"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && m.Method == method {
+			return true
+		}
+	}
+	return false
 }
 
 func only(recs []trace.Record, ev trace.Event, step string) []trace.Record {

@@ -114,26 +114,54 @@ type heard struct {
 	mu       sync.Mutex
 	signals  []trace.Signal
 	starts   []trace.Attempt
+	ends     []trace.Attempt
+	events   []string // "progress" and "cancel_sent", in the order heard
 	sent     int
 	settled  int
 	returned bool
 	late     int // signals after the call returned
+
+	// onSignal, if set, runs as each signal is delivered, outside h.mu.
+	onSignal func(trace.Signal)
 }
 
 func (h *heard) observer() *trace.Observer {
 	return &trace.Observer{
 		AttemptStart: func(a trace.Attempt) { h.mu.Lock(); h.starts = append(h.starts, a); h.mu.Unlock() },
+		AttemptEnd:   func(a trace.Attempt) { h.mu.Lock(); h.ends = append(h.ends, a); h.mu.Unlock() },
 		Signal: func(s trace.Signal) {
 			h.mu.Lock()
-			defer h.mu.Unlock()
 			if h.returned {
 				h.late++
 			}
 			h.signals = append(h.signals, s)
+			if s.Event == watchdog.Progress {
+				h.events = append(h.events, "progress")
+			}
+			h.mu.Unlock()
+			if h.onSignal != nil {
+				h.onSignal(s)
+			}
 		},
-		CancelSent:    func(string, string, budget.Lease) { h.mu.Lock(); h.sent++; h.mu.Unlock() },
+		CancelSent: func(string, string, budget.Lease) {
+			h.mu.Lock()
+			h.sent++
+			h.events = append(h.events, "cancel_sent")
+			h.mu.Unlock()
+		},
 		CancelSettled: func(string, string, trace.CancelState, error) { h.mu.Lock(); h.settled++; h.mu.Unlock() },
 	}
+}
+
+// outcomes returns the outcome of each attempt that ended.
+func (h *heard) outcomes() []trace.Outcome {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []trace.Outcome
+	for _, a := range h.ends {
+		out = append(out, a.Outcome)
+	}
+	return out
 }
 
 func (h *heard) progress() []int64 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,14 +52,13 @@ type tool struct {
 }
 
 // tool builds the Glidepath tool of t: the server's schema, the config's
-// overrides, and its effect as SPEC §5b decides it.
+// overrides, and its effect as SPEC §5b decides it. A tool whose
+// inputSchema is not an object schema is not offered: MCP requires one,
+// and a model's function parameters must be one.
 func (s *Server) tool(t *sdk.Tool) (*tool, error) {
-	params, err := json.Marshal(t.InputSchema)
+	params, err := objectSchema(t.InputSchema)
 	if err != nil {
-		return nil, fmt.Errorf("its inputSchema is not JSON: %w", err)
-	}
-	if string(params) == "null" {
-		params = nil
+		return nil, err
 	}
 	spec := tools.Spec{
 		Name:        ToolName(s.cfg.Name, t.Name),
@@ -85,6 +85,42 @@ func (s *Server) tool(t *sdk.Tool) (*tool, error) {
 }
 
 func (t *tool) Spec() tools.Spec { return t.spec }
+
+// objectSchema returns schema as JSON when it is of type "object".
+func objectSchema(schema any) (json.RawMessage, error) {
+	if schema == nil {
+		return nil, errors.New(`it has no inputSchema; MCP requires one of type "object"`)
+	}
+	params, err := json.Marshal(schema)
+	if err != nil {
+		return nil, fmt.Errorf("its inputSchema is not JSON: %w", err)
+	}
+	var head struct {
+		Type json.RawMessage `json:"type"`
+	}
+	if err := json.Unmarshal(params, &head); err != nil {
+		return nil, fmt.Errorf(`its inputSchema %.40s is not a schema of type "object"`, params)
+	}
+	switch string(head.Type) {
+	case `"object"`:
+		return params, nil
+	case "":
+		return nil, errors.New(`its inputSchema has no type; MCP requires type "object"`)
+	}
+	return nil, fmt.Errorf(`its inputSchema is of type %s, not "object"`, head.Type)
+}
+
+// Origin returns the names, in the config and on the server, of the
+// server and the tool that t, a tool of a [Server], calls: what a name
+// that two tools share once sanitized ([ToolName]) stands for. ok is
+// false for any other tool.
+func Origin(t tools.Tool) (server, name string, ok bool) {
+	mt, ok := t.(*tool)
+	if !ok {
+		return "", "", false
+	}
+	return mt.s.cfg.Name, mt.remote, true
+}
 
 // Attempt makes one tools/call on ctx, the attempt's lease: its _meta
 // carries the progress token, the call's key and the lease, and progress
@@ -120,7 +156,7 @@ func (t *tool) Attempt(ctx context.Context, call *tools.Call) tools.Answer {
 	case err == nil && res.IsError:
 		// The tool failed and said so: the model reads why, and the call
 		// is not tried again (SPEC §5b).
-		return tools.Answer{Err: &tools.ToolError{Message: text(res.Content)}, Outcome: trace.UpstreamError, Sent: true}
+		return tools.Answer{Err: &tools.ToolError{Message: t.s.scrubText(text(res.Content))}, Outcome: trace.UpstreamError, Sent: true}
 	case err == nil:
 		out, err := output(res)
 		if err != nil {
@@ -128,18 +164,41 @@ func (t *tool) Attempt(ctx context.Context, call *tools.Call) tools.Answer {
 		}
 		return tools.Answer{Output: out, Sent: true}
 	case ctx.Err() != nil:
-		return tools.Answer{Err: err, Sent: true} // the lease, the quiet clock or the run ended it
-	}
-	if _, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		return tools.Answer{Err: t.s.scrub(err), Sent: true} // the lease, the quiet clock or the run ended it
+	case answered(err):
 		// The server refused the request itself: unknown tool, bad
 		// params. Trying it again would get the same answer.
-		return tools.Answer{Err: err, Outcome: trace.Invalid, Sent: true}
+		return tools.Answer{Err: t.s.scrub(err), Outcome: trace.Invalid, Sent: true}
 	}
 	// The connection failed under the call: the server died, or dropped
-	// the session, or the stream broke. The next attempt, if there is one
-	// (a read), gets a fresh connection.
+	// the session, or the stream broke, or the HTTP request failed. The
+	// next attempt, if there is one (a read), gets a fresh connection.
+	// Sent: the request may have reached the server before it failed.
 	t.s.broke(sess)
-	return tools.Answer{Err: err, Sent: true}
+	return tools.Answer{Err: t.s.scrub(err), Sent: true}
+}
+
+// codeRejected is the code of the go-sdk's jsonrpc2.ErrRejected
+// (internal/jsonrpc2/wire.go): the error its HTTP transport wraps a
+// request's failure in, one that did not reach the server or got no
+// answer from it (a failed POST, a 502, 503, 504 or 429), so that the
+// session survives it. It is a transport failure, not the server's answer.
+const codeRejected = -32005
+
+// answered reports whether err holds a JSON-RPC error the server answered
+// with. The sdk's HTTP transport wraps the server's error, when a refused
+// POST carries one, beside its rejection: it is the server's answer still.
+func answered(err error) bool {
+	if e, ok := err.(*jsonrpc.Error); ok && e.Code != codeRejected {
+		return true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return answered(u.Unwrap())
+	case interface{ Unwrap() []error }:
+		return slices.ContainsFunc(u.Unwrap(), answered)
+	}
+	return false
 }
 
 // Cancel is MCP's own cancel, which the sdk sent as
@@ -186,27 +245,27 @@ func text(cs []sdk.Content) string {
 	return strings.Join(parts, "\n")
 }
 
-// route is where the progress of one call goes: its heartbeats, units
-// growing by one each time the server's progress grew.
+// route is where the progress of one call goes: its heartbeats.
 type route struct {
 	call  *tools.Call
 	last  float64 // the most progress heard; −1 before any
-	units int64
+	units int64   // the units of its last heartbeat that grew
 }
 
 // route registers call under a fresh progress token and returns it, with
 // the func that forgets it once the call has returned: progress that
 // comes after, as the reference server sends after a cancel and as the
-// sdk may deliver after CallTool returned, is no one's.
+// sdk may deliver after CallTool returned, is no one's. done waits for a
+// delivery to call that is under way: once it returns, nothing more is.
 func (s *Server) route(call *tools.Call) (token int64, done func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.progressLock <- struct{}{}
+	defer func() { <-s.progressLock }()
 	s.nextToken++
 	token = s.nextToken
 	s.routes[token] = &route{call: call, last: -1}
 	return token, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
+		s.progressLock <- struct{}{}
+		defer func() { <-s.progressLock }()
 		delete(s.routes, token)
 	}
 }
@@ -214,24 +273,18 @@ func (s *Server) route(call *tools.Call) (token int64, done func()) {
 // progress hears notifications/progress. Only progress that grew is a
 // heartbeat: MCP says progress MUST increase, and one that repeats or
 // falls is reported as it is, stale, for the run to see through.
+//
+// The units of a heartbeat that grew come from one counter of the
+// Server's, not from 0 at each attempt: the run counts progress only when
+// a call's units pass the most it has seen across its attempts, and the
+// server's progress starts over with each. They are delivered under
+// s.progressLock, which the route's done waits for.
 func (s *Server) progress(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 	p := req.Params
 	token, ok := tokenOf(p.ProgressToken)
 	if !ok {
 		return
 	}
-	s.mu.Lock()
-	r := s.routes[token]
-	if r == nil {
-		s.mu.Unlock()
-		return
-	}
-	if p.Progress > r.last {
-		r.last = p.Progress
-		r.units++
-	}
-	units, call := r.units, r.call
-	s.mu.Unlock()
 	msg := p.Message
 	switch {
 	case p.Total > 0:
@@ -239,7 +292,18 @@ func (s *Server) progress(_ context.Context, req *sdk.ProgressNotificationClient
 	case msg == "":
 		msg = number(p.Progress)
 	}
-	call.Progress(units, 0, msg)
+	s.progressLock <- struct{}{}
+	defer func() { <-s.progressLock }()
+	r := s.routes[token]
+	if r == nil {
+		return
+	}
+	if p.Progress > r.last {
+		r.last = p.Progress
+		s.units++
+		r.units = s.units
+	}
+	r.call.Progress(r.units, 0, msg)
 }
 
 // tokenOf reads a progress token as the one sent: an integer, which JSON
