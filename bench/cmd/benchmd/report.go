@@ -147,6 +147,22 @@ func find(res []result, name string) result {
 	return result{Name: name}
 }
 
+// worst returns the largest value of unit over the result named name and
+// its sub-benchmarks (name/…): a figure holds only if it holds for each.
+func worst(res []result, name, unit string) float64 {
+	w := math.NaN()
+	for _, r := range res {
+		n := strings.TrimPrefix(r.Name, "Benchmark")
+		if n != name && !strings.HasPrefix(n, name+"/") {
+			continue
+		}
+		if v := r.get(unit); math.IsNaN(w) || v > w {
+			w = v
+		}
+	}
+	return w
+}
+
 func (r result) get(unit string) float64 {
 	if v, ok := r.Metrics[unit]; ok {
 		return v
