@@ -33,6 +33,10 @@ var stepTool = tools.Spec{
 	Effect:      tools.Read,
 }
 
+// stepWarmUp is how many steps each arm of BenchmarkStepCPU makes before
+// it counts.
+const stepWarmUp = 100
+
 // stepOutput is what the tool returns, already JSON, as both arms send it
 // back.
 var stepOutput = json.RawMessage(`{"cats":3}`)
@@ -60,11 +64,14 @@ func lookup(_ context.Context, args json.RawMessage, _ tools.Progress) (any, err
 // The figures are CPU time, not wall time: the process's user + system
 // time (getrusage RUSAGE_SELF) around each arm, the arms interleaved for
 // b.N iterations and taking turns to go first, so that a GC cycle or a
-// goroutine one arm leaves running falls on either alike. The sim serves
-// in the same process, so each arm's figure includes the sim's side of
-// its two requests, the same for both. cpu-us/step-glidepath and
-// cpu-us/step-bare are the means per step; glidepath/bare is their ratio
-// (target: at most 1.1).
+// goroutine one arm leaves running falls on either alike, after
+// stepWarmUp uncounted steps of each. The sim serves in the same process,
+// so each arm's figure includes the sim's side of its two requests, the
+// same for both. cpu-us/step-glidepath and cpu-us/step-bare are the means
+// per step; glidepath/bare is their ratio (target: at most 1.1). The
+// ratio moves by a few hundredths from run to run on a 2-core machine;
+// GOMAXPROCS=1 steadies it, and shows the harness's cost without the
+// scheduler's.
 func BenchmarkStepCPU(b *testing.B) {
 	srv := sim.NewPipeServer(nil)
 	defer srv.Close()
@@ -75,6 +82,14 @@ func BenchmarkStepCPU(b *testing.B) {
 	}
 	defer reg.Wait()
 	bare := bareStepLoop(b, srv, gp, reg)
+	// Warm up both arms first, uncounted: the first steps pay for what a
+	// process does once (type caches of the JSON codecs, a heap still
+	// growing to its working size, GC cycles that come often while it is
+	// small), which a short -benchtime would otherwise charge to the steps.
+	for range stepWarmUp {
+		glidepathStep(b, gp, reg)
+		bare.step(b)
+	}
 
 	var gpCPU, bareCPU time.Duration
 	i := 0

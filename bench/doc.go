@@ -54,6 +54,23 @@
 // context.WithTimeout(Q) under the same keepalive load, the arms taking
 // turns.
 //
+// # CPU per step
+//
+// BenchmarkStepCPU: one step — a streamed turn that asks for a local tool,
+// the tool's call, and a streamed turn with its result that answers —
+// against one sim.NewPipeServer in memory, as a whole harness.Run on its
+// own budget, beside a bare openai-go loop that sends the same messages
+// (the harness's system prompt, the task and its budget note, read from
+// what the sim recorded of a first run) and calls the same function
+// inline. The figures are CPU time, not wall time: getrusage user + system
+// around each arm, the arms interleaved and taking turns to go first,
+// after 100 uncounted steps of each. cpu-us/step-glidepath and
+// cpu-us/step-bare are the means per step; glidepath/bare is their ratio
+// (target: at most 1.1). Both include the sim's side of their requests,
+// the same for both. The ratio moves by a few hundredths from run to run
+// on a 2-core machine; GOMAXPROCS=1 steadies it and leaves out the
+// scheduler's share.
+//
 // # Idle runs
 //
 // BenchmarkIdleRuns: K concurrent harness.Run calls (GLIDEPATH_BENCH_RUNS,
@@ -62,7 +79,7 @@
 // keepalives. With every stream open, B/idle-run is the heap and goroutine
 // stacks in use per run (runtime.MemStats HeapInuse + StackInuse after
 // runtime.GC, less what was in use before), split into heap-B/idle-run
-// and stack-B/idle-run; target: at most 50 KB. The runs are then
+// and stack-B/idle-run; target: at most 1.2× the bare call's (SPEC §7). The runs are then
 // cancelled, land, and goroutines-left counts the goroutines beyond those
 // before they started (target: 0). The baseline, B/idle-sdk-call, is K
 // goroutines each blocked in a bare openai-go streaming call under

@@ -2,7 +2,6 @@ package bench_test
 
 import (
 	"context"
-	"github.com/glidepath/glidepath/budget"
 	"os"
 	"runtime"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/openai/openai-go/v3"
@@ -22,8 +22,9 @@ import (
 const defaultIdleRuns = 1000
 
 // BenchmarkIdleRuns measures SPEC §7's "10,000 concurrent runs in one
-// process, at most 50 KB per idle run, no goroutine left behind when they
-// end". Each iteration starts K runs (GLIDEPATH_BENCH_RUNS, default 1000)
+// process, at most 1.2× a bare openai-go streaming call's memory per idle
+// run, no goroutine left behind when they end": run/sdk-call is that
+// ratio. Each iteration starts K runs (GLIDEPATH_BENCH_RUNS, default 1000)
 // against a sim in a process of its own whose first K chat requests
 // stream only keepalives; once every stream is open it measures the heap
 // and goroutine stacks in use, cancels the runs (their landing calls,

@@ -27,10 +27,21 @@ const (
 // calls lease their attempts from b themselves and report them to obs
 // (which may be nil): Complete is a model turn on work leases, with the
 // retries SPEC §2 allows; Land is the landing call, one attempt on a
-// landing lease, offered no tools.
+// landing lease, offered no tools. A Model that also has CompletePointer,
+// as [model.Client.CompletePointer], is called through it instead of
+// Complete: a run waiting in a turn then keeps less on its stack.
 type Model interface {
 	Complete(ctx context.Context, b *budget.Budget, req model.Request, obs *trace.Observer) (model.Response, error)
 	Land(ctx context.Context, b *budget.Budget, messages []openai.ChatCompletionMessageParamUnion, obs *trace.Observer) (model.Response, error)
+}
+
+// pointerModel is a [Model] that can return a turn's response by pointer;
+// a [*model.Client] is one. The run's loop calls a Model through it when
+// it can: a Response returned by value through an interface call takes
+// twice its size in the caller's frame, which a run blocked in a model
+// stream keeps on its stack (issue 13).
+type pointerModel interface {
+	CompletePointer(ctx context.Context, b *budget.Budget, req model.Request, obs *trace.Observer) (*model.Response, error)
 }
 
 // Tools are the tools a run offers its model; a [*tools.Registry] is one.

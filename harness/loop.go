@@ -27,18 +27,32 @@ import (
 // could not take the run's records ([ErrTrace]), beside a result that is
 // still the run's: the run goes on without its record rather than stop.
 func Run(ctx context.Context, b *budget.Budget, cfg Config) (landing.Result, error) {
-	if err := cfg.Validate(); err != nil {
-		return landing.Result{}, err
-	}
-	if cfg.Model == nil {
-		return landing.Result{}, &ConfigError{Field: "model", Err: errRequired}
-	}
-	s, rctx, err := Start(ctx, b, cfg)
+	s, rctx, err := start(ctx, b, &cfg)
 	if err != nil {
 		return landing.Result{}, err
 	}
-	res := s.Run(rctx)
-	return res, s.Close()
+	// The loop's state, the result included, is on the heap; Run's frame,
+	// which stays on the stack while the run streams, holds pointers.
+	l := s.newLoop()
+	l.run(rctx)
+	err = s.Close()
+	return *l.res, err
+}
+
+// start is the start of [Run]. It is a function of its own, not inlined,
+// because Run stays on the stack while the run streams and is kept small
+// (issue 13): the copies of cfg that validating and starting take are
+// made here.
+//
+//go:noinline
+func start(ctx context.Context, b *budget.Budget, cfg *Config) (*Session, context.Context, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if cfg.Model == nil {
+		return nil, nil, &ConfigError{Field: "model", Err: errRequired}
+	}
+	return Start(ctx, b, *cfg)
 }
 
 // Run drives the session with the harness's own agent loop, on ctx, the
@@ -48,57 +62,112 @@ func Run(ctx context.Context, b *budget.Budget, cfg Config) (landing.Result, err
 // message that explains the job and the budget, and the task as the user
 // message; every request adds the budget note as its last message.
 func (s *Session) Run(ctx context.Context) landing.Result {
-	if s.cfg.Model == nil {
-		return s.Land(ctx, landing.CauseUpstream, nil)
-	}
+	l := s.newLoop()
+	l.run(ctx)
+	return *l.res
+}
+
+// loop is the state of the harness's own agent loop. It lives on the heap,
+// and the frames that stay on the stack while a turn streams (Run, run,
+// Session.turn) hold pointers to it, because a run spends most of its life
+// blocked in a model stream: with the conversation, the request and the
+// response in those frames the run's goroutine stack was held at 64 KB
+// where a bare openai-go call holds 16 KB (issue 13; see # Stack at
+// model.Client.call).
+type loop struct {
+	s       *Session
+	conv    []openai.ChatCompletionMessageParamUnion
+	offered offering
+	req     model.Request   // the turn about to be made
+	resp    *model.Response // what the turn answered, nil while it streams
+	err     error           // how the turn failed
+	res     *landing.Result // the run's result, once done
+}
+
+func (s *Session) newLoop() *loop {
 	prompt := systemPrompt
 	if in := strings.TrimSpace(s.cfg.Instructions); in != "" {
 		prompt = in + "\n\n" + systemPrompt
 	}
-	conv := []openai.ChatCompletionMessageParamUnion{
+	return &loop{s: s, conv: []openai.ChatCompletionMessageParamUnion{
 		openai.SystemMessage(prompt),
 		openai.UserMessage(s.cfg.Task),
-	}
-	var offered offering
-	for {
-		if cause, ok := s.MustLand(ctx); ok {
-			return s.Land(ctx, cause, s.summarizer(conv))
-		}
-		req := model.Request{
-			Messages: withNote(conv, s.Note()),
-			Tools:    offered.of(s.cfg.Tools.Specs()),
-			Parallel: s.cfg.Parallel > 1,
-		}
-		resp, err := s.Turn(ctx, req)
-		if err != nil {
-			return s.LandFailed(ctx, err, s.summarizer(conv))
-		}
-		calls := resp.Message.ToolCalls
-		if len(calls) == 0 {
-			if !answered(resp) {
-				// A reply cut at the token limit, withheld by a filter or
-				// empty is not the answer (SPEC §3: a partial result is
-				// never presented as complete). What it said so far goes to
-				// the landing call, which can use it.
-				if resp.Message.Content != "" {
-					conv = append(conv, assistantMessage(resp.Message))
-				}
-				return s.Land(ctx, landing.CauseUpstream, s.summarizer(conv))
-			}
-			return s.Answer(resp.Message.Content)
-		}
-		conv = append(conv, assistantMessage(resp.Message))
-		asked := make([]ToolCall, len(calls))
-		for i, c := range calls {
-			asked[i] = ToolCall{Name: c.Function.Name, Arguments: json.RawMessage(c.Function.Arguments), ID: c.ID}
-		}
-		// Every call gets its tool message, refused and failed ones too:
-		// the API rejects a conversation that leaves one unanswered.
-		for i, res := range s.CallAll(ctx, asked) {
-			conv = append(conv, openai.ToolMessage(res.Content(), calls[i].ID))
-		}
+	}}
+}
+
+// run runs the loop until the run has its result, l.res.
+func (l *loop) run(ctx context.Context) {
+	for l.next(ctx) {
+		l.resp, l.err = l.s.turn(ctx, l.req)
+		l.took(ctx)
 	}
 }
+
+// next reports whether the loop makes another turn, with l.req; if not,
+// the run has its result, l.res: it had one already, it has no model, or
+// it must land now.
+func (l *loop) next(ctx context.Context) bool {
+	s := l.s
+	switch {
+	case l.res != nil:
+		return false
+	case s.cfg.Model == nil:
+		l.end(s.Land(ctx, landing.CauseUpstream, nil))
+		return false
+	}
+	if cause, ok := s.MustLand(ctx); ok {
+		l.end(s.Land(ctx, cause, s.summarizer(l.conv)))
+		return false
+	}
+	specs := s.cfg.Tools.Specs()
+	l.req = model.Request{
+		Messages: withNote(l.conv, s.note(specs)),
+		Tools:    l.offered.of(specs),
+		Parallel: s.cfg.Parallel > 1,
+	}
+	l.resp, l.err = nil, nil
+	return true
+}
+
+// took goes on from the turn that answered l.resp or failed with l.err:
+// it lands the run, takes the answer, or makes the tool calls asked for
+// and adds their results to the conversation.
+func (l *loop) took(ctx context.Context) {
+	s, resp := l.s, l.resp
+	if l.err != nil {
+		l.end(s.LandFailed(ctx, l.err, s.summarizer(l.conv)))
+		return
+	}
+	calls := resp.Message.ToolCalls
+	if len(calls) == 0 {
+		if !answered(*resp) {
+			// A reply cut at the token limit, withheld by a filter or
+			// empty is not the answer (SPEC §3: a partial result is
+			// never presented as complete). What it said so far goes to
+			// the landing call, which can use it.
+			if resp.Message.Content != "" {
+				l.conv = append(l.conv, assistantMessage(resp.Message))
+			}
+			l.end(s.Land(ctx, landing.CauseUpstream, s.summarizer(l.conv)))
+			return
+		}
+		l.end(s.Answer(resp.Message.Content))
+		return
+	}
+	l.conv = append(l.conv, assistantMessage(resp.Message))
+	asked := make([]ToolCall, len(calls))
+	for i, c := range calls {
+		asked[i] = ToolCall{Name: c.Function.Name, Arguments: json.RawMessage(c.Function.Arguments), ID: c.ID}
+	}
+	// Every call gets its tool message, refused and failed ones too:
+	// the API rejects a conversation that leaves one unanswered.
+	for i, res := range s.CallAll(ctx, asked) {
+		l.conv = append(l.conv, openai.ToolMessage(res.Content(), calls[i].ID))
+	}
+}
+
+// end keeps the run's result.
+func (l *loop) end(res landing.Result) { l.res = &res }
 
 // summarizer is the landing call of the harness's own loop: the
 // conversation so far, the budget note and the landing prompt, sent to the

@@ -65,14 +65,14 @@ type Session struct {
 	mu          sync.Mutex // guards the fields below
 	step        int        // model turns made
 	calls       []landing.Call
-	turns       map[*Turn]struct{}                   // BeginTurn's not yet ended
-	pauses      map[pause]func()                     // the quiet clock's pauses for backoff sleeps in progress, and their resumes
+	turns       map[*Turn]struct{}                   // BeginTurn's not yet ended; nil before the first
+	pauses      map[pause]func()                     // the quiet clock's pauses for backoff sleeps in progress, and their resumes; nil before the first
 	failure     string                               // what stopped the run, for the boundary (Record.Failure)
 	landingW    *watchdog.Watchdog                   // the landing call's own watchdog while it runs
 	landingB    *budget.Budget                       // the budget the landing call leases from while it runs
 	landBy      *budget.Budget                       // the landing's budget, once the run lands: its end bounds the waits that follow
 	cancelledAt time.Time                            // when the caller cancelled the run's context; zero: it did not
-	children    map[*Session]context.CancelCauseFunc // sub-agents running, and how to cancel each
+	children    map[*Session]context.CancelCauseFunc // sub-agents running, and how to cancel each; nil before the first
 	claimed     bool                                 // reports whether Land or Answer has begun to make the result
 	result      *landing.Result                      // the run's result, once made
 	done        chan struct{}                        // closed once the result is made and run_end recorded
@@ -103,8 +103,10 @@ func Start(ctx context.Context, b *budget.Budget, cfg Config) (*Session, context
 	if d, ok := ctx.Deadline(); ok {
 		b = b.Shorten(d)
 	}
-	s := &Session{cfg: cfg, id: cfg.RunID, b: b, turns: make(map[*Turn]struct{}), pauses: make(map[pause]func()),
-		children: make(map[*Session]context.CancelCauseFunc), done: make(chan struct{})}
+	// The maps of turns, pauses and children are made at their first
+	// entry: most runs need none of them, and a run is kept small (issue
+	// 13).
+	s := &Session{cfg: cfg, id: cfg.RunID, b: b, done: make(chan struct{})}
 	if s.id == "" {
 		s.id = "run-" + strings.ToLower(rand.Text())
 	}
@@ -144,9 +146,13 @@ func (s *Session) Budget() *budget.Budget { return s.b }
 // the time left until the deadline and until landing begins, the phase,
 // and what the phase forbids; and, when a sub-agent is on offer, how much
 // one could get now, for a model that plans how to split its time.
-func (s *Session) Note() string {
+func (s *Session) Note() string { return s.note(s.cfg.Tools.Specs()) }
+
+// note is [Session.Note] with the tools on offer already read, as the loop
+// has them for the turn's request.
+func (s *Session) note(specs []tools.Spec) string {
 	note := s.ladder.Note()
-	if !s.offersAgents() || s.ladder.MayWiden(landing.SubAgent) != nil {
+	if !offersAgents(specs) || s.ladder.MayWiden(landing.SubAgent) != nil {
 		return note
 	}
 	room := s.b.Available() - Keep(s.b)
@@ -157,9 +163,9 @@ func (s *Session) Note() string {
 		"sub-agents started together share the same deadline.", landing.Human(room))
 }
 
-// offersAgents reports whether a sub-agent is among the tools on offer.
-func (s *Session) offersAgents() bool {
-	for _, sp := range s.cfg.Tools.Specs() {
+// offersAgents reports whether a sub-agent is among specs.
+func offersAgents(specs []tools.Spec) bool {
+	for _, sp := range specs {
 		if strings.HasPrefix(sp.Kind, AgentKindPrefix) {
 			return true
 		}
@@ -173,6 +179,9 @@ func (s *Session) adopt(c *Session, cancel context.CancelCauseFunc) {
 	s.mu.Lock()
 	landing := s.claimed
 	if !landing {
+		if s.children == nil {
+			s.children = make(map[*Session]context.CancelCauseFunc)
+		}
 		s.children[c] = cancel
 	}
 	s.mu.Unlock()
@@ -322,17 +331,31 @@ func (s *Session) steps() int {
 	return s.step
 }
 
-// specs returns the tools on offer by name, and declares their latency
-// hints on the run's estimates, which the fit gate reads: the registry may
-// have declared them on others.
-func (s *Session) specs() map[string]tools.Spec {
+// specs returns the tools on offer, and declares their latency hints on
+// the run's estimates, which the fit gate reads: the registry may have
+// declared them on others.
+func (s *Session) specs() toolSpecs {
 	specs := s.cfg.Tools.Specs()
-	m := make(map[string]tools.Spec, len(specs))
 	for _, sp := range specs {
-		m[sp.Name] = sp
 		s.b.Estimates().Kind(sp.Kind).Declare(sp.P50, sp.P95)
 	}
-	return m
+	return specs
+}
+
+// toolSpecs are the tools on offer at a step.
+type toolSpecs []tools.Spec
+
+// lookup returns the spec of the tool called name, the last of that name
+// if there are several, and whether there is one. It searches the list
+// rather than a map: a map of a few specs, made at every step, cost more
+// than the search (issue 13, BenchmarkStepCPU).
+func (ts toolSpecs) lookup(name string) (tools.Spec, bool) {
+	for i := len(ts) - 1; i >= 0; i-- {
+		if ts[i].Name == name {
+			return ts[i], true
+		}
+	}
+	return tools.Spec{}, false
 }
 
 // armPhase arms a timer for the ladder's next change of phase, so that the
@@ -466,6 +489,9 @@ type pause struct {
 func (s *Session) paused(w *watchdog.Watchdog, step, key string, resume func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.pauses == nil {
+		s.pauses = make(map[pause]func())
+	}
 	s.pauses[pause{w, step, key}] = resume
 }
 

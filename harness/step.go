@@ -84,10 +84,10 @@ func (s *Session) toolRun(step int, callID string) *tools.Run {
 }
 
 // call runs one tool call, unless a gate of the ladder refuses it.
-func (s *Session) call(ctx context.Context, step int, specs map[string]tools.Spec, c ToolCall) tools.Result {
+func (s *Session) call(ctx context.Context, step int, specs toolSpecs, c ToolCall) tools.Result {
 	s.busy.Add()
 	defer s.busy.Done()
-	spec, known := specs[c.Name]
+	spec, known := specs.lookup(c.Name)
 	kind := tools.KindPrefix + c.Name
 	if known {
 		kind = spec.Kind

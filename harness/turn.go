@@ -24,25 +24,69 @@ import (
 // A turn the budget refused before anything was sent is not counted as a
 // step. Turn returns [ErrNoModel] when the Config has no Model.
 func (s *Session) Turn(ctx context.Context, req model.Request) (model.Response, error) {
+	resp, err := s.turn(ctx, req)
+	if resp == nil {
+		return model.Response{}, err
+	}
+	return *resp, err
+}
+
+// turn is [Session.Turn] returning the response by pointer; nil when the
+// turn was not made at all. It stays on the stack of a run blocked in a
+// model stream, so it holds no response of its own: a Model with
+// CompletePointer, as a [*model.Client] has, makes one when the turn
+// ends, and one without is called from a frame of its own (issue 13; see
+// # Stack at model.Client.call).
+func (s *Session) turn(ctx context.Context, req model.Request) (*model.Response, error) {
 	if s.cfg.Model == nil {
-		return model.Response{}, ErrNoModel
+		return nil, ErrNoModel
 	}
 	if w, b, ok := s.landingCallNow(); ok {
-		return s.cfg.Model.Land(ctx, b, req.Messages, s.observer(0, w))
+		return s.landingTurn(ctx, w, b, req)
 	}
 	if s.over() {
-		return model.Response{}, ErrEnded
+		return nil, ErrEnded
 	}
 	n := s.steps() + 1
 	s.w.Mark(watchdog.ModelCall)
 	req.Parallel = req.Parallel && s.ladder.MayWiden(landing.Parallel) == nil
-	resp, err := s.cfg.Model.Complete(ctx, s.b, req, s.observer(n, s.w))
+	obs := s.observer(n, s.w)
+	var resp *model.Response
+	var err error
+	if m, ok := s.cfg.Model.(pointerModel); ok {
+		resp, err = m.CompletePointer(ctx, s.b, req, obs)
+	} else {
+		resp, err = s.complete(ctx, req, obs)
+	}
+	if resp == nil { // a Model of someone else's may answer none
+		resp = &model.Response{}
+	}
 	if err == nil || resp.Attempts > 0 || !errors.Is(err, budget.ErrRefused) {
 		s.mu.Lock()
 		s.step = n
 		s.mu.Unlock()
 	}
 	return resp, err
+}
+
+// complete calls Complete of a Model that has no CompletePointer. It is
+// not inlined, so that the two copies of the response such a call holds
+// stay out of the frame of turn.
+//
+//go:noinline
+func (s *Session) complete(ctx context.Context, req model.Request, obs *trace.Observer) (*model.Response, error) {
+	resp, err := s.cfg.Model.Complete(ctx, s.b, req, obs)
+	return &resp, err
+}
+
+// landingTurn is the landing call, on the landing call's watchdog w and
+// budget b. It is not inlined, so that the response it holds stays out of
+// the frame of turn.
+//
+//go:noinline
+func (s *Session) landingTurn(ctx context.Context, w *watchdog.Watchdog, b *budget.Budget, req model.Request) (*model.Response, error) {
+	resp, err := s.cfg.Model.Land(ctx, b, req.Messages, s.observer(0, w))
+	return &resp, err
 }
 
 // A Turn is one model request that a caller's own loop sends with its own
@@ -98,6 +142,9 @@ func (s *Session) BeginTurn(ctx context.Context) (context.Context, *Turn, error)
 		info: trace.Attempt{Step: model.Kind, N: 1, Lease: lease, Start: time.Now()}}
 	t.ctx, t.stop = lease.Context(ctx)
 	s.mu.Lock()
+	if s.turns == nil {
+		s.turns = make(map[*Turn]struct{})
+	}
 	s.turns[t] = struct{}{}
 	s.mu.Unlock()
 	obs.OnAttemptStart(t.info)

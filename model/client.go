@@ -12,6 +12,7 @@ import (
 	"github.com/glidepath/glidepath/watchdog"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
 // DefaultMaxAttempts is the attempts a call gets when [Config.MaxAttempts]
@@ -111,6 +112,18 @@ type Response struct {
 // allows while the budget does. ctx is the run's context; its cause (the
 // quiet clock, a cancellation) ends an attempt with that outcome.
 func (c *Client) Complete(ctx context.Context, b *budget.Budget, req Request, obs *trace.Observer) (Response, error) {
+	resp, err := c.call(ctx, b, req, obs, false)
+	return *resp, err
+}
+
+// CompletePointer is [Client.Complete] returning a pointer to the
+// response, which is never nil: on failure it has only Attempts. It is for
+// a caller that stays on the stack while the turn streams, as the
+// harness's loop does for most of a run: a Response is over 1 KB, and a
+// call through an interface that returns one holds two copies of it in
+// the caller's frame, enough to double the goroutine's stack; nor is one
+// held anywhere until the turn has ended (issue 13; see # Stack at call).
+func (c *Client) CompletePointer(ctx context.Context, b *budget.Budget, req Request, obs *trace.Observer) (*Response, error) {
 	return c.call(ctx, b, req, obs, false)
 }
 
@@ -121,26 +134,44 @@ func (c *Client) Complete(ctx context.Context, b *budget.Budget, req Request, ob
 // a backoff decided against the work budget would, inside the reserve,
 // always read as "exceeds budget", which is not why it stopped.
 func (c *Client) Land(ctx context.Context, b *budget.Budget, messages []openai.ChatCompletionMessageParamUnion, obs *trace.Observer) (Response, error) {
-	return c.call(ctx, b, Request{Messages: messages}, obs, true)
+	resp, err := c.call(ctx, b, Request{Messages: messages}, obs, true)
+	return *resp, err
 }
 
-func (c *Client) call(ctx context.Context, b *budget.Budget, req Request, obs *trace.Observer, landing bool) (Response, error) {
+// call makes the turn's attempts and returns the response, never nil: on
+// failure it has only Attempts.
+//
+// # Stack
+//
+// A run spends most of its life blocked in an attempt's stream, with this
+// chain of frames on its goroutine's stack. A goroutine's stack is sized
+// in powers of two, and a GC halves it only while less than a quarter of
+// it is in use (counting an 800-byte guard): a goroutine that waits with
+// more than about 7.4 KB in use keeps 32 KB or more. A bare openai-go
+// call waits with 6.4 KB in 16 KB; the harness used to wait with 24 KB in
+// use, in 64 KB (issue 13, SPEC §7). So the frames that stay on the stack
+// while the stream is read are kept small: the response, over 1 KB, is
+// made when the attempt has ended and passed up by pointer rather than by
+// value from frame to frame, and what needs big values — sending the
+// request, folding in a chunk, building the response — is done in helpers
+// that have returned before the wait. BenchmarkIdleRuns's stack-B/idle-run
+// shows a frame that grew too big.
+func (c *Client) call(ctx context.Context, b *budget.Budget, req Request, obs *trace.Observer, landing bool) (*Response, error) {
 	if obs == nil {
 		obs = &trace.Observer{}
 	}
 	kind := b.Estimates().Kind(Kind)
-	params := c.params(req)
 	var last *trace.AttemptError
 	for n := 1; ; n++ {
 		lease, err := c.lease(b, kind, landing)
 		if err != nil {
 			obs.OnRefused(Kind, "", n, err)
 			if last != nil {
-				return Response{Attempts: n - 1}, errors.Join(err, last)
+				return &Response{Attempts: n - 1}, errors.Join(err, last)
 			}
-			return Response{}, err
+			return &Response{}, err
 		}
-		resp, took, ae := c.attempt(ctx, lease, n, params, obs)
+		resp, took, ae := c.attempt(ctx, lease, n, &req, obs)
 		if ae == nil {
 			kind.Observe(took)
 			resp.Attempts = n
@@ -148,19 +179,29 @@ func (c *Client) call(ctx context.Context, b *budget.Budget, req Request, obs *t
 		}
 		last = ae
 		if landing || !trace.Retryable(ae) || n >= c.cfg.MaxAttempts || ctx.Err() != nil {
-			return Response{Attempts: n}, ae
+			return &Response{Attempts: n}, ae
 		}
-		delay, raErr := b.NextDelay(c.cfg.Backoff, n, ae.Header)
-		obs.OnBackoff(Kind, "", n, delay, raErr)
-		if delay.GiveUp {
-			return Response{Attempts: n}, &trace.GaveUpError{Step: Kind, Delay: delay, Last: ae}
-		}
-		err = delay.Wait(ctx)
-		obs.OnBackoffEnd(Kind, "")
-		if err != nil {
-			return Response{Attempts: n}, Classify(ctx, n, err)
+		if err := c.backoff(ctx, b, n, ae, obs); err != nil {
+			return &Response{Attempts: n}, err
 		}
 	}
+}
+
+// backoff sleeps before attempt n+1 as the budget decides, and returns why
+// the call must stop instead: the budget gave up, or ctx ended while it
+// slept.
+func (c *Client) backoff(ctx context.Context, b *budget.Budget, n int, ae *trace.AttemptError, obs *trace.Observer) error {
+	delay, raErr := b.NextDelay(c.cfg.Backoff, n, ae.Header)
+	obs.OnBackoff(Kind, "", n, delay, raErr)
+	if delay.GiveUp {
+		return &trace.GaveUpError{Step: Kind, Delay: delay, Last: ae}
+	}
+	err := delay.Wait(ctx)
+	obs.OnBackoffEnd(Kind, "")
+	if err != nil {
+		return Classify(ctx, n, err)
+	}
+	return nil
 }
 
 func (c *Client) lease(b *budget.Budget, kind *budget.Kind, landing bool) (budget.Lease, error) {
@@ -170,66 +211,105 @@ func (c *Client) lease(b *budget.Budget, kind *budget.Kind, landing bool) (budge
 	return b.Lease(kind, c.cfg.Ceiling)
 }
 
-func (c *Client) params(req Request) openai.ChatCompletionNewParams {
-	p := openai.ChatCompletionNewParams{
-		Model:         c.cfg.Model,
-		Messages:      req.Messages,
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
-	}
+// params fills in p, which is zero, with the parameters of req. p is
+// written in place rather than returned, so that the frame holds one copy
+// of them.
+func (c *Client) params(p *openai.ChatCompletionNewParams, req *Request) {
+	p.Model = c.cfg.Model
+	p.Messages = req.Messages
+	p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 	if len(req.Tools) > 0 {
 		p.Tools = req.Tools
 		p.ParallelToolCalls = openai.Bool(req.Parallel)
 	}
-	return p
 }
 
-// attempt makes one streaming request on lease and reports how long it took.
-func (c *Client) attempt(ctx context.Context, lease budget.Lease, n int, params openai.ChatCompletionNewParams, obs *trace.Observer) (Response, time.Duration, *trace.AttemptError) {
+// attempt makes one streaming request on lease and returns its response
+// and how long it took. It is the frame that waits on the stream, so it
+// holds pointers only (see # Stack at call).
+func (c *Client) attempt(ctx context.Context, lease budget.Lease, n int, req *Request, obs *trace.Observer) (*Response, time.Duration, *trace.AttemptError) {
 	actx, cancel := lease.Context(ctx)
 	defer cancel()
-	info := trace.Attempt{Step: Kind, N: n, Lease: lease, Start: time.Now()}
-	obs.OnAttemptStart(info)
+	start := time.Now()
 	counts := &counter{obs: obs}
-	stream := c.oa.Chat.Completions.NewStreaming(actx, params,
-		option.WithHeader(budget.Header, lease.Millis()),
-		option.WithMiddleware(counts.middleware),
-	)
-	acc := openai.ChatCompletionAccumulator{}
+	stream := c.open(actx, lease, n, start, req, counts)
+	// The accumulator (about 8 KB) is made at the first chunk: a stream
+	// that so far sends only keepalives holds none (issue 13).
+	var acc *openai.ChatCompletionAccumulator
 	for stream.Next() {
-		chunk := stream.Current()
-		acc.AddChunk(chunk)
-		// A finished message, and each finished tool call it asks for, is
-		// semantic: the model said something whole.
-		if _, ok := acc.JustFinishedContent(); ok {
-			obs.OnSignal(trace.Signal{Event: watchdog.ModelMessage, Step: Kind})
-		}
-		if _, ok := acc.JustFinishedToolCall(); ok {
-			obs.OnSignal(trace.Signal{Event: watchdog.ModelMessage, Step: Kind})
-		}
+		acc = addChunk(acc, stream, obs)
 	}
 	err := stream.Err()
 	stream.Close()
+	return c.end(actx, lease, n, start, counts, acc, err)
+}
+
+// open reports the attempt's start and sends its request. It is not
+// inlined, and the request's parameters, over 1 KB, are made here, once
+// per attempt, so that they are not on the stack during the wait.
+//
+//go:noinline
+func (c *Client) open(actx context.Context, lease budget.Lease, n int, start time.Time, req *Request, counts *counter) *ssestream.Stream[openai.ChatCompletionChunk] {
+	counts.obs.OnAttemptStart(trace.Attempt{Step: Kind, N: n, Lease: lease, Start: start})
+	var params openai.ChatCompletionNewParams
+	c.params(&params, req)
+	return c.oa.Chat.Completions.NewStreaming(actx, params,
+		option.WithHeader(budget.Header, lease.Millis()),
+		option.WithMiddleware(counts.middleware),
+	)
+}
+
+// addChunk folds the stream's current chunk into acc, made now if it is
+// nil, and signals what the chunk finished: a finished message, and each
+// finished tool call it asks for, is semantic: the model said something
+// whole. It is not inlined: its frame holds a chunk, over 1 KB.
+//
+//go:noinline
+func addChunk(acc *openai.ChatCompletionAccumulator, stream *ssestream.Stream[openai.ChatCompletionChunk], obs *trace.Observer) *openai.ChatCompletionAccumulator {
+	if acc == nil {
+		acc = new(openai.ChatCompletionAccumulator)
+	}
+	acc.AddChunk(stream.Current())
+	if _, ok := acc.JustFinishedContent(); ok {
+		obs.OnSignal(trace.Signal{Event: watchdog.ModelMessage, Step: Kind})
+	}
+	if _, ok := acc.JustFinishedToolCall(); ok {
+		obs.OnSignal(trace.Signal{Event: watchdog.ModelMessage, Step: Kind})
+	}
+	return acc
+}
+
+// end classifies how the attempt's stream ended, reports the attempt's
+// end and, when it succeeded, makes its response. acc is nil when no chunk
+// came. It is not inlined: its frame holds a trace.Attempt.
+//
+//go:noinline
+func (c *Client) end(actx context.Context, lease budget.Lease, n int, start time.Time, counts *counter, acc *openai.ChatCompletionAccumulator, err error) (*Response, time.Duration, *trace.AttemptError) {
 	var finish string
-	if err == nil && len(acc.Choices) > 0 {
+	if err == nil && acc != nil && len(acc.Choices) > 0 {
 		finish = string(acc.Choices[0].FinishReason)
 	}
 	if err == nil && finish == "" {
 		err = ErrIncomplete
 	}
-	info.End = time.Now()
+	info := trace.Attempt{Step: Kind, N: n, Lease: lease, Start: start, End: time.Now()}
 	info.Keepalives, info.Chunks = counts.keepalives.Load(), counts.chunks.Load()
-	info.Usage = trace.Usage{Input: acc.Usage.PromptTokens, Output: acc.Usage.CompletionTokens, Total: acc.Usage.TotalTokens}
+	if acc != nil {
+		info.Usage = trace.Usage{Input: acc.Usage.PromptTokens, Output: acc.Usage.CompletionTokens, Total: acc.Usage.TotalTokens}
+	}
 	if apiErr, ok := errors.AsType[*openai.Error](err); ok {
 		// A server may quote the key it was sent; no message of ours will.
 		apiErr.Message = redact.Secrets(apiErr.Message, c.cfg.APIKey)
 	}
+	obs := counts.obs
 	if err != nil {
 		ae := Classify(actx, n, err)
 		info.Outcome, info.Status, info.Err = ae.Outcome, ae.Status, ae
 		obs.OnAttemptEnd(info)
-		return Response{}, 0, ae
+		return nil, 0, ae
 	}
 	info.Outcome = trace.OK
 	obs.OnAttemptEnd(info)
-	return Response{Message: acc.Choices[0].Message, FinishReason: finish, Usage: acc.Usage}, info.End.Sub(info.Start), nil
+	resp := &Response{Message: acc.Choices[0].Message, FinishReason: finish, Usage: acc.Usage}
+	return resp, info.End.Sub(info.Start), nil
 }

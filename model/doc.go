@@ -42,4 +42,14 @@
 // on a landing lease that may spend the reserve. It is one attempt, never
 // retried (SPEC §3): when it fails, the run lands on its deterministic
 // summary instead.
+//
+// # Memory
+//
+// A run spends most of its life waiting in a stream, so what a waiting
+// call holds is kept small (SPEC §7: an idle run costs at most 1.2× a bare
+// openai-go streaming call): the accumulator is made at the first chunk,
+// and the frames that stay on the stack during the wait hold no response
+// or request parameters. [Client.CompletePointer] is [Client.Complete] for
+// a caller that waits the same way: it returns the response by pointer,
+// made when the turn ends, so that the caller's frame holds no copy of it.
 package model

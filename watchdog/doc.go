@@ -73,9 +73,11 @@
 // passed in as a value (budget.Budget.Deadline): the watchdog does no
 // deadline arithmetic of its own and never moves the wall. The run context
 // ends at the wall with [context.DeadlineExceeded] and cause [ErrWall],
-// however many events keep coming. When the parent context carries the same
-// deadline (budget.WithBudget), the parent's cause (budget.ErrDeadline) may
-// arrive first; both name the wall.
+// however many events keep coming. When the parent context's deadline comes
+// at or before the wall, as it does under budget.WithBudget, which carries
+// the same deadline, the watchdog arms no wall of its own: the parent ends
+// the run context then, with its cause (budget.ErrDeadline), which names
+// the wall too.
 //
 // # Ties
 //
@@ -92,9 +94,10 @@
 // [time.AfterFunc] timer, armed for the deadline and, since events only
 // push the deadline later, re-armed lazily when it fires early rather than
 // reset by every event; the wall is the timer of a
-// [context.WithDeadlineCause] context. [Watchdog.Stop] stops both and ends
-// the run context; a timer callback that had already started then returns
-// without effect. Call Stop when the run ends, as with a CancelFunc.
+// [context.WithDeadlineCause] context, or the parent's own. [Watchdog.Stop]
+// stops both and ends the run context; a timer callback that had already
+// started then returns without effect. Call Stop when the run ends, as with
+// a CancelFunc.
 //
 // # Errors
 //

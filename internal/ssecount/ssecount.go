@@ -6,7 +6,10 @@
 // tools read their streams through a [Reader].
 package ssecount
 
-import "io"
+import (
+	"bytes"
+	"io"
+)
 
 // A Reader passes its source through unchanged and reports each line that
 // begins with ':' (a comment: a keepalive) to Comment and each that begins
@@ -32,8 +35,19 @@ const dataPrefix = "data:"
 // Read reads from the source and counts the lines it passes.
 func (c *Reader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	for _, ch := range p[:n] {
-		c.scan(ch)
+	// Only the start of a line says anything: inside one, jump to its end
+	// rather than look at every byte of a stream's content (issue 13).
+	b := p[:n]
+	for len(b) > 0 {
+		if !c.lineStart {
+			i := bytes.IndexAny(b, "\r\n")
+			if i < 0 {
+				break
+			}
+			b = b[i:]
+		}
+		c.scan(b[0])
+		b = b[1:]
 	}
 	return n, err
 }

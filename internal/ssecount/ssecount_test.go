@@ -24,24 +24,30 @@ func TestCommentsAndDataLinesAreCountedAsTheyPass(t *testing.T) {
 		{"a line that only starts like data is not data", "dat\ndatum: 1\ndata\n", 0, 0},
 		{"an empty stream", "", 0, 0},
 	}
+	// One byte at a time, so that every line's prefix is split across
+	// reads, and the whole stream in one read, so that lines are found
+	// inside a read.
+	reads := map[string]func(io.Reader) io.Reader{
+		"one byte at a time": iotest.OneByteReader,
+		"in one read":        func(r io.Reader) io.Reader { return r },
+	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var comments, data int
-			// One byte at a time, so that every line's prefix is split
-			// across reads.
-			r := ssecount.NewReader(iotest.OneByteReader(strings.NewReader(tc.stream)),
-				func() { comments++ }, func() { data++ })
-			out, err := io.ReadAll(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(out) != tc.stream {
-				t.Errorf("passed %q, want the stream unchanged", out)
-			}
-			if comments != tc.comments || data != tc.data {
-				t.Errorf("%d comments and %d data lines, want %d and %d", comments, data, tc.comments, tc.data)
-			}
-		})
+		for how, wrap := range reads {
+			t.Run(tc.name+"/"+how, func(t *testing.T) {
+				var comments, data int
+				r := ssecount.NewReader(wrap(strings.NewReader(tc.stream)), func() { comments++ }, func() { data++ })
+				out, err := io.ReadAll(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(out) != tc.stream {
+					t.Errorf("passed %q, want the stream unchanged", out)
+				}
+				if comments != tc.comments || data != tc.data {
+					t.Errorf("%d comments and %d data lines, want %d and %d", comments, data, tc.comments, tc.data)
+				}
+			})
+		}
 	}
 }
 
