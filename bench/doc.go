@@ -12,7 +12,7 @@
 //	go test -run='^$' -bench=RetryAfterOverBudget -benchtime=5x ./bench
 //	go test -run='^$' -bench=HangingRun -benchtime=50x ./bench
 //	go test -run='^$' -bench=StallLateness -benchtime=2000x ./bench
-//	go test -run='^$' -bench=StepCPU -benchtime=300x ./bench
+//	go test -run='^$' -bench=StepCPU -benchtime=3000x ./bench
 //	go test -run='^$' -bench=IdleRuns -benchtime=1x ./bench
 //	GLIDEPATH_BENCH_RUNS=10000 go test -run='^$' -bench=IdleRuns -benchtime=1x ./bench
 //

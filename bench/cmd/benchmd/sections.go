@@ -93,7 +93,7 @@ func wholeRuns(ctx context.Context, r *report) error {
 	if err != nil {
 		return err
 	}
-	cpu, c3, err := goBench(ctx, nil, "-bench", "^BenchmarkStepCPU$", "-benchtime", "300x", "./bench")
+	cpu, c3, err := goBench(ctx, nil, "-bench", "^BenchmarkStepCPU$", "-benchtime", "3000x", "./bench")
 	if err != nil {
 		return err
 	}
