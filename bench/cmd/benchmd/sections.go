@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -168,7 +169,7 @@ func fleetSection(ctx context.Context, r *report) error {
 		r.target(fmt.Sprintf("A fleet of %s runs whose budgets expire together, turned away with 503 + Retry-After at one instant: every run labeled, the retries of any 50ms window under 2× the mean", num(float64(n))),
 			fmt.Sprintf("%d of %d labeled; busiest 50ms window %d retries, %s× the mean; p99 end %s of %s; %d goroutines left", gp.Labeled, gp.Runs, gp.PeakWindow, num(gp.PeakOverMean()), dur(gp.EndP99), dur(gp.Budget), gp.GoroutinesLeft),
 			fmt.Sprintf("openai-go defaults: %d answered; busiest window %d retries", sdk.Labeled, sdk.PeakWindow),
-			gp.Labeled == gp.Runs && gp.PeakOverMean() < 2 && gp.GoroutinesLeft == 0, "")
+			gp.Labeled == gp.Runs && gp.PeakOverMean() < 2 && gp.GoroutinesLeft == 0, fleetShortfall(gp))
 	}
 	r.add("A fleet whose budgets expire together", []string{"go run ./bench/cmd/benchmd -only fleet"},
 		table([]string{"runs", "system", "labeled", "first requests sent over", "retries", "busiest 50ms", "mean 50ms", "busiest/mean", "as due: busiest / mean", "end p50 / p99 / max", "KB per waiting run", "goroutines left"}, rows)+`
@@ -179,6 +180,25 @@ jitter (budget.Backoff.Spread). A Glidepath run's retry is its model client's se
 request it marked with X-Stainless-Retry-Count.
 `)
 	return nil
+}
+
+// fleetShortfall says what kept a fleet from its numbers, as measured:
+// a fleet whose own first requests take longer than the outage to go out
+// is CPU-bound, and sends its retries as the process can, not as they fell
+// due.
+func fleetShortfall(r fleet.Result) string {
+	var why []string
+	if r.PeakOverMean() >= 2 {
+		why = append(why, fmt.Sprintf("the process is CPU-bound on %d cores: its %d runs' first requests took %s to go out, so %d were turned away and their retries came back as the CPU allowed; as they fell due, the busiest window held %s× the mean",
+			runtime.NumCPU(), r.Runs, dur(r.FirstSpread), r.Retries, num(float64(r.DuePeakWindow)/r.DueMeanWindow)))
+	}
+	if r.Labeled < r.Runs {
+		why = append(why, fmt.Sprintf("%d runs returned an error", r.Errors))
+	}
+	if r.GoroutinesLeft > 0 {
+		why = append(why, fmt.Sprintf("%d goroutines left", r.GoroutinesLeft))
+	}
+	return strings.Join(why, "; ")
 }
 
 func processSection(ctx context.Context, r *report) error {
