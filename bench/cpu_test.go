@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glidepath/glidepath/bench/battery"
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/landing"
@@ -189,7 +190,7 @@ func (l *bareLoop) step(b *testing.B) {
 			ParallelToolCalls: openai.Bool(true),
 			StreamOptions:     openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
 		}
-		msg, err := streamTurn(ctx, l.c, params)
+		msg, err := battery.StreamTurn(ctx, l.c, params)
 		if err != nil {
 			b.Fatalf("bare loop: turn %d: %v", turn, err)
 		}

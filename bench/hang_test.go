@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glidepath/glidepath/bench/battery"
 	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/model"
@@ -129,7 +130,7 @@ func naiveLoopLate(b *testing.B, c openai.Client, tool tools.Fn, owned *sync.Wai
 	var err error
 	for turn := 1; err == nil; turn++ {
 		var msg openai.ChatCompletionMessage
-		msg, err = streamTurn(ctx, c, params)
+		msg, err = battery.StreamTurn(ctx, c, params)
 		if err != nil {
 			break
 		}
@@ -157,21 +158,4 @@ func naiveLoopLate(b *testing.B, c openai.Client, tool tools.Fn, owned *sync.Wai
 		b.Fatalf("naive loop: got %v, want the context's deadline", err)
 	}
 	return late
-}
-
-// streamTurn streams one chat completion and accumulates its message.
-func streamTurn(ctx context.Context, c openai.Client, params openai.ChatCompletionNewParams) (openai.ChatCompletionMessage, error) {
-	stream := c.Chat.Completions.NewStreaming(ctx, params)
-	defer stream.Close()
-	var acc openai.ChatCompletionAccumulator
-	for stream.Next() {
-		acc.AddChunk(stream.Current())
-	}
-	if err := stream.Err(); err != nil {
-		return openai.ChatCompletionMessage{}, err
-	}
-	if len(acc.Choices) == 0 {
-		return openai.ChatCompletionMessage{}, errors.New("naive loop: empty answer")
-	}
-	return acc.Choices[0].Message, nil
 }

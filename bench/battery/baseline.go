@@ -74,7 +74,7 @@ func runDefaults(ctx context.Context, w *world, log *runLog) outcome {
 	client := openai.NewClient(option.WithBaseURL(w.sim.URL), option.WithHTTPClient(w.sim.Client()), option.WithAPIKey("sim"))
 	l := &loop{w: w, log: log}
 	l.turn = func(ctx context.Context, params openai.ChatCompletionNewParams) (openai.ChatCompletionMessage, error) {
-		return streamTurn(ctx, client, params)
+		return StreamTurn(ctx, client, params)
 	}
 	l.call = func(ctx context.Context, name string, args json.RawMessage) (string, error) {
 		return l.timedCall(ctx, name, args)
@@ -95,7 +95,7 @@ func runPerCall(ctx context.Context, w *world, log *runLog) outcome {
 		return backoff.Retry(ctx, func() (openai.ChatCompletionMessage, error) {
 			actx, cancel := context.WithTimeout(ctx, w.sc.ModelTimeout)
 			defer cancel()
-			msg, err := streamTurn(actx, client, params)
+			msg, err := StreamTurn(actx, client, params)
 			if err != nil && timedOut(ctx, actx) {
 				log.cut("model", false)
 			}
@@ -172,7 +172,7 @@ func postTool(ctx context.Context, hc *http.Client, url string, args json.RawMes
 }
 
 // streamTurn streams one chat completion and accumulates its message.
-func streamTurn(ctx context.Context, c openai.Client, params openai.ChatCompletionNewParams) (openai.ChatCompletionMessage, error) {
+func StreamTurn(ctx context.Context, c openai.Client, params openai.ChatCompletionNewParams) (openai.ChatCompletionMessage, error) {
 	stream := c.Chat.Completions.NewStreaming(ctx, params)
 	defer stream.Close()
 	var acc openai.ChatCompletionAccumulator

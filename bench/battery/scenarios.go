@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/tools/kit"
@@ -102,7 +103,7 @@ var (
 func fastLookup(w *world) kit.Handler {
 	return func(ctx context.Context, call *kit.Call) (any, error) {
 		w.worked(call)
-		if err := wait(ctx, 5*time.Millisecond); err != nil {
+		if err := (budget.Delay{Sleep: 5 * time.Millisecond}).Wait(ctx); err != nil {
 			return nil, err
 		}
 		return map[string]any{"results": 3}, nil
@@ -124,7 +125,7 @@ func slowLookup(w *world) kit.Handler {
 	return func(ctx context.Context, call *kit.Call) (any, error) {
 		w.worked(call)
 		for i := int64(1); i <= 9; i++ {
-			if err := wait(ctx, 100*time.Millisecond); err != nil {
+			if err := (budget.Delay{Sleep: 100 * time.Millisecond}).Wait(ctx); err != nil {
 				return nil, err
 			}
 			w.progress(call, i, 9)
@@ -185,7 +186,7 @@ func stalls(w *world) kit.Handler {
 	return func(ctx context.Context, call *kit.Call) (any, error) {
 		w.worked(call)
 		for i := int64(1); i <= 3; i++ {
-			if err := wait(ctx, 100*time.Millisecond); err != nil {
+			if err := (budget.Delay{Sleep: 100 * time.Millisecond}).Wait(ctx); err != nil {
 				return nil, err
 			}
 			w.progress(call, i, 10)

@@ -2,7 +2,6 @@ package battery
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"log"
@@ -223,16 +222,4 @@ func orderOf(args json.RawMessage) string {
 	}
 	_ = json.Unmarshal(args, &a)
 	return a.OrderID
-}
-
-// wait waits for d, or until ctx ends, and returns ctx's cause then.
-func wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
 }
