@@ -137,7 +137,7 @@ func lastLines(s string, n int) string {
 func machine() string {
 	cpu := "unknown CPU"
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
+		for line := range strings.SplitSeq(string(b), "\n") {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
 				cpu = strings.TrimSpace(v)
 				break
