@@ -22,12 +22,13 @@ func TestAFleetTurnedAwayAtOneInstantComesBackSpreadAndLabeled(t *testing.T) {
 	if res.Retries != res.Runs {
 		t.Errorf("%d retries, want one per run", res.Retries)
 	}
-	// Under the race detector the first requests straggle too, so the
-	// bound here is looser than SPEC §7's 2×, which make bench measures;
-	// a fleet that came back in one burst would be at 1× with its peak
-	// at every retry.
-	if res.PeakWindow >= res.Runs/2 {
-		t.Errorf("the busiest 50ms window held %d of %d retries: they came back in a burst", res.PeakWindow, res.Runs)
+	// When the retries fell due is the jitter's doing; when they were
+	// sent is also the scheduler's, on a machine busy with other tests.
+	// The bound is looser than SPEC §7's 2×, which make bench measures: a
+	// fleet that came back in one burst would have every retry in one
+	// window.
+	if res.DuePeakWindow >= res.Runs/2 {
+		t.Errorf("the busiest 50ms window held %d of %d retries as they fell due: they came back in a burst", res.DuePeakWindow, res.Runs)
 	}
 	if res.EndMax > res.Budget {
 		t.Errorf("the last run returned at %v, after its budget %v", res.EndMax, res.Budget)
