@@ -39,8 +39,8 @@ func TestAFleetTurnedAwayAtOneInstantComesBackSpreadAndLabeled(t *testing.T) {
 }
 
 // The baseline, so that it does not rot: openai-go honors Retry-After to
-// the millisecond, and its fleet comes back in one burst.
-func TestTheSDKDefaultsFleetRetriesInOneBurst(t *testing.T) {
+// the millisecond; make bench shows the burst that makes.
+func TestTheSDKDefaultsFleetIsAnsweredAfterOneRetryEach(t *testing.T) {
 	res, err := fleet.SDKDefaults(t.Context(), fleet.Config{Runs: 100})
 	if err != nil {
 		t.Fatal(err)
