@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/model"
+	"github.com/glidepath/glidepath/plan"
+	"github.com/glidepath/glidepath/tools/demo"
 )
 
 // planCommand is "harness plan [flags] [FILE]".
@@ -55,7 +57,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 		return &usageError{cmd: "plan", err: fmt.Errorf("at most one FILE, got %d: %s", len(pos), strings.Join(pos, " "))}
 	}
 
-	cfg := planConfig{Origin: map[string]string{}}
+	cfg := plan.Config{Origin: map[string]string{}}
 	var sources []string
 	if len(pos) == 1 {
 		if cfg, err = c.load(pos[0]); err != nil {
@@ -73,7 +75,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 		if len(cfg.Tools) > 0 {
 			return &usageError{cmd: "plan", err: fmt.Errorf("both %s and --tools %s list tools; give them in one place", sources[0], f.tools)}
 		}
-		if cfg.Tools, err = loadToolsFile(f.tools, cfg.Origin); err != nil {
+		if cfg.Tools, err = plan.LoadTools(f.tools, demo.Builtins(), cfg.Origin); err != nil {
 			return &usageError{cmd: "plan", err: err}
 		}
 		cfg.ToolsFile = f.tools
@@ -81,7 +83,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 	}
 	source := cmp.Or(strings.Join(sources, " and "), "flags and defaults")
 	f.apply(&cfg)
-	p, err := makePlan(cfg)
+	p, err := plan.Make(cfg)
 	if err != nil {
 		return &usageError{cmd: "plan", err: err}
 	}
@@ -91,27 +93,27 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 	if f.json {
 		enc := json.NewEncoder(&out)
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(p.report(source)); err != nil {
+		if err := enc.Encode(reportOf(p, source)); err != nil {
 			return err
 		}
 	} else {
-		p.write(&out, source)
+		writePlan(&out, p, source)
 	}
 	_, err = c.stdout.Write(out.Bytes())
 	return err
 }
 
 // load reads the plan file name, or standard input for "-".
-func (c *planCommand) load(name string) (planConfig, error) {
+func (c *planCommand) load(name string) (plan.Config, error) {
 	if name == "-" {
-		return loadPlan("stdin", c.stdin)
+		return plan.Load("stdin", c.stdin)
 	}
 	file, err := os.Open(name)
 	if err != nil {
-		return planConfig{}, err
+		return plan.Config{}, err
 	}
 	defer file.Close()
-	return loadPlan(name, file)
+	return plan.Load(name, file)
 }
 
 // stepsFlagSet sets steps for the flag named name. --steps and --max-steps
@@ -130,14 +132,14 @@ func (f *planFlags) stepsFlagSet(name string) func(string) error {
 
 // apply lets the flags override cfg. --tool-ceiling and --tool-retries set
 // every tool; with no tools listed they describe one, named "tool".
-func (f *planFlags) apply(cfg *planConfig) {
+func (f *planFlags) apply(cfg *plan.Config) {
 	override(cfg, &cfg.Budget, f.budget, "budget", "--budget")
 	override(cfg, &cfg.Steps, f.steps, "steps", f.stepsFlag)
 	override(cfg, &cfg.ToolCallsPerStep, f.toolCalls, "tool_calls_per_step", "--tool-calls-per-step")
 	override(cfg, &cfg.Model.Ceiling, f.modelCeiling, "model.ceiling", "--model-ceiling")
 	override(cfg, &cfg.Model.Retries, f.modelRetries, "model.retries", "--model-retries")
 	if len(cfg.Tools) == 0 && (f.toolCeiling != nil || f.toolRetries != nil) {
-		cfg.Tools = []toolConfig{{Name: "tool"}}
+		cfg.Tools = []plan.Tool{{Name: "tool"}}
 	}
 	if f.toolCeiling != nil {
 		cfg.ToolFlags = append(cfg.ToolFlags, "--tool-ceiling")
@@ -149,17 +151,17 @@ func (f *planFlags) apply(cfg *planConfig) {
 		t := &cfg.Tools[i]
 		field := fmt.Sprintf("tools[%d]", i)
 		if override(cfg, &t.Ceiling, f.toolCeiling, field+".ceiling", "--tool-ceiling") {
-			t.ceilingNote = nil
+			t.CeilingDefault = nil
 		}
 		if override(cfg, &t.Retries, f.toolRetries, field+".retries", "--tool-retries") {
-			t.retriesNote = nil
+			t.RetriesDefault = nil
 		}
 	}
 }
 
 // override sets *dst to v, if the flag named flag was given, and records
 // that the field now comes from it. It reports whether it did.
-func override[T any](cfg *planConfig, dst **T, v *T, field, flag string) bool {
+func override[T any](cfg *plan.Config, dst **T, v *T, field, flag string) bool {
 	if v == nil {
 		return false
 	}
@@ -172,7 +174,7 @@ func durationFlag(dst **time.Duration) func(string) error {
 	return func(s string) error {
 		d, err := time.ParseDuration(s)
 		if err != nil {
-			return errNotDuration
+			return plan.ErrNotDuration
 		}
 		*dst = &d
 		return nil
@@ -183,7 +185,7 @@ func intFlag(dst **int) func(string) error {
 	return func(s string) error {
 		n, err := strconv.Atoi(s)
 		if err != nil {
-			return errNotInteger
+			return plan.ErrNotInteger
 		}
 		*dst = &n
 		return nil
@@ -234,7 +236,7 @@ Flags override the files:
 }
 
 // write prints p as aligned tables, then a one-line verdict.
-func (p plan) write(w io.Writer, source string) {
+func writePlan(w io.Writer, p plan.Plan, source string) {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	row := func(cells ...string) { fmt.Fprintln(tw, "  "+strings.Join(cells, "\t")) }
 
@@ -252,7 +254,7 @@ func (p plan) write(w io.Writer, source string) {
 	for _, t := range p.Tools {
 		row(append([]string{"tool " + t.Name}, callCells(t)...)...)
 	}
-	row("per step", p.perStepFormula(p.Model.Worst, p.PerStep))
+	row("per step", perStepFormula(p, p.Model.Worst, p.PerStep))
 	total := fmt.Sprintf("%d steps × %v = %v", p.Steps, p.PerStep, p.Total)
 	if p.Total.Unbounded {
 		total += " (" + strings.Join(p.Unbounded, "; ") + ")"
@@ -262,7 +264,7 @@ func (p plan) write(w io.Writer, source string) {
 
 	fmt.Fprintf(tw, "if servers send Retry-After: openai-go waits up to %v before each model retry\n", model.SDKMaxRetryAfter)
 	row("model", fmt.Sprintf("%s × %d + %d × %v = %v", ceilingString(p.Model.Ceiling), p.Model.Attempts(), p.Model.Retries, model.SDKMaxRetryAfter, p.RetryAfterModel))
-	row("per step", p.perStepFormula(p.RetryAfterModel, p.RetryAfterPerStep))
+	row("per step", perStepFormula(p, p.RetryAfterModel, p.RetryAfterPerStep))
 	row("total", fmt.Sprintf("%d steps × %v = %v", p.Steps, p.RetryAfterPerStep, p.RetryAfterTotal))
 	fmt.Fprintln(tw)
 
@@ -294,12 +296,12 @@ func (p plan) write(w io.Writer, source string) {
 	}
 	fmt.Fprintln(tw)
 	tw.Flush()
-	fmt.Fprintf(w, "verdict: %s\n", p.verdict())
+	fmt.Fprintf(w, "verdict: %s\n", p.Verdict())
 }
 
 // callCells are a call's ceiling, retries and worst case, each value that
 // came from a default marked so.
-func callCells(c callPlan) []string {
+func callCells(c plan.Call) []string {
 	ceiling, retries := ceilingString(c.Ceiling), strconv.Itoa(c.Retries)
 	if c.DefaultCeiling {
 		ceiling += " (default)"
@@ -310,7 +312,7 @@ func callCells(c callPlan) []string {
 	return []string{ceiling, retries, callFormula(c)}
 }
 
-func ceilingString(b bound) string {
+func ceilingString(b plan.Bound) string {
 	if b.Unbounded {
 		return "none"
 	}
@@ -318,7 +320,7 @@ func ceilingString(b bound) string {
 }
 
 // callFormula is "ceiling × attempts + backoff = worst".
-func callFormula(c callPlan) string {
+func callFormula(c plan.Call) string {
 	s := fmt.Sprintf("%s × %d", ceilingString(c.Ceiling), c.Attempts())
 	if c.Backoff > 0 {
 		s += fmt.Sprintf(" + %v backoff", c.Backoff)
@@ -327,24 +329,12 @@ func callFormula(c callPlan) string {
 }
 
 // perStepFormula is "model + N × slowest tool = ... = per step".
-func (p plan) perStepFormula(model, perStep bound) string {
+func perStepFormula(p plan.Plan, model, perStep plan.Bound) string {
 	if p.Slowest < 0 || p.ToolCalls == 0 {
 		return fmt.Sprintf("model %v = %v", model, perStep)
 	}
 	t := p.Tools[p.Slowest]
 	return fmt.Sprintf("model %v + %d × %s %v = %v", model, p.ToolCalls, t.Name, t.Worst, perStep)
-}
-
-func (p plan) verdict() string {
-	lands := fmt.Sprintf("under Glidepath the run lands by %v", p.Budget)
-	ratio, ok := p.Ratio()
-	switch {
-	case !ok:
-		return fmt.Sprintf("unbudgeted worst case is unbounded (%s); %s", strings.Join(p.Unbounded, "; "), lands)
-	case ratio > 1:
-		return fmt.Sprintf("unbudgeted worst case is %v, %.1f× the %v budget; %s", p.Total, ratio, p.Budget, lands)
-	}
-	return fmt.Sprintf("unbudgeted worst case is %v, within the %v budget; %s", p.Total, p.Budget, lands)
 }
 
 // planReport is the --json output. Every duration is in milliseconds; an
@@ -404,7 +394,7 @@ type defaultReport struct {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // msOrNull returns b in milliseconds, or nil when it is unbounded.
-func msOrNull(b bound) *float64 {
+func msOrNull(b plan.Bound) *float64 {
 	if b.Unbounded {
 		return nil
 	}
@@ -412,7 +402,7 @@ func msOrNull(b bound) *float64 {
 	return &v
 }
 
-func (c callPlan) report() callReport {
+func callReportOf(c plan.Call) callReport {
 	return callReport{
 		Name:             c.Name,
 		CeilingMs:        msOrNull(c.Ceiling),
@@ -425,13 +415,13 @@ func (c callPlan) report() callReport {
 	}
 }
 
-func (p plan) report(source string) planReport {
+func reportOf(p plan.Plan, source string) planReport {
 	r := planReport{
 		Source:           source,
 		BudgetMs:         ms(p.Budget),
 		Steps:            p.Steps,
 		ToolCallsPerStep: p.ToolCalls,
-		Model:            p.Model.report(),
+		Model:            callReportOf(p.Model),
 		Tools:            []callReport{},
 		PerStepMs:        msOrNull(p.PerStep),
 		PerStepUnbounded: p.PerStep.Unbounded,
@@ -439,10 +429,10 @@ func (p plan) report(source string) planReport {
 		TotalUnbounded:   p.Total.Unbounded,
 		UnboundedBecause: append([]string{}, p.Unbounded...),
 		Defaults:         []defaultReport{},
-		Verdict:          p.verdict(),
+		Verdict:          p.Verdict(),
 	}
 	for _, t := range p.Tools {
-		r.Tools = append(r.Tools, t.report())
+		r.Tools = append(r.Tools, callReportOf(t))
 	}
 	if p.Slowest >= 0 {
 		r.SlowestTool = &p.Tools[p.Slowest].Name

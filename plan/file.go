@@ -1,4 +1,4 @@
-package main
+package plan
 
 import (
 	"errors"
@@ -10,12 +10,11 @@ import (
 
 	"github.com/glidepath/glidepath/internal/yamlfield"
 	"github.com/glidepath/glidepath/tools"
-	"github.com/glidepath/glidepath/tools/demo"
 	"go.yaml.in/yaml/v3"
 )
 
-// maxPlanFile bounds a plan file, as tools.MaxConfig bounds a tools file.
-const maxPlanFile = tools.MaxConfig
+// maxFile bounds a plan file, as tools.MaxConfig bounds a tools file.
+const maxFile = tools.MaxConfig
 
 // The fields of a plan file, in the order the help gives them.
 var (
@@ -24,30 +23,30 @@ var (
 	planToolFields  = []string{"name", "ceiling", "retries"}
 )
 
-// loadPlan reads a plan configuration from r, named name in messages. The
+// Load reads a plan configuration from r, named name in messages. The
 // file is YAML or JSON, read field by field by internal/yamlfield, whose
 // rules the tools file and the sim scenarios share: an unknown or repeated
 // field, a second document or an alias is an error, a null value is left
 // out, and every mistake is reported at once with its line. It checks what
 // only the file can get wrong, a value that is not a duration or a number;
-// ranges are checked by [makePlan], for flags and file alike.
-func loadPlan(name string, r io.Reader) (planConfig, error) {
-	c := planConfig{Origin: make(map[string]string)}
-	data, err := io.ReadAll(io.LimitReader(r, maxPlanFile+1))
+// ranges are checked by [Make], for flags and file alike.
+func Load(name string, r io.Reader) (Config, error) {
+	c := Config{Origin: make(map[string]string)}
+	data, err := io.ReadAll(io.LimitReader(r, maxFile+1))
 	switch {
 	case err != nil:
-		return planConfig{}, err
-	case len(data) > maxPlanFile:
-		return planConfig{}, fmt.Errorf("%s: larger than %d bytes", name, maxPlanFile)
+		return Config{}, err
+	case len(data) > maxFile:
+		return Config{}, fmt.Errorf("%s: larger than %d bytes", name, maxFile)
 	}
 	root, err := yamlfield.Parse(data)
 	if e, ok := errors.AsType[*yamlfield.Error](err); ok {
-		return planConfig{}, planFileError(name, e)
+		return Config{}, fileError(name, e)
 	}
 	if root == nil {
 		return c, nil // an empty file leaves everything to the defaults, as {} does
 	}
-	p := &planParser{file: name, cfg: &c}
+	p := &parser{file: name, cfg: &c}
 	p.document(yamlfield.Root(root))
 	found := p.w.Errs()
 	if len(found) == 0 {
@@ -55,19 +54,19 @@ func loadPlan(name string, r io.Reader) (planConfig, error) {
 	}
 	errs := make([]error, len(found))
 	for i, e := range found {
-		errs[i] = planFileError(name, e)
+		errs[i] = fileError(name, e)
 	}
-	return planConfig{}, errors.Join(errs...)
+	return Config{}, errors.Join(errs...)
 }
 
-// planParser walks a plan file into cfg, recording where each value was.
-type planParser struct {
+// parser walks a plan file into cfg, recording where each value was.
+type parser struct {
 	file string
-	cfg  *planConfig
+	cfg  *Config
 	w    yamlfield.Walker
 }
 
-func (p *planParser) document(root yamlfield.Field) {
+func (p *parser) document(root yamlfield.Field) {
 	if root.Value.Kind != yaml.MappingNode {
 		p.w.Fail(root, fmt.Errorf("not a mapping; a plan file is a mapping of %s", strings.Join(planTopFields, ", ")))
 		return
@@ -99,22 +98,22 @@ func (p *planParser) document(root yamlfield.Field) {
 
 // tool reads a tools entry. A missing name has no line of its own, so its
 // origin is the entry's.
-func (p *planParser) tool(item yamlfield.Field) toolConfig {
+func (p *parser) tool(item yamlfield.Field) Tool {
 	p.at(item.Path+".name", item)
-	var t toolConfig
+	var t Tool
 	for f := range p.w.Fields(item, planToolFields...) {
 		if f.Name == "name" {
 			p.at(f.Path, f)
 			t.Name, _ = p.w.String(f)
 			continue
 		}
-		p.limit(&t.limits, f)
+		p.limit(&t.Limits, f)
 	}
 	return t
 }
 
 // limit reads f, a ceiling or a retries field, into l.
-func (p *planParser) limit(l *limits, f yamlfield.Field) {
+func (p *parser) limit(l *Limits, f yamlfield.Field) {
 	switch f.Name {
 	case "ceiling":
 		l.Ceiling = p.duration(f)
@@ -123,7 +122,7 @@ func (p *planParser) limit(l *limits, f yamlfield.Field) {
 	}
 }
 
-func (p *planParser) duration(f yamlfield.Field) *time.Duration {
+func (p *parser) duration(f yamlfield.Field) *time.Duration {
 	p.at(f.Path, f)
 	if d, ok := p.w.Duration(f); ok {
 		return &d
@@ -131,7 +130,7 @@ func (p *planParser) duration(f yamlfield.Field) *time.Duration {
 	return nil
 }
 
-func (p *planParser) integer(f yamlfield.Field) *int {
+func (p *parser) integer(f yamlfield.Field) *int {
 	p.at(f.Path, f)
 	if n, ok := p.w.Int(f); ok {
 		return &n
@@ -140,14 +139,14 @@ func (p *planParser) integer(f yamlfield.Field) *int {
 }
 
 // at records that the value at path was written at f's line.
-func (p *planParser) at(path string, f yamlfield.Field) {
+func (p *parser) at(path string, f yamlfield.Field) {
 	p.cfg.Origin[path] = fmt.Sprintf("%s:%d", p.file, f.Value.Line)
 }
 
-// planFileError restates a mistake in the plan's words: the reasons the
+// fileError restates a mistake in the plan's words: the reasons the
 // flags give too, and an unknown field with where it was and what is known
 // there.
-func planFileError(file string, e *yamlfield.Error) error {
+func fileError(file string, e *yamlfield.Error) error {
 	where := file
 	if e.Line > 0 {
 		where = fmt.Sprintf("%s:%d", file, e.Line)
@@ -160,46 +159,46 @@ func planFileError(file string, e *yamlfield.Error) error {
 		case "model":
 			place = "in model"
 		}
-		return &fieldError{Where: where, Err: fmt.Errorf("unknown field %q %s (known: %s)", u.Key, place, strings.Join(u.Known, ", "))}
+		return &FieldError{Where: where, Err: fmt.Errorf("unknown field %q %s (known: %s)", u.Key, place, strings.Join(u.Known, ", "))}
 	}
 	err := e.Err
 	for _, w := range []struct{ walker, plan error }{
-		{yamlfield.ErrNotDuration, errNotDuration},
-		{yamlfield.ErrNotInteger, errNotInteger},
-		{yamlfield.ErrNegative, errNegative},
+		{yamlfield.ErrNotDuration, ErrNotDuration},
+		{yamlfield.ErrNotInteger, ErrNotInteger},
+		{yamlfield.ErrNegative, ErrNegative},
 	} {
 		if err == w.walker {
 			err = w.plan
 		}
 	}
-	return &fieldError{Where: where, Field: e.Field, Value: e.Value, Err: err}
+	return &FieldError{Where: where, Field: e.Field, Value: e.Value, Err: err}
 }
 
-// loadToolsFile reads the tool config at path as harness run --tools does,
-// with the same builtins, and returns its tools as the plan counts them,
-// recording in origin where each was written. Its errors are the
-// *tools.ConfigError values harness run would fail with.
-func loadToolsFile(path string, origin map[string]string) ([]toolConfig, error) {
-	tc, err := tools.LoadConfig(path, demo.Builtins())
+// LoadTools reads the tool config at path as [tools.LoadConfig] does with
+// builtins (harness run's are tools/demo's), and returns its tools as the
+// plan counts them, recording in origin where each was written. Its errors
+// are the *tools.ConfigError values a run would fail with.
+func LoadTools(path string, builtins map[string]tools.Tool, origin map[string]string) ([]Tool, error) {
+	tc, err := tools.LoadConfig(path, builtins)
 	if err != nil {
 		return nil, err
 	}
-	return planTools(tc, origin), nil
+	return FromTools(tc, origin), nil
 }
 
-// planTools turns the entries of a tool config into the plan's tools. The
+// FromTools turns the entries of a tool config into the plan's tools. The
 // unbudgeted worst case it feeds keeps the file's own per-call limits and
 // takes away only the run's one deadline: each attempt runs to its
 // ceiling, and a call is retried as the file says it may be, max_attempts
 // − 1 times for a read and never for a write (the config's own rule, SPEC
 // §5: a write is not retried blindly). A ceiling the entry leaves out is
 // its builtin's, or none: no timeout, as a plain client has.
-func planTools(tc *tools.Config, origin map[string]string) []toolConfig {
+func FromTools(tc *tools.Config, origin map[string]string) []Tool {
 	built := map[string]tools.Spec{} // builds nothing that talks: specs, with builtins' filled in
 	for _, t := range tc.Tools(nil) {
 		built[t.Spec().Name] = t.Spec()
 	}
-	out := make([]toolConfig, len(tc.Entries))
+	out := make([]Tool, len(tc.Entries))
 	for i, e := range tc.Entries {
 		spec, ok := built[e.Name]
 		if !ok { // a sub-agent, which package harness builds: its entry is all it is
@@ -210,25 +209,25 @@ func planTools(tc *tools.Config, origin map[string]string) []toolConfig {
 		for _, f := range []string{".name", ".ceiling", ".retries"} {
 			origin[field+f] = where
 		}
-		t := toolConfig{Name: e.Name, lib: &nethttp}
+		t := Tool{Name: e.Name, Caller: &NetHTTP}
 		switch {
 		case len(e.Command) > 0:
-			t.lib = &osexec
+			t.Caller = &OSExec
 		case e.Builtin != "":
-			t.lib = &gofunc
+			t.Caller = &GoFunc
 		case e.Agent != nil:
-			t.lib = &subagent
+			t.Caller = &SubAgent
 		}
 		switch {
 		case e.Ceiling > 0:
 			t.Ceiling = new(e.Ceiling)
 		case spec.Ceiling > 0: // a builtin's own
 			t.Ceiling = new(spec.Ceiling)
-			t.ceilingNote = &defaultUsed{Field: field + ".ceiling", Tool: e.Name, Value: spec.Ceiling.String(),
+			t.CeilingDefault = &Default{Field: field + ".ceiling", Tool: e.Name, Value: spec.Ceiling.String(),
 				Why: "left out: builtin " + e.Builtin + "'s own"}
 		}
 		retries, note := retriesOf(field, e, spec)
-		t.Retries, t.retriesNote = &retries, &note
+		t.Retries, t.RetriesDefault = &retries, &note
 		out[i] = t
 	}
 	return out
@@ -236,7 +235,7 @@ func planTools(tc *tools.Config, origin map[string]string) []toolConfig {
 
 // retriesOf returns how often a tools file retries the call of entry e,
 // whose spec is s, and a note that says why.
-func retriesOf(field string, e tools.Entry, s tools.Spec) (int, defaultUsed) {
+func retriesOf(field string, e tools.Entry, s tools.Spec) (int, Default) {
 	effect := "read"
 	if e.Effect == "" {
 		effect += " (builtin " + e.Builtin + "'s own)"
@@ -253,7 +252,7 @@ func retriesOf(field string, e tools.Entry, s tools.Spec) (int, defaultUsed) {
 		default:
 			why = "left out: a tool is a write until it says it reads; " + why
 		}
-		return 0, defaultUsed{Field: field + ".effect", Tool: e.Name, Value: string(tools.Write), Why: why}
+		return 0, Default{Field: field + ".effect", Tool: e.Name, Value: string(tools.Write), Why: why}
 	}
 	attempts, from := s.MaxAttempts, ""
 	switch {
@@ -264,5 +263,5 @@ func retriesOf(field string, e tools.Entry, s tools.Spec) (int, defaultUsed) {
 		attempts, from = tools.DefaultMaxAttempts, "left out: tools.DefaultMaxAttempts; "
 	}
 	why := fmt.Sprintf("%seffect %s, so max_attempts − 1 = %d retries", from, effect, attempts-1)
-	return attempts - 1, defaultUsed{Field: field + ".max_attempts", Tool: e.Name, Value: strconv.Itoa(attempts), Why: why}
+	return attempts - 1, Default{Field: field + ".max_attempts", Tool: e.Name, Value: strconv.Itoa(attempts), Why: why}
 }

@@ -1,4 +1,4 @@
-package main
+package plan
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ func TestLoadPlanReadsYAMLAndJSONAlike(t *testing.T) {
 	cases := []struct {
 		name string
 		in   string
-		want planConfig
+		want Config
 	}{
 		{
 			name: "yaml with every field",
@@ -29,18 +29,18 @@ tools:
     ceiling: 30s
     retries: 2
 `,
-			want: planConfig{
+			want: Config{
 				Budget: new(2 * time.Minute), Steps: new(20), ToolCallsPerStep: new(2),
-				Model: limits{Ceiling: new(45 * time.Second), Retries: new(1)},
-				Tools: []toolConfig{{Name: "search", limits: limits{Ceiling: new(30 * time.Second), Retries: new(2)}}},
+				Model: Limits{Ceiling: new(45 * time.Second), Retries: new(1)},
+				Tools: []Tool{{Name: "search", Limits: Limits{Ceiling: new(30 * time.Second), Retries: new(2)}}},
 			},
 		},
 		{
 			name: "tab-indented json",
 			in:   "{\n\t\"budget\": \"90s\",\n\t\"tools\": [\n\t\t{\"name\": \"fetch\", \"ceiling\": \"10s\"}\n\t]\n}\n",
-			want: planConfig{
+			want: Config{
 				Budget: new(90 * time.Second),
-				Tools:  []toolConfig{{Name: "fetch", limits: limits{Ceiling: new(10 * time.Second)}}},
+				Tools:  []Tool{{Name: "fetch", Limits: Limits{Ceiling: new(10 * time.Second)}}},
 			},
 		},
 		{
@@ -48,29 +48,29 @@ tools:
 			// "" is a value like any other (see the bad input below).
 			name: "nulls are left out",
 			in:   "budget: 1m\nsteps: null\nmodel:\n  ceiling:\n  retries: ~\ntools:\n",
-			want: planConfig{Budget: new(time.Minute)},
+			want: Config{Budget: new(time.Minute)},
 		},
 		{
 			name: "an empty file leaves everything to the defaults",
 			in:   "",
-			want: planConfig{},
+			want: Config{},
 		},
 		{
 			name: "a zero ceiling is kept, since it means no timeout",
 			in:   "model:\n  ceiling: 0s\n",
-			want: planConfig{Model: limits{Ceiling: new(time.Duration(0))}},
+			want: Config{Model: Limits{Ceiling: new(time.Duration(0))}},
 		},
 		{
 			name: "integers may be written as YAML writes them",
 			in:   "steps: 1_000\nmodel: {retries: 0x3}\n",
-			want: planConfig{Steps: new(1000), Model: limits{Retries: new(3)}},
+			want: Config{Steps: new(1000), Model: Limits{Retries: new(3)}},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := loadPlan("p", strings.NewReader(tc.in))
+			got, err := Load("p", strings.NewReader(tc.in))
 			if err != nil {
-				t.Fatalf("loadPlan: %v", err)
+				t.Fatalf("Load: %v", err)
 			}
 			got.Origin = nil
 			if !reflect.DeepEqual(got, tc.want) {
@@ -81,7 +81,7 @@ tools:
 }
 
 // describe renders a config's values, not its pointers.
-func describe(c planConfig) string {
+func describe(c Config) string {
 	b, _ := json.Marshal(c)
 	return string(b)
 }
@@ -101,7 +101,7 @@ func TestLoadPlanRejectsBadInputNamingFieldAndLine(t *testing.T) {
 		{
 			name:     "an unknown field in a tool, beside a bad value the decoder read past",
 			in:       "tools:\n  - name: a\n    timeout: 3s\n    ceiling: 3\n",
-			wantIs:   errNotDuration,
+			wantIs:   ErrNotDuration,
 			wantMsgs: []string{`p:3: unknown field "timeout" in a tools entry (known: name, ceiling, retries)`, `p:4: tools[0].ceiling 3: not a duration`},
 		},
 		{
@@ -112,38 +112,38 @@ func TestLoadPlanRejectsBadInputNamingFieldAndLine(t *testing.T) {
 		{
 			name:     "a budget that is not a duration",
 			in:       "steps: 3\nbudget: two minutes\n",
-			wantIs:   errNotDuration,
+			wantIs:   ErrNotDuration,
 			wantMsgs: []string{`p:2: budget "two minutes": not a duration (e.g. 90s, 2m)`},
 		},
 		{
 			name:     "retries that are not a number",
 			in:       "model:\n  retries: many\n",
-			wantIs:   errNotInteger,
+			wantIs:   ErrNotInteger,
 			wantMsgs: []string{`p:2: model.retries many: not a whole number`},
 		},
 		{
 			name:     "a list where a duration belongs",
 			in:       "model:\n  ceiling: [1s, 2s]\n",
-			wantIs:   errNotDuration,
+			wantIs:   ErrNotDuration,
 			wantMsgs: []string{`p:2: model.ceiling: not a duration`},
 		},
 		{
 			// Only null is left out, as in a tools file.
 			name:     "an empty string where a duration belongs",
 			in:       "model:\n  ceiling: \"\"\n",
-			wantIs:   errNotDuration,
+			wantIs:   ErrNotDuration,
 			wantMsgs: []string{`p:2: model.ceiling: not a duration`},
 		},
 		{
 			name:     "a quoted number where a number belongs",
 			in:       "steps: \"3\"\n",
-			wantIs:   errNotInteger,
+			wantIs:   ErrNotInteger,
 			wantMsgs: []string{`p:1: steps 3: not a whole number`},
 		},
 		{
 			name:     "a negative ceiling",
 			in:       "model:\n  ceiling: -1s\n",
-			wantIs:   errNegative,
+			wantIs:   ErrNegative,
 			wantMsgs: []string{`p:2: model.ceiling -1s: must not be negative`},
 		},
 		{
@@ -191,7 +191,7 @@ func TestLoadPlanRejectsBadInputNamingFieldAndLine(t *testing.T) {
 		},
 		{
 			name:     "a file larger than a tools file may be",
-			in:       "# " + strings.Repeat("x", maxPlanFile),
+			in:       "# " + strings.Repeat("x", maxFile),
 			wantMsgs: []string{"p: larger than 4194304 bytes"},
 		},
 		{
@@ -202,9 +202,9 @@ func TestLoadPlanRejectsBadInputNamingFieldAndLine(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := loadPlan("p", strings.NewReader(tc.in))
+			_, err := Load("p", strings.NewReader(tc.in))
 			if err == nil {
-				t.Fatal("loadPlan succeeded, want an error")
+				t.Fatal("Load succeeded, want an error")
 			}
 			for _, m := range tc.wantMsgs {
 				if !strings.Contains(err.Error(), m) {
@@ -220,7 +220,7 @@ func TestLoadPlanRejectsBadInputNamingFieldAndLine(t *testing.T) {
 
 func TestLoadPlanRecordsWhereEachValueWasWritten(t *testing.T) {
 	in := "budget: 2m\ntools:\n  - ceiling: 1s\n    retries: 1\n  - name: b\n"
-	c, err := loadPlan("agent.yaml", strings.NewReader(in))
+	c, err := Load("agent.yaml", strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,23 +234,23 @@ func TestLoadPlanRecordsWhereEachValueWasWritten(t *testing.T) {
 	if !reflect.DeepEqual(c.Origin, want) {
 		t.Errorf("origin = %v, want %v", c.Origin, want)
 	}
-	_, err = makePlan(c)
+	_, err = Make(c)
 	if want := "agent.yaml:3: tools[0].name: required"; err == nil || err.Error() != want {
-		t.Errorf("makePlan error = %v, want %s", err, want)
+		t.Errorf("Make error = %v, want %s", err, want)
 	}
 }
 
-// FuzzLoadPlan feeds any file to loadPlan and what it reads to makePlan:
-// nothing panics, and every mistake is a *fieldError located in the file.
+// FuzzLoadPlan feeds any file to Load and what it reads to Make:
+// nothing panics, and every mistake is a *FieldError located in the file.
 func FuzzLoadPlan(f *testing.F) {
 	f.Add([]byte("budget: 2m\nsteps: 20\nmodel: {ceiling: 60s}\ntools:\n  - name: search\n    ceiling: 30s\n    retries: 2\n"))
 	f.Add([]byte(`{"budget": "0s", "steps": -1, "tools": [{"ceiling": "x"}, {"name": "a"}, {"name": "a"}]}`))
 	f.Add([]byte("tools:\n  - {name: a, ceiling: &c 5s}\n  - {name: b, ceiling: *c}\n"))
 	f.Add([]byte("budget: 2m\nbudget: 3m\n---\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := loadPlan("f.yaml", bytes.NewReader(data))
+		c, err := Load("f.yaml", bytes.NewReader(data))
 		if err == nil {
-			_, err = makePlan(c)
+			_, err = Make(c)
 		}
 		if err == nil {
 			return
@@ -260,9 +260,9 @@ func FuzzLoadPlan(f *testing.F) {
 			errs = j.Unwrap()
 		}
 		for _, e := range errs {
-			fe, ok := errors.AsType[*fieldError](e)
+			fe, ok := errors.AsType[*FieldError](e)
 			if !ok || fe.Where != "" && !strings.HasPrefix(fe.Where, "f.yaml") {
-				t.Fatalf("mistake %v is not a *fieldError located in f.yaml", e)
+				t.Fatalf("mistake %v is not a *FieldError located in f.yaml", e)
 			}
 		}
 	})
