@@ -17,13 +17,15 @@ test: lint
 # completes after a read is cut, cancelled and retried and a late write is
 # reconciled rather than sent twice; the second, on 1.2s, lands early with a
 # labeled partial answer (exit 3, expected here) and leaves a write whose
-# outcome is unknown in the demo's own orphan journal.
+# outcome is unknown in the demo's own orphan journal. The demo keeps its
+# own latency profile, started afresh, so that what it prints never
+# depends on this machine's history of other models and tools.
 demo: build
-	@rm -f bin/demo-trace.jsonl bin/demo-short.jsonl bin/demo-orphans.jsonl
+	@rm -f bin/demo-trace.jsonl bin/demo-short.jsonl bin/demo-orphans.jsonl bin/demo-profile.json
 	bin/harness run --budget 20s --tools examples/demo/tools.yaml --journal bin/demo-orphans.jsonl \
-		--trace bin/demo-trace.jsonl "Pay invoice 42, then explain deadline budgets"
+		--profile bin/demo-profile.json --trace bin/demo-trace.jsonl "Pay invoice 42, then explain deadline budgets"
 	bin/harness run --budget 1.2s --tools examples/demo/tools.yaml --journal bin/demo-orphans.jsonl \
-		--trace bin/demo-short.jsonl "Pay invoice 43, then explain deadline budgets" || [ $$? -eq 3 ]
+		--profile bin/demo-profile.json --trace bin/demo-short.jsonl "Pay invoice 43, then explain deadline budgets" || [ $$? -eq 3 ]
 	bin/harness report --html bin/demo-timeline.html bin/demo-trace.jsonl bin/demo-short.jsonl
 	@echo "timeline: open bin/demo-timeline.html in a browser"
 	bin/harness orphans --journal bin/demo-orphans.jsonl

@@ -1,7 +1,14 @@
 // Package profile is a machine's latency profile: per step kind ("model",
-// "tool:search", "agent:researcher"), the durations of its recent attempts
-// and the date of each, kept in a file, so that a new run starts from this
-// machine's own p50 and p95 instead of cold (SPEC §5b).
+// "tool:search", "agent:researcher") and the place it ran against (the
+// model's name and server, the tool's URL, command or MCP server), the
+// durations of its recent attempts and the date of each, kept in a file, so
+// that a new run starts from this machine's own p50 and p95 instead of
+// cold (SPEC §5b).
+//
+// A kind's history is kept apart for each place because it says nothing
+// of another: a model whose p50 is 2s on a real API must not refuse the
+// calls a run makes to the simulated one, nor a tool server's latency
+// another server's.
 //
 // Without it every run starts with no estimate for the model, so the p50
 // refusal and the p95 fit gate of package budget and package landing never
@@ -11,9 +18,10 @@
 // # Seeding
 //
 // A run [Load]s the profile once, at start, and [Profile.Seed]s its
-// [budget.Estimates] with it: for each kind with observations less than
-// [MaxAge] (7 days) old, their nearest-rank p50 and p95 are declared on
-// the kind ([budget.Kind.Declare]). They stand until the run has observed
+// [budget.Estimates] with it, saying where it will call each kind: for
+// each kind with observations at that place less than [MaxAge] (7 days)
+// old, their nearest-rank p50 and p95 are declared on the kind
+// ([budget.Kind.Declare]). They stand until the run has observed
 // enough attempts of its own, as any declared estimate does; a later
 // Declare of the same kind replaces them. [Profile.Summary] gives the same
 // numbers, with the count and dates, for printing.
@@ -22,21 +30,21 @@
 //	if err != nil {
 //		log.Print(err) // reported, never fatal: p is then empty
 //	}
-//	p.Seed(est, time.Now())
+//	p.Seed(est, func(kind string) string { return where[kind] }, time.Now())
 //
 // # Recording
 //
 // At its end the run [Record]s what it observed: one [Observation] per
-// attempt that finished, made with [Attempt] from the attempt's start and
-// end, or as a literal from a kind, a duration and a date.
+// attempt that finished, made with [Attempt] from the attempt's kind,
+// place, start and end, or as a literal.
 //
-//	obs := []profile.Observation{profile.Attempt("model", start, end)}
+//	obs := []profile.Observation{profile.Attempt("model", "gpt-5 @ api.openai.com", start, end)}
 //	err := profile.Record(ctx, path, obs, time.Now())
 //
 // Record merges the observations into the file, drops those not less than
 // MaxAge old (a provider's latency drifts), and keeps the file bounded: the
-// [MaxPerKind] most recent observations of each kind and the [MaxKinds]
-// kinds observed most recently, under 3 MiB. Observations already in the
+// [MaxPerKind] most recent observations of each place and the [MaxKinds]
+// places observed most recently, under 3 MiB. Observations already in the
 // file are not added twice.
 //
 // # Concurrent runs
@@ -61,21 +69,23 @@
 //
 // # File
 //
-// The profile is one JSON object, version 1, with one line per
-// observation: kinds in name order, each kind's observations oldest first,
-// "at" the date in RFC 3339 (UTC, nanoseconds) and "ns" the duration in
-// nanoseconds.
+// The profile is one JSON object, version 2, with one line per place and
+// per observation: places in order of kind, then place, each one's
+// observations oldest first, "at" the date in RFC 3339 (UTC, nanoseconds)
+// and "ns" the duration in nanoseconds.
 //
-//	{"version":1,"kinds":{
-//	"model":[
+//	{"version":2,"places":[
+//	{"kind":"model","where":"sim (embedded)","obs":[
 //	{"at":"2026-05-04T09:12:44.5Z","ns":812000000},
-//	{"at":"2026-05-04T09:12:47Z","ns":1430000000}],
-//	"tool:search":[
-//	{"at":"2026-05-04T09:12:45.9Z","ns":120000000}]
-//	}}
+//	{"at":"2026-05-04T09:12:47Z","ns":1430000000}]},
+//	{"kind":"tool:search","where":"builtin search","obs":[
+//	{"at":"2026-05-04T09:12:45.9Z","ns":120000000}]}
+//	]}
 //
 // A missing or empty file is an empty profile. Fields other than these are
-// ignored.
+// ignored. A version 1 file (one pool per kind, "kinds" instead of
+// "places") is read as placed nowhere: it seeds no run, [Profile.Summary]
+// shows it with an empty place, and the next Record drops it.
 //
 // # Errors
 //

@@ -41,12 +41,12 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 		m := p.merge(nil, now)
-		if len(m.kinds) > MaxKinds {
-			t.Fatalf("merge kept %d kinds", len(m.kinds))
+		if len(m.places) > MaxKinds {
+			t.Fatalf("merge kept %d places", len(m.places))
 		}
-		for kind, ss := range m.kinds {
+		for pl, ss := range m.places {
 			if len(ss) == 0 || len(ss) > MaxPerKind {
-				t.Fatalf("merge kept %d observations of %q", len(ss), kind)
+				t.Fatalf("merge kept %d observations of %v", len(ss), pl)
 			}
 		}
 	})

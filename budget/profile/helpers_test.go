@@ -50,7 +50,7 @@ func helper(mode string) int {
 		return 0
 	case f[0] == "crash":
 		testHookBeforeRename = func(string) { os.Exit(crashCode) }
-		obs := []Observation{{Kind: "model", Duration: time.Hour, At: helperNow}}
+		obs := []Observation{{Where: here, Kind: "model", Duration: time.Hour, At: helperNow}}
 		err := Record(context.Background(), strings.TrimPrefix(mode, "crash:"), obs, helperNow)
 		fmt.Fprintln(os.Stderr, "did not crash:", err)
 		return 1
@@ -67,8 +67,8 @@ func writerObservations(id, n int) []Observation {
 		at := helperNow.Add(-time.Duration(i) * time.Second)
 		d := time.Duration(id*1000 + i)
 		obs = append(obs,
-			Observation{Kind: "model", Duration: d, At: at},
-			Observation{Kind: fmt.Sprintf("tool:w%d", id), Duration: d, At: at})
+			Observation{Where: here, Kind: "model", Duration: d, At: at},
+			Observation{Where: here, Kind: fmt.Sprintf("tool:w%d", id), Duration: d, At: at})
 	}
 	return obs
 }
@@ -84,3 +84,9 @@ func writeN(path string, id, n int) error {
 	}
 	return nil
 }
+
+// here is the one place the tests' observations are made at, and atHere
+// places every kind there, for Seed.
+const here = "sim (embedded)"
+
+func atHere(string) string { return here }

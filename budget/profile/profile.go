@@ -25,13 +25,15 @@ const MaxAge = 7 * 24 * time.Hour
 // Bounds of a profile [Record] writes, so that the file stays small (under 3
 // MiB) however many runs feed it.
 const (
-	// MaxPerKind is how many observations a kind keeps: its most recent.
-	// Enough for a stable nearest-rank p95, which then rests on 13.
+	// MaxPerKind is how many observations a kind keeps at one place: its
+	// most recent. Enough for a stable nearest-rank p95, which then rests
+	// on 13.
 	MaxPerKind = 256
-	// MaxKinds is how many kinds a profile keeps: those observed most
-	// recently.
+	// MaxKinds is how many places (a kind where it ran) a profile keeps:
+	// those observed most recently.
 	MaxKinds = 128
-	// MaxKindLen bounds the length of a kind's name, in bytes.
+	// MaxKindLen bounds the length of a kind's name, and of a place's, in
+	// bytes.
 	MaxKindLen = 256
 )
 
@@ -40,42 +42,72 @@ const (
 const maxFile = 16 << 20
 
 // version is the format of the file; see the package documentation.
-const version = 1
+// Version 1 kept one pool per kind, whatever it ran against; its
+// observations are read as placed nowhere, seed nothing, and are dropped
+// by the next [Record].
+const (
+	version   = 2
+	versionV1 = 1
+)
 
 // An Observation is the duration of one completed attempt of a step kind
-// and when it was made.
+// at one place, and when it was made.
 type Observation struct {
-	Kind     string        // the step kind: "model", "tool:NAME", "agent:NAME"
+	Kind string // the step kind: "model", "tool:NAME", "agent:NAME"
+
+	// Where is the place the attempt ran against: for the model its name
+	// and its server's host, for a tool its URL, command or MCP server
+	// (SPEC §5b). A kind's latency at one place never estimates another's:
+	// one model's history never refuses another model's calls. An
+	// observation without a place is not recorded.
+	Where string
+
 	Duration time.Duration // how long the attempt took; not negative
 	At       time.Time     // when it was observed, usually when it ended
 }
 
-// Attempt returns the observation of an attempt of kind that ran from
-// start to end: its duration is end − start (on the monotonic clock when
+// A Place is a step kind where it ran: the key of a profile's pools.
+type Place struct {
+	Kind, Where string
+}
+
+func cmpPlace(a, b Place) int {
+	if c := strings.Compare(a.Kind, b.Kind); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Where, b.Where)
+}
+
+// Attempt returns the observation of an attempt of kind at where that ran
+// from start to end: its duration is end − start (on the monotonic clock when
 // both carry a reading, as times from [time.Now] do) and it is dated end,
 // in UTC. Only attempts that finished belong in a profile, as with
 // [budget.Kind.Observe]: one cut short by its lease or the run says only
 // that the call takes at least that long.
-func Attempt(kind string, start, end time.Time) Observation {
-	return Observation{Kind: kind, Duration: end.Sub(start), At: end.UTC()}
+func Attempt(kind, where string, start, end time.Time) Observation {
+	return Observation{Kind: kind, Where: where, Duration: end.Sub(start), At: end.UTC()}
 }
 
-// checkKind returns why kind cannot name a kind of a profile, or nil.
-func checkKind(kind string) error {
+// checkName returns why name cannot name the kind or the place (what) of
+// a profile's pool, or nil.
+func checkName(what, name string) error {
 	switch {
-	case kind == "":
-		return errors.New("no kind")
-	case len(kind) > MaxKindLen:
-		return fmt.Errorf("kind of %d bytes, over %d", len(kind), MaxKindLen)
-	case !utf8.ValidString(kind):
-		return errors.New("kind is not UTF-8")
+	case name == "":
+		return errors.New("no " + what)
+	case len(name) > MaxKindLen:
+		return fmt.Errorf("%s of %d bytes, over %d", what, len(name), MaxKindLen)
+	case !utf8.ValidString(name):
+		return errors.New(what + " is not UTF-8")
 	}
 	return nil
 }
 
 // check returns why o cannot be recorded, or nil.
 func (o Observation) check() error {
-	if err := checkKind(o.Kind); err != nil {
+	if err := checkName("kind", o.Kind); err != nil {
+		return err
+	}
+	if err := checkName("place", o.Where); err != nil {
 		return err
 	}
 	switch {
@@ -110,11 +142,11 @@ func (s sample) fresh(now time.Time) bool {
 	return age < MaxAge && age > -MaxAge
 }
 
-// A Profile is the observations of a latency profile, per step kind, as
-// [Load] read them. It does not change once loaded and is safe for
-// concurrent use. The zero Profile, and a nil *Profile, are empty.
+// A Profile is the observations of a latency profile, per step kind and
+// place, as [Load] read them. It does not change once loaded and is safe
+// for concurrent use. The zero Profile, and a nil *Profile, are empty.
 type Profile struct {
-	kinds map[string][]sample // each sorted by cmpSample, without duplicates
+	places map[Place][]sample // each sorted by cmpSample, without duplicates; Where "" for a version 1 file's
 }
 
 // Load reads the profile at path. A missing or empty file is an empty
@@ -150,8 +182,16 @@ func readFile(path string) ([]byte, error) {
 
 // file is the JSON form of a profile; see the package documentation.
 type file struct {
-	Version *int                    `json:"version"`
-	Kinds   map[string][]fileSample `json:"kinds"`
+	Version *int        `json:"version"`
+	Places  []filePlace `json:"places"`
+
+	Kinds map[string][]fileSample `json:"kinds"` // version 1
+}
+
+type filePlace struct {
+	Kind  *string      `json:"kind"`
+	Where *string      `json:"where"`
+	Obs   []fileSample `json:"obs"`
 }
 
 type fileSample struct {
@@ -174,88 +214,135 @@ func decode(data []byte) (*Profile, error) {
 		}
 		return nil, err
 	}
+	p := &Profile{places: make(map[Place][]sample)}
 	switch {
 	case f.Version == nil:
 		return nil, errors.New(`no "version"`)
+	case *f.Version == versionV1:
+		for kind, fs := range f.Kinds {
+			if err := checkName("kind", kind); err != nil {
+				return nil, fmt.Errorf("kind %q: %w", kind, err)
+			}
+			if err := p.add(Place{Kind: kind}, fs, fmt.Sprintf("%q", kind)); err != nil {
+				return nil, err
+			}
+		}
+		return p, nil
 	case *f.Version != version:
 		return nil, fmt.Errorf("version %d, want %d", *f.Version, version)
 	}
-	p := &Profile{kinds: make(map[string][]sample, len(f.Kinds))}
-	for kind, fs := range f.Kinds {
-		if err := checkKind(kind); err != nil {
-			return nil, fmt.Errorf("kind %q: %w", kind, err)
+	seen := make(map[Place]bool, len(f.Places))
+	for i, fp := range f.Places {
+		switch {
+		case fp.Kind == nil:
+			return nil, fmt.Errorf(`place %d: no "kind"`, i+1)
+		case fp.Where == nil:
+			return nil, fmt.Errorf(`place %d: no "where"`, i+1)
 		}
-		ss := make([]sample, 0, len(fs))
-		for i, s := range fs {
-			if s.At == nil {
-				return nil, fmt.Errorf(`%q observation %d: no "at"`, kind, i+1)
-			}
-			if s.NS == nil {
-				return nil, fmt.Errorf(`%q observation %d: no "ns"`, kind, i+1)
-			}
-			o := Observation{Kind: kind, Duration: time.Duration(*s.NS), At: *s.At}
-			if err := o.check(); err != nil {
-				return nil, fmt.Errorf("%q observation %d: %w", kind, i+1, err)
-			}
-			ss = append(ss, sample{at: o.At.UTC(), d: o.Duration})
+		pl := Place{Kind: *fp.Kind, Where: *fp.Where}
+		if err := checkName("kind", pl.Kind); err != nil {
+			return nil, fmt.Errorf("place %d: %w", i+1, err)
 		}
-		if len(ss) == 0 {
-			continue
+		if err := checkName("place", pl.Where); err != nil {
+			return nil, fmt.Errorf("place %d (%s): %w", i+1, pl.Kind, err)
 		}
-		slices.SortFunc(ss, cmpSample)
-		p.kinds[kind] = slices.CompactFunc(ss, func(a, b sample) bool { return cmpSample(a, b) == 0 })
+		if seen[pl] {
+			return nil, fmt.Errorf("place %d: %s at %q is listed twice", i+1, pl.Kind, pl.Where)
+		}
+		seen[pl] = true
+		if err := p.add(pl, fp.Obs, fmt.Sprintf("%s at %q", pl.Kind, pl.Where)); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }
 
+// add checks the observations fs of pl, named name in errors, and keeps
+// them sorted and without duplicates. A version 1 kind (Where "") is
+// checked as if it had a place.
+func (p *Profile) add(pl Place, fs []fileSample, name string) error {
+	ss := make([]sample, 0, len(fs))
+	for i, s := range fs {
+		if s.At == nil {
+			return fmt.Errorf(`%s observation %d: no "at"`, name, i+1)
+		}
+		if s.NS == nil {
+			return fmt.Errorf(`%s observation %d: no "ns"`, name, i+1)
+		}
+		o := Observation{Kind: pl.Kind, Where: cmp.Or(pl.Where, "-"), Duration: time.Duration(*s.NS), At: *s.At}
+		if err := o.check(); err != nil {
+			return fmt.Errorf("%s observation %d: %w", name, i+1, err)
+		}
+		ss = append(ss, sample{at: o.At.UTC(), d: o.Duration})
+	}
+	if len(ss) == 0 {
+		return nil
+	}
+	slices.SortFunc(ss, cmpSample)
+	p.places[pl] = slices.CompactFunc(ss, func(a, b sample) bool { return cmpSample(a, b) == 0 })
+	return nil
+}
+
 // encode renders p as a profile file: one line per observation, so that a
-// person can read it, kinds in name order, each kind's observations
-// oldest first.
+// person can read it, places in order of kind and place, each one's
+// observations oldest first.
 func (p *Profile) encode() []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "{\"version\":%d,\"kinds\":{", version)
-	for i, kind := range slices.Sorted(maps.Keys(p.kinds)) {
+	fmt.Fprintf(&b, "{\"version\":%d,\"places\":[", version)
+	i := 0
+	for _, pl := range slices.SortedFunc(maps.Keys(p.places), cmpPlace) {
+		if pl.Where == "" {
+			continue // a version 1 file's, placed nowhere: never written back
+		}
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		name, _ := json.Marshal(kind) // a valid UTF-8 string: cannot fail
-		fmt.Fprintf(&b, "\n%s:[", name)
-		for j, s := range p.kinds[kind] {
+		i++
+		kind, _ := json.Marshal(pl.Kind) // valid UTF-8 strings: cannot fail
+		where, _ := json.Marshal(pl.Where)
+		fmt.Fprintf(&b, "\n{\"kind\":%s,\"where\":%s,\"obs\":[", kind, where)
+		for j, s := range p.places[pl] {
 			if j > 0 {
 				b.WriteByte(',')
 			}
 			fmt.Fprintf(&b, "\n{\"at\":%q,\"ns\":%d}", s.at.Format(time.RFC3339Nano), int64(s.d))
 		}
-		b.WriteString("]")
+		b.WriteString("]}")
 	}
-	b.WriteString("\n}}\n")
+	b.WriteString("\n]}\n")
 	return b.Bytes()
 }
 
-// Seed starts est from this machine's history: for each kind with
-// observations less than [MaxAge] old at now, it warms the kind's window
-// with them ([budget.Kind.Warm]) and declares their nearest-rank p50 and
-// p95 ([budget.Kind.Declare]), so that a new run's p50 refusals and fit
-// gate start from what the machine saw. Kinds without such observations
-// are left as they are.
+// Seed starts est from this machine's history at the places this run
+// calls: for each kind, where(kind) names the place the run will call it
+// at ("" for a kind the run does not know, which is not seeded). If the
+// profile has observations of that kind at that place less than [MaxAge]
+// old at now, Seed warms the kind's window with them ([budget.Kind.Warm])
+// and declares their nearest-rank p50 and p95 ([budget.Kind.Declare]), so
+// that a new run's p50 refusals and fit gate start from what the machine
+// saw there. A kind's history at another place — another model, another
+// server — is never used: it says nothing of this one.
 //
 // The declared estimates serve while the kind has too few observations to
 // rank; a later Declare of the same kind, such as a tool's manifest hints,
 // replaces them, but not the observations, which stand until the run's
 // own push them out.
-func (p *Profile) Seed(est *budget.Estimates, now time.Time) {
-	for kind, st := range p.stats(now) {
-		k := est.Kind(kind)
+func (p *Profile) Seed(est *budget.Estimates, where func(kind string) string, now time.Time) {
+	for pl, st := range p.stats(now) {
+		if pl.Where == "" || where(pl.Kind) != pl.Where {
+			continue
+		}
+		k := est.Kind(pl.Kind)
 		k.Declare(st.P50, st.P95)
-		k.Warm(p.recent(kind, now))
+		k.Warm(p.recent(pl, now))
 	}
 }
 
-// recent are the durations of kind's observations less than MaxAge old at
+// recent are the durations of pl's observations less than MaxAge old at
 // now, oldest first.
-func (p *Profile) recent(kind string, now time.Time) []time.Duration {
+func (p *Profile) recent(pl Place, now time.Time) []time.Duration {
 	var ds []time.Duration
-	for _, s := range p.kinds[kind] {
+	for _, s := range p.places[pl] {
 		if s.fresh(now) {
 			ds = append(ds, s.d)
 		}
@@ -263,56 +350,59 @@ func (p *Profile) recent(kind string, now time.Time) []time.Duration {
 	return ds
 }
 
-// A Summary is what [Profile.Summary] says of a profile: its kinds in name
-// order. Its JSON form is the one of "harness profile --json" (SPEC §5b).
+// A Summary is what [Profile.Summary] says of a profile: its places in
+// order of kind, then place. Its JSON form is the one of "harness profile
+// --json" (SPEC §5b).
 type Summary struct {
 	Kinds []KindSummary `json:"kinds"` // never null in JSON
 }
 
-// KindSummary is one kind of a [Summary].
+// KindSummary is one kind at one place of a [Summary].
 type KindSummary struct {
 	Kind           string
+	Where          string        // "" for a version 1 profile's, which seeds nothing
 	Count          int           // observations less than MaxAge old
 	P50, P95       time.Duration // nearest rank over them
 	Oldest, Newest time.Time     // the dates of the oldest and newest of them, in UTC
 }
 
-// MarshalJSON renders k as {"kind","count","p50_ms","p95_ms","oldest",
-// "newest"}: percentiles in milliseconds, rounded to the nearest, and dates
-// in RFC 3339.
+// MarshalJSON renders k as {"kind","where","count","p50_ms","p95_ms",
+// "oldest","newest"}: percentiles in milliseconds, rounded to the nearest,
+// and dates in RFC 3339.
 func (k KindSummary) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Kind   string    `json:"kind"`
+		Where  string    `json:"where"`
 		Count  int       `json:"count"`
 		P50Ms  int64     `json:"p50_ms"`
 		P95Ms  int64     `json:"p95_ms"`
 		Oldest time.Time `json:"oldest"`
 		Newest time.Time `json:"newest"`
-	}{k.Kind, k.Count, roundMs(k.P50), roundMs(k.P95), k.Oldest, k.Newest})
+	}{k.Kind, k.Where, k.Count, roundMs(k.P50), roundMs(k.P95), k.Oldest, k.Newest})
 }
 
 func roundMs(d time.Duration) int64 { return d.Round(time.Millisecond).Milliseconds() }
 
-// Summary returns, for each kind with observations less than [MaxAge] old
-// at now, their count, p50, p95 and dates: what [Profile.Seed] would
-// declare.
+// Summary returns, for each kind and place with observations less than
+// [MaxAge] old at now, their count, p50, p95 and dates: what
+// [Profile.Seed] would declare for a run that calls the kind there.
 func (p *Profile) Summary(now time.Time) Summary {
 	stats := p.stats(now)
 	s := Summary{Kinds: make([]KindSummary, 0, len(stats))}
-	for _, kind := range slices.Sorted(maps.Keys(stats)) {
-		s.Kinds = append(s.Kinds, stats[kind])
+	for _, pl := range slices.SortedFunc(maps.Keys(stats), cmpPlace) {
+		s.Kinds = append(s.Kinds, stats[pl])
 	}
 	return s
 }
 
-// stats computes the summary of every kind with fresh observations.
-func (p *Profile) stats(now time.Time) map[string]KindSummary {
+// stats computes the summary of every place with fresh observations.
+func (p *Profile) stats(now time.Time) map[Place]KindSummary {
 	if p == nil {
 		return nil
 	}
-	out := make(map[string]KindSummary, len(p.kinds))
+	out := make(map[Place]KindSummary, len(p.places))
 	var ds []time.Duration
-	for kind, ss := range p.kinds {
+	for pl, ss := range p.places {
 		ds = ds[:0]
 		var oldest, newest time.Time
 		for _, s := range ss { // sorted: the first fresh one is the oldest
@@ -329,8 +419,8 @@ func (p *Profile) stats(now time.Time) map[string]KindSummary {
 			continue
 		}
 		slices.Sort(ds)
-		out[kind] = KindSummary{
-			Kind: kind, Count: len(ds),
+		out[pl] = KindSummary{
+			Kind: pl.Kind, Where: pl.Where, Count: len(ds),
 			P50: quantile(ds, 50), P95: quantile(ds, 95),
 			Oldest: oldest, Newest: newest,
 		}
@@ -347,18 +437,22 @@ func quantile(s []time.Duration, pct int) time.Duration {
 }
 
 // merge returns p with obs added, observations that are not fresh at now
-// dropped, duplicates removed and the bounds applied: the MaxPerKind most
-// recent observations of each kind, and the MaxKinds kinds observed most
-// recently (of kinds that tie, those whose names sort first).
+// dropped, a version 1 file's observations (placed nowhere) dropped,
+// duplicates removed and the bounds applied: the MaxPerKind most recent
+// observations of each place, and the MaxKinds places observed most
+// recently (of places that tie, those that sort first).
 func (p *Profile) merge(obs []Observation, now time.Time) *Profile {
-	kinds := make(map[string][]sample, len(p.kinds)+1)
-	for kind, ss := range p.kinds {
-		kinds[kind] = slices.Clone(ss)
+	places := make(map[Place][]sample, len(p.places)+1)
+	for pl, ss := range p.places {
+		if pl.Where != "" {
+			places[pl] = slices.Clone(ss)
+		}
 	}
 	for _, o := range obs {
-		kinds[o.Kind] = append(kinds[o.Kind], sample{at: o.At.UTC(), d: o.Duration})
+		pl := Place{Kind: o.Kind, Where: o.Where}
+		places[pl] = append(places[pl], sample{at: o.At.UTC(), d: o.Duration})
 	}
-	for kind, ss := range kinds {
+	for pl, ss := range places {
 		ss = slices.DeleteFunc(ss, func(s sample) bool { return !s.fresh(now) })
 		slices.SortFunc(ss, cmpSample)
 		ss = slices.CompactFunc(ss, func(a, b sample) bool { return cmpSample(a, b) == 0 })
@@ -366,24 +460,24 @@ func (p *Profile) merge(obs []Observation, now time.Time) *Profile {
 			ss = slices.Clone(ss[len(ss)-MaxPerKind:])
 		}
 		if len(ss) == 0 {
-			delete(kinds, kind)
+			delete(places, pl)
 			continue
 		}
-		kinds[kind] = ss
+		places[pl] = ss
 	}
-	if len(kinds) > MaxKinds {
-		names := slices.Collect(maps.Keys(kinds))
-		slices.SortFunc(names, func(a, b string) int {
-			if c := kinds[b][len(kinds[b])-1].at.Compare(kinds[a][len(kinds[a])-1].at); c != 0 {
+	if len(places) > MaxKinds {
+		keys := slices.Collect(maps.Keys(places))
+		slices.SortFunc(keys, func(a, b Place) int {
+			if c := places[b][len(places[b])-1].at.Compare(places[a][len(places[a])-1].at); c != 0 {
 				return c // most recent first
 			}
-			return strings.Compare(a, b)
+			return cmpPlace(a, b)
 		})
-		for _, name := range names[MaxKinds:] {
-			delete(kinds, name)
+		for _, pl := range keys[MaxKinds:] {
+			delete(places, pl)
 		}
 	}
-	return &Profile{kinds: kinds}
+	return &Profile{places: places}
 }
 
 // ErrCorrupt is matched by every [CorruptError].

@@ -37,7 +37,7 @@ func record(t *testing.T, now time.Time, obs ...profile.Observation) (*profile.P
 func series(kind string, ds ...time.Duration) []profile.Observation {
 	obs := make([]profile.Observation, len(ds))
 	for i, d := range ds {
-		obs[i] = profile.Observation{Kind: kind, Duration: d, At: now.Add(-time.Duration(len(ds)-1-i) * time.Second)}
+		obs[i] = profile.Observation{Where: here, Kind: kind, Duration: d, At: now.Add(-time.Duration(len(ds)-1-i) * time.Second)}
 	}
 	return obs
 }
@@ -93,7 +93,7 @@ func TestPercentilesAreNearestRank(t *testing.T) {
 				return // a run's estimate ranks the budget's window, its most recent 64: seeded below
 			}
 			est := budget.NewEstimates()
-			p.Seed(est, now)
+			p.Seed(est, atHere, now)
 			if k := est.Kind("model"); k.P50() != tc.p50 || k.P95() != tc.p95 {
 				t.Errorf("Seed declared p50 %v, p95 %v; want %v, %v", k.P50(), k.P95(), tc.p50, tc.p95)
 			}
@@ -120,8 +120,8 @@ func TestObservationsDropOutAtSevenDays(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				now := time.Now()
-				keep := profile.Observation{Kind: "tool:keep", Duration: time.Second, At: now}
-				obs := profile.Observation{Kind: "model", Duration: 3 * time.Second, At: now.Add(-tc.age)}
+				keep := profile.Observation{Where: here, Kind: "tool:keep", Duration: time.Second, At: now}
+				obs := profile.Observation{Where: here, Kind: "model", Duration: 3 * time.Second, At: now.Add(-tc.age)}
 				p, _ := record(t, now, keep, obs)
 				got := p.Summary(now.Add(-tc.age)) // at its own date, any observation the file kept is fresh
 				kept := len(got.Kinds) == 2
@@ -129,7 +129,7 @@ func TestObservationsDropOutAtSevenDays(t *testing.T) {
 					t.Errorf("Record kept it: %v, want %v (%+v)", kept, tc.fresh, got)
 				}
 				est := budget.NewEstimates()
-				p.Seed(est, now)
+				p.Seed(est, atHere, now)
 				if seeded := est.Kind("model").P50() == 3*time.Second; seeded != tc.fresh {
 					t.Errorf("Seed declared it: %v, want %v", seeded, tc.fresh)
 				}
@@ -143,18 +143,18 @@ func TestObservationsDropOutAtSevenDays(t *testing.T) {
 func TestAProfileAgesOutAsTimePasses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		p, path := record(t, start, profile.Attempt("model", start.Add(-2*time.Second), start))
+		p, path := record(t, start, profile.Attempt("model", here, start.Add(-2*time.Second), start))
 
 		time.Sleep(profile.MaxAge - time.Nanosecond)
 		est := budget.NewEstimates()
-		p.Seed(est, time.Now())
+		p.Seed(est, atHere, time.Now())
 		if got := est.Kind("model").P95(); got != 2*time.Second {
 			t.Fatalf("p95 seeded a nanosecond before 7 days = %v, want 2s", got)
 		}
 
 		time.Sleep(time.Nanosecond)
 		est = budget.NewEstimates()
-		p.Seed(est, time.Now())
+		p.Seed(est, atHere, time.Now())
 		if got := est.Kind("model").P95(); got != 0 {
 			t.Fatalf("p95 seeded at 7 days = %v, want none", got)
 		}
@@ -162,7 +162,7 @@ func TestAProfileAgesOutAsTimePasses(t *testing.T) {
 			t.Fatalf("Summary at 7 days = %+v, want no kinds", got)
 		}
 
-		next := profile.Observation{Kind: "tool:search", Duration: time.Millisecond, At: time.Now()}
+		next := profile.Observation{Where: here, Kind: "tool:search", Duration: time.Millisecond, At: time.Now()}
 		if err := profile.Record(t.Context(), path, []profile.Observation{next}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +200,7 @@ func TestRecordBoundsTheProfile(t *testing.T) {
 		for i := range profile.MaxKinds + 3 {
 			// tool:000 to tool:003 tie as the least recent.
 			at := now.Add(-time.Duration(profile.MaxKinds+3-max(i, 3)) * time.Minute)
-			obs = append(obs, profile.Observation{Kind: fmt.Sprintf("tool:%03d", i), Duration: time.Second, At: at})
+			obs = append(obs, profile.Observation{Where: here, Kind: fmt.Sprintf("tool:%03d", i), Duration: time.Second, At: at})
 		}
 		p, _ := record(t, now, obs...)
 		kinds := p.Summary(now).Kinds
@@ -219,7 +219,7 @@ func TestRecordBoundsTheProfile(t *testing.T) {
 			kind := fmt.Sprintf("%03d", k) + strings.Repeat("x", profile.MaxKindLen-3)
 			for i := range profile.MaxPerKind {
 				at := now.Add(-time.Duration(i)*time.Second - 123456789)
-				obs = append(obs, profile.Observation{Kind: kind, Duration: time.Duration(1<<62 + i), At: at})
+				obs = append(obs, profile.Observation{Where: here, Kind: kind, Duration: time.Duration(1<<62 + i), At: at})
 			}
 		}
 		_, path := record(t, now, obs...)
@@ -234,18 +234,19 @@ func TestRecordBoundsTheProfile(t *testing.T) {
 }
 
 func TestRecordRefusesAnObservationItCannotKeep(t *testing.T) {
-	ok := profile.Observation{Kind: "model", Duration: time.Second, At: now}
+	ok := profile.Observation{Where: here, Kind: "model", Duration: time.Second, At: now}
 	cases := []struct {
 		name string
 		bad  profile.Observation
 		want string
 	}{
-		{"one without a kind", profile.Observation{Duration: time.Second, At: now}, "no kind"},
-		{"one with a negative duration", profile.Observation{Kind: "model", Duration: -time.Millisecond, At: now}, "negative duration"},
-		{"one without a date", profile.Observation{Kind: "model", Duration: time.Second}, "no date"},
-		{"one with a kind too long", profile.Observation{Kind: strings.Repeat("k", profile.MaxKindLen+1), At: now}, "over 256"},
-		{"one with a kind that is not UTF-8", profile.Observation{Kind: "tool:\xff", At: now}, "not UTF-8"},
-		{"one dated after year 9999", profile.Observation{Kind: "model", At: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, "outside years"},
+		{"one without a kind", profile.Observation{Where: here, Duration: time.Second, At: now}, "no kind"},
+		{"one without a place", profile.Observation{Kind: "model", Duration: time.Second, At: now}, "no place"},
+		{"one with a negative duration", profile.Observation{Where: here, Kind: "model", Duration: -time.Millisecond, At: now}, "negative duration"},
+		{"one without a date", profile.Observation{Where: here, Kind: "model", Duration: time.Second}, "no date"},
+		{"one with a kind too long", profile.Observation{Where: here, Kind: strings.Repeat("k", profile.MaxKindLen+1), At: now}, "over 256"},
+		{"one with a kind that is not UTF-8", profile.Observation{Where: here, Kind: "tool:\xff", At: now}, "not UTF-8"},
+		{"one dated after year 9999", profile.Observation{Where: here, Kind: "model", At: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, "outside years"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -307,7 +308,12 @@ func TestLoad(t *testing.T) {
 		{name: "text that is not JSON is corrupt", content: new("not json"), corrupt: "invalid character 'o' in literal null (expecting 'u'), at byte 2"},
 		{name: "a profile cut short is corrupt", content: new(good[:40]), corrupt: "unexpected end of JSON input"},
 		{name: "a profile without a version is corrupt", content: new(`{"kinds":{}}`), corrupt: `no "version"`},
-		{name: "a profile of another version is corrupt", content: new(`{"version":2,"kinds":{}}`), corrupt: "version 2, want 1"},
+		{name: "a profile of another version is corrupt", content: new(`{"version":3,"places":[]}`), corrupt: "version 3, want 2"},
+		{name: "a place without a kind is corrupt", content: new(`{"version":2,"places":[{"where":"x","obs":[]}]}`), corrupt: `place 1: no "kind"`},
+		{name: "a place without a where is corrupt", content: new(`{"version":2,"places":[{"kind":"model","obs":[]}]}`), corrupt: `place 1: no "where"`},
+		{name: "an empty where is corrupt", content: new(`{"version":2,"places":[{"kind":"model","where":"","obs":[]}]}`), corrupt: `place 1 (model): no place`},
+		{name: "a place listed twice is corrupt", content: new(`{"version":2,"places":[{"kind":"model","where":"x","obs":[]},{"kind":"model","where":"x","obs":[]}]}`), corrupt: `place 2: model at "x" is listed twice`},
+		{name: "an observation of a place without a date is corrupt", content: new(`{"version":2,"places":[{"kind":"model","where":"x","obs":[{"ns":5}]}]}`), corrupt: `model at "x" observation 1: no "at"`},
 		{name: "an observation without a date is corrupt", content: new(`{"version":1,"kinds":{"model":[{"ns":5}]}}`), corrupt: `"model" observation 1: no "at"`},
 		{name: "an observation without a duration is corrupt", content: new(`{"version":1,"kinds":{"model":[{"at":"2026-05-04T08:59:59Z"}]}}`), corrupt: `"model" observation 1: no "ns"`},
 		{name: "a negative duration is corrupt", content: new(`{"version":1,"kinds":{"model":[{"at":"2026-05-04T08:59:59Z","ns":-1}]}}`), corrupt: "negative duration"},
@@ -398,7 +404,7 @@ func TestRecordCreatesAPrivateFile(t *testing.T) {
 func TestSeed(t *testing.T) {
 	p, _ := record(t, now,
 		append(series("model", ms(800, 900, 1000, 4000)...),
-			profile.Observation{Kind: "tool:old", Duration: time.Hour, At: now.Add(-profile.MaxAge)})...)
+			profile.Observation{Where: here, Kind: "tool:old", Duration: time.Hour, At: now.Add(-profile.MaxAge)})...)
 
 	t.Run("a seeded p50 refuses a lease that cannot fit it", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
@@ -410,7 +416,7 @@ func TestSeed(t *testing.T) {
 			if _, err := b.Lease(k, 0); err != nil {
 				t.Fatalf("cold, the lease is refused: %v", err)
 			}
-			p.Seed(b.Estimates(), now)
+			p.Seed(b.Estimates(), atHere, now)
 			_, err = b.Lease(k, 0)
 			re, ok := errors.AsType[*budget.RefusedError](err)
 			if !ok || re.Rule != budget.BelowP50 || re.Need != 900*time.Millisecond {
@@ -424,15 +430,31 @@ func TestSeed(t *testing.T) {
 	t.Run("a kind without fresh observations keeps its estimate", func(t *testing.T) {
 		est := budget.NewEstimates()
 		est.Kind("tool:old").Declare(time.Second, 2*time.Second)
-		p.Seed(est, now)
+		p.Seed(est, atHere, now)
 		if k := est.Kind("tool:old"); k.P50() != time.Second || k.P95() != 2*time.Second {
 			t.Errorf("tool:old = %v, %v; want the declared 1s, 2s", k.P50(), k.P95())
+		}
+	})
+	t.Run("a kind's history at another place seeds nothing", func(t *testing.T) {
+		// Another model's 2s p50, on another server, must not refuse the
+		// calls of this run's model.
+		est := budget.NewEstimates()
+		p.Seed(est, func(string) string { return "gpt-5 @ api.openai.com" }, now)
+		if k := est.Kind("model"); k.P50() != 0 || k.P95() != 0 {
+			t.Errorf("model = %v, %v; want no estimate from another place's history", k.P50(), k.P95())
+		}
+	})
+	t.Run("a kind the run does not place seeds nothing", func(t *testing.T) {
+		est := budget.NewEstimates()
+		p.Seed(est, func(string) string { return "" }, now)
+		if k := est.Kind("model"); k.P50() != 0 {
+			t.Errorf("model p50 = %v, want none", k.P50())
 		}
 	})
 	t.Run("an empty or nil profile seeds nothing", func(t *testing.T) {
 		for _, p := range []*profile.Profile{{}, nil} {
 			est := budget.NewEstimates()
-			p.Seed(est, now)
+			p.Seed(est, atHere, now)
 			if got := p.Summary(now).Kinds; got == nil || len(got) != 0 {
 				t.Errorf("Summary of %v = %#v, want no kinds, not nil", p, got)
 			}
@@ -445,17 +467,17 @@ func TestSeed(t *testing.T) {
 
 func TestSummaryJSONIsTheShapeOfSPEC5b(t *testing.T) {
 	p, _ := record(t, now,
-		profile.Observation{Kind: "tool:search", Duration: 1499 * time.Microsecond, At: now.Add(-time.Hour)},
-		profile.Observation{Kind: "model", Duration: 812 * time.Millisecond, At: now.Add(-2 * time.Hour)},
-		profile.Observation{Kind: "model", Duration: 1430*time.Millisecond + 500*time.Microsecond, At: now.Add(-30 * time.Second).Add(250 * time.Millisecond)},
+		profile.Observation{Where: here, Kind: "tool:search", Duration: 1499 * time.Microsecond, At: now.Add(-time.Hour)},
+		profile.Observation{Where: here, Kind: "model", Duration: 812 * time.Millisecond, At: now.Add(-2 * time.Hour)},
+		profile.Observation{Where: here, Kind: "model", Duration: 1430*time.Millisecond + 500*time.Microsecond, At: now.Add(-30 * time.Second).Add(250 * time.Millisecond)},
 	)
 	got, err := json.Marshal(p.Summary(now))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `{"kinds":[` +
-		`{"kind":"model","count":2,"p50_ms":812,"p95_ms":1431,"oldest":"2026-05-04T07:00:00Z","newest":"2026-05-04T08:59:30.25Z"},` +
-		`{"kind":"tool:search","count":1,"p50_ms":1,"p95_ms":1,"oldest":"2026-05-04T08:00:00Z","newest":"2026-05-04T08:00:00Z"}]}`
+		`{"kind":"model","where":"sim (embedded)","count":2,"p50_ms":812,"p95_ms":1431,"oldest":"2026-05-04T07:00:00Z","newest":"2026-05-04T08:59:30.25Z"},` +
+		`{"kind":"tool:search","where":"sim (embedded)","count":1,"p50_ms":1,"p95_ms":1,"oldest":"2026-05-04T08:00:00Z","newest":"2026-05-04T08:00:00Z"}]}`
 	if string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
@@ -470,7 +492,7 @@ func TestAttemptIsTheDurationFromStartToEnd(t *testing.T) {
 		start := time.Now()
 		time.Sleep(1500 * time.Millisecond)
 		end := time.Now()
-		o := profile.Attempt("tool:search", start, end)
+		o := profile.Attempt("tool:search", here, start, end)
 		if o.Kind != "tool:search" || o.Duration != 1500*time.Millisecond || !o.At.Equal(end) || o.At.Location() != time.UTC {
 			t.Errorf("Attempt = %+v, want tool:search, 1.5s, at %v in UTC", o, end)
 		}
@@ -495,5 +517,45 @@ func TestDefaultPath(t *testing.T) {
 				t.Errorf("DefaultPath() = %q, %v; want %q", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// here is the one place the tests' observations are made at, and atHere
+// places every kind there, for Seed.
+const here = "sim (embedded)"
+
+func atHere(string) string { return here }
+
+// A profile written before places were kept (version 1) pooled every
+// model and server together: it is read, seeds nothing, and the next
+// Record drops it rather than carry it on.
+func TestAVersion1ProfileSeedsNothingAndIsDroppedByTheNextRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "profile.json")
+	v1 := `{"version":1,"kinds":{"model":[{"at":"2026-05-04T08:59:59Z","ns":2000000000}]}}`
+	if err := os.WriteFile(path, []byte(v1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	est := budget.NewEstimates()
+	p.Seed(est, atHere, now)
+	if k := est.Kind("model"); k.P50() != 0 {
+		t.Errorf("a version 1 profile seeded model with p50 %v", k.P50())
+	}
+	if got := p.Summary(now).Kinds; len(got) != 1 || got[0].Where != "" {
+		t.Errorf("summary %+v, want the one unplaced kind, so that harness profile shows it", got)
+	}
+	if err := profile.Record(t.Context(), path, series("tool:search", ms(10)...), now); err != nil {
+		t.Fatal(err)
+	}
+	p, err = profile.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.Summary(now).Kinds
+	if len(got) != 1 || got[0].Kind != "tool:search" || got[0].Where != here {
+		t.Errorf("after a Record: %+v, want only the new placed observations", got)
 	}
 }

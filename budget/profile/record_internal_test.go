@@ -37,14 +37,14 @@ func checkWriters(t *testing.T, path string, writers, n int) {
 	for id := range writers {
 		want = want.merge(writerObservations(id, n), helperNow)
 	}
-	for kind, ss := range want.kinds {
-		got := p.kinds[kind]
+	for pl, ss := range want.places {
+		got := p.places[pl]
 		if len(got) != len(ss) {
-			t.Errorf("%s: %d observations, want %d: lost %d", kind, len(got), len(ss), len(ss)-len(got))
+			t.Errorf("%v: %d observations, want %d: lost %d", pl, len(got), len(ss), len(ss)-len(got))
 		}
 	}
-	if len(p.kinds) != len(want.kinds) {
-		t.Errorf("%d kinds, want %d", len(p.kinds), len(want.kinds))
+	if len(p.places) != len(want.places) {
+		t.Errorf("%d places, want %d", len(p.places), len(want.places))
 	}
 	if got, want := string(p.encode()), string(want.encode()); got != want {
 		t.Errorf("the profile is not the union of what the writers recorded")
@@ -122,7 +122,7 @@ func TestConcurrentWritersLoseNoObservation(t *testing.T) {
 func TestCrashMidWriteLeavesTheOldProfile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "profile.json")
-	old := []Observation{{Kind: "model", Duration: time.Second, At: helperNow}}
+	old := []Observation{{Where: here, Kind: "model", Duration: time.Second, At: helperNow}}
 	if err := Record(t.Context(), path, old, helperNow); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestCrashMidWriteLeavesTheOldProfile(t *testing.T) {
 	// The dead writer's lock went with it.
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	next := []Observation{{Kind: "model", Duration: 2 * time.Second, At: helperNow}}
+	next := []Observation{{Where: here, Kind: "model", Duration: 2 * time.Second, At: helperNow}}
 	if err := Record(ctx, path, next, helperNow); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestRecordWaitsForTheLockUntilItsContextEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs := []Observation{{Kind: "model", Duration: time.Second, At: helperNow}}
+	obs := []Observation{{Where: here, Kind: "model", Duration: time.Second, At: helperNow}}
 
 	stop := errors.New("the run is over")
 	ctx, cancel := context.WithTimeoutCause(t.Context(), 50*time.Millisecond, stop)

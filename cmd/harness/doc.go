@@ -48,9 +48,12 @@
 // scrubbed from logs, traces, spans and errors alike. --profile FILE (default
 // profile.json in the state folder beside the journal; off for none) is the
 // latency profile: the run starts its kinds' p50 and p95 from what runs on
-// this machine recorded in the last 7 days, so a model call the machine's
-// own history says cannot finish is refused, and it adds what its attempts
-// took when it ends. A corrupt profile is a warning and is not used.
+// this machine recorded in the last 7 days at the same place — the same
+// model on the same server, the same tool URL, command or MCP server — so
+// a model call the machine's own history says cannot finish is refused,
+// and it adds what its attempts took when it ends. One model's history
+// never refuses another's calls. A corrupt profile is a warning and is not
+// used.
 //
 // A run is complete only when its answer stands on settled work. When the
 // model answered while a write's outcome stayed unknown (its attempt timed
@@ -205,10 +208,11 @@
 //
 //	harness profile [--profile FILE] [--json]
 //
-// Profile prints the latency profile (SPEC §5b), one line per step kind:
-// how many observations it holds, their nearest-rank p50 and p95, and the
+// Profile prints the latency profile (SPEC §5b), one line per step kind
+// and place (WHERE: the model and its server's host, a tool's URL, command
+// or builtin, an MCP server): how many observations it holds, their nearest-rank p50 and p95, and the
 // dates of the oldest and newest. Observations older than 7 days are
-// dropped and each kind keeps a bounded number; the file is written
+// dropped and each place keeps a bounded number; the file is written
 // atomically under a file lock, so concurrent runs lose no update. --json
 // prints one object. A corrupt profile is reported and exits 1.
 //

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,7 +30,7 @@ type profileCommand struct {
 func (c *profileCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("profile", flag.ContinueOnError)
 	file := profileFlag(fs)
-	asJSON := fs.Bool("json", false, `print one JSON object: {"kinds":[{"kind","count","p50_ms","p95_ms","oldest","newest"}]}`)
+	asJSON := fs.Bool("json", false, `print one JSON object: {"kinds":[{"kind","where","count","p50_ms","p95_ms","oldest","newest"}]}`)
 	pos, help, err := parseFlags(fs, "profile", args, c.stdout, func(w io.Writer) { profileUsage(w, fs) })
 	if help || err != nil {
 		return err
@@ -76,12 +77,13 @@ func (c *profileCommand) Run(ctx context.Context, args []string) error {
 	return err
 }
 
-// writeProfile writes s as a table, one line per kind.
+// writeProfile writes s as a table, one line per kind and place. A
+// version 1 profile's kinds, placed nowhere, show "-": they seed no run.
 func writeProfile(w io.Writer, s profile.Summary) {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "KIND\tCOUNT\tP50\tP95\tOLDEST\tNEWEST")
+	fmt.Fprintln(tw, "KIND\tWHERE\tCOUNT\tP50\tP95\tOLDEST\tNEWEST")
 	for _, k := range s.Kinds {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", k.Kind, k.Count, latency(k.P50), latency(k.P95),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", k.Kind, cmp.Or(k.Where, "-"), k.Count, latency(k.P50), latency(k.P95),
 			k.Oldest.UTC().Format(time.RFC3339), k.Newest.UTC().Format(time.RFC3339))
 	}
 	tw.Flush()
@@ -131,12 +133,19 @@ func profilePath(flagValue, cmd string) (string, error) {
 func profileUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, `usage: harness profile [--profile FILE] [--json]
 
-Profile shows the latency profile: per step kind, the durations of the
-attempts that runs on this machine recorded in the last 7 days, from
-which the next run starts its p50 and p95 estimates instead of cold.
-One line each:
+Profile shows the latency profile: per step kind and the place it ran
+against, the durations of the attempts that runs on this machine recorded
+in the last 7 days, from which the next run that calls the kind at the
+same place starts its p50 and p95 estimates instead of cold. One line
+each:
 
-  KIND  COUNT  P50  P95  OLDEST  NEWEST
+  KIND  WHERE  COUNT  P50  P95  OLDEST  NEWEST
+
+WHERE is the model's name and server ("gpt-5 @ api.openai.com", "sim
+(embedded)"), a tool's URL, command or builtin, an MCP server, or a
+sub-agent's entry: one model's or server's latency never refuses
+another's calls. "-" marks a kind from a profile of an older version,
+which seeds nothing and is dropped at the next run's record.
 
 P50 and P95 are nearest-rank percentiles of the COUNT observations, made
 between OLDEST and NEWEST (RFC 3339, UTC). A missing or empty profile

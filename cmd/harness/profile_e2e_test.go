@@ -105,3 +105,49 @@ func TestE2EConcurrentRunsLoseNoObservation(t *testing.T) {
 		}
 	}
 }
+
+// Issue 18: a profile that holds another model's history — a real API
+// whose p50 is 2s — leaves the embedded model's run as it is on a fresh
+// machine: make demo's short run, step for step, on the profile and
+// without one.
+func TestE2EAnotherModelsHistoryDoesNotChangeTheDemosRun(t *testing.T) {
+	polluted := filepath.Join(t.TempDir(), "profile.json")
+	srv := sim.NewServer(&sim.Scenario{Rules: []sim.Rule{{Delay: 2 * time.Second}}})
+	defer srv.Close()
+	if _, stderr, code := runHarness(t, []string{"OPENAI_API_KEY=x"}, "run", "--model", "gpt-4.1", "--base-url", srv.URL,
+		"--budget", "20s", "--profile", polluted, "q"); code != exitOK {
+		t.Fatalf("the real model's run: exit %d\n%s", code, stderr)
+	}
+	if stdout, _, _ := runHarness(t, nil, "profile", "--profile", polluted); !strings.Contains(stdout, "gpt-4.1 @ 127.0.0.1") {
+		t.Fatalf("the profile does not place the real model's history:\n%s", stdout)
+	}
+
+	type result struct {
+		Status, Answer, Boundary string
+		Cause                    *string
+		Steps, Attempts, Orphans int
+	}
+	demo := func(profile string) (result, []trace.Record) {
+		dir := t.TempDir()
+		trc := filepath.Join(dir, "trace.jsonl")
+		stdout, stderr, code := runHarness(t, nil, "run", "--budget", "1.2s", "--tools", demoToolsFile,
+			"--journal", filepath.Join(dir, "orphans.jsonl"), "--profile", profile, "--trace", trc, "--json",
+			"Pay_invoice_43_then_explain_deadline_budgets")
+		if code != exitPartial {
+			t.Fatalf("--profile %s: exit %d\n%s%s", profile, code, stdout, stderr)
+		}
+		var r result
+		if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r, readTrace(t, trc)
+	}
+	fresh, freshTrace := demo("off")
+	got, gotTrace := demo(polluted)
+	if got.Status != fresh.Status || *got.Cause != *fresh.Cause || got.Steps != fresh.Steps || got.Attempts != fresh.Attempts || got.Orphans != fresh.Orphans {
+		t.Errorf("on the polluted profile: %+v\non none: %+v", got, fresh)
+	}
+	if n, want := len(only(gotTrace, trace.Refused, "model")), len(only(freshTrace, trace.Refused, "model")); n != want {
+		t.Errorf("%d model refusals on the polluted profile, %d on none: another model's history refused this one's calls", n, want)
+	}
+}

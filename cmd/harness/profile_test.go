@@ -82,7 +82,7 @@ func TestProfile(t *testing.T) {
 			args: []string{"--profile", "{dir}/old.json"},
 			setup: func(t *testing.T, dir string, now time.Time) {
 				then := now.Add(-30 * 24 * time.Hour)
-				recordProfile(t, filepath.Join(dir, "old.json"), then, profile.Observation{Kind: "model", Duration: time.Second, At: then})
+				recordProfile(t, filepath.Join(dir, "old.json"), then, profile.Observation{Kind: "model", Where: simPlace, Duration: time.Second, At: then})
 			},
 			wantStderr: []string{"no observations of the last 7 days"},
 		},
@@ -91,19 +91,21 @@ func TestProfile(t *testing.T) {
 			args:  []string{"--profile", "{dir}/p.json"},
 			setup: someProfile("p.json"),
 			wantStdout: "" +
-				"KIND              COUNT  P50    P95     OLDEST                NEWEST\n" +
-				"agent:researcher  1      12.3s  12.3s   1999-12-31T23:00:00Z  1999-12-31T23:00:00Z\n" +
-				"model             3      900ms  1.434s  1999-12-29T00:00:00Z  1999-12-31T23:59:00Z\n" +
-				"tool:search       2      350µs  80ms    1999-12-31T22:00:00Z  1999-12-31T23:00:00Z\n",
+				"KIND              WHERE                               COUNT  P50    P95     OLDEST                NEWEST\n" +
+				"agent:researcher  agent researcher of tools.yaml      1      12.3s  12.3s   1999-12-31T23:00:00Z  1999-12-31T23:00:00Z\n" +
+				"model             gpt-5 @ api.openai.com              1      2s     2s      1999-12-31T23:00:00Z  1999-12-31T23:00:00Z\n" +
+				"model             sim (embedded)                      3      900ms  1.434s  1999-12-29T00:00:00Z  1999-12-31T23:59:00Z\n" +
+				"tool:search       http://127.0.0.1:8700/tools/search  2      350µs  80ms    1999-12-31T22:00:00Z  1999-12-31T23:00:00Z\n",
 		},
 		{
 			name:  "--json is the shape of SPEC §5b",
 			args:  []string{"--json", "--profile", "{dir}/p.json"},
 			setup: someProfile("p.json"),
 			wantStdout: `{"kinds":[` +
-				`{"kind":"agent:researcher","count":1,"p50_ms":12345,"p95_ms":12345,"oldest":"1999-12-31T23:00:00Z","newest":"1999-12-31T23:00:00Z"},` +
-				`{"kind":"model","count":3,"p50_ms":900,"p95_ms":1434,"oldest":"1999-12-29T00:00:00Z","newest":"1999-12-31T23:59:00Z"},` +
-				`{"kind":"tool:search","count":2,"p50_ms":0,"p95_ms":80,"oldest":"1999-12-31T22:00:00Z","newest":"1999-12-31T23:00:00Z"}]}` + "\n",
+				`{"kind":"agent:researcher","where":"agent researcher of tools.yaml","count":1,"p50_ms":12345,"p95_ms":12345,"oldest":"1999-12-31T23:00:00Z","newest":"1999-12-31T23:00:00Z"},` +
+				`{"kind":"model","where":"gpt-5 @ api.openai.com","count":1,"p50_ms":2000,"p95_ms":2000,"oldest":"1999-12-31T23:00:00Z","newest":"1999-12-31T23:00:00Z"},` +
+				`{"kind":"model","where":"sim (embedded)","count":3,"p50_ms":900,"p95_ms":1434,"oldest":"1999-12-29T00:00:00Z","newest":"1999-12-31T23:59:00Z"},` +
+				`{"kind":"tool:search","where":"http://127.0.0.1:8700/tools/search","count":2,"p50_ms":0,"p95_ms":80,"oldest":"1999-12-31T22:00:00Z","newest":"1999-12-31T23:00:00Z"}]}` + "\n",
 		},
 		{
 			name:       "the default profile is under XDG_STATE_HOME",
@@ -128,7 +130,7 @@ func TestProfile(t *testing.T) {
 			},
 			wantCode: 1,
 			wantStderr: []string{
-				"harness profile: profile: {dir}/bad.json is corrupt: version 7, want 1\n",
+				"harness profile: profile: {dir}/bad.json is corrupt: version 7, want 2\n",
 				"harness profile: runs ignore it; the next to record one keeps it as {dir}/bad.json.corrupt and starts afresh\n",
 			},
 		},
@@ -205,19 +207,22 @@ func TestProfile(t *testing.T) {
 	}
 }
 
-// someProfile records three kinds into the profile at dir/name, at now:
-// the model's oldest observation three days old, and one of tool:search
-// eight days old, which does not count.
+// someProfile records three kinds at four places into the profile at
+// dir/name, at now: the simulated model's oldest observation three days
+// old, another model's beside it, and one of tool:search eight days old,
+// which does not count.
 func someProfile(name string) func(t *testing.T, dir string, now time.Time) {
+	const search = "http://127.0.0.1:8700/tools/search"
 	return func(t *testing.T, dir string, now time.Time) {
 		recordProfile(t, filepath.Join(dir, name), now,
-			profile.Observation{Kind: "model", Duration: 1434 * time.Millisecond, At: now.Add(-3 * 24 * time.Hour)},
-			profile.Observation{Kind: "model", Duration: 900 * time.Millisecond, At: now.Add(-2 * time.Hour)},
-			profile.Observation{Kind: "model", Duration: 812 * time.Millisecond, At: now.Add(-time.Minute)},
-			profile.Observation{Kind: "tool:search", Duration: 350 * time.Microsecond, At: now.Add(-2 * time.Hour)},
-			profile.Observation{Kind: "tool:search", Duration: 80 * time.Millisecond, At: now.Add(-time.Hour)},
-			profile.Observation{Kind: "tool:search", Duration: time.Hour, At: now.Add(-8 * 24 * time.Hour)},
-			profile.Observation{Kind: "agent:researcher", Duration: 12345 * time.Millisecond, At: now.Add(-time.Hour)},
+			profile.Observation{Kind: "model", Where: simPlace, Duration: 1434 * time.Millisecond, At: now.Add(-3 * 24 * time.Hour)},
+			profile.Observation{Kind: "model", Where: simPlace, Duration: 900 * time.Millisecond, At: now.Add(-2 * time.Hour)},
+			profile.Observation{Kind: "model", Where: simPlace, Duration: 812 * time.Millisecond, At: now.Add(-time.Minute)},
+			profile.Observation{Kind: "model", Where: "gpt-5 @ api.openai.com", Duration: 2 * time.Second, At: now.Add(-time.Hour)},
+			profile.Observation{Kind: "tool:search", Where: search, Duration: 350 * time.Microsecond, At: now.Add(-2 * time.Hour)},
+			profile.Observation{Kind: "tool:search", Where: search, Duration: 80 * time.Millisecond, At: now.Add(-time.Hour)},
+			profile.Observation{Kind: "tool:search", Where: search, Duration: time.Hour, At: now.Add(-8 * 24 * time.Hour)},
+			profile.Observation{Kind: "agent:researcher", Where: "agent researcher of tools.yaml", Duration: 12345 * time.Millisecond, At: now.Add(-time.Hour)},
 		)
 	}
 }
@@ -225,7 +230,7 @@ func someProfile(name string) func(t *testing.T, dir string, now time.Time) {
 func TestProfileJSONDecodesAsASummary(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.json")
 	now := time.Now()
-	recordProfile(t, path, now, profile.Attempt("model", now.Add(-time.Second), now))
+	recordProfile(t, path, now, profile.Attempt("model", simPlace, now.Add(-time.Second), now))
 	var stdout, stderr bytes.Buffer
 	if code := runProfile(t.Context(), []string{"--profile", path, "--json"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit code %d: %s", code, &stderr)

@@ -127,19 +127,15 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stderr, "harness run: warning: no latency profile: %v\n", err)
 		profileFile = ""
 	}
-	var seen *profileSink
+	var history *profile.Profile
 	if profileFile != "" {
 		p, err := profile.Load(profileFile)
 		if err != nil {
 			fmt.Fprintf(c.stderr, "harness run: warning: %v; it is ignored, and the next record sets it aside\n", err)
 		}
-		p.Seed(b.Estimates(), time.Now())
-		seen = newProfileSink()
+		history = p
 	}
 	cfg := harness.Config{Task: task, Quiet: f.quiet, MaxSteps: f.maxSteps, Parallel: f.parallel}
-	if seen != nil {
-		cfg.Sinks = append(cfg.Sinks, seen)
-	}
 	if err := cfg.Validate(); err != nil {
 		return usage(flagError(err))
 	}
@@ -166,6 +162,16 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	}
 	if err := models.check(tc); err != nil {
 		return usage(err)
+	}
+	// Each kind is seeded from its history at the place this run calls it
+	// (the model and its server, a tool's URL or command): one model's
+	// latency never refuses another's calls (SPEC §5b).
+	var seen *profileSink
+	if history != nil {
+		places := newPlacer(f.model, f.baseURL, tc)
+		history.Seed(b.Estimates(), places.where, time.Now())
+		seen = newProfileSink(places.where)
+		cfg.Sinks = append(cfg.Sinks, seen)
 	}
 	if f.journal != "" || mayWrite(tc) {
 		if cfg.Journal, err = openJournal(f.journal); err != nil {
