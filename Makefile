@@ -55,8 +55,10 @@ plan:
 # Every figure of SPEC §7 beside its baseline, written to BENCHMARKS.md
 # with the command of each, the machine and the date (bench/cmd/benchmd):
 # micro-benchmarks, whole runs, the fault battery, duplicate writes, the
-# fleet and the harness run process. `go test -bench` in a package runs
-# its own.
+# fleet, the harness run process, a tool whose POST and cancel both hang,
+# and a starved machine (a hog process on every core, for a few minutes).
+# `go run ./bench/cmd/benchmd -only NAME` runs one section; `go test
+# -bench` in a package runs its own.
 bench: build
 	$(GO) run ./bench/cmd/benchmd -o BENCHMARKS.md
 

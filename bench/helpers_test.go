@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"bytes"
 	"math"
 	"net/http"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/sim"
+	"github.com/glidepath/glidepath/trace"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
@@ -42,3 +44,49 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 
 // ms converts d to milliseconds for ReportMetric.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// runRecords keeps every record of one run as the JSONL trace has it:
+// trace.JSONL is called on the run's path, in seq order, so that every
+// record is in by the time the run returns and none is dropped, where a
+// queued sink may be handed records later and lose some on a loaded
+// machine (trace.FlushGrace). Its Sink is what a run's Config takes.
+type runRecords struct {
+	buf bytes.Buffer // written by j alone, under its lock
+	j   *trace.JSONL
+}
+
+func newRunRecords() *runRecords {
+	r := &runRecords{}
+	r.j = trace.NewJSONL(&r.buf)
+	return r
+}
+
+// Sink is the sink to give the run.
+func (r *runRecords) Sink() trace.Sink { return r.j }
+
+// wait returns the run's records, once it has returned, or fails b if
+// they cannot be read or there is no run_end among them.
+func (r *runRecords) wait(b testing.TB) []trace.Record {
+	b.Helper()
+	r.j.Flush() // takes the JSONL's lock: what it wrote is ours to read
+	recs, err := trace.ReadRecords(&r.buf)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !slices.ContainsFunc(recs, func(r trace.Record) bool { return r.Event == trace.RunEnd }) {
+		b.Fatal("the run's trace has no run_end record")
+	}
+	return recs
+}
+
+// stamp returns how long after start the first record of event was
+// stamped, or -1 if there is none. A stamp read back from JSON has no
+// monotonic reading: the two are compared on the wall clock.
+func stamp(recs []trace.Record, event trace.Event, start time.Time) time.Duration {
+	for _, r := range recs {
+		if r.Event == event {
+			return r.TS.Sub(start)
+		}
+	}
+	return -1
+}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glidepath/glidepath/bench/internal/hog"
 	"github.com/glidepath/glidepath/sim"
 )
 
@@ -30,6 +31,7 @@ const simChildEnv = "GLIDEPATH_BENCH_SIM_CHILD"
 const idleKeepaliveEvery = 2 * time.Second
 
 func TestMain(m *testing.M) {
+	hog.Main() // BenchmarkStarvedRun's hogs are copies of this binary
 	if v, ok := os.LookupEnv(simChildEnv); ok {
 		os.Exit(serveIdleSim(v))
 	}

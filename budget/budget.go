@@ -28,6 +28,14 @@ type Config struct {
 	// fresh, private set; share one set across runs so that what one run
 	// observed informs the next.
 	Estimates *Estimates
+
+	// Start is when the budget's clock started, if that is before [New] is
+	// called: a process that spent its start-up before it could make its
+	// budget spends that from the budget too (SPEC §3; issue 17: on a
+	// starved machine `harness run` start-up took tens of ms before its
+	// clock started). Zero, or an instant not before now, is now. It must
+	// come from time.Now, so that it carries a monotonic reading.
+	Start time.Time
 }
 
 // ConfigError reports a Config field that cannot be used.
@@ -67,12 +75,17 @@ type Budget struct {
 	reserveSet bool
 }
 
-// New starts a budget now: its deadline is time.Now() + cfg.Total.
+// New starts a budget now, or at cfg.Start if that is earlier: its
+// deadline is that instant + cfg.Total.
 func New(cfg Config) (*Budget, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return start(time.Now(), cfg), nil
+	now := time.Now()
+	if !cfg.Start.IsZero() && cfg.Start.Before(now) {
+		now = cfg.Start
+	}
+	return start(now, cfg), nil
 }
 
 func (cfg *Config) validate() error {
@@ -140,17 +153,21 @@ func (b *Budget) Remaining() time.Duration {
 	return max(time.Until(b.deadline), 0)
 }
 
-// Spent returns the time since the budget started, never more than Total.
+// Spent returns the time since the budget started: the time that really
+// passed, even past Total (a stopped process, a starved machine). Time is
+// never rounded in the run's favour (SPEC §3); [Budget.Remaining] is what
+// stays at zero.
 func (b *Budget) Spent() time.Duration {
-	return b.total - b.Remaining()
+	return time.Since(b.start)
 }
 
 // Read returns the time spent and the time remaining from one reading of
-// the clock, so that the two always add up to Total: a record stamped with
-// both says the same instant twice.
+// the clock: a record stamped with both says the same instant twice. Up to
+// the deadline they add up to Total; past it, spent keeps growing (by as
+// much as the run is late) and remaining stays zero.
 func (b *Budget) Read() (spent, remaining time.Duration) {
-	remaining = b.Remaining()
-	return b.total - remaining, remaining
+	now := time.Now()
+	return now.Sub(b.start), max(b.deadline.Sub(now), 0)
 }
 
 // Until returns how long from now until spent of the budget has been
@@ -160,7 +177,8 @@ func (b *Budget) Until(spent time.Duration) time.Duration {
 	return time.Until(b.start.Add(spent))
 }
 
-// FractionSpent returns Spent/Total, from 0 to 1.
+// FractionSpent returns Spent/Total: from 0 at the start, 1 at the
+// deadline, and more than 1 past it.
 func (b *Budget) FractionSpent() float64 {
 	if b.total <= 0 {
 		return 1 // a budget shortened to nothing is all spent

@@ -109,8 +109,11 @@ func TestTheDeadlineIsWrittenOnceAndNeverMoves(t *testing.T) {
 		}
 		time.Sleep(time.Hour)
 		check("long after")
-		if b.Remaining() != 0 || b.Spent() != b.Total() || b.FractionSpent() != 1 {
-			t.Errorf("after the deadline: remaining %v spent %v fraction %v", b.Remaining(), b.Spent(), b.FractionSpent())
+		// Past the deadline the time that passed is told as it is, not
+		// rounded down to Total (SPEC §3): 10s of budget, 1h7s spent.
+		if want := time.Hour + 7*time.Second; b.Remaining() != 0 || b.Spent() != want || b.FractionSpent() != float64(want)/float64(10*time.Second) {
+			t.Errorf("after the deadline: remaining %v spent %v fraction %v; want 0, %v, %v", b.Remaining(), b.Spent(), b.FractionSpent(),
+				want, float64(want)/float64(10*time.Second))
 		}
 	})
 }

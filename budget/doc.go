@@ -72,6 +72,9 @@
 // instead. [Budget.Read] gives spent and remaining from one reading of the
 // clock, and [Budget.Until] how long until a point of the run: other
 // packages ask these rather than do arithmetic on instants themselves.
+// Spent is the time that really passed, even past the deadline (a stopped
+// process, a starved machine): it is never capped at Total, so a late run
+// reads as late (SPEC §3); remaining never goes below zero.
 //
 // # Sub-agents
 //

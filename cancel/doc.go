@@ -60,6 +60,15 @@
 // [DefaultJournalPath] is $XDG_STATE_HOME/glidepath/orphans.jsonl, or
 // ~/.local/state/glidepath/orphans.jsonl.
 //
+// An entry records how to reach the tool again: its URL (a remote tool),
+// the tools file that built it (ToolsFile, with Tool its entry's name),
+// and its step Kind. [ReconcileJournal] settles what it can of a journal's
+// open orphans with the [StatusReader] a caller finds for each entry —
+// the way an embedder reconciles the orphans of a tool kind of its own,
+// and the way `harness reconcile` does it for the kinds a tools file
+// builds: it asks each once, on a lease of one budget, and appends the
+// settled state of each that settled.
+//
 //	j, err := cancel.OpenJournal(path)
 //	if err != nil {
 //		return err
@@ -68,11 +77,33 @@
 //	err = j.Append(cancel.Entry{RunID: runID, Tool: "pay", URL: u,
 //		IdempotencyKey: key, ArgsSHA256: cancel.ArgsSHA256(args), State: cancel.Open})
 //
+// # Zero values
+//
+// A zero value either works or returns an error; none panics, and none
+// reads as a settled call.
+//
+//   - [Group]: ready to use.
+//   - [Journal]: the zero Journal has no file; its methods, and
+//     [ReconcileJournal] on it, return an error.
+//   - [Endpoint]: Client nil is [http.DefaultClient]; an empty URL, Tool
+//     or [Key] makes every request a [*RequestError] (unreachable), never
+//     a request to another resource whose 404 would read as "never
+//     received".
+//   - [Status]: the zero Status (State empty) says nothing: [Reconcile]
+//     and [ReconcileJournal] take it for an unusable answer, and the call
+//     stays an orphan.
+//   - [Entry]: [Journal.Append] refuses one without IdempotencyKey or
+//     State; a zero TS is stamped now. Fields an old line lacks are empty.
+//   - [Settlement]: Recorded false is an orphan still open.
+//   - [Resolution]: made by Reconcile; State empty means no ask was
+//     answered.
+//
 // # Goroutines
 //
 // The package starts none but those of a [Group], one per cancel in flight,
 // each ended by its answer or its lease, which never outlasts the run's
-// deadline. Every other call blocks until it is done, bounded by its
+// deadline, and those of [ReconcileJournal], at most [SettleParallel]
+// status asks, which it waits for before it returns. Every other call blocks until it is done, bounded by its
 // context and lease; the caller owns any concurrency. A [Journal] is
 // safe for concurrent use.
 //
@@ -85,6 +116,8 @@
 // when reconciliation had to stop has a [Resolution.Err] wrapping
 // [ErrStillRunning]. A lease the budget refused is a
 // [*budget.RefusedError]. A journal line that is not an entry is a
-// [*LineError] matching [ErrBadJournal], naming the file and line. Error
+// [*LineError] matching [ErrBadJournal], naming the file and line. An
+// orphan [ReconcileJournal] found no way to ask has a [Settlement.Err]
+// matching [ErrNoStatusReader]. Error
 // messages never carry a URL's password.
 package cancel

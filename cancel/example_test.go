@@ -149,3 +149,41 @@ func ExampleSend() {
 	// DELETE /tools/pay/calls/gp_pay
 	// accepted: true
 }
+
+// An embedder whose tools are its own kind settles their orphans with its
+// own status reader, chosen by what each entry records of its tool.
+func ExampleReconcileJournal() {
+	dir, _ := os.MkdirTemp("", "journal")
+	defer os.RemoveAll(dir)
+	j, _ := cancel.OpenJournal(filepath.Join(dir, "orphans.jsonl"))
+	defer j.Close()
+	j.Append(cancel.Entry{Tool: "enqueue", Kind: "queue:enqueue", IdempotencyKey: "gp_a", State: cancel.Open})
+	j.Append(cancel.Entry{Tool: "mcp__fs__write", Kind: "tool:mcp__fs__write", IdempotencyKey: "gp_b", State: cancel.Open})
+
+	queue := statusFunc(func(context.Context, cancel.Key) (cancel.Status, error) {
+		return cancel.Status{State: cancel.Done}, nil // the queue's own record of the job
+	})
+	b, _ := budget.New(budget.Config{Total: 10 * time.Second})
+	settled, err := cancel.ReconcileJournal(context.Background(), j, b, func(e cancel.Entry) (cancel.StatusReader, error) {
+		if e.Kind == "queue:enqueue" {
+			return queue, nil
+		}
+		return nil, fmt.Errorf("%w: not a queue job", cancel.ErrNoStatusReader)
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, s := range settled {
+		fmt.Println(s.Entry.Tool, s.Status.State, s.Recorded, s.Err)
+	}
+	// Output:
+	// enqueue done true <nil>
+	// mcp__fs__write  false cancel: no way to ask the tool: not a queue job
+}
+
+// statusFunc is a function as a cancel.StatusReader.
+type statusFunc func(context.Context, cancel.Key) (cancel.Status, error)
+
+func (f statusFunc) Status(ctx context.Context, k cancel.Key) (cancel.Status, error) {
+	return f(ctx, k)
+}

@@ -13,11 +13,21 @@ import (
 )
 
 // Entry is one line of the orphan journal (SPEC §5).
+//
+// An entry records how to reach the tool again from outside the run that
+// made the call: the URL of a remote tool, the tools file that built the
+// tool (with Tool, its entry's name) for any kind a tools file builds, and
+// always the tool's step Kind, which names a kind of an embedder's own so
+// that its status reader can be found ([ReconcileJournal]). Fields a line
+// leaves out are empty: an entry written before they existed has only
+// URL.
 type Entry struct {
 	TS             time.Time `json:"ts"`
 	RunID          string    `json:"run_id"`
 	Tool           string    `json:"tool"`
-	URL            string    `json:"url"` // the tool server's base URL U
+	URL            string    `json:"url"`                  // the tool server's base URL U; empty for other kinds
+	ToolsFile      string    `json:"tools_file,omitempty"` // the absolute path of the tools file whose entry Tool built the tool
+	Kind           string    `json:"kind,omitempty"`       // the tool's step kind: "tool:NAME", or a custom kind's own
 	IdempotencyKey Key       `json:"idempotency_key"`
 	ArgsSHA256     string    `json:"args_sha256"` // see [ArgsSHA256]
 	State          string    `json:"state"`       // "open", later "done" | "failed" | "never_received"

@@ -91,8 +91,16 @@ func Reconcile(ctx context.Context, b *budget.Budget, bo budget.Backoff, s Statu
 			r.Orphan, r.Err = true, err
 			return r
 		}
-		r.State, r.Output = st.State, st.Output
-		if st.State != Running {
+		switch st.State {
+		case Done, Failed, NeverReceived:
+			r.State, r.Output = st.State, st.Output
+			return r
+		case Running:
+			r.State, r.Output = st.State, st.Output
+		default:
+			// A reader that answered nothing usable (the zero Status)
+			// has not said how the call went: its outcome stays unknown.
+			r.Orphan, r.Err = true, fmt.Errorf("%w: status reader answered state %q", ErrUnreachable, truncate(string(st.State)))
 			return r
 		}
 		// No headers: the status answer's Retry-After is not part of the

@@ -2,7 +2,9 @@ package cancel
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
@@ -49,7 +51,7 @@ func Send(ctx context.Context, b *budget.Budget, c Canceller, key Key) error {
 	if err != nil {
 		return err
 	}
-	return send(ctx, lease, c, key)
+	return send(context.WithoutCancel(ctx), lease, c, key)
 }
 
 func cancelLease(b *budget.Budget, key Key) (budget.Lease, error) {
@@ -60,19 +62,35 @@ func cancelLease(b *budget.Budget, key Key) (budget.Lease, error) {
 	return lease, nil
 }
 
+// send sends the cancel on lease over ctx, which is already free of the
+// cancellation of the call's context: Send's is, and a Group's may still be
+// cut.
 func send(ctx context.Context, lease budget.Lease, c Canceller, key Key) error {
-	lctx, stop := lease.Context(context.WithoutCancel(ctx))
+	lctx, stop := lease.Context(ctx)
 	defer stop()
 	return c.Cancel(lctx, key)
 }
 
+// ErrNotWaited is matched by the answer done hears of a cancel its
+// [Group] cut ([Group.Cut]) before it was answered: it went out, and the
+// run has stopped waiting to hear more. It matches [ErrNoAnswer] too, so
+// that the call's cancel stays "sent" (SPEC §3: a cancel unanswered when
+// the grace ends is recorded as sent, with no answer).
+var ErrNotWaited = fmt.Errorf("%w: its run stopped waiting for the answer", ErrNoAnswer)
+
 // A Group sends the cancels of one run without waiting for their answers,
-// and lets the run wait for those still outstanding once it has landed:
-// cancelling is not waiting, so a tool whose cancel endpoint hangs costs
-// the landing nothing. The zero Group is ready to use; a Group must not be
+// and lets the run wait for those still outstanding once it has landed,
+// for a grace, and then cut them ([Group.Cut]): cancelling is not
+// waiting, so a tool whose cancel endpoint hangs costs the landing
+// nothing, and holds the result no longer than the grace the run gives it
+// (SPEC §3). The zero Group is ready to use; a Group must not be
 // copied after first use.
 type Group struct {
 	g inflight.Group
+
+	mu   sync.Mutex                         // guards the fields below
+	next uint64                             // the id of the next cancel sent
+	cuts map[uint64]context.CancelCauseFunc // the cancels in flight, and how to cut each; nil before the first
 }
 
 // Go sends the cancel of key as [Send] does, on a goroutine of its own, and
@@ -88,13 +106,54 @@ func (g *Group) Go(ctx context.Context, b *budget.Budget, c Canceller, key Key, 
 	if err != nil {
 		return lease, err
 	}
+	cctx, cut := context.WithCancelCause(context.WithoutCancel(ctx))
+	g.mu.Lock()
+	if g.cuts == nil {
+		g.cuts = make(map[uint64]context.CancelCauseFunc)
+	}
+	id := g.next
+	g.next++
+	g.cuts[id] = cut
+	g.mu.Unlock()
 	g.g.Go(func() {
-		err := send(ctx, lease, c, key)
+		defer func() {
+			g.mu.Lock()
+			delete(g.cuts, id)
+			g.mu.Unlock()
+			cut(nil)
+		}()
+		err := send(cctx, lease, c, key)
+		if err != nil && errors.Is(context.Cause(cctx), ErrNotWaited) {
+			err = context.Cause(cctx) // what the cut left the tool to say is not its answer
+		}
 		if done != nil {
 			done(err)
 		}
 	})
 	return lease, nil
+}
+
+// Cut stops the cancels still in flight: their requests' contexts end,
+// with a cause matching [ErrNotWaited] and wrapping cause, which is what
+// their done hears (provided the [Canceller] returns when its context
+// ends, as it must). It returns at once; [Group.Wait] then waits for
+// their goroutines to return. A run cuts its cancels once its result
+// exists and their grace is over (SPEC §3: cancels never hold the
+// answer); cancels sent after Cut are not cut by it.
+func (g *Group) Cut(cause error) {
+	err := ErrNotWaited
+	if cause != nil {
+		err = fmt.Errorf("%w (%w)", ErrNotWaited, cause)
+	}
+	g.mu.Lock()
+	cuts := make([]context.CancelCauseFunc, 0, len(g.cuts))
+	for _, cut := range g.cuts {
+		cuts = append(cuts, cut)
+	}
+	g.mu.Unlock()
+	for _, cut := range cuts {
+		cut(err)
+	}
 }
 
 // Wait blocks until every cancel sent with [Group.Go] has been answered, or

@@ -106,10 +106,10 @@ func (a *Agent) Attempt(ctx context.Context, call *tools.Call) tools.Answer {
 	}
 	out, err := json.Marshal(res)
 	if err != nil { // a Result is plain data: this is a bug
-		return tools.Answer{Err: fmt.Errorf("%s: encoding the result: %w", a.spec.Name, err), Outcome: trace.Invalid, Sent: true, Stopped: true}
+		return tools.Answer{Err: fmt.Errorf("%s: encoding the result: %w", a.spec.Name, err), Outcome: trace.Invalid, Stopped: true}
 	}
 	// The child has landed and closed: nothing of the call is left running.
-	return tools.Answer{Output: out, Sent: true, Stopped: true}
+	return tools.Answer{Output: out, Stopped: true}
 }
 
 // A ChildCall is what [Agent.Run] is told of the call a child answers.

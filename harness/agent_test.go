@@ -93,8 +93,11 @@ func TestTwoSubAgentsInParallelEachLandInsideTheirSliceAndTheParentAnswers(t *te
 				t.Errorf("child %s (key %s, %dms) matches no agent attempt of the parent %+v", id, s.Key, s.TotalMs, agentLeases)
 			}
 			e := ends[id]
-			if e.Cause != "budget" || e.Result != "partial" || e.ElapsedMs > s.TotalMs {
-				t.Errorf("child %s ended %s/%s at %dms of %dms; want partial, budget, inside its slice", id, e.Result, e.Cause, e.ElapsedMs, s.TotalMs)
+			// elapsed_ms is the time that passed, not capped at total_ms
+			// (SPEC §3), and a child past its deadline says late_ms: so
+			// this fails for a child that ended late.
+			if e.Cause != "budget" || e.Result != "partial" || e.ElapsedMs > s.TotalMs || e.LateMs != 0 {
+				t.Errorf("child %s ended %s/%s at %dms of %dms (late %dms); want partial, budget, inside its slice", id, e.Result, e.Cause, e.ElapsedMs, s.TotalMs, e.LateMs)
 			}
 		}
 		// The parent's model read each child's labeled result.
@@ -366,8 +369,11 @@ func TestLandingTheParentCancelsItsChild(t *testing.T) {
 		if err := json.Unmarshal(res.Output, &child); err != nil || child.Cause != landing.CauseCancelled || child.Status != landing.Partial {
 			t.Errorf("the child's result %s (%v), want partial, cancelled", res.Output, err)
 		}
-		if len(parent.Established) != 1 || !strings.HasPrefix(parent.Established[0], "alpha: ") {
-			t.Errorf("the parent's result %+v does not hold the child's partial", parent)
+		if len(parent.Established) != 1 || !strings.HasPrefix(parent.Established[0], "alpha (partial: cancelled): ") {
+			t.Errorf("the parent's result %+v does not hold the child's partial, labeled", parent)
+		}
+		if want := "Ran out of allotted time at step 0: alpha cancelled."; parent.Boundary != want {
+			t.Errorf("the parent's boundary %q, want %q: the child was cancelled, not done", parent.Boundary, want)
 		}
 		if _, ends := childRuns(recs.all()); len(ends) != 1 {
 			t.Errorf("%d children ended, want 1", len(ends))
@@ -400,8 +406,8 @@ func TestACancelledParentWithAChildAnswersWithinItsReserve(t *testing.T) {
 			t.Errorf("%d model requests, want 3: the parent's turn, the child's, the parent's landing call; "+
 				"a child its parent cancelled makes no landing call of its own", n)
 		}
-		if len(res.Established) != 1 || !strings.HasPrefix(res.Established[0], "alpha: ") {
-			t.Errorf("the parent's result %+v does not hold the child's partial", res)
+		if len(res.Established) != 1 || !strings.HasPrefix(res.Established[0], "alpha (partial: cancelled): ") {
+			t.Errorf("the parent's result %+v does not hold the child's partial, labeled", res)
 		}
 	})
 }

@@ -40,18 +40,57 @@
 // one the caller already has, which keeps its own model client and uses
 // the Session for time, gates, tool calls and landing:
 //
-//   - [Session.Note] is the budget note the model reads at every turn;
+//   - [Session.Note] is the budget note the model reads at every turn, and
+//     [Session.Phase] the ladder's phase;
 //   - [Session.MustLand] says whether the run must land now, and why;
+//   - [Session.Tools] offers the run's tools in openai-go's terms ([Offer]);
 //   - [Session.Turn] makes a model turn with [Config.Model], on work leases
 //     with retries; [Session.BeginTurn] leases one request the caller sends
-//     with its own client, and [Turn.End] records it;
+//     with its own client, with the request options it needs
+//     ([Turn.Options]: Budget-Remaining-Ms, the lease as timeout, the SDK's
+//     retries off); [Turn.Chunk] or [Turn.Completion] take what the model
+//     sent (tokens, chunks, the finish reason), and [Turn.End] records it
+//     and says whether it is an answer ([model.CheckFinish]);
 //   - [Session.Call] and [Session.CallAll] make tool calls through the
 //     ladder's gates, each on leases of the budget, with progress, cancel
 //     and reconciliation;
-//   - [Session.Answer] ends the run complete; [Session.Land] ends it early,
-//     with the landing call or the harness's own summary;
-//   - [Session.Close] stops the watchdog, waits for the run's cancels and
-//     flushes its sinks.
+//   - [Session.Answer] ends the run complete (an empty answer is not one);
+//     [Session.LandOn] ends it early for whatever stopped the loop, with
+//     the words that fit — a refusal of the model's server gets no landing
+//     call —, and [Session.Land] for a cause the caller names, with the
+//     landing call or the harness's own summary;
+//   - [Session.Close] stops the watchdog, gives the run's cancels their
+//     grace and flushes its sinks.
+//
+// # Contexts
+//
+// Every call of a Session keeps the run's quiet clock and deadline
+// whatever context it is passed: a context derived from the run's (the
+// one [Start] returned) is used as it is, and any other is bound to the
+// run's, so that the call ends when either ends, with the cause of the
+// first — the quiet clock ([watchdog.ErrQuiet]), the wall, or the
+// caller's own cancellation, which still cancels the call. A context of
+// the caller's may shorten a call, never lengthen it. While the run makes
+// its landing call the calls are bound to the landing call's context
+// instead, whose quiet clock and lease are its own.
+//
+// # Zero values
+//
+// The zero value of each exported type is safe. A zero [Session] (or a nil
+// *Session), which [Start] did not make, is not a run: every method that
+// returns an error returns [ErrNoSession]; a tool call's result is refused
+// with it as the cause; [Session.Answer], [Session.Land],
+// [Session.LandOn], [Session.LandFailed] and [Session.Run] return a
+// partial result whose boundary is its text, so that it cannot be read
+// as an answer; [Session.Note] is its text, [Session.MustLand] reports
+// true, and [Session.Phase] is [landing.Land]: nothing may start. A zero
+// or nil [Turn] sends nothing and records nothing; its End returns the
+// error it is given, or an error when given nil. Every field of [Config]
+// has a documented default for its zero value but Task (and Model, for
+// [Run] and [Session.Turn]), which [Config.Validate] requires. A zero
+// [Toolset] has no config: it resolves and registers nothing. A zero
+// [Agent] has no model: its calls fail before anything is sent, with
+// [ErrNoModel]. [ToolCall], [ChildCall] and [ConfigError] are plain data.
 //
 // [Config.Model] and [Config.Tools] are small interfaces, [Model] and
 // [Tools]; a [*model.Client] and a [*tools.Registry] satisfy them, and
@@ -111,11 +150,15 @@
 //
 // The cancels of calls cut short go out through the run's own
 // [cancel.Group]: sending returns at once, so a tool whose cancel endpoint
-// hangs costs the landing nothing. Once the run has its answer, or has
-// made its landing call, it waits for the outstanding cancels until they
-// are answered or the budget's deadline comes, and only then builds its
-// result: a call is "cancelled" when its tool accepted the cancel,
-// "abandoned" when nothing could stop it or its cancel went unanswered.
+// hangs costs the landing nothing. Nor does it hold the answer (SPEC §3):
+// once the run's result exists — the model's answer, the landing call's
+// summary or the harness's own — the outstanding cancels get a grace of
+// [CancelGrace], 100ms, never past the deadline, and then the run builds
+// its result and returns. A call is "cancelled" when its tool accepted the
+// cancel within that grace, "abandoned" when nothing could stop it or its
+// cancel went unanswered; an unanswered cancel's record stays cancel_sent
+// state "sent". The cancels still unanswered are cut ([cancel.Group.Cut]),
+// so that their goroutines end, and [Session.Close] waits for them.
 //
 // Result.Steps counts model turns (a turn the budget refused before
 // sending anything is not one), Result.Attempts every physical request:
@@ -166,15 +209,22 @@
 // one of the run's steps.
 //
 // A sink that fails does not stop the run: [Session.Close] and [Run]
-// return an error matching [ErrTrace] beside the result.
+// return an error matching [ErrTrace] beside the result. Nor can a slow,
+// blocked or panicking sink move the run's end: the Recorder feeds each
+// from a bounded queue off the run's path, waits for them at most
+// [trace.FlushGrace] after run_end, and reports what they missed (see the
+// sink rules of package trace).
 //
 // # Goroutines
 //
 // A Session's methods block until their work is done. The goroutines it
 // starts are those of a step's parallel tool calls, which CallAll waits
 // for (a sub-agent's child runs on its call's goroutine, and has closed
-// when the call returns); the cancels it sends, which Land, Answer and Close wait for, until
-// the deadline; and the timer of the next phase change, which Close stops.
+// when the call returns); the cancels it sends, which Land, Answer and
+// Close wait for during their grace and then cut, and Close waits for
+// until they have returned (a [cancel.Canceller] returns when its context
+// ends; bounded by the deadline all the same): no cancel of a run outlives
+// its Close; and the timer of the next phase change, which Close stops.
 // A local tool function that ignores its context is not waited for: its
 // call returns when its lease ends, and the function belongs to the
 // [tools.Registry] until it returns ([tools.Registry.Close]), so that a run

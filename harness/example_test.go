@@ -176,9 +176,10 @@ func ExampleSession_BeginTurn() {
 	resp, err := oa.Chat.Completions.New(tctx, openai.ChatCompletionNewParams{
 		Model:    sim.ModelID,
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("say hello"), openai.SystemMessage(s.Note())},
-	}, option.WithHeader(budget.Header, turn.Lease().Millis()))
+	}, turn.Options()...) // Budget-Remaining-Ms, the lease as timeout, no SDK retries
+	turn.Completion(resp) // its tokens and finish reason, on the record
 	if err = turn.End(err); err != nil {
-		fmt.Println(s.Land(ctx, harness.CauseOf(ctx, err), nil).Text())
+		fmt.Println(s.LandOn(ctx, err, nil).Text()) // the right words for any failure
 		return
 	}
 	res := s.Answer(resp.Choices[0].Message.Content)

@@ -5,12 +5,14 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/sim"
@@ -158,8 +160,15 @@ func TestAnAnswerWhileAWriteIsUnknownIsUnsettled(t *testing.T) {
 		defer tool.close()
 		reg := registry(t, tools.Remote(tools.Spec{Name: "pay", Effect: tools.Write, Ceiling: 500 * time.Millisecond},
 			"http://tools.invalid", tool.client()))
+		// Journaled, so that harness reconcile can settle it: an orphan
+		// in no journal is to be checked by hand (issue 17).
+		j, err := cancel.OpenJournal(filepath.Join(t.TempDir(), "orphans.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
 
-		res, err := run(t, t.Context(), time.Minute, harness.Config{Task: "pay 5", Model: newModel(t, srv), Tools: reg}, nil)
+		res, err := run(t, t.Context(), time.Minute, harness.Config{Task: "pay 5", Model: newModel(t, srv), Tools: reg, Journal: j}, nil)
 
 		if err != nil {
 			t.Fatal(err)

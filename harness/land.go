@@ -18,17 +18,31 @@ import (
 // unless a write of the run is still orphaned, its outcome unknown: then
 // it is partial with cause unsettled, the answer kept, and the boundary
 // names the write and says to reconcile it ([landing.Settle]). Answer first
-// waits for the cancels the run sent, until the budget's deadline, so that
-// the record of the calls is final, and writes the run_end record.
+// gives the cancels the run sent their grace ([CancelGrace]), so that the
+// record of the calls is final, and writes the run_end record.
 // A run that already has its result, or is making it, keeps it: Answer
 // waits for that one and returns it.
+//
+// An answer that says nothing (empty, or only white space) is not an
+// answer: the run lands with cause upstream, the boundary says the model
+// answered nothing, and the answer is the harness's summary of its record
+// (SPEC §3: a partial result is never presented as complete).
 func (s *Session) Answer(answer string) landing.Result {
-	if !s.claim() {
+	if !s.started() {
+		return noSession()
+	}
+	if strings.TrimSpace(answer) == "" {
+		return s.LandFailed(context.Background(), errEmptyAnswer, nil)
+	}
+	if !s.claim("") {
 		return s.wait()
 	}
 	s.settleCancels()
 	return s.finish(landing.Settle(s.landingRecord(""), answer))
 }
+
+// errEmptyAnswer is the failure of a run whose model answered nothing.
+var errEmptyAnswer = errors.New("its answer was empty")
 
 // Land ends the run early, for cause, with a labeled partial result: the
 // ladder moves to land, and summarize, if not nil, is asked for the answer
@@ -38,7 +52,7 @@ func (s *Session) Answer(answer string) landing.Result {
 // [landing.Summarize]'s, built from the run's own record. Either way the
 // result carries the cause, the boundary, and the established, not
 // established and in-flight lists, made once the cancels the run sent are
-// answered or the deadline has come.
+// answered or their grace ([CancelGrace]) is over.
 //
 // summarize runs on ctx without its cancellation (the run's context may
 // have ended: that may be why it lands), bounded by the budget's deadline
@@ -48,7 +62,20 @@ func (s *Session) Answer(answer string) landing.Result {
 // that may spend the reserve. A run that already has its result, or is
 // making it, keeps it: Land waits for that one and returns it.
 func (s *Session) Land(ctx context.Context, cause landing.Cause, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
-	if !s.claim() {
+	if !s.started() {
+		return noSession()
+	}
+	return s.land(ctx, cause, "", summarize)
+}
+
+// land is [Session.Land], with failure, when not empty, the run's on the
+// record from the moment it claims the result: a run that already has one
+// keeps its own words too.
+func (s *Session) land(ctx context.Context, cause landing.Cause, failure string, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
+	if ctx == nil {
+		ctx = s.ctx
+	}
+	if !s.claim(failure) {
 		return s.wait()
 	}
 	s.ladder.Advance(landing.Land)
@@ -63,7 +90,7 @@ func (s *Session) Land(ctx context.Context, cause landing.Cause, summarize func(
 	wctx, stop := budget.WithBudget(context.Background(), lb)
 	s.agentCalls.Wait(wctx)
 	stop()
-	if errors.Is(context.Cause(ctx), ErrParentEnded) {
+	if errors.Is(context.Cause(ctx), ErrParentEnded) || errors.Is(context.Cause(s.ctx), ErrParentEnded) {
 		// The parent is landing and is owed this partial at once: it makes
 		// the landing call, with this result in it.
 		summarize = nil
@@ -126,22 +153,30 @@ func (s *Session) landsBy() (time.Time, bool) {
 }
 
 // LandFailed ends the run because a model request failed with err, as
-// [Session.Land] does with the cause [CauseOf] names, and with the failure
-// on the record, for a person: the status and the server's message, or the
-// wait the budget could not afford, which the boundary says ("The model
-// failed at step 1: 401 Incorrect API key provided."). When the model's
-// server refused the run itself ([model.Refused]: 401, 403, 404, or it
-// could not be reached), the landing call is not sent to it: the harness
-// summarizes.
+// [Session.Land] does with the cause [CauseOf] names (the run's own end
+// first: a call on a context of the caller's own sees the run's quiet
+// clock too), and with the failure on the record, for a person: the status
+// and the server's message, or the wait the budget could not afford, which
+// the boundary says ("The model failed at step 1: 401 Incorrect API key
+// provided."). When the model's server refused the run itself
+// ([model.Refused]: 401, 403, 404, or it could not be reached), the
+// landing call is not sent to it: the harness summarizes.
+// [Session.LandOn] is the same for any err, nil included.
 func (s *Session) LandFailed(ctx context.Context, err error, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
+	if !s.started() {
+		return noSession()
+	}
+	if ctx == nil {
+		ctx = s.ctx
+	}
 	cause := CauseOf(ctx, err)
-	s.mu.Lock()
-	s.failure = failureOf(s.b, cause, err)
-	s.mu.Unlock()
+	if s.ctx.Err() != nil {
+		cause = causeOfContext(s.ctx)
+	}
 	if model.Refused(err) {
 		summarize = nil
 	}
-	return s.Land(ctx, cause, summarize)
+	return s.land(ctx, cause, failureOf(s.b, cause, err), summarize)
 }
 
 // failureOf says, for the boundary, what stopped a run whose model request
@@ -159,6 +194,9 @@ func failureOf(b *budget.Budget, cause landing.Cause, err error) string {
 			asked, landing.Human(max(b.Available(), 0)))
 	}
 	if cause == landing.CauseUpstream {
+		if errors.Is(err, errEmptyAnswer) {
+			return err.Error()
+		}
 		return model.Describe(err)
 	}
 	return ""
@@ -175,12 +213,13 @@ func (s *Session) landingCall(parent context.Context, b *budget.Budget, boundary
 		return "", err
 	}
 	defer w.Stop()
+	wctx = context.WithValue(wctx, runKey{}, runMark{s: s, landing: true})
 	s.mu.Lock()
-	s.landingW, s.landingB = w, b
+	s.landingW, s.landingB, s.landingCtx = w, b, wctx
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		s.landingW, s.landingB = nil, nil
+		s.landingW, s.landingB, s.landingCtx = nil, nil, nil
 		s.mu.Unlock()
 	}()
 	return summarize(wctx, landingPrompt(boundary))
@@ -191,12 +230,44 @@ func landingPrompt(boundary string) string {
 Do not call any tool. Summarize for the user what is established, what is not established, and what was in flight when the run stopped. Say plainly that the answer is partial.`, boundary)
 }
 
-// settleCancels waits for the cancels the run sent until they are answered
-// or the deadline comes, whichever is first: a call's state is final only
-// then (SPEC §4: cancelled means its cancel was accepted). The deadline is
-// the budget's, or the landing's once the run lands: a cancelled run waits
-// no longer than its reserve.
+// CancelGrace is the most a run's result waits, once it exists (the
+// model's answer, the landing summary, or the harness's own), for the
+// cancels the run sent to be answered (SPEC §3: cancels never hold the
+// answer). A cancel answered within it settles its call's state (accepted:
+// cancelled); one still unanswered then stays "sent", its call abandoned,
+// and is cut.
+const CancelGrace = 100 * time.Millisecond
+
+// errGraceOver is the cause the cancels still unanswered when their grace
+// ends are cut with.
+var errGraceOver = fmt.Errorf("harness: the run's result exists and the cancel's grace of %v is over", CancelGrace)
+
+// settleCancels gives the cancels the run sent their grace, at most
+// [CancelGrace] and never past the deadline (the budget's, or the
+// landing's once the run lands: a cancelled run waits no longer than its
+// reserve), and then cuts those still unanswered: the call states it
+// settled are final, and the others stay as they were (SPEC §4: cancelled
+// means its cancel was accepted). The cut cancels' goroutines end at once;
+// Close waits for them.
 func (s *Session) settleCancels() {
+	s.mu.Lock()
+	b := s.b
+	if s.landBy != nil {
+		b = s.landBy
+	}
+	s.mu.Unlock()
+	ctx, stop := budget.WithBudget(context.Background(), b)
+	defer stop()
+	gctx, cancel := context.WithTimeout(ctx, CancelGrace)
+	defer cancel()
+	s.cancels.Wait(gctx)
+	s.cancels.Cut(errGraceOver)
+}
+
+// endCancels waits for the goroutines of the cancels the run cut to
+// return, until the deadline: a [cancel.Canceller] returns when its
+// context ends, so they end at once, and none outlives the run.
+func (s *Session) endCancels() {
 	s.mu.Lock()
 	b := s.b
 	if s.landBy != nil {
@@ -209,14 +280,18 @@ func (s *Session) settleCancels() {
 }
 
 // claim reports whether the caller is the one to make the run's result:
-// the first of Land and Answer to ask. From then on no work is started.
-func (s *Session) claim() bool {
+// the first of Land and Answer to ask; failure, if not empty, is then what
+// stopped the run, for the boundary. From then on no work is started.
+func (s *Session) claim(failure string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.claimed {
 		return false
 	}
 	s.claimed = true
+	if failure != "" {
+		s.failure = failure
+	}
 	return true
 }
 

@@ -62,6 +62,12 @@ func start(ctx context.Context, b *budget.Budget, cfg *Config) (*Session, contex
 // message that explains the job and the budget, and the task as the user
 // message; every request adds the budget note as its last message.
 func (s *Session) Run(ctx context.Context) landing.Result {
+	if !s.started() {
+		return noSession()
+	}
+	if ctx == nil {
+		ctx = s.ctx
+	}
 	l := s.newLoop()
 	l.run(ctx)
 	return *l.res
@@ -146,15 +152,20 @@ func (l *loop) took(ctx context.Context) {
 			// never presented as complete). What it said so far goes to
 			// the landing call, which can use it.
 			if resp.Message.Content != "" {
-				l.conv = append(l.conv, assistantMessage(resp.Message))
+				l.conv = append(l.conv, AssistantMessage(resp.Message))
 			}
-			l.end(s.Land(ctx, landing.CauseUpstream, s.summarizer(l.conv)))
+			// The boundary says which: cut, withheld, or empty.
+			why := model.CheckFinish(resp.FinishReason)
+			if why == nil {
+				why = errEmptyAnswer
+			}
+			l.end(s.LandFailed(ctx, why, s.summarizer(l.conv)))
 			return
 		}
 		l.end(s.Answer(resp.Message.Content))
 		return
 	}
-	l.conv = append(l.conv, assistantMessage(resp.Message))
+	l.conv = append(l.conv, AssistantMessage(resp.Message))
 	asked := make([]ToolCall, len(calls))
 	for i, c := range calls {
 		asked[i] = ToolCall{Name: c.Function.Name, Arguments: json.RawMessage(c.Function.Arguments), ID: c.ID}
@@ -193,14 +204,18 @@ func (o *offering) of(specs []tools.Spec) []openai.ChatCompletionToolUnionParam 
 		return a.Name == b.Name && a.Description == b.Description && bytes.Equal(a.Parameters, b.Parameters)
 	}
 	if o.specs == nil || !slices.EqualFunc(o.specs, specs, same) {
-		o.specs, o.tools = specs, offer(specs)
+		o.specs, o.tools = specs, Offer(specs)
 	}
 	return o.tools
 }
 
-// offer turns the registry's specs into the tools field of a request; nil
-// when there are none, so that the request carries no tools field at all.
-func offer(specs []tools.Spec) []openai.ChatCompletionToolUnionParam {
+// Offer turns tools' specs into the tools field of an openai-go Chat
+// Completions request, as the harness's own loop offers them; nil when
+// there are none, so that the request carries no tools field at all (the
+// landing call's must not). A schema that is not a JSON object is offered
+// as no parameters. [Session.Tools] is Offer of the tools the run offers
+// now.
+func Offer(specs []tools.Spec) []openai.ChatCompletionToolUnionParam {
 	if len(specs) == 0 {
 		return nil
 	}
@@ -223,15 +238,9 @@ func offer(specs []tools.Spec) []openai.ChatCompletionToolUnionParam {
 
 // answered reports whether a reply without tool calls is a whole answer:
 // it says something, and the model stopped on its own rather than at the
-// token limit ("length") or by a content filter ("content_filter"). Other
-// finish reasons pass, since OpenAI-compatible servers spell "stop" in
-// more ways than one.
+// token limit or by a content filter ([model.CheckFinish]).
 func answered(resp model.Response) bool {
-	switch resp.FinishReason {
-	case "length", "content_filter":
-		return false
-	}
-	return strings.TrimSpace(resp.Message.Content) != ""
+	return model.CheckFinish(resp.FinishReason) == nil && strings.TrimSpace(resp.Message.Content) != ""
 }
 
 // withNote returns the request's messages: the conversation and, last, a
@@ -242,11 +251,13 @@ func withNote(conv []openai.ChatCompletionMessageParamUnion, note string) []open
 	return append(slices.Clip(conv), openai.SystemMessage(note))
 }
 
-// assistantMessage turns the model's answer back into a message of the
-// conversation. It is built field by field because the SDK's ToParam drops
-// a tool call whose type the stream did not name; only function tools are
-// offered, so every call is one.
-func assistantMessage(m openai.ChatCompletionMessage) openai.ChatCompletionMessageParamUnion {
+// AssistantMessage turns the model's reply back into a message of the
+// conversation, for the next request: the harness's own loop does, and a
+// loop of its own that accumulates a stream should too. It is built field
+// by field because the SDK's ToParam drops a tool call whose type the
+// stream did not name; only function tools are offered ([Offer]), so every
+// call is one.
+func AssistantMessage(m openai.ChatCompletionMessage) openai.ChatCompletionMessageParamUnion {
 	var p openai.ChatCompletionAssistantMessageParam
 	if m.Content != "" {
 		p.Content.OfString = openai.String(m.Content)

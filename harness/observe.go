@@ -120,12 +120,9 @@ func (s *Session) pause(w *watchdog.Watchdog) (resume func()) {
 // make it for rec, its attempt_start: a span, for a tool to pass on.
 func (s *Session) attemptContext(ctx context.Context, rec trace.Record) context.Context {
 	rec.RunID, rec.ParentRunID = s.id, s.cfg.ParentRunID
-	for _, sink := range s.cfg.Sinks {
-		if cs, ok := sink.(trace.ContextSink); ok {
-			ctx = cs.AttemptContext(ctx, rec)
-		}
-	}
-	return ctx
+	// Through the Recorder, which recovers a sink's panic and switches it
+	// off, rather than let a user's sink crash the run.
+	return s.rec.AttemptContext(ctx, rec)
 }
 
 // withCallID has f see attempts with the model's id of their call.

@@ -774,11 +774,11 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 
 func TestAReplyThatIsNotAWholeAnswerLandsThePartialRun(t *testing.T) {
 	cases := []struct {
-		name, content, finish string
+		name, content, finish, why string
 	}{
-		{"a reply cut at the token limit", "The cats are in", "length"},
-		{"a reply withheld by the content filter", "", "content_filter"},
-		{"an empty reply", " ", "stop"},
+		{"a reply cut at the token limit", "The cats are in", "length", "its reply was cut at the token limit (finish reason length)"},
+		{"a reply withheld by the content filter", "", "content_filter", "its reply was withheld by a content filter (finish reason content_filter)"},
+		{"an empty reply", " ", "stop", "its answer was empty"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -813,6 +813,9 @@ func TestAReplyThatIsNotAWholeAnswerLandsThePartialRun(t *testing.T) {
 				if res.Status != landing.Partial || res.Cause != landing.CauseUpstream || res.Steps != 1 ||
 					res.Answer != "Summary: nothing is established." || !strings.HasPrefix(res.Text(), "PARTIAL RESULT.") {
 					t.Errorf("result %+v, want partial, cause upstream, after 1 step, with the landing call's summary", res)
+				}
+				if want := "The model failed at step 1: " + tc.why + "."; res.Boundary != want {
+					t.Errorf("boundary %q, want %q", res.Boundary, want)
 				}
 				mu.Lock()
 				defer mu.Unlock()

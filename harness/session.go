@@ -47,6 +47,12 @@ type Session struct {
 	rec    *trace.Recorder
 	stopB  context.CancelFunc // ends the budget's context, and so the run's
 
+	// ctx is the run's context, the one Start returned. It is kept, though
+	// a context is not to be stored, because it is what a call on a context
+	// of the caller's own is bound to ([Session.bind]): the run's quiet
+	// clock and deadline hold whatever context a call is handed.
+	ctx context.Context
+
 	cancels    cancel.Group   // the cancels the run sent, waited for once it has landed
 	busy       inflight.Group // tool calls and setup work in flight, which Close waits for once it has cut them
 	agentCalls inflight.Group // sub-agent calls in flight, which Land waits for once it has cancelled them
@@ -69,6 +75,7 @@ type Session struct {
 	pauses      map[pause]func()                     // the quiet clock's pauses for backoff sleeps in progress, and their resumes; nil before the first
 	failure     string                               // what stopped the run, for the boundary (Record.Failure)
 	landingW    *watchdog.Watchdog                   // the landing call's own watchdog while it runs
+	landingCtx  context.Context                      // the landing call's context while it runs: what calls are bound to then
 	landingB    *budget.Budget                       // the budget the landing call leases from while it runs
 	landBy      *budget.Budget                       // the landing's budget, once the run lands: its end bounds the waits that follow
 	cancelledAt time.Time                            // when the caller cancelled the run's context; zero: it did not
@@ -84,7 +91,8 @@ type Session struct {
 // returns its Session and the run's context, which ends when the run must
 // stop working: its quiet clock fired (cause a [*watchdog.StallError]), its
 // wall came ([watchdog.ErrWall], [budget.ErrDeadline]), or ctx ended. Pass
-// that context to the Session's methods.
+// that context to the Session's methods; a call passed another still keeps
+// the run's clocks (see # Contexts in the package doc).
 //
 // A cfg that [Config.Validate] rejects is a [*ConfigError], and nothing
 // starts. When ctx's deadline comes before b's, the run's budget is b
@@ -121,6 +129,7 @@ func Start(ctx context.Context, b *budget.Budget, cfg Config) (*Session, context
 		return nil, nil, &ConfigError{Field: "quiet", Value: cfg.Quiet.String(), Err: err}
 	}
 	s.w, s.stopB = w, stop
+	s.ctx = context.WithValue(wctx, runKey{}, runMark{s: s})
 	// The moment the caller cancels is when "land now" starts counting R.
 	s.unwatch = context.AfterFunc(ctx, func() {
 		if errors.Is(ctx.Err(), context.Canceled) {
@@ -132,21 +141,54 @@ func Start(ctx context.Context, b *budget.Budget, cfg Config) (*Session, context
 	s.specs()
 	s.record(trace.Record{Event: trace.RunStart, TotalMs: b.Total().Milliseconds(), Key: cfg.CallKey})
 	s.armPhase()
-	return s, wctx, nil
+	return s, s.ctx, nil
 }
 
-// ID returns the run's id.
-func (s *Session) ID() string { return s.id }
+// ID returns the run's id; empty for a Session that was never started.
+func (s *Session) ID() string {
+	if !s.started() {
+		return ""
+	}
+	return s.id
+}
 
 // Budget returns the run's budget: the one Start was given, or that budget
-// shortened to the caller's deadline.
-func (s *Session) Budget() *budget.Budget { return s.b }
+// shortened to the caller's deadline; nil for a Session that was never
+// started.
+func (s *Session) Budget() *budget.Budget {
+	if !s.started() {
+		return nil
+	}
+	return s.b
+}
 
 // Note returns the budget note the model reads at every turn (SPEC §3):
 // the time left until the deadline and until landing begins, the phase,
 // and what the phase forbids; and, when a sub-agent is on offer, how much
-// one could get now, for a model that plans how to split its time.
-func (s *Session) Note() string { return s.note(s.cfg.Tools.Specs()) }
+// one could get now, for a model that plans how to split its time. Once
+// the run has its result, or is closed, the note says the run is over
+// ([NoteOver]); on a Session that was never started it is
+// [ErrNoSession]'s text.
+func (s *Session) Note() string {
+	if !s.started() {
+		return ErrNoSession.Error()
+	}
+	if s.finished() {
+		return NoteOver
+	}
+	return s.note(s.cfg.Tools.Specs())
+}
+
+// NoteOver is the budget note of a run that has its result or is closed:
+// its time is no longer a budget anyone may spend.
+const NoteOver = "Budget: the run is over: it has its result, and no more model turns or tool calls are made."
+
+// finished reports whether the run has its result or is closed.
+func (s *Session) finished() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.result != nil || s.closed
+}
 
 // note is [Session.Note] with the tools on offer already read, as the loop
 // has them for the turn's request.
@@ -231,9 +273,19 @@ func (s *Session) adoptOrphans(step int, agent string, inFlight []landing.InFlig
 // ([landing.CauseCancelled]) —, the budget reached its reserve
 // ([landing.CauseBudget]), or [Config.MaxSteps] turns were made
 // ([landing.CauseMaxSteps]).
+//
+// The run's context is asked first, then ctx: a loop that passes a
+// context of its own still hears the run's clocks. On a Session that was
+// never started MustLand reports true with no cause: there is no run to
+// work on, and [Session.Land] says why.
 func (s *Session) MustLand(ctx context.Context) (landing.Cause, bool) {
+	if !s.started() {
+		return "", true
+	}
 	switch {
-	case ctx.Err() != nil:
+	case s.ctx.Err() != nil:
+		return causeOfContext(s.ctx), true
+	case ctx != nil && ctx.Err() != nil:
 		return causeOfContext(ctx), true
 	case s.ladder.MustLand():
 		return landing.CauseBudget, true
@@ -250,9 +302,14 @@ func (s *Session) MustLand(ctx context.Context) (landing.Cause, bool) {
 // refusal, in which case fn is not called. Setup is safe to call for
 // several pieces of setup at once.
 func (s *Session) Setup(ctx context.Context, what string, ceiling time.Duration, fn func(ctx context.Context) error) error {
+	if !s.started() {
+		return ErrNoSession
+	}
 	if s.over() {
 		return ErrEnded
 	}
+	ctx, release := s.bind(ctx)
+	defer release()
 	s.busy.Add()
 	defer s.busy.Done()
 	kind := s.b.Estimates().Kind(SetupStep)
@@ -286,13 +343,17 @@ func (s *Session) Setup(ctx context.Context, what string, ceiling time.Duration,
 // so calls still in flight are cut and their cancels sent), ends the model
 // requests begun with [Session.BeginTurn] and not ended, lands the run with
 // cause cancelled if it has no result yet (or waits for the one being
-// made), waits for the cancels the run sent until they are answered or the
-// budget's deadline comes, and flushes the sinks. It returns an error
-// matching [ErrTrace] when a sink could not take every record. Close
-// blocks at most until the budget's deadline, a bound the run carries with
-// it; call it once the calls you started have returned. Close is
-// idempotent.
+// made), gives the cancels sent since their grace ([CancelGrace]), cuts
+// those still unanswered and waits for their goroutines to return, and
+// flushes the sinks. It returns an error matching [ErrTrace] when a sink
+// could not take every record, and [ErrNoSession] on a Session that was
+// never started. Close blocks at most until the budget's deadline, a bound
+// the run carries with it; call it once the calls you started have
+// returned. Close is idempotent.
 func (s *Session) Close() error {
+	if !s.started() {
+		return ErrNoSession
+	}
 	s.mu.Lock()
 	already := s.closed
 	s.closed = true
@@ -313,7 +374,10 @@ func (s *Session) Close() error {
 		t.End(context.Cause(t.ctx))
 	}
 	s.Land(context.Background(), landing.CauseCancelled, nil)
+	// Cancels sent since the result was made (a call Close cut) get their
+	// grace too; then every cancel's goroutine has been cut, and ends.
 	s.settleCancels()
+	s.endCancels()
 	return s.traceErr(s.rec.Flush())
 }
 

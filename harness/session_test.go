@@ -23,8 +23,10 @@ import (
 
 // B = 5s: R = 1.25s, F = 50ms. The tool's POST gets the work time, 3.7s;
 // its cancel, sent then, a landing lease of what is left, 1.25s; the
-// landing call is made meanwhile, and the run waits for the cancel's
-// answer until its lease ends, at 4.95s, inside B.
+// landing call is made meanwhile, and once the run has its summary the
+// cancel gets its grace, 100ms, and no more (SPEC §3: cancels never hold
+// the answer): the run returns at 3.8s with the cancel on record as sent,
+// unanswered.
 func TestAHungCancelEndpointCostsTheLandingNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := sim.NewPipeServer(nil)
@@ -54,8 +56,8 @@ func TestAHungCancelEndpointCostsTheLandingNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := time.Since(start); got != 4950*time.Millisecond {
-			t.Errorf("returned after %v, want 4.95s: the cancel's lease, inside B", got)
+		if got := time.Since(start); got != 3800*time.Millisecond {
+			t.Errorf("returned after %v, want 3.8s: the landing, then the cancel's grace of 100ms", got)
 		}
 		reqs := chatRequests(srv)
 		if len(reqs) != 2 || reqs[1].HasTools {
@@ -78,15 +80,14 @@ func TestAHungCancelEndpointCostsTheLandingNothing(t *testing.T) {
 
 		recs := records(t, &tr)
 		cs := only(recs, trace.CancelSent, "tool:crawl")
-		if len(cs) != 2 || cs[0].State != "sent" || cs[0].ElapsedMs != 3700 || cs[0].GrantedMs != 1250 ||
-			cs[1].State != "failed" || cs[1].ElapsedMs != 4950 {
-			t.Errorf("cancel_sent records %+v; want sent at 3.7s on 1250ms, failed at 4.95s", cs)
+		if len(cs) != 1 || cs[0].State != "sent" || cs[0].ElapsedMs != 3700 || cs[0].GrantedMs != 1250 {
+			t.Errorf("cancel_sent records %+v; want one, sent at 3.7s on 1250ms, never answered", cs)
 		}
 		if l := only(recs, trace.Landing, ""); len(l) != 1 || l[0].Result != "model" || l[0].ElapsedMs != 3700 {
 			t.Errorf("landing records %+v, want the model's, at 3.7s", l)
 		}
-		if end := recs[len(recs)-1]; end.Event != trace.RunEnd || end.ElapsedMs != 4950 {
-			t.Errorf("last record %+v, want run_end at 4.95s", end)
+		if end := recs[len(recs)-1]; end.Event != trace.RunEnd || end.ElapsedMs != 3800 {
+			t.Errorf("last record %+v, want run_end at 3.8s", end)
 		}
 	})
 }
@@ -387,8 +388,11 @@ func TestASinkMayReadTheRunWhenThePhaseChanges(t *testing.T) {
 		}
 		sink.mu.Lock()
 		defer sink.mu.Unlock()
-		if len(sink.notes) != 2 || !strings.Contains(sink.notes[0], "narrow") || !strings.Contains(sink.notes[1], "land") {
-			t.Errorf("notes read at the phase changes: %q, want narrow, then land", sink.notes)
+		// The sink is fed off the run's path, so the second note may be
+		// read once the run has its result: then it says the run is over.
+		if len(sink.notes) != 2 || !strings.Contains(sink.notes[0], "narrow") ||
+			!strings.Contains(sink.notes[1], "land") && sink.notes[1] != harness.NoteOver {
+			t.Errorf("notes read at the phase changes: %q, want narrow, then land (or over)", sink.notes)
 		}
 	})
 }

@@ -35,6 +35,14 @@ type ToolCall struct {
 // returns.
 func (s *Session) CallAll(ctx context.Context, calls []ToolCall) []tools.Result {
 	out := make([]tools.Result, len(calls))
+	if !s.started() {
+		for i, c := range calls {
+			out[i] = noSessionCall(c.Name)
+		}
+		return out
+	}
+	ctx, release := s.bind(ctx)
+	defer release()
 	step, specs := s.steps(), s.specs()
 	width := int64(s.cfg.Parallel)
 	if len(calls) == 1 || width == 1 || s.ladder.MayWiden(landing.Parallel) != nil {
@@ -70,6 +78,11 @@ func (s *Session) CallAll(ctx context.Context, calls []ToolCall) []tools.Result 
 // Call makes one tool call of the current step through the ladder's gates,
 // as [Session.CallAll] does for one call.
 func (s *Session) Call(ctx context.Context, name string, args json.RawMessage) tools.Result {
+	if !s.started() {
+		return noSessionCall(name)
+	}
+	ctx, release := s.bind(ctx)
+	defer release()
 	step := s.steps()
 	return s.call(ctx, step, s.specs(), ToolCall{Name: name, Arguments: args})
 }
@@ -104,7 +117,7 @@ func (s *Session) call(ctx context.Context, step int, specs toolSpecs, c ToolCal
 		defer s.agentCalls.Done() // after its record: Land waits for it
 	}
 	res := s.cfg.Tools.Call(withParent(ctx, s, step), s.toolRun(step, c.ID), c.Name, c.Arguments)
-	s.recordCall(callOf(step, c.Name, res))
+	s.recordCall(callOf(step, c.Name, kind, res))
 	return res
 }
 
@@ -145,15 +158,19 @@ func gateReason(err error) string {
 // unfinished by the run's end (its deadline, the quiet clock, a
 // cancellation) was in flight; one cut by its own ceiling while the run
 // went on failed, and the run knew it. An orphaned write is always listed
-// in flight: nobody knows yet whether it happened.
-func callOf(step int, name string, res tools.Result) landing.Call {
+// in flight: nobody knows yet whether it happened. A sub-agent's call
+// (kind agent:NAME) that answered a partial result is done, with the
+// cause its child landed on.
+func callOf(step int, name, kind string, res tools.Result) landing.Call {
 	c := landing.Call{Step: step, Tool: name, Key: string(res.Key)}
 	switch {
 	case res.State == tools.StateOrphaned,
 		res.State != "" && !errors.Is(res.Cause, budget.ErrLeaseExpired):
 		c.Outcome, c.State = landing.Interrupted, string(res.State)
 		if oe, ok := errors.AsType[*tools.OrphanError](res.Cause); ok {
-			c.Unreachable = oe.Entry.URL == ""
+			// harness reconcile settles it only when the journal holds it
+			// and names a way to ask its tool (issue 17).
+			c.Unreachable = !oe.Journaled || !oe.Reachable
 		}
 	case res.Refused:
 		c.Outcome, c.Summary = landing.Refused, oneLine(res.Err)
@@ -161,8 +178,30 @@ func callOf(step int, name string, res tools.Result) landing.Call {
 		c.Outcome, c.Summary = landing.Failed, oneLine(res.Err)
 	default:
 		c.Outcome, c.Summary = landing.Done, oneLine(outputText(res.Output))
+		c.Landed = landedOf(kind, res.Output)
 	}
 	return c
+}
+
+// landedOf is the cause a sub-agent's child landed on, read from its
+// labeled result, the call's output; empty when the call is not a
+// sub-agent's or its child answered complete. A sub-agent that `harness
+// serve` serves is of that kind too, and answers the same object.
+func landedOf(kind string, output json.RawMessage) landing.Cause {
+	if !strings.HasPrefix(kind, AgentKindPrefix) {
+		return ""
+	}
+	var r struct {
+		Status landing.Status `json:"status"`
+		Cause  landing.Cause  `json:"cause"`
+	}
+	if json.Unmarshal(output, &r) != nil || r.Status != landing.Partial {
+		return ""
+	}
+	if r.Cause == "" {
+		return landing.CauseBudget // a partial names its cause; one that does not is still partial
+	}
+	return r.Cause
 }
 
 // outputText is a tool's output as a person reads it: a JSON string

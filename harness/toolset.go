@@ -22,7 +22,8 @@ import (
 // registers a Toolset on its run; `harness serve` serves its sub-agents.
 type Toolset struct {
 	// Config is the tools config, its agents' configs loaded with it
-	// ([tools.LoadConfig]).
+	// ([tools.LoadConfig]). Nil: a Toolset with nothing to resolve or
+	// register.
 	Config *tools.Config
 
 	// Model is the model of a sub-agent whose entry names none. Nil: the
@@ -77,13 +78,19 @@ func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 	var steps []step
 	var mu sync.Mutex
 	ts.mcp = map[*tools.Config][]*mcp.Server{}
+	// The run's work time, B − R: a quarter of it bounds an MCP server's
+	// connect when its entry gives no connect_timeout (SPEC §5b). 0: no run.
+	var work time.Duration
+	if b := s.Budget(); b != nil { // nil for no Session, or one never started
+		work = b.Total() - b.Reserve()
+	}
 	for _, c := range ts.Config.Configs() {
 		for _, base := range c.Servers() {
 			steps = append(steps, step{"manifest of " + redact.URL(base), tools.DefaultResolveTimeout,
 				func(ctx context.Context) error { return c.ResolveServer(ctx, ts.Client, base) }})
 		}
 		for _, cfg := range c.MCPServers {
-			steps = append(steps, step{"mcp server " + cfg.Name + ": connect and tools/list", mcp.ConnectTimeout(cfg),
+			steps = append(steps, step{"mcp server " + cfg.Name + ": connect and tools/list", mcp.ConnectTimeout(cfg, work),
 				func(ctx context.Context) error {
 					srv, err := mcp.Connect(ctx, cfg, mcp.Options{HTTPClient: ts.Client})
 					if err != nil {
@@ -138,6 +145,9 @@ func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 // are a warning that names both as their servers do; the first keeps it. A sub-agent's default is write, as SPEC §5b
 // says, and needs no warning.
 func (ts *Toolset) Register(reg *tools.Registry) {
+	if ts.Config == nil {
+		return // a zero Toolset: no config, nothing to offer
+	}
 	var all []tools.Tool
 	for _, e := range ts.Config.Entries {
 		if e.Agent == nil {

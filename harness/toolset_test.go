@@ -111,6 +111,7 @@ func TestAToolsetRegistersSubAgentsInTheFilesOrderWithTheirOwnTools(t *testing.T
 		if lookup.Description != "Looks things up." || lookup.Effect != tools.Read {
 			t.Errorf("the child's tool after Resolve: %+v", lookup)
 		}
+		s.Close() // the sinks are fed off the run's path: Close hands them every record
 		if setup := only(recs.all(), trace.AttemptEnd, harness.SetupStep); len(setup) != 1 || setup[0].Outcome != trace.OK {
 			t.Errorf("setup records %+v, want the child's manifest fetched once, as the parent's setup", setup)
 		}

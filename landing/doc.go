@@ -51,6 +51,23 @@
 // and [Result.Text] leads with it, so a partial result never reads as
 // complete.
 //
+// A sub-agent's call that brought back a partial result is done, but the
+// boundary names it by what it brought ([Call.Landed]): "Cancelled at
+// step 1: child_a partial (budget), child_b cancelled."
+//
+// # Zero values
+//
+// The zero value of each type is safe. A [Ladder] that [New] did not make
+// (zero, or nil) has no budget: it is in [Land], its gates refuse all work
+// with a [*GateError], its note has no time left, and no method panics.
+// The zero [Config] is valid. The zero [Phase] is [Explore], the rung a
+// run starts on; what may be done is asked of a Ladder, never read from a
+// Phase alone. The zero [Cause] means the run did not land early, and the
+// zero [Result] is not [Complete]: its [Result.Text] reads as partial. A
+// zero [Call] has no outcome and appears in no list; a zero [Record]
+// summarizes as partial with cause budget. [GateError], [Change],
+// [InFlight] and [BudgetReport] are plain data.
+//
 // # Goroutines
 //
 // The package starts none. A Ladder reads the clock when asked and is safe

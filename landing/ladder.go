@@ -30,6 +30,10 @@ type Config struct {
 // the harness asks before doing work. It reads the budget's clock when
 // asked; it owns no timer and no goroutine. A Ladder is safe for concurrent
 // use.
+//
+// A Ladder [New] did not make (the zero Ladder, or a nil *Ladder) has no
+// budget: it is in [Land] and refuses all work, its gates with a
+// [*GateError] that says so; it never panics.
 type Ladder struct {
 	b        *budget.Budget
 	onChange func(Change)
@@ -43,12 +47,24 @@ func New(b *budget.Budget, cfg Config) *Ladder {
 	return &Ladder{b: b, onChange: cfg.OnChange}
 }
 
-// Budget returns the budget the ladder reads.
-func (l *Ladder) Budget() *budget.Budget { return l.b }
+// Budget returns the budget the ladder reads; nil for a Ladder [New] did
+// not make.
+func (l *Ladder) Budget() *budget.Budget {
+	if l.unmade() {
+		return nil
+	}
+	return l.b
+}
+
+// unmade reports whether l has no budget: [New] did not make it.
+func (l *Ladder) unmade() bool { return l == nil || l.b == nil }
 
 // Phase returns the current phase, moving the ladder forward if the budget
 // spent since the last call says so.
 func (l *Ladder) Phase() Phase {
+	if l.unmade() {
+		return Land
+	}
 	spent, remaining := l.b.Spent(), l.b.Remaining()
 	return l.moveTo(PhaseAt(spent, l.b.Total(), l.b.Reserve()), spent, remaining, false)
 }
@@ -60,6 +76,9 @@ func (l *Ladder) Phase() Phase {
 // stamped with it carries the phase of its own instant, even while nothing
 // has polled the ladder into motion.
 func (l *Ladder) Peek(spent time.Duration) Phase {
+	if l.unmade() {
+		return Land
+	}
 	return max(Phase(l.phase.Load()), PhaseAt(spent, l.b.Total(), l.b.Reserve()))
 }
 
@@ -69,6 +88,9 @@ func (l *Ladder) Peek(spent time.Duration) Phase {
 // timer and see the change when it happens rather than at its next poll;
 // ok is false once the ladder has landed.
 func (l *Ladder) Next() (p Phase, at time.Duration, ok bool) {
+	if l.unmade() {
+		return Land, 0, false
+	}
 	cur := Phase(l.phase.Load())
 	total, reserve := l.b.Total(), l.b.Reserve()
 	// The least whole nanoseconds of spending at which PhaseAt moves on.
@@ -94,7 +116,7 @@ func (l *Ladder) Next() (p Phase, at time.Duration, ok bool) {
 // the ladder back; it returns the phase after the call.
 func (l *Ladder) Advance(p Phase) Phase {
 	now := l.Phase()
-	if p <= now {
+	if p <= now || l.unmade() {
 		return now
 	}
 	return l.moveTo(p, l.b.Spent(), l.b.Remaining(), true)
@@ -141,6 +163,9 @@ func (w Widening) String() string {
 // MayWiden returns nil if the run may still widen in the way w, and a
 // [*GateError] once the ladder has left the explore phase.
 func (l *Ladder) MayWiden(w Widening) error {
+	if l.unmade() {
+		return &GateError{Phase: Land, What: w.String(), Reason: noBudget}
+	}
 	p := l.Phase()
 	if p == Explore {
 		return nil
@@ -155,6 +180,9 @@ func (l *Ladder) MayWiden(w Widening) error {
 // the call is not admitted, since nothing says it fits. In the land phase
 // nothing is admitted. The lease itself still applies its own rules.
 func (l *Ladder) Admit(k *budget.Kind, ceiling time.Duration) error {
+	if l.unmade() {
+		return &GateError{Phase: Land, What: kindName(k), Reason: noBudget}
+	}
 	p := l.Phase()
 	switch p {
 	case Explore, Narrow:
@@ -179,6 +207,9 @@ func (l *Ladder) Admit(k *budget.Kind, ceiling time.Duration) error {
 	}
 	return nil
 }
+
+// noBudget is the reason a Ladder New did not make refuses all work.
+const noBudget = "the ladder has no budget (made without landing.New): no work is started"
 
 func kindName(k *budget.Kind) string {
 	if k == nil {

@@ -313,3 +313,24 @@ func TestPeekReadsThePhaseOfAnInstantWithoutMovingTheLadder(t *testing.T) {
 		}
 	})
 }
+
+func TestALadderWithoutABudgetRefusesAllWorkAndNeverPanics(t *testing.T) {
+	for name, l := range map[string]*Ladder{"zero": new(Ladder), "nil": nil} {
+		t.Run(name, func(t *testing.T) {
+			if p := l.Phase(); p != Land || !l.MustLand() || l.Peek(0) != Land || l.Advance(Land) != Land {
+				t.Errorf("phase %v, want land", p)
+			}
+			if _, _, ok := l.Next(); ok || l.Budget() != nil {
+				t.Error("a ladder without a budget has a next phase or a budget")
+			}
+			for _, err := range []error{l.MayWiden(Parallel), l.Admit(nil, time.Second)} {
+				if ge, ok := errors.AsType[*GateError](err); !ok || !strings.Contains(ge.Reason, "no budget") {
+					t.Errorf("gate %v, want refused: no budget", err)
+				}
+			}
+			if note := l.Note(); !strings.HasPrefix(note, "Budget: 0s left until the deadline") {
+				t.Errorf("note %q", note)
+			}
+		})
+	}
+}

@@ -6,7 +6,13 @@ import "time"
 // until the deadline and until landing begins, the phase, and what the
 // phase forbids. A model that knows it has ninety seconds picks a different
 // plan from one that finds out by being cut off.
+//
+// A Ladder [New] did not make has no time to tell of: its note is the
+// land phase's, with nothing left.
 func (l *Ladder) Note() string {
+	if l.unmade() {
+		return NoteFor(Land, 0, 0)
+	}
 	b := l.b
 	return NoteFor(l.Phase(), b.Remaining(), b.Available())
 }

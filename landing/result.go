@@ -50,6 +50,9 @@ type InFlight struct {
 }
 
 // BudgetReport is the budget as the result reports it, in milliseconds.
+// SpentMs is the time that really passed since the budget began: more
+// than TotalMs for a run that ended late (a stopped process, a starved
+// machine), never rounded down to it (SPEC §3); RemainingMs is then 0.
 type BudgetReport struct {
 	TotalMs     int64 `json:"total_ms"`
 	SpentMs     int64 `json:"spent_ms"`

@@ -26,6 +26,12 @@ type Call struct {
 	Summary string  // a one-line account of its output or error
 	State   string  // for Interrupted: StateCancelled, StateAbandoned or StateOrphaned
 
+	// Landed is, for a sub-agent's call that answered with a partial
+	// result, the cause its child landed on: the call is done, but what it
+	// brought back is partial, and the boundary says so ("researcher
+	// partial (budget)", "researcher cancelled") rather than "done".
+	Landed Cause
+
 	// Unreachable reports, for an orphan, that its tool cannot be asked
 	// from outside the run (a local function, a subprocess, a tool with
 	// no URL in the journal): `harness reconcile` cannot settle it, and
@@ -76,9 +82,13 @@ func Boundary(rec Record) string {
 			head = fmt.Sprintf("Stopped at step %d", rec.Step)
 		}
 	}
-	var done, failed, refused, inflight, orphans, byHand []string
+	var done, partial, failed, refused, inflight, orphans, byHand []string
 	for _, c := range rec.Calls {
 		switch {
+		case c.Outcome == Done && c.Landed == CauseCancelled:
+			partial = appendOnce(partial, c.Tool+" cancelled")
+		case c.Outcome == Done && c.Landed != "":
+			partial = appendOnce(partial, fmt.Sprintf("%s partial (%s)", c.Tool, c.Landed))
 		case c.Outcome == Done:
 			done = appendOnce(done, c.Tool)
 		case c.Outcome == Failed:
@@ -96,6 +106,11 @@ func Boundary(rec Record) string {
 	var parts []string
 	if len(done) > 0 {
 		parts = append(parts, list(done)+" done")
+	}
+	if len(partial) > 0 {
+		// Each child's own word, not one verb for all: "a partial
+		// (budget), b cancelled".
+		parts = append(parts, strings.Join(partial, ", "))
 	}
 	if len(failed) > 0 {
 		parts = append(parts, list(failed)+" failed")
@@ -164,7 +179,11 @@ func Summarize(rec Record) Result {
 	for _, c := range rec.Calls {
 		switch c.Outcome {
 		case Done:
-			r.Established = append(r.Established, c.Tool+": "+c.Summary)
+			tool := c.Tool
+			if c.Landed != "" {
+				tool += " (partial: " + string(c.Landed) + ")"
+			}
+			r.Established = append(r.Established, tool+": "+c.Summary)
 		case Failed:
 			r.NotEstablished = append(r.NotEstablished, c.Tool+": failed: "+c.Summary)
 		case Refused:

@@ -69,6 +69,10 @@ func TestTheBoundaryNamesTheCause(t *testing.T) {
 	}{
 		{Record{Cause: CauseQuiet, Step: 3, Quiet: time.Minute}, "Stopped at step 3: no progress for 1m0s: no tool call had finished."},
 		{Record{Cause: CauseCancelled, Step: 1}, "Cancelled at step 1: no tool call had finished."},
+		{Record{Cause: CauseCancelled, Step: 1, Calls: []Call{{Tool: "child_a", Outcome: Done, Landed: CauseBudget}, {Tool: "child_b", Outcome: Done, Landed: CauseCancelled}}},
+			"Cancelled at step 1: child_a partial (budget), child_b cancelled."},
+		{Record{Cause: CauseBudget, Step: 2, Calls: []Call{{Tool: "search", Outcome: Done}, {Tool: "child_a", Outcome: Done, Landed: CauseQuiet}}},
+			"Ran out of allotted time at step 2: search done; child_a partial (quiet)."},
 		{Record{Cause: CauseMaxSteps, Step: 50, Calls: []Call{{Tool: "a", Outcome: Done}, {Tool: "b", Outcome: Done}, {Tool: "c", Outcome: Done}, {Tool: "a", Outcome: Done}}},
 			"Reached the step limit at step 50: a, b and c done."},
 		{Record{Cause: CauseUpstream, Step: 2, Calls: []Call{{Tool: "x", Outcome: Interrupted}}}, "The model failed at step 2: x was in flight and is not included."},

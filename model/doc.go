@@ -33,8 +33,18 @@
 // completed message and each completed tool call are semantic
 // ([watchdog.ModelMessage]); SSE comments ([watchdog.Keepalive]) and data
 // chunks ([watchdog.Token]) are counted below the SDK's decoder, which
-// drops comments silently, and reset nothing. [Classify] names the outcome
-// of an openai-go error, for a loop that calls the SDK itself.
+// drops comments silently, and reset nothing.
+//
+// # A loop of its own
+//
+// A loop that calls openai-go itself uses what the Client uses:
+// [Classify] names the outcome of an openai-go error; [CheckFinish] says
+// whether a reply is a whole answer by its finish reason ("length" and
+// "content_filter" are not: a [*ReplyError] matching [ErrNotAnswer]);
+// [LeaseOptions] are the request options of one attempt on a lease
+// (Budget-Remaining-Ms, the lease as timeout, the SDK's retries off,
+// keepalives counted); [Describe] and [Refused] say why a request failed
+// and whether the server refused the run itself.
 //
 // # Landing
 //

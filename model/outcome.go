@@ -73,6 +73,15 @@ func Describe(err error) string {
 	if errors.Is(err, ErrIncomplete) {
 		return "its answer ended before it was whole"
 	}
+	if re, ok := errors.AsType[*ReplyError](err); ok {
+		switch re.FinishReason {
+		case "length":
+			return "its reply was cut at the token limit (finish reason length)"
+		case "content_filter":
+			return "its reply was withheld by a content filter (finish reason content_filter)"
+		}
+		return "its reply was not a whole answer (finish reason " + re.FinishReason + ")"
+	}
 	if ae, ok := errors.AsType[*trace.AttemptError](err); ok && ae.Err != nil {
 		return ae.Err.Error()
 	}

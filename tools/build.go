@@ -11,6 +11,10 @@ import (
 // with the fields the entry gives overriding the builtin's own spec. An
 // agent entry is not among them: a sub-agent runs a child harness, which
 // package harness builds from the entry (harness.Toolset).
+//
+// Each tool is a [ToolsFiler] that names c.File, so that an orphan of it
+// records where it came from. A command entry with a status command is a
+// [CommandWithStatus], a [cancel.StatusReader]; one without is not.
 func (c *Config) Tools(client *http.Client) []Tool {
 	out := make([]Tool, 0, len(c.Entries))
 	for _, e := range c.Entries {
@@ -18,12 +22,20 @@ func (c *Config) Tools(client *http.Client) []Tool {
 		case e.Agent != nil:
 			continue
 		case e.URL != "":
-			out = append(out, Remote(e.spec(Spec{}), e.URL, client))
+			t := Remote(e.spec(Spec{}), e.URL, client).(*remoteTool)
+			t.file = c.File
+			out = append(out, t)
+		case len(e.Command) > 0 && len(e.Status) > 0:
+			t := CommandWithStatus(e.spec(Spec{}), e.Command, e.Status).(*statusCommandTool)
+			t.file = c.File
+			out = append(out, t)
 		case len(e.Command) > 0:
-			out = append(out, Command(e.spec(Spec{}), e.Command))
+			t := Command(e.spec(Spec{}), e.Command).(*commandTool)
+			t.file = c.File
+			out = append(out, t)
 		default:
 			t := c.builtins[e.Builtin]
-			out = append(out, respec{Tool: t, spec: e.spec(t.Spec())})
+			out = append(out, respec{Tool: t, spec: e.spec(t.Spec()), file: c.File})
 		}
 	}
 	return out
@@ -58,7 +70,9 @@ func (e Entry) spec(base Spec) Spec {
 		s.Speculative = *e.Speculative
 	}
 	if e.Cancellable != nil {
-		s.Cancellable = *e.Cancellable
+		// true claims the capability (Register checks the type has it);
+		// false turns it off, whatever the type can do.
+		s.Cancellable, s.NotCancellable = *e.Cancellable, !*e.Cancellable
 	}
 	if e.MaxAttempts != 0 {
 		s.MaxAttempts = e.MaxAttempts
@@ -71,9 +85,13 @@ func (e Entry) spec(base Spec) Spec {
 type respec struct {
 	Tool
 	spec Spec
+	file string // the tools file of the entry
 }
 
 func (t respec) Spec() Spec { return t.spec }
+
+// ToolsFile returns the tools file of the entry that named the builtin.
+func (t respec) ToolsFile() string { return t.file }
 
 // Spec returns the spec an entry gives its tool: its fields laid over
 // base, the spec of the tool behind it (a builtin's own, or the zero Spec).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,7 +18,9 @@ import (
 )
 
 // A Run is what a call needs to know of the run it belongs to. Budget is
-// required; every other field may be left zero.
+// required: a call with a nil Run or Budget starts nothing and returns a
+// Result whose Cause is [ErrNoBudget]. Every other field may be left zero,
+// and its zero value is documented with it.
 type Run struct {
 	// ID names the run in orphan journal entries.
 	ID string
@@ -111,6 +114,11 @@ const refusedMessage = "not started: not enough time"
 // has been journaled; the cancel of a call cut short goes out through
 // [Run.Cancels] and is not waited for, unless Run.Cancels is nil.
 func (r *Registry) Call(ctx context.Context, run *Run, name string, args json.RawMessage) Result {
+	if run == nil || run.Budget == nil {
+		// Nothing can be leased: no attempt starts (the zero Run is not
+		// a run, and says so rather than panic).
+		return Result{Tool: name, Outcome: trace.GaveUp, Err: "not started: the call has no budget", Cause: ErrNoBudget}
+	}
 	reg, ok := r.lookup(name)
 	if !ok {
 		err := fmt.Errorf("%w %q", ErrUnknownTool, clip(name, 64))
@@ -181,7 +189,7 @@ func (c *call) do(ctx context.Context) Result {
 		kind.Declare(spec.P50, spec.P95)
 	}
 	canceller, canCancel := c.t.impl.(cancel.Canceller)
-	canCancel = canCancel && spec.Cancellable
+	canCancel = canCancel && spec.Cancellable // as Register resolved it: the type's, unless turned off
 	status, canStatus := c.t.impl.(cancel.StatusReader)
 	defer func() {
 		if res.Attempts > 0 {
@@ -215,9 +223,8 @@ func (c *call) do(ctx context.Context) Result {
 		d := decide(facts{
 			effect: spec.Effect, n: n, max: spec.MaxAttempts, runEnded: ctx.Err() != nil,
 			canCancel: canCancel, canStatus: canStatus,
-			ok: last.err == nil, cut: last.cut, sent: last.ans.Sent, stopped: last.ans.Stopped,
-			answered: last.answered, retry: last.ans.Retry,
-		})
+			ok: last.err == nil, cut: last.cut, answered: last.answered,
+		}.heard(last.ans))
 		res.Cancelling = false
 		if d.cancel {
 			switch c.cancel(ctx, canceller) {
@@ -449,20 +456,33 @@ func (c *call) describe(e *trace.AttemptError) string {
 // unknown. The journal entry is appended and fsync'd before it returns
 // (SPEC §5: a crash loses no orphan already reported).
 func (c *call) orphaned(res Result, last ended, why error) Result {
-	var u string
-	if b, ok := c.t.impl.(baseURLer); ok {
-		u = b.baseURL()
-	}
 	e := cancel.Entry{
 		TS:             time.Now(),
 		RunID:          c.run.ID,
 		Tool:           c.t.spec.Name,
-		URL:            u,
+		Kind:           c.t.spec.Kind,
 		IdempotencyKey: c.key,
 		ArgsSHA256:     cancel.ArgsSHA256(c.args),
-		State:          "open",
+		State:          cancel.Open,
 	}
-	oe := &OrphanError{Entry: e, Err: why}
+	// How to reach the tool again, from outside this run (issue 17): its
+	// URL, and the tools file that built it, made absolute against this
+	// process's directory, which a later harness reconcile may not share.
+	if b, ok := c.t.impl.(baseURLer); ok {
+		e.URL = b.baseURL()
+	}
+	for _, t := range [...]Tool{c.t.tool, c.t.impl} {
+		if f, ok := t.(ToolsFiler); ok && f.ToolsFile() != "" {
+			e.ToolsFile = f.ToolsFile()
+			if abs, err := filepath.Abs(e.ToolsFile); err == nil {
+				e.ToolsFile = abs
+			}
+			break
+		}
+	}
+	_, asks := c.t.impl.(cancel.StatusReader)
+	_, builtin := c.t.tool.(respec)
+	oe := &OrphanError{Entry: e, Err: why, Reachable: e.URL != "" || e.ToolsFile != "" && asks && !builtin}
 	var jerr error
 	if c.run.Journal == nil {
 		jerr = errNoJournal
@@ -478,9 +498,25 @@ func (c *call) orphaned(res Result, last ended, why error) Result {
 		res.CutShort, res.Output = true, last.ans.Output // what it said before the cut, which may tell
 	}
 	res.Cause = oe
-	res.Err = fmt.Sprintf("%s: no answer in time, and whether it took effect is unknown; "+
-		"it is recorded for reconciliation under key %s: do not repeat it", c.t.spec.Name, c.key)
+	// The model is told "recorded" only when the journal holds it: a
+	// write nobody will check later must not read as taken care of.
+	if oe.Journaled {
+		res.Err = fmt.Sprintf("%s: no answer in time, and whether it took effect is unknown; "+
+			"it is recorded for reconciliation under key %s: do not repeat it", c.t.spec.Name, c.key)
+	} else {
+		res.Err = fmt.Sprintf("%s: no answer in time, and whether it took effect is unknown; "+
+			"it was NOT recorded for reconciliation (%s), so nothing will check it later: "+
+			"do not repeat it; tell the user it may have happened, under key %s", c.t.spec.Name, notJournaled(jerr), c.key)
+	}
 	return res
+}
+
+// notJournaled says, for the model, why an orphan is in no journal.
+func notJournaled(err error) string {
+	if errors.Is(err, errNoJournal) {
+		return "no orphan journal is configured"
+	}
+	return "the orphan journal could not be written"
 }
 
 var errNoJournal = errors.New("tools: no orphan journal")

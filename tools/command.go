@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/trace"
 )
 
@@ -58,6 +60,86 @@ func Command(spec Spec, argv []string) Tool {
 type commandTool struct {
 	spec Spec
 	argv []string
+	file string // the tools file whose entry built it; empty when built in code
+}
+
+// ToolsFile returns the tools file whose entry built the tool, if any.
+func (t *commandTool) ToolsFile() string { return t.file }
+
+// CommandWithStatus returns a [Command] tool that can also say how a call
+// went, so that a write whose attempt was cut is reconciled by its key
+// rather than left an orphan, and an orphan of it can be settled later by
+// `harness reconcile --tools FILE`. Its Status runs status, in a process
+// group of its own, with the call's key in GLIDEPATH_IDEMPOTENCY_KEY and
+// nothing on its standard input; it must print one JSON object
+// {"state":"running|done|failed|never_received","output":…,"units":n} and
+// exit 0. never_received licenses sending the call again with the same
+// key, so print it only when the key is surely unknown. Any other exit, or
+// other output, is an error: the outcome stays unknown.
+func CommandWithStatus(spec Spec, argv, status []string) Tool {
+	return &statusCommandTool{commandTool: commandTool{spec: spec, argv: append([]string(nil), argv...)},
+		status: append([]string(nil), status...)}
+}
+
+// statusCommandTool is a command tool with a status command: a
+// [cancel.StatusReader], which a plain one is not.
+type statusCommandTool struct {
+	commandTool
+	status []string
+}
+
+func (t *statusCommandTool) check() *fieldErr {
+	if err := t.commandTool.check(); err != nil {
+		return err
+	}
+	if len(t.status) == 0 || t.status[0] == "" {
+		return &fieldErr{"status", errors.New("no program to run")}
+	}
+	return nil
+}
+
+// Status runs the status command for key and reads its answer.
+func (t *statusCommandTool) Status(ctx context.Context, key cancel.Key) (cancel.Status, error) {
+	cmd := exec.CommandContext(ctx, t.status[0], t.status[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = waitDelay
+	stdout := &capped{max: cancel.MaxAnswer}
+	stderr := &tail{max: stderrTail}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Env = append(os.Environ(), envKey+"="+string(key))
+	fail := func(err error) (cancel.Status, error) {
+		return cancel.Status{}, fmt.Errorf("%w: %s status command: %w", cancel.ErrUnreachable, t.spec.Name, err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fail(err)
+	}
+	err := waitGroup(cmd)
+	switch {
+	case ctx.Err() != nil:
+		return fail(context.Cause(ctx))
+	case err != nil && !(errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState.Success()):
+		if s := strings.TrimSpace(stderr.String()); s != "" {
+			err = fmt.Errorf("%w: %s", err, clip(s, 512))
+		}
+		return fail(err)
+	case stdout.over:
+		return fail(fmt.Errorf("an answer larger than %d bytes", cancel.MaxAnswer))
+	}
+	var a struct {
+		State  *cancel.State   `json:"state"`
+		Output json.RawMessage `json:"output"`
+		Units  int64           `json:"units"`
+	}
+	if err := json.Unmarshal(stdout.buf.Bytes(), &a); err != nil || a.State == nil {
+		return fail(errors.New(`its output is not {"state":…}`))
+	}
+	switch *a.State {
+	case cancel.Running, cancel.Done, cancel.Failed, cancel.NeverReceived:
+	default:
+		return fail(fmt.Errorf("unknown state %q", clip(string(*a.State), 64)))
+	}
+	return cancel.Status{State: *a.State, Output: a.Output, Units: a.Units}, nil
 }
 
 func (t *commandTool) Spec() Spec { return t.spec }
@@ -91,7 +173,7 @@ func (t *commandTool) Attempt(ctx context.Context, call *Call) Answer {
 		envKey+"="+string(call.Key))
 	progress, report, err := os.Pipe()
 	if err != nil {
-		return Answer{Err: &ToolError{Message: "progress pipe: " + err.Error()}, Outcome: trace.UpstreamError}
+		return Answer{Err: &ToolError{Message: "progress pipe: " + err.Error()}, Outcome: trace.UpstreamError, NotSent: true}
 	}
 	cmd.ExtraFiles = []*os.File{report} // file descriptor 3
 
@@ -99,7 +181,8 @@ func (t *commandTool) Attempt(ctx context.Context, call *Call) Answer {
 	report.Close() // the child holds its own copy; EOF comes when the group is gone
 	if err != nil {
 		progress.Close()
-		return Answer{Err: &ToolError{Message: err.Error()}, Outcome: trace.UpstreamError}
+		// The process never started: nothing of the call ran.
+		return Answer{Err: &ToolError{Message: err.Error()}, Outcome: trace.UpstreamError, NotSent: true}
 	}
 	var reading sync.WaitGroup
 	reading.Go(func() { readProgress(progress, call) })
@@ -111,7 +194,7 @@ func (t *commandTool) Attempt(ctx context.Context, call *Call) Answer {
 	progress.Close()
 	reading.Wait()
 	if ctx.Err() != nil {
-		return Answer{Err: context.Cause(ctx), Output: stringOutput(stdout.buf.Bytes()), CutShort: true, Sent: true, Stopped: true}
+		return Answer{Err: context.Cause(ctx), Output: stringOutput(stdout.buf.Bytes()), CutShort: true, Stopped: true}
 	}
 	if err != nil && !(errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState.Success()) {
 		msg := err.Error()
@@ -120,16 +203,16 @@ func (t *commandTool) Attempt(ctx context.Context, call *Call) Answer {
 				msg += ": " + s
 			}
 		}
-		return Answer{Err: &ToolError{Message: msg}, Outcome: trace.UpstreamError, Sent: true, Stopped: true}
+		return Answer{Err: &ToolError{Message: msg}, Outcome: trace.UpstreamError, Stopped: true}
 	}
 	if stdout.over {
-		return Answer{Output: stringOutput(stdout.buf.Bytes()), CutShort: true, Sent: true, Stopped: true}
+		return Answer{Output: stringOutput(stdout.buf.Bytes()), CutShort: true, Stopped: true}
 	}
 	out := bytes.TrimSpace(stdout.buf.Bytes())
 	if len(out) > 0 && json.Valid(out) {
-		return Answer{Output: bytes.Clone(out), Sent: true, Stopped: true}
+		return Answer{Output: bytes.Clone(out), Stopped: true}
 	}
-	return Answer{Output: stringOutput(stdout.buf.Bytes()), Sent: true, Stopped: true}
+	return Answer{Output: stringOutput(stdout.buf.Bytes()), Stopped: true}
 }
 
 // The environment a subprocess tool learns its call from.

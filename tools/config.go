@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/internal/yamlfield"
 	"go.yaml.in/yaml/v3"
 )
@@ -52,6 +53,7 @@ type Entry struct {
 	// Exactly one of URL, Command, Builtin and Agent is set.
 	URL     string      // the base URL U of a remote tool server
 	Command []string    // argv of a subprocess tool
+	Status  []string    // with Command only: argv of its status command ([CommandWithStatus]); nil: none
 	Builtin string      // the name of a tool the caller supplied
 	Agent   *AgentEntry // a sub-agent (SPEC §5b), which package harness runs
 
@@ -227,6 +229,9 @@ func ParseConfig(name string, data []byte, builtins map[string]Tool) (*Config, e
 	p := &configParser{builtins: builtins}
 	c.Entries = p.document(yamlfield.Root(root))
 	c.MCPServers = p.servers
+	for i := range c.MCPServers {
+		c.MCPServers[i].File = name
+	}
 	if found := p.w.Errs(); len(found) > 0 {
 		errs := make([]error, len(found))
 		for i, e := range found {
@@ -243,7 +248,7 @@ func configError(file string, e *yamlfield.Error) *ConfigError {
 
 // entryFields are the fields of an entry, in the order SPEC §5 gives them.
 var entryFields = []string{"name", "description", "parameters", "effect", "ceiling", "p50", "p95",
-	"speculative", "cancellable", "max_attempts", "url", "command", "builtin", "agent"}
+	"speculative", "cancellable", "max_attempts", "url", "command", "status", "builtin", "agent"}
 
 // agentFields are the fields of an entry's agent block (SPEC §5b).
 var agentFields = []string{"instructions", "tools", "model", "max_steps"}
@@ -257,6 +262,9 @@ var (
 	errMaxSteps    = errors.New("must be 1 or more")
 	errNotForAgent = errors.New("does not apply to a sub-agent, whose parameters are always {task} and which is cancelled with its parent")
 	errNoProgram   = errors.New("no program to run")
+
+	errStatusNotCommand = errors.New("only a command entry has a status command; a url tool's status is its server's")
+	errCommandCancel    = errors.New("a command tool cannot be cancelled by key: its process group is killed when its lease ends")
 )
 
 // configParser walks a config file's entries; its walker holds every
@@ -313,7 +321,7 @@ func (p *configParser) entry(m yamlfield.Field) (Entry, bool) {
 	e := Entry{Line: m.Value.Line}
 	named := false
 	var kinds []yamlfield.Field // the url, command, builtin and agent fields given
-	var params, cancellable yamlfield.Field
+	var params, cancellable, status yamlfield.Field
 	notForAgent := []*yamlfield.Field{&params, &cancellable}
 	for f := range p.w.Fields(m, entryFields...) {
 		switch f.Name {
@@ -372,6 +380,9 @@ func (p *configParser) entry(m yamlfield.Field) (Entry, bool) {
 		case "command":
 			kinds = append(kinds, f)
 			e.Command = p.argv(f)
+		case "status":
+			status = f
+			e.Status = p.argv(f)
 		case "agent":
 			kinds = append(kinds, f)
 			e.Agent = p.agent(f)
@@ -397,6 +408,23 @@ func (p *configParser) entry(m yamlfield.Field) (Entry, bool) {
 	default:
 		p.w.Report(&yamlfield.Error{Line: kinds[1].Line, Field: kinds[1].Path,
 			Err: fmt.Errorf("only one of url, command, builtin or agent may be given; %s is at line %d", kinds[0].Name, kinds[0].Line)})
+	}
+	if status.Value != nil && len(e.Command) == 0 {
+		p.w.Fail(status, errStatusNotCommand)
+	}
+	if cancellable.Value != nil && e.Cancellable != nil && *e.Cancellable {
+		// A claim the tool's type cannot honour is bad config here,
+		// before Register would refuse the tool at run time.
+		switch {
+		case len(e.Command) > 0:
+			p.w.Fail(cancellable, errCommandCancel)
+		case e.Builtin != "":
+			if t, ok := p.builtins[e.Builtin]; ok {
+				if _, can := t.(cancel.Canceller); !can {
+					p.w.Fail(cancellable, fmt.Errorf("builtin %s cannot be cancelled by key", e.Builtin))
+				}
+			}
+		}
 	}
 	if e.Agent != nil {
 		for _, f := range notForAgent {

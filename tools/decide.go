@@ -16,10 +16,18 @@ type facts struct {
 
 	ok       bool // the attempt succeeded
 	cut      bool // the attempt's context ended it: its lease, or the run
-	sent     bool // the call may have reached the tool ([Answer.Sent])
+	sent     bool // the call may have reached the tool: not [Answer.NotSent]
 	stopped  bool // its work ended with the attempt ([Answer.Stopped])
 	answered bool // the tool said how it failed: an error status, event or exit
 	retry    bool // the failure may be tried again, by the tool's word or SPEC §2
+}
+
+// heard fills in what the attempt's Answer says. Its zero fields are the
+// safe ones: a call that does not say it was not sent may have been, and
+// one that does not say its work stopped may still be running.
+func (f facts) heard(a Answer) facts {
+	f.sent, f.stopped, f.retry = !a.NotSent, a.Stopped, a.Retry
+	return f
 }
 
 // next is what the loop does after an attempt.

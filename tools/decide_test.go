@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -62,15 +63,45 @@ func TestDecideNamedCases(t *testing.T) {
 	}
 }
 
+// What a tool that says nothing returns, Answer{Err: err}, must read as
+// the case that keeps the promises (issue 17): it may have been sent and
+// may still be running, so a cut write is reconciled or orphaned (never
+// failed) and cancelled where its tool can be.
+func TestTheZeroAnswerIsTheSafeOne(t *testing.T) {
+	cut := facts{effect: Write, n: 1, max: 3, cut: true}
+	cases := []struct {
+		name string
+		f    facts
+		want decision
+	}{
+		{"a cut write of a tool that can say is cancelled and reconciled",
+			facts{effect: Write, n: 1, max: 3, cut: true, canCancel: true, canStatus: true}, decision{next: ask, cancel: true}},
+		{"a cut write of a tool that cannot say is an orphan", cut, decision{next: orphan, state: StateOrphaned}},
+		{"a cut read of a tool that can cancel is cancelled and left abandoned until it says so",
+			facts{effect: Read, n: 1, max: 3, cut: true, canCancel: true, runEnded: true}, decision{next: fail, cancel: true, state: StateAbandoned}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := decide(tc.f.heard(Answer{Err: errors.New("cut")})); got != tc.want {
+				t.Errorf("decide = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	if d := decide(cut.heard(Answer{Err: errors.New("refused"), NotSent: true})); d.next != fail || d.state != "" {
+		t.Errorf("a write the tool knows it never sent: %+v, want a plain failure", d)
+	}
+}
+
 // Every combination of what the loop can know, checked against the rules
 // of SPEC §2 and §5.
 func TestDecideKeepsTheRulesInEveryCase(t *testing.T) {
 	const bools = 10
 	for bits := range 1 << bools {
 		b := func(i int) bool { return bits&(1<<i) != 0 }
+		// What the tool says comes through its Answer, as in the loop.
 		f := facts{effect: Read, n: 1, max: 3,
 			runEnded: b(1), canCancel: b(2), canStatus: b(3), ok: b(4),
-			cut: b(5), sent: b(6), stopped: b(7), answered: b(8), retry: b(9)}
+			cut: b(5), answered: b(8)}.heard(Answer{NotSent: !b(6), Stopped: b(7), Retry: b(9)})
 		if b(0) {
 			f.effect = Write
 		}

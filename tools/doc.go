@@ -28,7 +28,9 @@
 //     on its standard input and its standard output the result, its lease
 //     and key in its environment (GLIDEPATH_BUDGET_REMAINING_MS,
 //     GLIDEPATH_IDEMPOTENCY_KEY), progress as JSON lines on file descriptor
-//     3, killed as a group when its lease ends;
+//     3, killed as a group when its lease ends; [CommandWithStatus] adds a
+//     status command that says how a call went by its key (the entry's
+//     status field), so that its writes can be reconciled;
 //   - [Remote]: a tool server speaking SPEC §5 over HTTP, answering JSON or
 //     a finite event stream read with github.com/tmaxmax/go-sse.
 //
@@ -38,8 +40,17 @@
 // [cancel.StatusReader] says how a call went by its key (so that a write
 // whose attempt was cut can be reconciled rather than sent again), a
 // [Closer] releases what the tool holds when [Registry.Close] is called.
-// The remote tool is all three but a Closer: its DELETE and GET of
+// The remote tool is a Canceller and a StatusReader: its DELETE and GET of
 // U/tools/{name}/calls/{key}.
+//
+// A tool has a capability when its type implements it: no spec field is
+// needed. A spec may only turn cancelling off ([Spec.NotCancellable]);
+// [Spec.Cancellable] claims the capability, and Register refuses a claim
+// the type cannot honour ([ErrNoCapability]). The remote tool is the one
+// kind whose cancellability is its server's word, not its type's: a
+// remote spec without Cancellable (its manifest and entry said nothing, or
+// false) is made NotCancellable by [Remote]. [Registry.Specs] reports
+// Cancellable as it is used.
 //
 // [Registry.Register] checks the spec, compiles the schema once and
 // declares the p50 and p95 on the tool's step kind ([Spec.Kind], by
@@ -57,7 +68,11 @@
 // description, parameters, effect, ceiling, p50, p95, speculative,
 // cancellable, max_attempts and exactly one of url, command, builtin (a
 // tool from the map the caller passes) or agent (a sub-agent, SPEC §5b:
-// instructions, tools, model, max_steps). [LoadConfig] loads each agent's
+// instructions, tools, model, max_steps); a command entry may add status,
+// the argv of its status command ([CommandWithStatus]). cancellable: true
+// is bad config where the tool cannot be cancelled by key (a command, a
+// builtin that is no [cancel.Canceller]); cancellable: false turns
+// cancelling off. [LoadConfig] loads each agent's
 // tools file, relative to the file that names it, and refuses a file that
 // names itself through its agents. An agent entry is not built here: it
 // runs a child harness, which package harness builds (harness.Toolset);
@@ -118,12 +133,24 @@
 // Call returns, with [Result.State] [StateOrphaned]: never "cancelled",
 // since nobody knows whether it happened.
 //
+// The journal entry records how to reach the tool again from outside the
+// run ([cancel.Entry]): the URL of a remote tool; for any tool a tools
+// file built ([ToolsFiler]: command, builtin, url and MCP tools), that
+// file's absolute path beside the entry's name, so that `harness reconcile
+// --tools FILE` can build it again and ask it; and always the step kind,
+// by which an embedder finds the status reader of a kind of its own
+// ([cancel.ReconcileJournal]). The model is told the write "is recorded
+// for reconciliation" only when the journal holds it; with no journal, or
+// an append that failed, it is told the outcome is unknown, that it was
+// NOT recorded, and not to repeat it.
+//
 // # Cancellation
 //
 // When an attempt's lease ends, or the run's context does (the quiet clock,
 // the wall, a cancellation: the context's cause names the outcome, see
 // [trace.OutcomeOfContext]), a call whose work may still be running is
-// cancelled, if its tool is a [cancel.Canceller] and its spec Cancellable:
+// cancelled, if its tool is a [cancel.Canceller] whose spec did not turn
+// that off:
 // through [Run.Cancels], a [cancel.Group] the run owns, on the cancel's
 // own short lease, without waiting for the answer. Call returns at once;
 // the Observer hears the cancel go out (CancelSent) and, later, how it
@@ -155,6 +182,36 @@
 // as bytes arrive. Events are bounded ([MaxAnswer] per event and per JSON
 // answer).
 //
+// # Zero values
+//
+// The zero value is the safe one: a field a tool writer or an embedder
+// forgets defaults to the answer that keeps the promises.
+//
+//   - [Answer]: Answer{Err: err} is a failure with no answer that may have
+//     reached the tool (NotSent false) and may still be running (Stopped
+//     false): a cut write is reconciled or orphaned, never called failed,
+//     and the call is cancelled where its tool can be. Outcome empty lets
+//     the Registry read the outcome off what ended the attempt; Retry
+//     false retries only what SPEC §2 retries; CutShort false says Output
+//     is whole, which only the tool can know.
+//   - [Spec]: every field but Name selects its default: Effect empty is
+//     [Write] (never retried blindly), Kind "tool:NAME", Parameters any
+//     object, MaxAttempts [DefaultMaxAttempts], Ceiling and P50/P95 zero
+//     leave it to the budget; Cancellable false claims nothing and
+//     NotCancellable false keeps what the type can do.
+//   - [Registry]: ready to use, with no estimates of its own.
+//   - [Run]: Budget is required; without it (or with a nil Run) a call
+//     starts nothing and its Result's Cause is [ErrNoBudget]. Journal nil
+//     records orphans nowhere, and the model is told so; Observer nil
+//     hears nothing; Cancels nil makes each call wait for its own
+//     cancel's answer; Backoff and Keep zero use their defaults.
+//   - [Call]: one not made by a Registry (a test driving a tool's Attempt)
+//     is valid; Progress, Keepalive and Pause do nothing on it.
+//   - [Config], [Entry], [MCPServer]: a zero Config has no tools; a field
+//     an entry leaves out is filled by a manifest or its default.
+//   - [Result]: State empty is a call that finished; it is made by Call,
+//     not by users.
+//
 // # Errors
 //
 // [Result.Err] is the failure written for the model; [Result.Cause] is the
@@ -163,9 +220,10 @@
 // matching [trace.ErrGaveUp] (we stopped it) or [trace.ErrFailed] (the tool
 // failed), wrapping a [*ToolError], a transport error or a cause,
 // [ErrIncomplete] or [ErrBadAnswer]; a [*trace.GaveUpError]; an
-// [*OrphanError] ([ErrOrphaned]); a [*PanicError] for a
+// [*OrphanError] ([ErrOrphaned]); [ErrNoBudget]; a [*PanicError] for a
 // local function's recovered panic, with its stack. Register fails with a
-// [*SpecError] ([ErrBadSpec]); config parsing with every [*ConfigError]
+// [*SpecError] ([ErrBadSpec]; [ErrNoCapability] for a claimed capability
+// the type lacks); config parsing with every [*ConfigError]
 // found ([ErrConfig]), joined; Resolve with every [*ManifestError]
 // ([ErrManifest]), joined.
 package tools

@@ -19,6 +19,15 @@ var (
 	// registered.
 	ErrBadSpec = errors.New("tools: bad tool")
 
+	// ErrNoCapability is matched by the [*SpecError] of a spec that claims
+	// what its tool's type cannot do: Cancellable for a type that is not a
+	// [cancel.Canceller].
+	ErrNoCapability = errors.New("tools: the spec claims what the tool's type cannot do")
+
+	// ErrNoBudget is the [Result.Cause] of a call made with no [Run] or
+	// no [Run.Budget]: nothing could be leased, so nothing was started.
+	ErrNoBudget = errors.New("tools: call without a budget")
+
 	// ErrConfig is matched by every [*ConfigError].
 	ErrConfig = errors.New("tools: bad config")
 
@@ -100,7 +109,14 @@ func (e *ToolError) Error() string { return e.Message }
 type OrphanError struct {
 	Entry     cancel.Entry
 	Journaled bool
-	Err       error
+
+	// Reachable reports whether the entry names a way to ask the tool
+	// from outside the run: a URL, or a tools file whose tool can say how
+	// a call went ([cancel.StatusReader]) and does not live inside the
+	// process (a builtin does), so that `harness reconcile` can settle it.
+	Reachable bool
+
+	Err error
 }
 
 func (e *OrphanError) Error() string {

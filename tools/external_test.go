@@ -51,7 +51,7 @@ func (q *queue) Attempt(ctx context.Context, call *tools.Call) tools.Answer {
 	q.mu.Unlock()
 	call.Progress(1, 2, "queued")
 	<-ctx.Done()
-	return tools.Answer{Err: context.Cause(ctx), Sent: true}
+	return tools.Answer{Err: context.Cause(ctx)}
 }
 
 func (q *queue) Cancel(ctx context.Context, key cancel.Key) error {
@@ -99,28 +99,29 @@ func (b blind) Spec() tools.Spec { return b.spec }
 
 func (b blind) Attempt(ctx context.Context, _ *tools.Call) tools.Answer {
 	<-ctx.Done()
-	return tools.Answer{Err: context.Cause(ctx), Sent: true}
+	return tools.Answer{Err: context.Cause(ctx)}
 }
 
 func TestAToolKindFromAnotherPackageRunsOnItsCapabilities(t *testing.T) {
 	cases := []struct {
-		name        string
-		cancellable bool
-		work        time.Duration // how long the job takes in the background
-		wantState   tools.State
-		wantOutput  string
-		wantCancels int
+		name           string
+		notCancellable bool
+		work           time.Duration // how long the job takes in the background
+		wantState      tools.State
+		wantOutput     string
+		wantCancels    int
 	}{
 		// Cut at 1s, the job done at 1.5s: reconciliation asks until it is.
-		{"a cut write that finishes is reconciled, not sent again", false, 1500 * time.Millisecond, "", `"job done"`, 0},
-		// Cut at 1s and cancelled then: its status says failed.
-		{"a cut write is cancelled by key, then its status read", true, time.Hour, "", "", 1},
+		{"a cut write that finishes is reconciled, not sent again", true, 1500 * time.Millisecond, "", `"job done"`, 0},
+		// Cut at 1s and cancelled then, though its spec never said
+		// Cancellable: its type can cancel. Its status says failed.
+		{"a cut write is cancelled by key, then its status read", false, time.Hour, "", "", 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				q := &queue{spec: tools.Spec{Name: "enqueue", Kind: "queue:enqueue", Effect: tools.Write, Ceiling: time.Second,
-					Cancellable: tc.cancellable}, work: tc.work, jobs: map[cancel.Key]*job{}}
+					NotCancellable: tc.notCancellable}, work: tc.work, jobs: map[cancel.Key]*job{}}
 				reg := tools.NewRegistry(nil)
 				if err := reg.Register(q); err != nil {
 					t.Fatal(err)
@@ -162,7 +163,7 @@ func TestAToolKindFromAnotherPackageRunsOnItsCapabilities(t *testing.T) {
 func TestACutWriteOfAToolThatCannotBeAskedIsAnOrphan(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := tools.NewRegistry(nil)
-		if err := reg.Register(blind{tools.Spec{Name: "fire", Effect: tools.Write, Ceiling: time.Second, Cancellable: true}}); err != nil {
+		if err := reg.Register(blind{tools.Spec{Name: "fire", Effect: tools.Write, Ceiling: time.Second}}); err != nil {
 			t.Fatal(err)
 		}
 		b, err := budget.New(budget.Config{Total: time.Minute})

@@ -57,7 +57,15 @@ func (t *funcTool) Attempt(ctx context.Context, call *Call) Answer {
 	// Buffered, so that an fn that outlives the attempt can still hand
 	// over its result and end.
 	done := make(chan funcResult, 1)
-	call.c.reg.stragglers.Go(func() {
+	// A Registry counts a function that outlives its call, so that the
+	// process can wait for it; a Call no Registry made (the zero Call, a
+	// Temporal worker's activity, issue 19) is valid too, and its function
+	// runs on a goroutine of its own that ends when fn returns.
+	start := func(f func()) { go f() }
+	if call.c != nil {
+		start = call.c.reg.stragglers.Go
+	}
+	start(func() {
 		defer func() {
 			if v := recover(); v != nil {
 				done <- funcResult{err: &PanicError{Value: v, Stack: debug.Stack()}}
@@ -76,20 +84,20 @@ func (t *funcTool) Attempt(ctx context.Context, call *Call) Answer {
 			// Its context has ended, which is how a Go function is
 			// cancelled (SPEC §4: cancelled is "its local context
 			// ended"); one that ignores it runs on, owned by the Registry.
-			return Answer{Err: context.Cause(ctx), Sent: true, Stopped: true}
+			return Answer{Err: context.Cause(ctx), Stopped: true}
 		}
 	}
 	if r.err != nil {
 		if ctx.Err() != nil {
-			return Answer{Err: r.err, Sent: true, Stopped: true} // cut: the loop reads the cause
+			return Answer{Err: r.err, Stopped: true} // cut: the loop reads the cause
 		}
-		return Answer{Err: r.err, Outcome: trace.UpstreamError, Sent: true, Stopped: true}
+		return Answer{Err: r.err, Outcome: trace.UpstreamError, Stopped: true}
 	}
 	out, err := encodeOutput(r.out)
 	if err != nil {
-		return Answer{Err: &ToolError{Message: err.Error()}, Outcome: trace.Invalid, Sent: true, Stopped: true}
+		return Answer{Err: &ToolError{Message: err.Error()}, Outcome: trace.Invalid, Stopped: true}
 	}
-	return Answer{Output: out, Sent: true, Stopped: true}
+	return Answer{Output: out, Stopped: true}
 }
 
 // encodeOutput turns a local tool's result into JSON.

@@ -39,7 +39,8 @@ type MCPServer struct {
 	// default. A server fetched by npx the first time may need more.
 	ConnectTimeout time.Duration
 
-	Line int // where the entry starts in the file
+	File string // the tools file that names the server, which its tools' orphans record
+	Line int    // where the entry starts in the file
 }
 
 // An MCPTool is Glidepath's override of one tool of an MCP server. A field

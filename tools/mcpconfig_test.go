@@ -31,6 +31,9 @@ func TestMCPServersParseInTheShapeOtherClientsUse(t *testing.T) {
 		r.ConnectTimeout != 30*time.Second {
 		t.Errorf("remote: %+v", r)
 	}
+	if e.File != "mcp.json" || r.File != "mcp.json" {
+		t.Errorf("servers name files %q and %q, want mcp.json: their tools' orphans record it", e.File, r.File)
+	}
 }
 
 func TestABadMCPServerNamesTheFieldAndTheLine(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/internal/inflight"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -71,7 +72,9 @@ func NewRegistry(est *budget.Estimates) *Registry {
 // (matching [ErrDuplicate]) or the spec cannot be used: a bad name, an
 // unknown effect, a negative duration, a p50 above the p95 or the ceiling,
 // a schema that does not compile, a command with no argv, a remote tool
-// with no URL. The schema is compiled here, once.
+// with no URL, a capability the type does not have ([ErrNoCapability]).
+// The schema is compiled here, once. What t can do beyond an attempt is
+// read off its type here: see [Tool].
 func (r *Registry) Register(t Tool) error {
 	if t == nil {
 		return &SpecError{Field: "tool", Err: errors.New("nil")}
@@ -137,6 +140,17 @@ func prepare(t Tool) (*registered, error) {
 			return nil, bad(err.field, err.err)
 		}
 	}
+	// A capability is what the type implements; the spec may only turn it
+	// off (issue 17: a Canceller whose spec forgot Cancellable was never
+	// cancelled, and the model was told it "could not be cancelled").
+	_, canceller := impl.(cancel.Canceller)
+	switch {
+	case spec.Cancellable && spec.NotCancellable:
+		return nil, bad("cancellable", errors.New("both Cancellable and NotCancellable"))
+	case spec.Cancellable && !canceller:
+		return nil, bad("cancellable", fmt.Errorf("%w: %T is not a cancel.Canceller", ErrNoCapability, impl))
+	}
+	spec.Cancellable = canceller && !spec.NotCancellable
 	if spec.Kind == "" {
 		spec.Kind = KindPrefix + spec.Name
 	}
@@ -214,8 +228,10 @@ func (r *Registry) lookup(name string) (*registered, bool) {
 }
 
 // Specs returns the registered tools' specs in registration order, with
-// defaults filled in (Effect, MaxAttempts, Parameters): what to offer the
-// model and what the landing ladder needs to know.
+// defaults filled in (Kind, Effect, MaxAttempts, Parameters) and
+// Cancellable as it is used (the type is a [cancel.Canceller] and the spec
+// did not turn it off): what to offer the model and what the landing
+// ladder needs to know.
 func (r *Registry) Specs() []Spec {
 	r.mu.RLock()
 	defer r.mu.RUnlock()

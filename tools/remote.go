@@ -46,6 +46,13 @@ func Remote(spec Spec, baseURL string, client *http.Client) Tool {
 	if client == nil {
 		client = &http.Client{}
 	}
+	// The type can always send a DELETE, but a server serves the cancel
+	// endpoint only where its manifest or entry says cancellable (SPEC
+	// §5): without it, cancelling is turned off, the one way a spec may
+	// speak of a capability.
+	if !spec.Cancellable {
+		spec.NotCancellable = true
+	}
 	return &remoteTool{spec: spec, url: baseURL, client: client}
 }
 
@@ -53,7 +60,11 @@ type remoteTool struct {
 	spec   Spec
 	url    string
 	client *http.Client
+	file   string // the tools file whose entry built it; empty when built in code
 }
+
+// ToolsFile returns the tools file whose entry built the tool, if any.
+func (t *remoteTool) ToolsFile() string { return t.file }
 
 func (t *remoteTool) Spec() Spec { return t.spec }
 
@@ -62,7 +73,7 @@ func (t *remoteTool) endpoint() cancel.Endpoint {
 }
 
 // Cancel sends DELETE U/tools/{name}/calls/{key}; the Registry calls it only
-// when the spec says the tool is Cancellable.
+// when the spec says the tool is Cancellable (see [Remote]).
 func (t *remoteTool) Cancel(ctx context.Context, key cancel.Key) error {
 	return t.endpoint().Cancel(ctx, key)
 }
@@ -98,7 +109,7 @@ func checkURL(raw string) error {
 func (t *remoteTool) Attempt(ctx context.Context, call *Call) Answer {
 	u, err := url.JoinPath(t.url, "tools", url.PathEscape(t.spec.Name))
 	if err != nil {
-		return Answer{Err: fmt.Errorf("%w: bad URL: %v", ErrBadAnswer, err), Outcome: trace.Invalid}
+		return Answer{Err: fmt.Errorf("%w: bad URL: %v", ErrBadAnswer, err), Outcome: trace.Invalid, NotSent: true}
 	}
 	// Whether the request went out decides whether a failed write may
 	// have happened. http.Transport calls GetConn first and WroteHeaders
@@ -113,7 +124,7 @@ func (t *remoteTool) Attempt(ctx context.Context, call *Call) Answer {
 	body = append(append(append(body, `{"arguments":`...), call.Args...), '}')
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, hooks), http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return Answer{Err: fmt.Errorf("%w: bad URL: %v", ErrBadAnswer, err), Outcome: trace.Invalid}
+		return Answer{Err: fmt.Errorf("%w: bad URL: %v", ErrBadAnswer, err), Outcome: trace.Invalid, NotSent: true}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream, application/json")
@@ -123,14 +134,16 @@ func (t *remoteTool) Attempt(ctx context.Context, call *Call) Answer {
 	req.Header.Set(budget.Header, call.Lease.Millis())
 	resp, err := t.client.Do(req)
 	if err != nil {
-		return Answer{Err: err, Sent: wrote.Load() || !traced.Load()}
+		// Not sent only when the transport began (GetConn) and the
+		// headers never went out.
+		return Answer{Err: err, NotSent: traced.Load() && !wrote.Load()}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return errorAnswer(resp)
 	}
 	out, err := readAnswer(resp.Body, resp.Header.Get("Content-Type"), call)
-	ans := Answer{Output: out, Err: err, Sent: true}
+	ans := Answer{Output: out, Err: err}
 	te, isTool := errors.AsType[*ToolError](err)
 	switch {
 	case err == nil:
@@ -152,7 +165,7 @@ func (t *remoteTool) Attempt(ctx context.Context, call *Call) Answer {
 // ([CodeDeadline]).
 func errorAnswer(resp *http.Response) Answer {
 	code := resp.StatusCode
-	ans := Answer{Status: code, Header: resp.Header, Sent: true}
+	ans := Answer{Status: code, Header: resp.Header}
 	ans.Outcome, ans.Retry = trace.OutcomeOfStatus(code), trace.RetryableStatus(code)
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody)) // a cut body still says what it can
 	var e struct {

@@ -56,9 +56,26 @@ type Spec struct {
 	// Speculative marks a call the run may skip once it narrows (SPEC §3).
 	Speculative bool
 
-	// Cancellable reports whether the remote tool serves the cancel
-	// endpoint, so that a call cut short is cancelled there (SPEC §5).
+	// Cancellable claims that the tool can stop a call by its key, so that
+	// a call cut short is cancelled (SPEC §5). A capability is what the
+	// tool's type implements: a tool that is a [cancel.Canceller] is
+	// cancelled whether its spec says so or not, and [Registry.Register]
+	// refuses a spec that claims Cancellable for a type that is not one
+	// ([ErrNoCapability]). False claims nothing. [Registry.Specs] reports
+	// it as it will be used: true exactly when calls are cancelled.
+	//
+	// [Remote] is the exception the protocol makes: a tool server serves
+	// the cancel endpoint only when its manifest or config entry says
+	// cancellable, so a remote spec without Cancellable is made
+	// NotCancellable.
 	Cancellable bool
+
+	// NotCancellable turns cancelling off for a tool whose type is a
+	// [cancel.Canceller]: its calls cut short are never cancelled (a read
+	// is left abandoned, a write reconciled or orphaned as always). A spec
+	// may only turn a capability off this way; one that says both
+	// Cancellable and NotCancellable is refused.
+	NotCancellable bool
 
 	// MaxAttempts is the most attempts a call makes, the first included.
 	// Zero means DefaultMaxAttempts. A write's only repeat is the same key

@@ -27,12 +27,19 @@ import (
 // What a tool can do beyond an attempt is found by type assertion:
 //
 //   - [cancel.Canceller]: stop a call by its key; a call cut short is
-//     cancelled with it when [Spec.Cancellable] is set;
+//     cancelled with it, unless its spec turns that off
+//     ([Spec.NotCancellable]);
 //   - [cancel.StatusReader]: say how a call went, by its key, so that a
 //     write whose attempt was cut is reconciled rather than sent again; a
 //     cut write of a tool without one is an orphan;
 //   - [Closer]: release what the tool holds (a connection, a session, a
 //     process) when the registry closes.
+//
+// A tool has a capability when its type implements it, and no spec field
+// is needed for it: a spec may only turn cancelling off, and a spec that
+// claims Cancellable for a type that is not a Canceller is refused by
+// [Registry.Register]. Reconciliation and closing have no spec field at
+// all: a StatusReader is always asked, a Closer always closed.
 //
 // A tool whose [Spec.Kind] starts with [AgentKindPrefix] is a sub-agent: its
 // attempts are leased as slices of the run's budget ([Run.Keep]).
@@ -48,6 +55,15 @@ type Tool interface {
 // lives: [Registry.Close] closes it. Close must return when ctx ends.
 type Closer interface {
 	Close(ctx context.Context) error
+}
+
+// A ToolsFiler is a tool built from a tools file ([Config.Tools], or an
+// MCP server a file names): ToolsFile returns that file's path. An
+// orphan's journal entry records it, made absolute, beside the tool's
+// name, so that `harness reconcile --tools FILE` can build the tool again
+// and ask it how the call went.
+type ToolsFiler interface {
+	ToolsFile() string
 }
 
 // checker is implemented by the tools of this package that can be checked
@@ -68,6 +84,10 @@ type baseURLer interface {
 // and lease, and the run's budget. Progress and Keepalive report what the
 // attempt hears, for the run's watchdog and trace; both are cheap, never
 // block, and are dropped once the attempt has ended.
+//
+// A Call not made by a Registry — the zero Call, or one a test builds to
+// drive a tool's Attempt directly — is valid: Progress, Keepalive and
+// Pause do nothing on it.
 type Call struct {
 	Key    cancel.Key
 	Args   json.RawMessage
@@ -85,7 +105,7 @@ type Call struct {
 // strictly increase over the call's most, across its attempts); every
 // heartbeat is reported as heard.
 func (c *Call) Progress(units, total int64, msg string) {
-	if c.ended.Load() {
+	if c.c == nil || c.ended.Load() {
 		return
 	}
 	c.c.signal(trace.Signal{Event: watchdog.Progress, Units: units, Total: total, Message: clip(msg, 256)})
@@ -96,7 +116,7 @@ func (c *Call) Progress(units, total int64, msg string) {
 // silence (SPEC §3), until resume is called. A resume is idempotent; once
 // the attempt has ended, Pause does nothing.
 func (c *Call) Pause() (resume func()) {
-	if c.ended.Load() {
+	if c.c == nil || c.ended.Load() {
 		return func() {}
 	}
 	return c.c.obs.OnPause(c.c.t.spec.Kind, string(c.c.key))
@@ -105,7 +125,7 @@ func (c *Call) Pause() (resume func()) {
 // Keepalive reports a sign of life that says nothing of progress, such as
 // an SSE comment. It is counted and resets nothing.
 func (c *Call) Keepalive() {
-	if c.ended.Load() {
+	if c.c == nil || c.ended.Load() {
 		return
 	}
 	c.keepalives.Add(1)
@@ -114,6 +134,13 @@ func (c *Call) Keepalive() {
 
 // An Answer is what one attempt came back with. A successful attempt sets
 // Output and leaves Err nil; a failed one sets Err and says what it knows.
+//
+// Every field's zero value is the one that keeps the promises when a tool
+// says nothing: Answer{Err: err} is a failure that got no answer, that may
+// have reached the tool (not NotSent) and whose work may still be running
+// (not Stopped), so that a write is reconciled or orphaned, never sent
+// again, and a call that can be cancelled is. A tool sets a field only to
+// say what it knows.
 type Answer struct {
 	Output json.RawMessage // the tool's output, JSON
 	Err    error           // nil when the attempt succeeded
@@ -135,15 +162,21 @@ type Answer struct {
 	// CutShort reports whether Output is only what came before a cut.
 	CutShort bool
 
-	// Sent reports whether the call may have reached the tool: a request
-	// that went out, a process or function that started. A failure before
-	// that leaves nothing in flight.
-	Sent bool
+	// NotSent reports that the tool knows the call never reached it: no
+	// request went out, no process or function started, so nothing of it
+	// is in flight. Set it only when that is known. The zero value, false,
+	// means the call may have reached the tool: a write whose attempt was
+	// cut then is reconciled by its key, or journaled as an orphan, and
+	// never reported as failed, which would invite the model to send it
+	// again (issue 17).
+	NotSent bool
 
 	// Stopped reports whether the end of the attempt stopped the call's
 	// work itself, so that it needs no cancel: a subprocess group killed, a
 	// local function whose context ended (which is how Go cancels a
 	// function; SPEC §4 counts it cancelled). A remote call cut short is
-	// not stopped until its tool says so.
+	// not stopped until its tool says so. The zero value, false, means its
+	// work may still be running: it is cancelled, if its tool can be, and
+	// left abandoned rather than called cancelled.
 	Stopped bool
 }

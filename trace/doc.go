@@ -50,8 +50,8 @@
 // UTC), the run's ID, a seq that counts up from 1, the budget spent and
 // remaining in whole milliseconds, read from the run's [budget.Budget] in
 // one reading, and the phase of that instant — and hands each to any
-// number of [Sink]s, in order: [JSONL] writes the trace file, and a live
-// status line, spans or logs are sinks too. The caller sets the [Event]
+// number of [Sink]s, each in seq order: [JSONL] writes the trace file,
+// and a live status line, spans or logs are sinks too. The caller sets the [Event]
 // and the fields that event carries. Attempt records carry the granted
 // lease, the Budget-Remaining-Ms the attempt sent:
 //
@@ -62,11 +62,11 @@
 //		Attempt: 1, GrantedMs: lease.Granted.Milliseconds(), Key: key})
 //	err := rec.Flush() // the first error of any sink
 //
-// A Recorder is safe for concurrent use; [Recorder.Record] holds a lock
-// while it reads the clock and calls the sinks, so seq, ts and elapsed_ms
-// all increase down every sink, and blocks on nothing but its sinks. A
-// sink's error does not stop the records; the Recorder keeps each sink's
-// first ([Recorder.Err]). JSONL is safe to share between recorders (a
+// A Recorder is safe for concurrent use. [Recorder.Record] stamps a record
+// and hands it to the sinks in seq order (see # Sinks): seq, ts and
+// elapsed_ms all increase down every sink. A sink's error does not stop
+// the records; the Recorder keeps each sink's first ([Recorder.Err]).
+// JSONL is safe to share between recorders (a
 // child run's records go to its parent's trace), and its encoder,
 // [AppendJSON], uses no reflection and allocates nothing into a buffer
 // with room: a record costs a fraction of the microsecond SPEC §7 allows.
@@ -81,6 +81,64 @@
 // attempt, granted_ms, resend_count) and those that make an event what it
 // is, such as a backoff's sleep_ms and source; it escapes strings exactly
 // as encoding/json does. [ReadRecords] reads a trace back.
+//
+// # Time
+//
+// elapsed_ms is the time that really passed since the budget began, even
+// past the deadline (a stopped process, a starved machine, a sink or an
+// exporter that blocked): it is never capped at the budget; remaining_ms
+// stays at zero then. A run_end stamped after the deadline carries
+// late_ms, the whole milliseconds it is late ([Record.LateMs]), and the
+// report counts such runs ([Report.Late]). Time is never rounded in the
+// run's favour (SPEC §3).
+//
+// # Sinks
+//
+// What a user plugs in cannot move the end of a run (SPEC §3). The rules:
+//
+//   - A [Sink] is never called under the Recorder's lock, nor on the
+//     run's path: each has a queue of [QueueLen] records and a goroutine
+//     of the Recorder's that hands it the records, in seq order. A record
+//     that finds the queue full is dropped and counted, so a slow or
+//     blocked sink costs the run nothing.
+//   - A sink that panics is recovered where it is called, switched off
+//     (never called again) and reported with its panic and stack: a
+//     [*SinkError] matching [ErrSinkPanicked]. One that fell behind is a
+//     [*SinkError] matching [ErrSinkBehind], with the count of records it
+//     did not get. Both are in [Recorder.Err] and [Recorder.Flush];
+//     `harness run` prints them on stderr and exits 1, since the run's
+//     record is not whole.
+//   - [Recorder.Flush] waits for the queued sinks at most [FlushGrace]
+//     after run_end (the instant the run's result exists) and not past
+//     the deadline — but at least 5ms, so that a sink that keeps up gets
+//     the last records of a run that ended late — then drops and counts
+//     what they have not taken. A result is held by the sinks for no more
+//     than that grace.
+//   - No goroutine outlives the run: a queue's goroutine runs only while
+//     it has records and ends when it is empty; after Flush's bound, the
+//     only one left is one whose sink has a record in hand, and it ends
+//     when that call returns, handing over nothing more. [Recorder.Wait]
+//     waits for them.
+//   - The trace file loses nothing: a [*JSONL] is called on the run's
+//     path, in order, because it only copies the record into the buffer
+//     the caller gave it (a bufio.Writer over a regular file, whose page
+//     cache takes a full buffer without waiting on a disk or a peer). So
+//     is a [ContextSink], which must give the run an attempt's context
+//     before the attempt is sent; it must not block (spans.Sink starts
+//     and ends spans, and the SDK's batch processor exports them off the
+//     path, from a bounded queue). These, too, are recovered if they
+//     panic and switched off.
+//
+// # Zero values
+//
+// Every exported type's zero value is safe. A zero [Recorder] stamps run
+// "" with zeros for time and has no sinks. A zero [JSONL] has no writer:
+// its Record returns [ErrNoWriter] (make one with [NewJSONL]). A zero or
+// nil [*Observer] hears nothing. A zero [Record] is a record with no
+// event; a zero [Outcome] is none of the vocabulary, counted apart by the
+// report. A zero [Report] is the report of nothing, and [Summarize] of no
+// records is one. A zero [AttemptError] or [GaveUpError] formats and
+// unwraps to nil.
 //
 // # Report
 //

@@ -66,7 +66,9 @@ const (
 // An Observer hears what one run's calls do, in one vocabulary for model
 // turns and tool calls alike: attempts, backoff decisions, refusals,
 // cancels, reconciliations, orphans and signals. The run turns them into
-// trace records and watchdog events. Every field may be nil.
+// trace records and watchdog events. Every field may be nil, and so may
+// the Observer: a zero or nil Observer hears nothing, and its OnContext
+// gives back the context it was handed.
 //
 // Callbacks run on the goroutine that made the call, except Signal's, which
 // may also run on the goroutine reading a stream or of a local tool
@@ -128,7 +130,7 @@ type Observer struct {
 
 // OnAttemptStart calls o.AttemptStart, if it is set.
 func (o *Observer) OnAttemptStart(a Attempt) {
-	if o.AttemptStart != nil {
+	if o != nil && o.AttemptStart != nil {
 		o.AttemptStart(a)
 	}
 }
@@ -136,7 +138,7 @@ func (o *Observer) OnAttemptStart(a Attempt) {
 // OnContext returns ctx as o.Context makes it for attempt a, or ctx itself
 // when it is not set.
 func (o *Observer) OnContext(ctx context.Context, a Attempt) context.Context {
-	if o.Context != nil {
+	if o != nil && o.Context != nil {
 		return o.Context(ctx, a)
 	}
 	return ctx
@@ -144,14 +146,14 @@ func (o *Observer) OnContext(ctx context.Context, a Attempt) context.Context {
 
 // OnAttemptEnd calls o.AttemptEnd, if it is set.
 func (o *Observer) OnAttemptEnd(a Attempt) {
-	if o.AttemptEnd != nil {
+	if o != nil && o.AttemptEnd != nil {
 		o.AttemptEnd(a)
 	}
 }
 
 // OnBackoff calls o.Backoff, if it is set.
 func (o *Observer) OnBackoff(step, key string, after int, d budget.Delay, err error) {
-	if o.Backoff != nil {
+	if o != nil && o.Backoff != nil {
 		o.Backoff(step, key, after, d, err)
 	}
 }
@@ -159,7 +161,7 @@ func (o *Observer) OnBackoff(step, key string, after int, d budget.Delay, err er
 // OnPause calls o.Pause, if it is set, and returns its resume; without
 // one, a resume that does nothing.
 func (o *Observer) OnPause(step, key string) (resume func()) {
-	if o.Pause != nil {
+	if o != nil && o.Pause != nil {
 		if r := o.Pause(step, key); r != nil {
 			return r
 		}
@@ -169,56 +171,56 @@ func (o *Observer) OnPause(step, key string) (resume func()) {
 
 // OnStatusBackoff calls o.StatusBackoff, if it is set.
 func (o *Observer) OnStatusBackoff(step, key string, asks int, d budget.Delay) {
-	if o.StatusBackoff != nil {
+	if o != nil && o.StatusBackoff != nil {
 		o.StatusBackoff(step, key, asks, d)
 	}
 }
 
 // OnBackoffEnd calls o.BackoffEnd, if it is set.
 func (o *Observer) OnBackoffEnd(step, key string) {
-	if o.BackoffEnd != nil {
+	if o != nil && o.BackoffEnd != nil {
 		o.BackoffEnd(step, key)
 	}
 }
 
 // OnRefused calls o.Refused, if it is set.
 func (o *Observer) OnRefused(step, key string, n int, err error) {
-	if o.Refused != nil {
+	if o != nil && o.Refused != nil {
 		o.Refused(step, key, n, err)
 	}
 }
 
 // OnCancelSent calls o.CancelSent, if it is set.
 func (o *Observer) OnCancelSent(step, key string, lease budget.Lease) {
-	if o.CancelSent != nil {
+	if o != nil && o.CancelSent != nil {
 		o.CancelSent(step, key, lease)
 	}
 }
 
 // OnCancelSettled calls o.CancelSettled, if it is set.
 func (o *Observer) OnCancelSettled(step, key string, state CancelState, err error) {
-	if o.CancelSettled != nil {
+	if o != nil && o.CancelSettled != nil {
 		o.CancelSettled(step, key, state, err)
 	}
 }
 
 // OnReconcile calls o.Reconcile, if it is set.
 func (o *Observer) OnReconcile(step, key, state string, asks int, err error) {
-	if o.Reconcile != nil {
+	if o != nil && o.Reconcile != nil {
 		o.Reconcile(step, key, state, asks, err)
 	}
 }
 
 // OnOrphan calls o.Orphan, if it is set.
 func (o *Observer) OnOrphan(step, key string, err error) {
-	if o.Orphan != nil {
+	if o != nil && o.Orphan != nil {
 		o.Orphan(step, key, err)
 	}
 }
 
 // OnSignal calls o.Signal, if it is set.
 func (o *Observer) OnSignal(s Signal) {
-	if o.Signal != nil {
+	if o != nil && o.Signal != nil {
 		o.Signal(s)
 	}
 }

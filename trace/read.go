@@ -103,6 +103,7 @@ type jsonRecord struct {
 	To           string  `json:"to"`
 	State        string  `json:"state"`
 	TotalMs      int64   `json:"total_ms"`
+	LateMs       int64   `json:"late_ms"`
 	Cause        string  `json:"cause"`
 	Result       string  `json:"result"`
 	Message      string  `json:"message"`
@@ -146,6 +147,6 @@ func parseRecord(line []byte) (Record, error) {
 		Keepalives: j.Keepalives, Chunks: j.Chunks, Tokens: j.Tokens, InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, Key: j.Key, CallID: j.CallID,
 		SleepMs: j.SleepMs, Source: j.Source, GaveUp: j.GaveUp, Reconciling: j.Reconciling, Reason: j.Reason, RetryAfterInvalid: j.RetryAfter,
 		Units: j.Units, Total: j.Total, From: j.From, To: j.To, State: j.State,
-		TotalMs: j.TotalMs, Cause: j.Cause, Result: j.Result, Message: j.Message,
+		TotalMs: j.TotalMs, LateMs: j.LateMs, Cause: j.Cause, Result: j.Result, Message: j.Message,
 	}, nil
 }

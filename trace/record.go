@@ -89,6 +89,11 @@ type Record struct {
 	// run_start / run_end
 	TotalMs int64 // the budget B, on run_start and run_end
 
+	// LateMs is, on run_end, how many whole milliseconds after the
+	// deadline D the run ended; zero (and left out) when it ended by D.
+	// The [Recorder] stamps it (SPEC §3, §6).
+	LateMs int64
+
 	// run_end / landing
 	Cause   string // run_end: budget|quiet|cancelled|max_steps|upstream, "" when complete; landing: why
 	Result  string // run_end: complete|partial; landing: model|harness (who summarized)
@@ -160,6 +165,7 @@ func AppendJSON(dst []byte, r Record) []byte {
 	dst = appendStr(dst, `,"to":`, r.To, phase)
 	dst = appendStr(dst, `,"state":`, r.State, r.Event == CancelSent || r.Event == Reconcile || r.Event == Orphan)
 	dst = appendInt(dst, `,"total_ms":`, r.TotalMs, r.Event == RunStart || r.Event == RunEnd)
+	dst = appendInt(dst, `,"late_ms":`, r.LateMs, false)
 	dst = appendStr(dst, `,"cause":`, r.Cause, false)
 	dst = appendStr(dst, `,"result":`, r.Result, r.Event == RunEnd)
 	dst = appendStr(dst, `,"message":`, r.Message, false)

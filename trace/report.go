@@ -20,6 +20,11 @@ type Report struct {
 	Results    map[string]int `json:"results"`    // finished runs by result: complete, partial
 	Causes     map[string]int `json:"causes"`     // finished runs by cause: budget, quiet, cancelled, max_steps, upstream, unsettled
 
+	// Late counts the finished runs that ended after their deadline: their
+	// run_end carries late_ms (SPEC §3). LateMaxMs is the latest of them.
+	Late      int   `json:"late"`
+	LateMaxMs int64 `json:"late_max_ms"`
+
 	Utilization Utilization  `json:"utilization"`
 	Steps       []StepTime   `json:"steps"`     // by time spent, most first
 	Exhausted   []Exhaustion `json:"exhausted"` // the runs that spent their budget (cause budget, not a server's wait), by run ID
@@ -69,6 +74,7 @@ type SubAgent struct {
 	Unfinished int            `json:"unfinished"`
 	Results    map[string]int `json:"results"`
 	Causes     map[string]int `json:"causes"`
+	Late       int            `json:"late"`         // children that ended after their own deadline (late_ms)
 	SliceP50Ms int64          `json:"slice_p50_ms"` // nearest rank
 	SliceMaxMs int64          `json:"slice_max_ms"`
 	SpentMs    int64          `json:"spent_ms"` // the finished children's elapsed_ms at run_end, summed
@@ -174,6 +180,10 @@ func Summarize(records []Record) Report {
 		if rs.end.Cause != "" {
 			rep.Causes[rs.end.Cause]++
 		}
+		if rs.end.LateMs > 0 {
+			rep.Late++
+			rep.LateMaxMs = max(rep.LateMaxMs, rs.end.LateMs)
+		}
 		if total := rs.total(); total > 0 {
 			utils = append(utils, float64(rs.end.ElapsedMs)/float64(total))
 		}
@@ -266,6 +276,9 @@ func (rep *Report) child(recs []Record, step string, children map[string]*childS
 	c.sum.Results[rs.end.Result]++
 	if rs.end.Cause != "" {
 		c.sum.Causes[rs.end.Cause]++
+	}
+	if rs.end.LateMs > 0 {
+		c.sum.Late++
 	}
 	c.sum.SpentMs += rs.end.ElapsedMs
 }

@@ -126,6 +126,13 @@ func mcpConfig(sc *Scenario, w *world) tools.MCPServer {
 // their kind's p50 as the estimates knew it when they started, and it
 // notes the first attempt of the stalled part that the run cut (gave_up:
 // a lease or the deadline; quiet: the quiet clock).
+//
+// It is a trace.ContextSink, so that the run calls it on its own path, in
+// seq order: a queued sink is handed records a moment later (by then the
+// p50 an attempt was judged by may have moved), and can have records
+// dropped for it at the run's end on a loaded machine (trace.FlushGrace),
+// which would lose cut attempts from the count and fail the run with
+// harness.ErrTrace.
 type sink struct {
 	est *budget.Estimates
 	log *runLog
@@ -141,6 +148,9 @@ type attemptID struct {
 	key       string
 	attempt   int
 }
+
+// AttemptContext gives the attempt ctx as it is: the sink only counts.
+func (k *sink) AttemptContext(ctx context.Context, _ trace.Record) context.Context { return ctx }
 
 func (k *sink) Record(r trace.Record) error {
 	switch r.Event {
@@ -164,7 +174,7 @@ func (k *sink) Record(r trace.Record) error {
 			k.mu.Unlock()
 			k.log.cut(r.Step, below)
 		case trace.Quiet:
-			now := time.Now()
+			now := r.TS // the stamp: a sink is handed records from a queue, a moment later (trace)
 			k.log.mu.Lock()
 			k.log.notice(r.Step, now)
 			k.log.mu.Unlock()

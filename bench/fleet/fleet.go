@@ -295,17 +295,28 @@ func goroutinesAfter(before int) int {
 // sentSink calls sent for each model attempt of a run's first turn (the
 // first, and the retries the outage caused), and due with when each
 // backoff sleep before a retry will end.
+//
+// It is a trace.ContextSink, so that the run calls it on its own path, in
+// seq order, as it sends: a queued sink is handed records a moment later,
+// and with thousands of runs at once its queue can be cut at the run's
+// end and records dropped for it (trace.QueueLen, trace.FlushGrace), which
+// would lose sends from the count and fail the run with harness.ErrTrace.
 type sentSink struct {
 	sent func(retry bool)
 	due  func(at time.Time)
 }
+
+// AttemptContext gives the attempt ctx as it is: the sink only counts.
+func (s *sentSink) AttemptContext(ctx context.Context, _ trace.Record) context.Context { return ctx }
 
 func (s *sentSink) Record(r trace.Record) error {
 	switch {
 	case r.Event == trace.AttemptStart && r.Step == "model" && r.StepIndex <= 1:
 		s.sent(r.Attempt > 1)
 	case r.Event == trace.Backoff && r.Step == "model" && !r.GaveUp:
-		s.due(time.Now().Add(time.Duration(r.SleepMs) * time.Millisecond))
+		// From the record's stamp, the instant the sleep was decided: a
+		// sink is handed records from a queue, a moment later (trace).
+		s.due(r.TS.Add(time.Duration(r.SleepMs) * time.Millisecond))
 	}
 	return nil
 }

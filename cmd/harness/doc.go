@@ -68,8 +68,10 @@
 // usage before anything is sent; the --trace file is opened, its folder made
 // as --journal's is, before any request.
 //
-// The budget starts once the task is read, before anything else, and is the
-// run's only one: reading the tools file and fetching the remote tools'
+// The budget starts when the process does (package internal/procstart:
+// before the costly package initializers; issue 17), or, for a task read
+// from standard input, once it is read, and is the run's only one: the
+// process's own start-up, reading the tools file and fetching the remote tools'
 // manifests are spent from it, each manifest recorded in the trace as a
 // step "setup" on a lease of its own, so that --budget 20s reports a total
 // of 20000ms whatever came first. The numbers are judged where they are
@@ -173,17 +175,18 @@
 //
 //	harness orphans [--journal FILE] [--json]
 //
-// Orphans lists the open orphans of the journal: remote write calls whose
-// outcome a run could not learn before it had to land, because the tool still
-// said running or its status endpoint did not answer. One line each, "KEY
-// TOOL URL since TS run RUN_ID"; KEY is the call's Idempotency-Key. The
+// Orphans lists the open orphans of the journal: write calls whose outcome a
+// run could not learn before it had to land, because the tool still said
+// running, its status did not answer, or it has none to ask. One line each,
+// "KEY TOOL WHERE since TS run RUN_ID"; KEY is the call's Idempotency-Key,
+// WHERE the tool's URL, else the tools file that built it, else its kind. The
 // journal defaults to $XDG_STATE_HOME/glidepath/orphans.jsonl, falling back to
 // ~/.local/state/glidepath/orphans.jsonl; a journal that does not exist has
 // no orphans. --json prints a JSON array of the entries.
 //
 // # harness reconcile
 //
-//	harness reconcile [--journal FILE] [--budget D]
+//	harness reconcile [--journal FILE] [--tools FILE] [--budget D]
 //
 // Reconcile asks the tool of every open orphan for the call's status, once,
 // and appends an entry with the settled state (done, failed or
@@ -192,6 +195,17 @@
 // rewritten. Every status request is leased from one budget (--budget,
 // default 30s); the exit code is 0 when every orphan settled and 3 when some
 // stay open.
+//
+// A remote tool's orphan is asked at the URL its call went to. Any other
+// orphan names the tools file that built its tool; with --tools, that file
+// (or one whose sub-agents use it), its tools are built again and each that can say how a call went is asked:
+// a command entry with a status command (status: [argv], run with the key
+// in GLIDEPATH_IDEMPOTENCY_KEY, printing {"state":…,"output":…}). A kind
+// that cannot — a command with no status command, a builtin (it lived in
+// the process that ran it), an MCP server's tool, a sub-agent — or an
+// orphan of another tools file stays open, and its line says why and what
+// to do. A program's own tool kinds are reconciled by that program
+// (cancel.ReconcileJournal).
 //
 // # harness sim serve
 //
@@ -247,8 +261,9 @@
 // reserve lines, quiet-clock resets as ticks, refusals and the landing
 // marked, and each sub-agent's run nested under the call that ran it; over
 // all runs the utilization histogram and what spent the budget of the runs
-// that ran out. The report is still printed, as tables or with --json as
-// JSON. A FILE that cannot be written is an error (exit 1).
+// that ran out. With --html the tables are not printed, only a line that
+// says where the page was written; with --json as well, the JSON is. A
+// FILE that cannot be written is an error (exit 1).
 //
 // A line that is not a record is named on standard error as FILE:LINE:
 // why, and skipped; the rest is reported. A trace that cannot be read, or
@@ -264,4 +279,9 @@
 //	3  run: a partial result, labeled with its boundary (the run landed early,
 //	   or a write's outcome is unknown); reconcile: orphans still open
 //	130 a second Ctrl-C
+//
+// A run whose record is not whole — a trace file that could not be
+// written, a sink that fell behind or panicked — still prints its result
+// and exits with its own code; the record's failure is a warning on
+// standard error.
 package main

@@ -7,14 +7,23 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/glidepath/glidepath/harness"
+	"github.com/glidepath/glidepath/internal/procstart"
 )
 
 // exitInterrupted is the exit code after a second Ctrl-C.
 const exitInterrupted = 130
 
+// processStart is when the process started (package procstart), set by
+// main alone: `harness run` spends the process's start-up from its budget
+// (issue 17). Tests that call run leave it zero, and their clock starts
+// at budget.New.
+var processStart time.Time
+
 func main() {
+	processStart = procstart.At
 	ctx, cancel := context.WithCancelCause(context.Background())
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)

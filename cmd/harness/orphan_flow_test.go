@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -102,5 +103,82 @@ func TestAnOrphanGoesFromARunThroughOrphansToReconcile(t *testing.T) {
 	}
 	if n := posts.Load(); n != 1 {
 		t.Errorf("reconcile POSTed the write again: %d POSTs", n)
+	}
+}
+
+// TestE2EReconcileWithToolsSettlesACommandToolsOrphan follows a write of a
+// command tool through two processes, as a user meets it: `harness run`
+// cuts the payment at its 500ms lease after it committed, asks its status
+// command, which is down, and journals an orphan that names the tools
+// file; `harness reconcile` without --tools says which file to give it;
+// once the status command answers, `harness reconcile --tools FILE` builds
+// the tool again, asks it, and records the call done. The payment is made
+// once. Real processes and clock: bounded generously, asserting outcomes.
+func TestE2EReconcileWithToolsSettlesACommandToolsOrphan(t *testing.T) {
+	dir := t.TempDir()
+	ledger, down := filepath.Join(dir, "ledger"), filepath.Join(dir, "down")
+	if err := os.WriteFile(down, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pay := writeFile(t, "pay.sh", `cat >/dev/null; echo "$GLIDEPATH_IDEMPOTENCY_KEY" >> `+ledger+`; exec sleep 30`)
+	status := writeFile(t, "status.sh", `if [ -e `+down+` ]; then echo "status store down" >&2; exit 1; fi
+if grep -qx "$GLIDEPATH_IDEMPOTENCY_KEY" `+ledger+`; then echo '{"state":"done","output":"paid"}'; else echo '{"state":"never_received"}'; fi`)
+	file := filepath.Join(dir, "tools.yaml")
+	err := os.WriteFile(file, []byte(`tools:
+  - name: pay
+    description: Take a payment.
+    effect: write
+    ceiling: 500ms
+    parameters: {type: object, properties: {amount: {type: integer}}, required: [amount]}
+    command: [sh, `+pay+`]
+    status: [sh, `+status+`]
+`), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	journal := filepath.Join(dir, "orphans.jsonl")
+
+	stdout, stderr, code := runHarness(t, nil, "run", "--budget", "10s", "--tools", file, "--journal", journal, "--json", "pay-5")
+	res := jsonResult(t, stdout)
+	if code != exitPartial || res.Orphans != 1 || len(res.InFlight) != 1 || res.InFlight[0].State != "orphaned" {
+		t.Fatalf("harness run: exit %d, result %+v, want one orphan\nstderr:\n%s", code, res, stderr)
+	}
+	key := res.InFlight[0].IdempotencyKey
+	if !strings.Contains(res.Boundary, "run `harness reconcile`") || strings.Contains(res.Boundary, "by hand") {
+		t.Errorf("boundary %q, want it told to run harness reconcile: its tool can be asked again", res.Boundary)
+	}
+	entries, err := cancel.ReadJournal(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].ToolsFile != file || entries[0].Kind != "tool:pay" || string(entries[0].IdempotencyKey) != key {
+		t.Fatalf("journal %+v, want one entry naming %s, kind tool:pay, key %s", entries, file, key)
+	}
+
+	stdout, _, code = runHarness(t, nil, "reconcile", "--journal", journal)
+	if code != exitPartial || !strings.Contains(stdout, "run harness reconcile --tools "+file) {
+		t.Errorf("reconcile without --tools: exit %d\n%s\nwant it open, naming the tools file", code, stdout)
+	}
+
+	if err := os.Remove(down); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = runHarness(t, nil, "reconcile", "--journal", journal, "--tools", file)
+	if code != exitOK || !strings.Contains(stdout, key+"  pay  done, output \"paid\"") {
+		t.Errorf("reconcile --tools: exit %d\nstdout:\n%s\nstderr:\n%s\nwant the orphan done", code, stdout, stderr)
+	}
+	entries, err = cancel.ReadJournal(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 || entries[1].State != "done" || string(entries[1].IdempotencyKey) != key {
+		t.Errorf("journal %+v, want the open entry, then its done one", entries)
+	}
+	paid, err := os.ReadFile(ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(string(paid), "\n"); got != 1 {
+		t.Errorf("the ledger has %d payments, want 1: a cut write is never sent again\n%s", got, paid)
 	}
 }

@@ -57,7 +57,7 @@ func (c *orphansCommand) Run(ctx context.Context, args []string) error {
 		tw := tabwriter.NewWriter(&out, 0, 8, 2, ' ', 0)
 		for _, e := range open {
 			fmt.Fprintf(tw, "%s\t%s\t%s\tsince %s\trun %s\n",
-				e.IdempotencyKey, e.Tool, redact.URL(e.URL), e.TS.UTC().Format(time.RFC3339), orDash(e.RunID))
+				e.IdempotencyKey, e.Tool, orDash(where(e)), e.TS.UTC().Format(time.RFC3339), orDash(e.RunID))
 		}
 		tw.Flush()
 	}
@@ -95,6 +95,19 @@ func readOrphans(path string) ([]cancel.Entry, error) {
 	return cancel.OpenOrphans(entries), nil
 }
 
+// where is how an orphan's tool is reached again: its URL, redacted; else
+// the tools file that built it; else its kind, which only the program that
+// made the call knows how to ask.
+func where(e cancel.Entry) string {
+	switch {
+	case e.URL != "":
+		return redact.URL(e.URL)
+	case e.ToolsFile != "":
+		return e.ToolsFile
+	}
+	return e.Kind
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "-"
@@ -105,11 +118,15 @@ func orDash(s string) string {
 func orphansUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, `usage: harness orphans [--journal FILE] [--json]
 
-Orphans lists the open orphans of the journal: remote write calls whose
-outcome a run could not learn before it had to land, because the tool still
-said running or its status endpoint did not answer. One line each:
+Orphans lists the open orphans of the journal: write calls whose outcome a
+run could not learn before it had to land, because the tool still said
+running, its status did not answer, or it has no status to ask. One line
+each:
 
-  KEY  TOOL  URL  since TS  run RUN_ID
+  KEY  TOOL  WHERE  since TS  run RUN_ID
+
+WHERE is how to reach the tool again: its URL, else the tools file that
+built it (give it to harness reconcile --tools), else its kind.
 
 KEY is the call's Idempotency-Key, under which the tool knows it.
 "harness reconcile" asks the tools again and closes the orphans that

@@ -60,6 +60,11 @@ func TestOrphans(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(`{"idempotency_key":"gp_a","state":"open"}`+"\nnot json\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	kinds := filepath.Join(dir, "kinds.jsonl")
+	fromFile, custom := orphan("gp_cmd", "", cancel.Open), orphan("gp_job", "", cancel.Open)
+	fromFile.ToolsFile, fromFile.Kind = "/etc/tools.yaml", "tool:pay"
+	custom.Kind = "queue:pay"
+	writeJournal(t, kinds, fromFile, custom)
 	xdg := filepath.Join(dir, "xdg")
 	writeJournal(t, filepath.Join(xdg, "glidepath", "orphans.jsonl"), orphan("gp_xdg", "http://u", cancel.Open))
 
@@ -90,6 +95,12 @@ func TestOrphans(t *testing.T) {
 			name:       "open orphans are listed one per line with their key, passwords hidden",
 			args:       []string{"orphans", "--journal", mixed},
 			wantStdout: "gp_lost  pay  http://user:xxxxx@127.0.0.1:9/  since 2025-03-14T15:09:26Z  run run-1\n",
+		},
+		{
+			name: "an orphan with no URL says where its tool is found again",
+			args: []string{"orphans", "--journal", kinds},
+			wantStdout: "gp_cmd  pay  /etc/tools.yaml  since 2025-03-14T15:09:26Z  run run-1\n" +
+				"gp_job  pay  queue:pay        since 2025-03-14T15:09:26Z  run run-1\n",
 		},
 		{
 			name:       "flags may follow in any order",

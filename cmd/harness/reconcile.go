@@ -3,31 +3,28 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/tools/demo"
 )
 
-const (
-	// defaultReconcileBudget bounds one "harness reconcile": every status
-	// request is leased from it, so a journal full of dead tools costs
-	// this much and no more.
-	defaultReconcileBudget = 30 * time.Second
+// defaultReconcileBudget bounds one "harness reconcile": every status
+// request is leased from it, so a journal full of dead tools costs this
+// much and no more.
+const defaultReconcileBudget = 30 * time.Second
 
-	// reconcileParallel is how many status requests are in flight at once,
-	// so that a few unresponsive tools do not eat the budget of the rest.
-	reconcileParallel = 8
-)
-
-// reconcileCommand is "harness reconcile [--journal FILE] [--budget D]".
+// reconcileCommand is "harness reconcile [--journal FILE] [--tools FILE]
+// [--budget D]".
 type reconcileCommand struct {
 	streams
 }
@@ -35,6 +32,7 @@ type reconcileCommand struct {
 func (c *reconcileCommand) Run(ctx context.Context, args []string) (err error) {
 	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
 	journal := journalFlag(fs)
+	toolsFile := fs.String("tools", "", "the tools `FILE` the runs used: its tools are built again and asked, whatever their kind")
 	var total *time.Duration
 	fs.Func("budget", "the `duration` the whole command may take (default 30s)", durationFlag(&total))
 	pos, help, err := parseFlags(fs, "reconcile", args, c.stdout, func(w io.Writer) { reconcileUsage(w, fs) })
@@ -52,6 +50,12 @@ func (c *reconcileCommand) Run(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return &usageError{cmd: "reconcile", err: fmt.Errorf("--budget %v: must be positive", cfg.Total)}
 	}
+	var from *toolsSource
+	if *toolsFile != "" {
+		if from, err = loadToolsSource(*toolsFile); err != nil {
+			return &usageError{cmd: "reconcile", err: err}
+		}
+	}
 	path, err := journalPath(*journal, "reconcile")
 	if err != nil {
 		return err
@@ -65,60 +69,48 @@ func (c *reconcileCommand) Run(ctx context.Context, args []string) (err error) {
 		return nil
 	}
 
-	answers := askAll(ctx, b, open)
-
 	j, err := cancel.OpenJournal(path)
 	if err != nil {
 		return err
 	}
+	settlements, serr := cancel.ReconcileJournal(ctx, j, b, from.reader)
 	// A journal or stdout that failed is an internal error, and wins over
 	// the orphans left open, which the journal may not even hold now.
-	overrides := func(e error) bool {
-		_, open := errors.AsType[*stillOpenError](err)
-		return e != nil && (err == nil || open)
+	if cerr := j.Close(); serr == nil {
+		serr = cerr
 	}
-	defer func() {
-		if cerr := j.Close(); overrides(cerr) {
-			err = cerr
-		}
-	}()
 	var out bytes.Buffer
 	tw := tabwriter.NewWriter(&out, 0, 8, 2, ' ', 0)
-	// What was appended is printed even when a later append fails.
-	defer func() {
-		tw.Flush()
-		if _, werr := c.stdout.Write(out.Bytes()); overrides(werr) {
-			err = werr
-		}
-	}()
 	settled := map[cancel.State]int{}
-	for i, e := range open {
-		a := answers[i]
+	for _, s := range settlements {
+		e := s.Entry
 		switch {
-		case a.err != nil:
-			fmt.Fprintf(tw, "%s\t%s\tstill open: %v\n", e.IdempotencyKey, e.Tool, a.err)
-			continue
-		case a.status.State == cancel.Running:
-			fmt.Fprintf(tw, "%s\t%s\tstill open: the tool says running (units %d)\n", e.IdempotencyKey, e.Tool, a.status.Units)
-			continue
+		case s.Recorded:
+			settled[s.Status.State]++
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", e.IdempotencyKey, e.Tool, settledNote(s.Status))
+		case s.Err != nil:
+			fmt.Fprintf(tw, "%s\t%s\tstill open: %v\n", e.IdempotencyKey, e.Tool, s.Err)
+		case s.Status.State == cancel.Running:
+			fmt.Fprintf(tw, "%s\t%s\tstill open: the tool says running (units %d)\n", e.IdempotencyKey, e.Tool, s.Status.Units)
+		default: // settled, but the journal failed before its entry was appended
+			fmt.Fprintf(tw, "%s\t%s\tstill open: %s, but not recorded\n", e.IdempotencyKey, e.Tool, s.Status.State)
 		}
-		// Appended, never rewritten: the open entry stays, and this one,
-		// later in the file, closes its key (SPEC §5).
-		e.TS, e.State = time.Time{}, string(a.status.State)
-		if err := j.Append(e); err != nil {
-			return err
-		}
-		settled[a.status.State]++
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.IdempotencyKey, e.Tool, settledNote(a.status))
 	}
-	stillOpen := len(open) - settled[cancel.Done] - settled[cancel.Failed] - settled[cancel.NeverReceived]
+	stillOpen := len(settlements) - settled[cancel.Done] - settled[cancel.Failed] - settled[cancel.NeverReceived]
 	tw.Flush()
 	noun := "orphans"
-	if len(open) == 1 {
+	if len(settlements) == 1 {
 		noun = "orphan"
 	}
 	fmt.Fprintf(&out, "reconciled %d open %s: %d done, %d failed, %d never received; %d still open\n",
-		len(open), noun, settled[cancel.Done], settled[cancel.Failed], settled[cancel.NeverReceived], stillOpen)
+		len(settlements), noun, settled[cancel.Done], settled[cancel.Failed], settled[cancel.NeverReceived], stillOpen)
+	// What was appended is printed even when a later append failed.
+	if _, werr := c.stdout.Write(out.Bytes()); serr == nil {
+		serr = werr
+	}
+	if serr != nil {
+		return serr
+	}
 	if stillOpen > 0 {
 		return &stillOpenError{n: stillOpen}
 	}
@@ -138,41 +130,94 @@ func (e *stillOpenError) Error() string {
 
 func (e *stillOpenError) exitCode() int { return exitPartial }
 
-type statusAnswer struct {
-	status cancel.Status
-	err    error
+// notAskedError is an orphan reconcile cannot ask about, and why. It
+// matches [cancel.ErrNoStatusReader].
+type notAskedError struct{ why string }
+
+func notAsked(format string, args ...any) error {
+	return &notAskedError{why: fmt.Sprintf(format, args...)}
 }
 
-// askAll asks each orphan's tool for its status once, reconcileParallel at
-// a time, and returns the answers in the order of open.
-func askAll(ctx context.Context, b *budget.Budget, open []cancel.Entry) []statusAnswer {
-	answers := make([]statusAnswer, len(open))
-	sem := make(chan struct{}, reconcileParallel)
-	var wg sync.WaitGroup
-	for i, e := range open {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			answers[i].status, answers[i].err = ask(ctx, b, e)
-		})
-	}
-	wg.Wait()
-	return answers
+func (e *notAskedError) Error() string { return "not asked: " + e.why }
+func (e *notAskedError) Unwrap() error { return cancel.ErrNoStatusReader }
+
+// toolsSource is the tools file of --tools, and those of its sub-agents,
+// built again: the tools whose orphans name one of them are asked through
+// their own status reader.
+type toolsSource struct {
+	files map[string]*toolsFile // by absolute path, as orphans record it
 }
 
-// ask sends one status request on its own work lease: the reserve is kept
-// for recording what was learned.
-func ask(ctx context.Context, b *budget.Budget, e cancel.Entry) (cancel.Status, error) {
-	if e.URL == "" {
-		return cancel.Status{}, errors.New("not asked: its tool has no URL, so it cannot be asked from outside the run that made the call; settle it by hand")
-	}
-	lease, err := b.Lease(nil, cancel.StatusLease)
+// toolsFile is one tools file of a toolsSource, its tools built.
+type toolsFile struct {
+	cfg   *tools.Config
+	built map[string]tools.Tool // by entry name
+}
+
+func loadToolsSource(path string) (*toolsSource, error) {
+	cfg, err := tools.LoadConfig(path, demo.Builtins())
 	if err != nil {
-		return cancel.Status{}, fmt.Errorf("not asked: %w", err)
+		return nil, err
 	}
-	lctx, stop := lease.Context(ctx)
-	defer stop()
-	return cancel.Endpoint{URL: e.URL, Tool: e.Tool}.Status(lctx, e.IdempotencyKey)
+	src := &toolsSource{files: map[string]*toolsFile{}}
+	for _, c := range cfg.Configs() {
+		abs, err := filepath.Abs(c.File)
+		if err != nil {
+			return nil, fmt.Errorf("--tools %s: %w", c.File, err)
+		}
+		f := &toolsFile{cfg: c, built: map[string]tools.Tool{}}
+		for _, t := range c.Tools(nil) {
+			f.built[t.Spec().Name] = t
+		}
+		src.files[abs] = f
+	}
+	return src, nil
+}
+
+// reader finds how to ask the tool of the orphan e how its call went: the
+// URL the call went to, for a remote tool (whatever the file says now);
+// else the tool of e's tools file, built again, when it is the --tools
+// file or one of its sub-agents' and the tool can say. Anything else stays
+// open, and the error says why, so that a person knows what is left to do.
+// src may be nil: no --tools.
+func (src *toolsSource) reader(e cancel.Entry) (cancel.StatusReader, error) {
+	if e.URL != "" {
+		return cancel.Endpoint{URL: e.URL, Tool: e.Tool}, nil
+	}
+	switch {
+	case e.ToolsFile == "":
+		return nil, notAsked("its tool (%s) came from no tools file and has no URL: "+
+			"reconcile it from the program that made the call (cancel.ReconcileJournal), or settle it by hand",
+			orDash(e.Kind))
+	case src == nil:
+		return nil, notAsked("its tool is built by a tools file: run harness reconcile --tools %s", e.ToolsFile)
+	case src.files[e.ToolsFile] == nil:
+		return nil, notAsked("its tool is built by another tools file: run harness reconcile --tools %s", e.ToolsFile)
+	}
+	file := src.files[e.ToolsFile]
+	i := slices.IndexFunc(file.cfg.Entries, func(en tools.Entry) bool { return en.Name == e.Tool })
+	if i < 0 {
+		if strings.HasPrefix(e.Tool, "mcp__") && len(file.cfg.MCPServers) > 0 {
+			return nil, notAsked("an MCP server's tool has no status to ask (SPEC §5b): settle it by hand")
+		}
+		return nil, notAsked("%s has no tool %s now", file.cfg.File, e.Tool)
+	}
+	switch en := file.cfg.Entries[i]; {
+	case en.Builtin != "":
+		// Asking a new copy of it would hear "never received", the one
+		// answer that licenses sending the write again, and be wrong.
+		return nil, notAsked("builtin %s lives inside the process that ran it, and its record of the call ended with that process",
+			en.Builtin)
+	case en.Agent != nil:
+		return nil, notAsked("a sub-agent has no status to ask: settle it by hand")
+	case len(en.Command) > 0 && len(en.Status) == 0:
+		return nil, notAsked("command tool %s has no status command: give its entry one (status: [...]) or settle it by hand",
+			e.Tool)
+	}
+	if s, ok := file.built[e.Tool].(cancel.StatusReader); ok {
+		return s, nil
+	}
+	return nil, notAsked("tool %s cannot say how a call went", e.Tool)
 }
 
 func settledNote(s cancel.Status) string {
@@ -195,7 +240,7 @@ func settledNote(s cancel.Status) string {
 }
 
 func reconcileUsage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(w, `usage: harness reconcile [--journal FILE] [--budget D]
+	fmt.Fprint(w, `usage: harness reconcile [--journal FILE] [--tools FILE] [--budget D]
 
 Reconcile asks the tool of every open orphan for the call's status, once,
 and appends an entry with the settled state (done, failed or
@@ -204,6 +249,15 @@ does not answer stay open, for a later reconcile. The journal is only
 appended to, never rewritten. Every status request is leased from one
 budget (--budget). The exit code is 0 when every orphan settled (or there
 was none) and 3 when some stay open.
+
+A remote tool's orphan is asked at the URL its call went to. Any other
+orphan a tools file built is asked with --tools, the same file (or one
+whose sub-agents use that file): its tools are built again and each that can say how a call went is asked (a command
+entry with a status command). A kind that cannot (a command with no
+status command, a builtin, an MCP server's tool, a sub-agent), or an orphan
+of another tools file, stays open, and the line says why. An orphan of a
+program's own tool kind is reconciled by that program
+(cancel.ReconcileJournal).
 
 Flags:
 

@@ -209,10 +209,11 @@ func TestReconcile(t *testing.T) {
 			wantStderr: "1 orphan is still open",
 		},
 		{
-			name:       "an orphan whose tool has no URL is not asked, and stays open to be settled by hand",
-			args:       []string{"reconcile", "--journal", filepath.Join(dir, "local.jsonl")},
-			wantCode:   exitPartial,
-			wantStdout: "gp_local  pay  still open: not asked: its tool has no URL, so it cannot be asked from outside the run that made the call; settle it by hand",
+			name:     "an orphan whose tool has no URL is not asked, and stays open to be settled by hand",
+			args:     []string{"reconcile", "--journal", filepath.Join(dir, "local.jsonl")},
+			wantCode: exitPartial,
+			wantStdout: "gp_local  pay  still open: not asked: its tool (-) came from no tools file and has no URL: " +
+				"reconcile it from the program that made the call (cancel.ReconcileJournal), or settle it by hand",
 			wantStderr: "1 orphan is still open",
 		},
 		{
@@ -248,7 +249,7 @@ func TestReconcile(t *testing.T) {
 		{
 			name:       "help on reconcile prints its flags",
 			args:       []string{"help", "reconcile"},
-			wantStdout: "usage: harness reconcile [--journal FILE] [--budget D]",
+			wantStdout: "usage: harness reconcile [--journal FILE] [--tools FILE] [--budget D]",
 		},
 	}
 	writeJournal(t, filepath.Join(dir, "open2.jsonl"), orphan("gp_x", u, cancel.Open))
@@ -300,4 +301,93 @@ func readEntries(t *testing.T, lines []byte) []cancel.Entry {
 		t.Fatal(err)
 	}
 	return entries
+}
+
+// TestReconcileWithToolsSaysOfEveryKindWhyItWasNotAsked builds the tools
+// of --tools again and asks only those that can say how a call went; every
+// other orphan stays open with the reason and what is left to do.
+func TestReconcileWithToolsSaysOfEveryKindWhyItWasNotAsked(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tools.yaml")
+	err := os.WriteFile(file, []byte(`tools:
+  - {name: look, builtin: search}
+  - {name: deploy, effect: write, command: [sh, -c, "exit 0"]}
+  - {name: helper, agent: {instructions: help, tools: child.yaml}}
+mcpServers:
+  everything: {command: npx, args: [-y, "@modelcontextprotocol/server-everything"]}
+`), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := filepath.Join(dir, "child.yaml")
+	err = os.WriteFile(child, []byte(`tools:
+  - {name: child_pay, effect: write, command: [sh, -c, "exit 0"], status: [sh, -c, "echo '{\"state\":\"done\"}'"]}
+`), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := func(k cancel.Key, tool, file string) cancel.Entry {
+		e := orphan(k, "", cancel.Open)
+		e.Tool, e.Kind, e.ToolsFile = tool, "tool:"+tool, file
+		return e
+	}
+	other := filepath.Join(dir, "other.yaml")
+	journal := filepath.Join(dir, "orphans.jsonl")
+	writeJournal(t, journal,
+		from("gp_look", "look", file),
+		from("gp_deploy", "deploy", file),
+		from("gp_helper", "helper", file),
+		from("gp_mcp", "mcp__everything__echo", file),
+		from("gp_gone", "gone", file),
+		from("gp_other", "pay", other),
+		from("gp_child", "child_pay", child), // a sub-agent's tools file, reached through --tools
+	)
+	cases := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"with --tools", []string{"reconcile", "--journal", journal, "--tools", file}, []string{
+			"gp_look    look                   still open: not asked: builtin search lives inside the process that ran it",
+			"gp_deploy  deploy                 still open: not asked: command tool deploy has no status command",
+			"gp_helper  helper                 still open: not asked: a sub-agent has no status to ask",
+			"gp_mcp     mcp__everything__echo  still open: not asked: an MCP server's tool has no status to ask",
+			"gp_gone    gone                   still open: not asked: " + file + " has no tool gone now",
+			"gp_other   pay                    still open: not asked: its tool is built by another tools file: run harness reconcile --tools " + other,
+			"gp_child   child_pay              done\n",
+			"reconciled 7 open orphans: 1 done, 0 failed, 0 never received; 6 still open",
+		}},
+		{"without --tools", []string{"reconcile", "--journal", journal}, []string{
+			"gp_look    look                   still open: not asked: its tool is built by a tools file: run harness reconcile --tools " + file,
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(t.Context(), tc.args, nil, &stdout, &stderr); code != exitPartial {
+				t.Errorf("exit code %d, want %d\nstderr:\n%s", code, exitPartial, &stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("stdout:\n%s\nwant it to contain %q", &stdout, w)
+				}
+			}
+		})
+	}
+	entries, err := cancel.ReadJournal(journal)
+	if err != nil || len(entries) != 8 || entries[7].IdempotencyKey != "gp_child" || entries[7].State != "done" {
+		t.Errorf("journal %+v (%v), want the 7 open entries and gp_child's done one", entries, err)
+	}
+}
+
+func TestReconcileRefusesABadToolsFileBeforeAsking(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "tools.yaml")
+	if err := os.WriteFile(bad, []byte("tools:\n  - {name: x, command: [sh], status: [sh], cancellable: true}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"reconcile", "--tools", bad, "--journal", filepath.Join(t.TempDir(), "j.jsonl")}, nil, &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), `tools[0].cancellable "true": a command tool cannot be cancelled by key`) {
+		t.Errorf("exit %d, stderr:\n%s\nwant bad usage naming the field", code, &stderr)
+	}
 }

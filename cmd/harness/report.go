@@ -78,6 +78,13 @@ func (c *reportCommand) Run(ctx context.Context, args []string) error {
 		if err := os.WriteFile(*htmlFile, page.Bytes(), 0o644); err != nil {
 			return fmt.Errorf("--html: %w", err) // a *PathError names the file and why
 		}
+		if !*asJSON {
+			// The page was asked for: one line says where it went, not a
+			// screen of tables that hides it (issue 18). JSON asked for
+			// as well is still printed, for the script that reads it.
+			_, err = fmt.Fprintf(c.stdout, "wrote %s: the timeline of %s\n", *htmlFile, plural(rep.Runs, "run"))
+			return err
+		}
 	}
 	_, err = c.stdout.Write(out.Bytes())
 	return err
@@ -193,8 +200,9 @@ hatched gaps, the phases shaded with the 60%, 80% and reserve lines,
 quiet-clock resets as ticks, refusals and the landing marked, and each
 sub-agent's run nested under the call that ran it; over all runs the
 utilization histogram and what spent the budget of the runs that ran out.
-The report is still printed, as tables or, with --json, as JSON. A FILE
-that cannot be written is an error (exit 1).
+With --html the tables are not printed: one line says where the page
+was written; with --json as well, the JSON is printed. A FILE that
+cannot be written is an error (exit 1).
 
 A line that is not a record is named on standard error as FILE:LINE: why,
 and skipped; the rest is reported. A trace that cannot be read, or traces
@@ -221,6 +229,10 @@ func writeReport(w io.Writer, rep trace.Report) {
 	}
 	if rep.Unfinished > 0 {
 		runs += fmt.Sprintf(", %d unfinished (no run_end)", rep.Unfinished)
+	}
+	if rep.Late > 0 {
+		// Ended after their deadline: time is told as it passed (SPEC §3).
+		runs += fmt.Sprintf("; %d late (ended past the deadline, by up to %s)", rep.Late, millis(rep.LateMaxMs))
 	}
 	fmt.Fprintln(tw, runs)
 	if rep.Runs == 0 {
@@ -267,6 +279,9 @@ func writeReport(w io.Writer, rep trace.Report) {
 			}
 			if a.Unfinished > 0 {
 				results += fmt.Sprintf(", %d unfinished", a.Unfinished)
+			}
+			if a.Late > 0 {
+				results += fmt.Sprintf(", %d late", a.Late)
 			}
 			mostly := "-"
 			if len(a.Steps) > 0 {

@@ -413,10 +413,10 @@ func TestReportHTML(t *testing.T) {
 		wantStderr []string
 	}{
 		{
-			name:       "--html writes the page and still prints the report",
+			name:       "--html writes the page and prints only where it went",
 			args:       []string{"report", "--html", path("page.html"), path("a.jsonl"), path("b.jsonl")},
 			page:       path("page.html"),
-			wantStdout: wantReport,
+			wantStdout: "wrote " + path("page.html") + ": the timeline of 3 runs\n",
 		},
 		{
 			name:     "--html with --json writes the page and prints the JSON",
@@ -428,7 +428,7 @@ func TestReportHTML(t *testing.T) {
 			name:       "--html skips a malformed line as the report does",
 			args:       []string{"report", "--html", path("page3.html"), path("a.jsonl"), path("b.jsonl"), path("bad.jsonl")},
 			page:       path("page3.html"),
-			wantStdout: wantReport,
+			wantStdout: "wrote " + path("page3.html") + ": the timeline of 3 runs\n",
 			wantStderr: []string{path("bad.jsonl") + ":2: not JSON"},
 		},
 		{
@@ -492,5 +492,48 @@ func TestReportHTML(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// late ran 3.5s past its 2s budget (a process stopped and resumed): its
+// run_end carries late_ms and an elapsed_ms past total_ms.
+func late() *traceRun {
+	r := newTraceRun("run-late", 2000, 500)
+	r.call("model", 1, 1, 0, 5400, trace.OK)
+	r.recs = append(r.recs, trace.Record{})
+	end := trace.Record{TS: orphanTS.Add(5500 * time.Millisecond), RunID: r.id, Seq: int64(len(r.recs)), Event: trace.RunEnd,
+		ElapsedMs: 5500, RemainingMs: 0, Phase: "land", TotalMs: 2000, LateMs: 3500, Result: "complete"}
+	r.recs[len(r.recs)-1] = end
+	return r
+}
+
+func TestReportCountsTheRunsThatEndedLate(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "late.jsonl")
+	if err := os.WriteFile(file, append(jsonl(late().recs), jsonl(complete().recs)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(t.Context(), []string{"report", file}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit code %d: %s", code, &stderr)
+	}
+	first, _, _ := strings.Cut(stdout.String(), "\n")
+	if want := "2 runs: 2 complete, 0 partial; 1 late (ended past the deadline, by up to 3.5s)"; first != want {
+		t.Errorf("first line %q, want %q", first, want)
+	}
+	stdout.Reset()
+	if code := run(t.Context(), []string{"report", "--json", file}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit code %d: %s", code, &stderr)
+	}
+	var got trace.Report
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Late != 1 || got.LateMaxMs != 3500 {
+		t.Errorf("late %d, late_max_ms %d; want 1 and 3500", got.Late, got.LateMaxMs)
+	}
+	// Utilization is told as it was: 5.5s of 2s, not capped at 100%.
+	if got.Utilization.P99 != 2.75 {
+		t.Errorf("utilization p99 %v, want 2.75 (5500/2000)", got.Utilization.P99)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"sync"
 	"time"
 
@@ -18,6 +20,8 @@ import (
 	"github.com/glidepath/glidepath/tools/kit"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
+	"go.opentelemetry.io/otel/propagation"
+	oteltrace "go.opentelemetry.io/otel/trace"
 )
 
 // Defaults of harness serve.
@@ -97,6 +101,23 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		}
 		closers = append(closers, ts.Journal.Close)
 	}
+	// The children's spans, when OTEL_* says where: each child's run is a
+	// child of its caller's span, read from the call's traceparent (SPEC §8).
+	exp, err := exportSpans(ctx, *modelName)
+	if err != nil {
+		return usage(err)
+	}
+	if exp != nil {
+		ts.Sinks = append(ts.Sinks, exp.sink)
+		closers = append(closers, func() error {
+			// Every child has landed, and the server has no budget of its
+			// own: what is left to export gets spanExportBound.
+			if err := exp.shutdown(time.Now().Add(spanExportBound)); err != nil {
+				fmt.Fprintf(c.stderr, "harness serve: warning: spans: %v\n", err)
+			}
+			return nil
+		})
+	}
 
 	srv := &kit.Server{}
 	var served []string
@@ -115,7 +136,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		s := a.Spec()
 		kt := kit.Tool{Name: s.Name, Description: s.Description, Parameters: s.Parameters, Effect: kit.Effect(s.Effect),
 			Cancellable: true, P50: s.P50, P95: s.P95, Max: maxBudget, Agent: true,
-			Handler: (&child{agent: a, log: c.stderr}).serve}
+			Handler: (&child{agent: a, log: c.stderr, spans: exp}).serve}
 		if err := srv.Register(kt); err != nil {
 			return usage(fmt.Errorf("agent %s: %w", e.Name, err))
 		}
@@ -136,7 +157,12 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stderr, "harness serve:   %s: POST %s/tools/%s\n", name, base, name)
 	}
 	fmt.Fprintf(c.stderr, "harness serve: a parent calls them with a tools entry such as {name: %s, url: %s}\n", served[0], base)
-	if err := kit.Serve(ctx, l, srv); err != nil {
+	if exp == nil {
+		err = kit.Serve(ctx, l, srv)
+	} else {
+		err = serveTraced(ctx, l, srv)
+	}
+	if err != nil {
 		return err
 	}
 	fmt.Fprintln(c.stderr, "harness serve: stopped; every child landed")
@@ -148,7 +174,8 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 type child struct {
 	agent *harness.Agent
 	log   io.Writer
-	mu    sync.Mutex // serializes the log's lines
+	spans *spanExport // nil: no spans exported
+	mu    sync.Mutex  // serializes the log's lines
 }
 
 // serve is the kit handler of one call. The kit has made ctx end at the
@@ -168,6 +195,11 @@ func (c *child) serve(ctx context.Context, call *kit.Call) (any, error) {
 	if err != nil {
 		return nil, &kit.Error{Message: fmt.Sprintf("%s: no time left to run a child", call.Tool), Retryable: false}
 	}
+	if c.spans != nil {
+		// The caller's traceparent, which serveTraced put in the request's
+		// context: the child's run is a child of the caller's attempt.
+		c.spans.sink.ParentCall(call.Key, oteltrace.SpanContextFromContext(ctx))
+	}
 	res, err := c.agent.Run(ctx, b, args.Task, harness.ChildCall{Key: call.Key,
 		Progress: func(units int64, msg string) { call.Progress(units, 0, msg) }})
 	if err != nil {
@@ -183,6 +215,35 @@ func (c *child) serve(ctx context.Context, call *kit.Call) (any, error) {
 		res.Attempts, res.Orphans)
 	c.mu.Unlock()
 	return res, nil
+}
+
+// serveTraced is [kit.Serve] with the W3C trace context of each request
+// read into its context, where the handler finds the caller's span: kit
+// hands a handler the request's context values (not its cancellation).
+// It shuts down as kit.Serve does: the handlers first, then the answers
+// being written, for a few seconds.
+func serveTraced(ctx context.Context, l net.Listener, srv *kit.Server) error {
+	traced := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pctx := propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		srv.ServeHTTP(w, r.WithContext(pctx))
+	})
+	hs := &http.Server{Handler: traced, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(l) }()
+	select {
+	case err := <-served:
+		srv.Close()
+		return fmt.Errorf("harness serve: %w", err)
+	case <-ctx.Done():
+	}
+	srv.Close()
+	grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if hs.Shutdown(grace) != nil {
+		hs.Close()
+	}
+	<-served
+	return nil
 }
 
 func pluralWord(n int, one, many string) string {
@@ -204,7 +265,9 @@ then one result whose output is the child's labeled result, the JSON of
 harness run --json. A repeated POST with a known Idempotency-Key follows the
 child already running, or gets its result, and starts no second one; DELETE
 of the call lands the child now, cancelled; GET gives its state. SIGTERM or
-Ctrl-C lands every running child, answers their callers, and exits 0.
+Ctrl-C lands every running child, answers their callers, and exits 0. With
+OTEL_EXPORTER_OTLP_ENDPOINT set, each child's spans are exported, a child
+of the caller's span named by the request's traceparent.
 
 Flags:
 

@@ -9,7 +9,6 @@ import (
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 )
 
 // agent is an agent loop as people write it with openai-go: ask the model,
@@ -17,23 +16,34 @@ import (
 // lines marked ◆ are all it takes to run it on one deadline: the Session
 // leases each model request and tool call from the budget, gates the tool
 // calls by the ladder, tells the model its time, and lands the run with a
-// labeled answer when the time, the quiet clock or the caller says so.
-func agent(ctx context.Context, b *budget.Budget, client openai.Client, reg *tools.Registry,
-	offered []openai.ChatCompletionToolUnionParam, task string) (landing.Result, error) {
+// labeled answer when the time, the quiet clock, the model or the caller
+// says so.
+func agent(ctx context.Context, b *budget.Budget, client openai.Client, reg *tools.Registry, task string) (landing.Result, error) {
 	s, ctx, err := harness.Start(ctx, b, harness.Config{Task: task, Tools: reg}) // ◆
 	if err != nil {
 		return landing.Result{}, err
 	}
 	defer s.Close() // ◆
 
-	// ask sends one request on a lease of the run's budget.
-	ask := func(ctx context.Context, p openai.ChatCompletionNewParams) (*openai.ChatCompletion, error) {
+	// ask streams one request on a lease of the run's budget.
+	ask := func(ctx context.Context, p openai.ChatCompletionNewParams) (openai.ChatCompletionMessage, error) {
 		tctx, turn, err := s.BeginTurn(ctx) // ◆
 		if err != nil {
-			return nil, err
+			return openai.ChatCompletionMessage{}, err
 		}
-		resp, err := client.Chat.Completions.New(tctx, p, option.WithHeader(budget.Header, turn.Lease().Millis()))
-		return resp, turn.End(err) // ◆ the failure as the run sees it: whose, and why
+		p.Model, p.StreamOptions.IncludeUsage = "sim", openai.Bool(true)
+		stream := client.Chat.Completions.NewStreaming(tctx, p, turn.Options()...) // ◆ the lease as header and timeout, no SDK retries
+		defer stream.Close()
+		var acc openai.ChatCompletionAccumulator
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+			turn.Chunk(stream.Current()) // ◆ tokens and finish reason, on the record
+		}
+		var m openai.ChatCompletionMessage
+		if len(acc.Choices) > 0 {
+			m = acc.Choices[0].Message
+		}
+		return m, turn.End(stream.Err()) // ◆ whose failure, and why; a reply cut at its token limit is one
 	}
 	msgs := []openai.ChatCompletionMessageParamUnion{
 		openai.SystemMessage("Answer the user's question with the tools you have."),
@@ -41,28 +51,24 @@ func agent(ctx context.Context, b *budget.Budget, client openai.Client, reg *too
 	}
 	// summarize is the landing call: no tools, just what is known.
 	summarize := func(ctx context.Context, prompt string) (string, error) {
-		resp, err := ask(ctx, openai.ChatCompletionNewParams{Model: "sim",
+		m, err := ask(ctx, openai.ChatCompletionNewParams{
 			Messages: append(msgs, openai.SystemMessage(s.Note()), openai.UserMessage(prompt))})
-		if err != nil {
-			return "", err
-		}
-		return resp.Choices[0].Message.Content, nil
+		return m.Content, err
 	}
 
 	for {
-		if cause, ok := s.MustLand(ctx); ok { // ◆
-			return s.Land(ctx, cause, summarize), nil
+		if _, ok := s.MustLand(ctx); ok { // ◆ the reserve, the quiet clock, the caller, the steps
+			return s.LandOn(ctx, nil, summarize), nil // ◆
 		}
-		resp, err := ask(ctx, openai.ChatCompletionNewParams{Model: "sim", Tools: offered,
+		m, err := ask(ctx, openai.ChatCompletionNewParams{Tools: s.Tools(), // ◆ the run's tools, offered
 			Messages: append(msgs, openai.SystemMessage(s.Note()))}) // ◆ the model reads its time
 		if err != nil {
-			return s.Land(ctx, harness.CauseOf(ctx, err), summarize), nil // ◆
+			return s.LandOn(ctx, err, summarize), nil // ◆ the right words for any failure
 		}
-		m := resp.Choices[0].Message
 		if len(m.ToolCalls) == 0 {
 			return s.Answer(m.Content), nil // ◆
 		}
-		msgs = append(msgs, m.ToParam())
+		msgs = append(msgs, harness.AssistantMessage(m))
 		for _, c := range m.ToolCalls {
 			res := s.Call(ctx, c.Function.Name, json.RawMessage(c.Function.Arguments)) // ◆
 			msgs = append(msgs, openai.ToolMessage(res.Content(), c.ID))

@@ -23,7 +23,6 @@ import (
 	"github.com/glidepath/glidepath/tools"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
 )
 
 func main() {
@@ -38,12 +37,12 @@ func main() {
 	defer srv.Close()
 	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithHTTPClient(srv.Client()),
 		option.WithMaxRetries(0)) // the Session's budget decides; the SDK must not retry on its own
-	reg, offered, err := searchTool()
+	reg, err := searchTool()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "embed:", err)
 		os.Exit(1)
 	}
-	res, err := agent(context.Background(), b, client, reg, offered, "What is a deadline budget?")
+	res, err := agent(context.Background(), b, client, reg, "What is a deadline budget?")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "embed:", err)
 		os.Exit(2)
@@ -53,9 +52,9 @@ func main() {
 		res.Status, res.Steps, res.Attempts, res.Budget.SpentMs, res.Budget.TotalMs)
 }
 
-// searchTool is the loop's one tool, registered for the Session to call
-// and described for the model in openai-go's own terms.
-func searchTool() (*tools.Registry, []openai.ChatCompletionToolUnionParam, error) {
+// searchTool is the loop's one tool, registered for the Session to call;
+// the Session offers it to the model (Session.Tools).
+func searchTool() (*tools.Registry, error) {
 	params := json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)
 	spec := tools.Spec{Name: "search", Description: "Search the web.", Effect: tools.Read, Ceiling: 5 * time.Second, Parameters: params}
 	reg := tools.NewRegistry(nil)
@@ -66,11 +65,5 @@ func searchTool() (*tools.Registry, []openai.ChatCompletionToolUnionParam, error
 		}
 		return "A deadline budget is one deadline per run; every timeout is leased from it. (" + a.Query + ")", nil
 	}))
-	var schema shared.FunctionParameters
-	if err == nil {
-		err = json.Unmarshal(params, &schema)
-	}
-	offered := []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
-		Name: spec.Name, Description: openai.String(spec.Description), Parameters: schema})}
-	return reg, offered, err
+	return reg, err
 }

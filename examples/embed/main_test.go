@@ -28,11 +28,11 @@ func runAgent(t *testing.T, ctx context.Context, total time.Duration, sc *sim.Sc
 	srv := sim.NewPipeServer(sc)
 	t.Cleanup(srv.Close)
 	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithHTTPClient(srv.Client()), option.WithMaxRetries(0))
-	reg, offered, err := searchTool()
+	reg, err := searchTool()
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := agent(ctx, b, client, reg, offered, "What is a deadline budget?")
+	res, err := agent(ctx, b, client, reg, "What is a deadline budget?")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +96,19 @@ func TestTheLoopLandsCancelledWhenItsCallerGivesUp(t *testing.T) {
 
 		if res.Status != landing.Partial || res.Cause != landing.CauseCancelled {
 			t.Errorf("result %+v, want partial, cancelled", res)
+		}
+	})
+}
+
+func TestTheLoopLandsOnARefusedKeyWithTheServersWordsAndNoSecondRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res, srv := runAgent(t, t.Context(), time.Minute, &sim.Scenario{Rules: []sim.Rule{{Status: 401, Message: "Incorrect API key provided"}}})
+
+		if want := "The model failed at step 1: 401 Incorrect API key provided."; res.Boundary != want {
+			t.Errorf("boundary %q, want %q", res.Boundary, want)
+		}
+		if n := len(srv.Requests()); n != 1 {
+			t.Errorf("%d requests, want 1: no landing call to the server that refused the key", n)
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -53,6 +54,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	keepalive := fs.Duration("keepalive", time.Second, "silence after which a stream gets a keepalive comment")
 	withMCP := fs.Bool("mcp", false, "also serve the tools over MCP's streamable HTTP at /mcp")
 	mcpStdio := fs.Bool("mcp-stdio", false, "serve the tools over MCP on stdin and stdout instead of HTTP")
+	var origins []string
+	fs.Func("allow-origin", "an `origin` (scheme://host[:port]) whose browser pages may call /mcp, beside requests with no Origin "+
+		"and the server's own origin on loopback; repeatable", func(o string) error {
+		u, err := url.Parse(o)
+		if err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" && u.Path != "/" || u.RawQuery != "" {
+			return fmt.Errorf("%q is not an origin such as https://app.example.com", o)
+		}
+		origins = append(origins, o)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -68,11 +79,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if *mcpStdio {
 		var addrSet bool
 		fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
-		if addrSet || *withMCP {
-			return usageError{"--mcp-stdio serves no HTTP: it takes neither --addr nor --mcp"}
+		if addrSet || *withMCP || len(origins) > 0 {
+			return usageError{"--mcp-stdio serves no HTTP: it takes neither --addr, --mcp nor --allow-origin"}
 		}
 	}
+	if len(origins) > 0 && !*withMCP {
+		return usageError{"--allow-origin is for MCP over HTTP: give --mcp too"}
+	}
 	srv := demo.NewServer(demo.ServerConfig{Keepalive: *keepalive})
+	srv.AllowedOrigins = origins
 	if *mcpStdio {
 		return serveStdio(ctx, srv, stdin, stdout, stderr)
 	}

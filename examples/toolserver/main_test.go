@@ -425,8 +425,12 @@ func TestRunRejectsBadUsage(t *testing.T) {
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"--keepalive", "0s"}, "--keepalive must be positive"},
 		{[]string{"--addr", "no-port"}, "kit: listen"},
-		{[]string{"--mcp-stdio", "--mcp"}, "--mcp-stdio serves no HTTP: it takes neither --addr nor --mcp"},
+		{[]string{"--mcp-stdio", "--mcp"}, "--mcp-stdio serves no HTTP: it takes neither --addr, --mcp nor --allow-origin"},
 		{[]string{"--mcp-stdio", "--addr", ":0"}, "--mcp-stdio serves no HTTP"},
+		{[]string{"--mcp-stdio", "--allow-origin", "https://app.example.com"}, "--mcp-stdio serves no HTTP"},
+		{[]string{"--allow-origin", "https://app.example.com"}, "--allow-origin is for MCP over HTTP: give --mcp too"},
+		{[]string{"--mcp", "--allow-origin", "app.example.com"}, `"app.example.com" is not an origin`},
+		{[]string{"--mcp", "--allow-origin", "https://app.example.com/page"}, "is not an origin"},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -561,5 +565,43 @@ func TestRunWithMCPStdioServesOverStdinAndStdoutUntilTheClientLeaves(t *testing.
 		}
 	case <-time.After(patience):
 		t.Fatal("run did not return after the client left")
+	}
+}
+
+// --allow-origin (repeatable) names the origins whose browser pages may
+// call /mcp; a request with no Origin, or from the server's own origin on
+// loopback, is served too, and any other Origin is refused with 403.
+func TestRunWithMCPServesOnlyTheAllowedOrigins(t *testing.T) {
+	url, stop := listening(t, "--addr", ":0", "--mcp", "--allow-origin", "https://app.example.com", "--allow-origin", "http://localhost:5173")
+	defer stop()
+	cases := []struct {
+		origin string // "": none
+		want   int
+	}{
+		{"", http.StatusOK},
+		{"https://app.example.com", http.StatusOK},
+		{"http://localhost:5173", http.StatusOK},
+		{url, http.StatusOK},
+		{"http://evil.example", http.StatusForbidden},
+	}
+	for _, tc := range cases {
+		t.Run("Origin "+tc.origin, func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url+"/mcp", strings.NewReader(
+				`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("initialize with Origin %q: %s, want %d", tc.origin, resp.Status, tc.want)
+			}
+		})
 	}
 }

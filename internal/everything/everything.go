@@ -19,13 +19,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/glidepath/glidepath/internal/nodetest"
 )
 
 const (
 	// pkg is the npm package that interop/mcp/package.json pins.
 	pkg = "@modelcontextprotocol/server-everything"
-	// installPatience bounds npm ci, which downloads about 110 packages.
-	installPatience = 5 * time.Minute
 	// startPatience bounds the HTTP server's start; it takes under a second.
 	startPatience = 30 * time.Second
 	// listening starts the line loopback.cjs writes once the server listens.
@@ -161,32 +161,20 @@ func (s server) args(mode string) []string {
 // as pinned.
 func setup(t testing.TB) server {
 	t.Helper()
-	node := need(t, "node")
+	node := nodetest.Need(t, "node", "this test against the MCP reference server")
 	dir, err := interopDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	install(t, dir)
+	if _, err := staleModules(dir); err != nil {
+		t.Fatal(err)
+	}
+	nodetest.Install(t, dir, "this test against the MCP reference server")
 	entry, err := bin(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return server{node: node, preload: filepath.Join(dir, "loopback.cjs"), entry: entry}
-}
-
-// need finds a command on PATH. Missing, it skips the test, or fails it
-// when CI is "true" (as interop/node does).
-func need(t testing.TB, name string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err == nil {
-		return path
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("everything: %s is not on PATH, and CI=true: install Node.js and npm (.ci/run does)", name)
-	}
-	t.Skipf("everything: %s is not on PATH: Node.js and npm are missing, so this test against the MCP reference server is skipped (with CI=true it fails)", name)
-	return ""
 }
 
 // interopDir returns the absolute path of interop/mcp: the first directory
@@ -206,56 +194,11 @@ func interopDir() (string, error) {
 	}
 }
 
-// install makes sure dir/node_modules holds what dir/package-lock.json pins,
-// running npm ci when it does not. It holds an exclusive flock on
-// package-lock.json meanwhile, which other test binaries calling install
-// also take; npm ignores it (advisory) and npm ci never writes that file.
-func install(t testing.TB, dir string) {
-	t.Helper()
-	lockfile := filepath.Join(dir, "package-lock.json")
-	f, err := os.Open(lockfile)
-	if err != nil {
-		t.Fatalf("everything: %v", err)
-	}
-	defer f.Close() // drops the lock, also when t.Fatal ends the goroutine
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		t.Fatalf("everything: locking %s: %v", lockfile, err)
-	}
-	stale, err := staleModules(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if stale == "" {
-		return
-	}
-	npm := need(t, "npm")
-	t.Logf("everything: running npm ci in %s: %s", dir, stale)
-	ctx, cancel := context.WithTimeout(t.Context(), installPatience)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("everything: npm ci in %s: %v\n%s", dir, err, out)
-	}
-	if stale, err := staleModules(dir); err != nil || stale != "" {
-		t.Fatalf("everything: after npm ci in %s: %s %v", dir, stale, err)
-	}
-}
-
-// staleModules compares each package that dir/package-lock.json pins with
-// the one installed: it names one missing or of another version, or returns
-// "" when all are as pinned.
+// staleModules is [nodetest.Stale] for dir, whose package-lock.json must
+// pin the reference server.
 func staleModules(dir string) (string, error) {
 	var lock struct {
-		Packages map[string]struct {
-			Version string `json:"version"`
-		} `json:"packages"`
+		Packages map[string]json.RawMessage `json:"packages"`
 	}
 	if err := readJSON(filepath.Join(dir, "package-lock.json"), &lock); err != nil {
 		return "", err
@@ -263,18 +206,7 @@ func staleModules(dir string) (string, error) {
 	if _, ok := lock.Packages["node_modules/"+pkg]; !ok {
 		return "", fmt.Errorf("everything: %s/package-lock.json does not pin %s", dir, pkg)
 	}
-	for path, p := range lock.Packages {
-		if !strings.HasPrefix(path, "node_modules/") {
-			continue
-		}
-		var got struct {
-			Version string `json:"version"`
-		}
-		if err := readJSON(filepath.Join(dir, path, "package.json"), &got); err != nil || got.Version != p.Version {
-			return fmt.Sprintf("%s is not installed at %s", path, p.Version), nil
-		}
-	}
-	return "", nil
+	return nodetest.Stale(dir)
 }
 
 // bin returns the absolute path of the script the installed package names

@@ -12,8 +12,6 @@ package node_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/glidepath/glidepath/internal/nodetest"
 )
 
 // patience bounds the whole: the build, npm ci, the sim's start and the
@@ -29,10 +29,10 @@ import (
 const patience = 2 * time.Minute
 
 func TestTheOpenAINodeSDKAgainstSimServe(t *testing.T) {
-	node := need(t, "node")
+	node := nodetest.Need(t, "node", "the OpenAI Node SDK interop test")
 	ctx, cancel := context.WithTimeout(t.Context(), patience)
 	defer cancel()
-	installed(ctx, t)
+	nodetest.Install(t, ".", "the OpenAI Node SDK interop test")
 	base := startSim(ctx, t, buildHarness(ctx, t))
 
 	cmd := exec.CommandContext(ctx, node, "--test", "sdk.test.mjs")
@@ -44,77 +44,6 @@ func TestTheOpenAINodeSDKAgainstSimServe(t *testing.T) {
 		t.Fatalf("node --test sdk.test.mjs against %s: %v after %v\n%s", base, err, took, out)
 	}
 	t.Logf("node --test sdk.test.mjs passed in %v\n%s", took, out)
-}
-
-// need finds a command on PATH. Missing, it skips the test, or fails it
-// when CI is "true".
-func need(t *testing.T, name string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err == nil {
-		return path
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is not on PATH, and CI=true: install Node.js and npm (.ci/run does)", name)
-	}
-	t.Skipf("%s is not on PATH: Node.js and npm are missing, so the OpenAI Node SDK interop test is skipped (with CI=true it fails)", name)
-	return ""
-}
-
-// installed makes sure node_modules holds what package-lock.json pins,
-// running npm ci when it does not.
-func installed(ctx context.Context, t *testing.T) {
-	t.Helper()
-	stale, err := staleModules()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if stale == "" {
-		return
-	}
-	npm := need(t, "npm")
-	t.Logf("running npm ci: %s", stale)
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci: %v\n%s", err, out)
-	}
-	if stale, err := staleModules(); err != nil || stale != "" {
-		t.Fatalf("after npm ci: %s %v", stale, err)
-	}
-}
-
-// staleModules compares each package that package-lock.json pins with the
-// one installed: it names one missing or of another version, or returns
-// "" when all are as pinned.
-func staleModules() (string, error) {
-	var lock struct {
-		Packages map[string]struct {
-			Version string `json:"version"`
-		} `json:"packages"`
-	}
-	b, err := os.ReadFile("package-lock.json")
-	if err == nil {
-		err = json.Unmarshal(b, &lock)
-	}
-	if err != nil {
-		return "", fmt.Errorf("reading package-lock.json: %w", err)
-	}
-	for path, p := range lock.Packages {
-		if !strings.HasPrefix(path, "node_modules/") {
-			continue
-		}
-		var got struct {
-			Version string `json:"version"`
-		}
-		b, err := os.ReadFile(filepath.Join(path, "package.json"))
-		if err == nil {
-			err = json.Unmarshal(b, &got)
-		}
-		if err != nil || got.Version != p.Version {
-			return fmt.Sprintf("%s is not installed at %s", path, p.Version), nil
-		}
-	}
-	return "", nil
 }
 
 // buildHarness builds the harness command into the test's directory,

@@ -148,7 +148,7 @@ func remoteBuiltins() map[string]tools.Tool {
 	specs := map[string]tools.Spec{}
 	for _, t := range serverTools(ServerConfig{}) {
 		specs[t.Name] = tools.Spec{Name: t.Name, Description: t.Description, Parameters: t.Parameters,
-			Effect: tools.Effect(t.Effect), Cancellable: t.Cancellable, P50: t.P50, P95: t.P95}
+			Effect: tools.Effect(t.Effect), Cancellable: t.Cancellable, NotCancellable: !t.Cancellable, P50: t.P50, P95: t.P95}
 	}
 	commit := specs["commit"]
 	commit.P50, commit.P95 = 300*time.Millisecond, 2*time.Second

@@ -173,16 +173,42 @@
 //     notifications/progress with it: progress is the units, then total and
 //     message, coalesced and strictly increasing as in # Progress. Without
 //     a token nothing is sent.
-//   - notifications/cancelled for the call, or over streamable HTTP closing
-//     the request's stream (SPEC §5b), ends the handler's context with
-//     [ErrCancelled] for a Cancellable tool and with [ErrCallerGone] for
-//     another, as a hang-up does; a connection that breaks ends it with
-//     [ErrCallerGone]. The call then fails retryably, as under # Cancel.
+//   - notifications/cancelled for the call is its only cancel (SPEC §5b):
+//     it ends the handler's context with [ErrCancelled] for a Cancellable
+//     tool and with [ErrCallerGone] for another, as a hang-up does, and the
+//     call then fails retryably, as under # Cancel. The cancelled request
+//     gets no response, as MCP says: nothing more is written to its stream
+//     (the SDK would answer it with an error, which a client that has
+//     forgotten the request reports as "unknown message ID"). A session
+//     whose connection breaks ends its calls with [ErrCallerGone].
+//   - Over streamable HTTP, a request's stream that closes without
+//     notifications/cancelled is not a cancel: a network blip must not kill
+//     a handler. The handler runs on, its outcome is recorded, and its key
+//     finds it, from the status endpoint or a retry over either protocol.
+//
+// [Server.MCPHandler] validates the Origin header, as MCP's transport
+// rules ask against DNS rebinding (SPEC §5b): a request with no Origin
+// (any client that is not a browser) is served, and so is one whose
+// Origin is one of [Server.AllowedOrigins] (compared without case or a
+// trailing slash) or the server's own origin on a loopback host (the Host
+// it was asked at, when that is localhost, 127.0.0.0/8 or ::1: no other
+// site can have that origin, since a rebinding site's Origin names its
+// own host). Any other Origin, "null" and a repeated header among them,
+// is refused with 403 before the SDK sees the request.
 //
 // The streamable HTTP handler keeps sessions (Mcp-Session-Id), which is
 // how a notifications/cancelled finds the request it cancels; the SDK's
 // client, which tries its newest protocol first, speaks 2025-11-25 to it.
-// Over ServeMCP the client chooses.
+// Over ServeMCP the client chooses. Both are checked against the official
+// TypeScript SDK client in interop/mcpts.
+//
+// # Zero values
+//
+// A zero [Server] is ready to use, with the defaults its fields name; a
+// zero [MemoryStore] too. A zero [Call], as a handler's unit test makes,
+// drops its progress. A [Tool] must name its Name, Effect and Handler:
+// Register refuses one that does not, with a [*ToolError]. A zero
+// [Record] is a call that is not final.
 //
 // # Goroutines
 //

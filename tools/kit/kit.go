@@ -126,6 +126,14 @@ type Server struct {
 	// Logger receives the stack of every handler panic, and the errors of
 	// a Store that failed to record an outcome. Nil means [slog.Default].
 	Logger *slog.Logger
+	// AllowedOrigins are the origins ("https://app.example.com", scheme,
+	// host and port as a browser sends them in Origin) whose pages may
+	// call the tools over [Server.MCPHandler]. A request with no Origin
+	// (any client that is not a browser) is always served, and so is one
+	// from the server's own origin on a loopback host; any other Origin is
+	// refused with 403 (see the package documentation, # MCP). Nil allows
+	// no other. Read when MCP is first served.
+	AllowedOrigins []string
 
 	initOnce sync.Once
 	mux      *http.ServeMux

@@ -7,9 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -40,17 +45,18 @@ type mcpSide struct {
 	closed  context.Context
 	close   context.CancelCauseFunc
 
-	mu         sync.Mutex                 // guards the fields below
-	calls      int                        // tools/call requests not yet answered
-	idle       chan struct{}              // closed once closed has ended and no call is left to answer
-	idleClosed bool                       // reports whether idle is closed
-	posts      map[string]context.Context // the HTTP POSTs being served, by their postHeader
+	mu         sync.Mutex              // guards the fields below
+	calls      int                     // tools/call requests not yet answered
+	idle       chan struct{}           // closed once closed has ended and no call is left to answer
+	idleClosed bool                    // reports whether idle is closed
+	streams    map[streamKey]*muteable // the streams of the HTTP requests being answered, by session and request
 }
 
-// postHeader tells a tools/call which HTTP POST brought it: the sdk gives
-// a call the POST's header but not its context, which ends when the
-// client closes the request's stream.
-const postHeader = "Glidepath-Kit-Post"
+// A streamKey names one request of one streamable HTTP session: its
+// Mcp-Session-Id and its JSON-RPC id as sent, compacted.
+type streamKey struct {
+	session, id string
+}
 
 // mcpOn returns s's MCP side, making it on first use.
 func (s *Server) mcpOn() *mcpSide {
@@ -66,7 +72,7 @@ func (s *Server) mcpOn() *mcpSide {
 	})}
 	m.closed, m.close = context.WithCancelCause(context.Background())
 	m.idle = make(chan struct{})
-	m.posts = make(map[string]context.Context)
+	m.streams = make(map[streamKey]*muteable)
 	if s.closed {
 		m.close(ErrClosed)
 	}
@@ -76,29 +82,185 @@ func (s *Server) mcpOn() *mcpSide {
 	// Stateful, the sdk's default: a session is what routes a client's
 	// notifications/cancelled to the request it cancels.
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m.server }, nil)
+	allowed := s.allowedOrigins()
 	m.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if m.closed.Err() != nil {
 			writeError(w, http.StatusServiceUnavailable, ErrClosed.Error(), true)
 			return
 		}
+		if origin, ok := r.Header["Origin"]; ok && !originAllowed(origin, r, allowed) {
+			// SPEC §5b, and MCP's own transport rules: a browser's page of
+			// another origin must not reach the tools (DNS rebinding).
+			writeError(w, http.StatusForbidden, fmt.Sprintf("kit: mcp: origin %s is not allowed", shown(strings.Join(origin, ", "))), false)
+			return
+		}
 		if r.Method == http.MethodPost {
-			id := rand.Text()
-			r = r.WithContext(r.Context())
-			r.Header = r.Header.Clone()
-			r.Header.Set(postHeader, id) // whatever the client sent
-			m.mu.Lock()
-			m.posts[id] = r.Context()
-			m.mu.Unlock()
-			defer func() {
-				m.mu.Lock()
-				delete(m.posts, id)
-				m.mu.Unlock()
-			}()
+			var done func()
+			w, r, done = m.watchPost(w, r)
+			if done == nil {
+				return // answered: a body too large or unreadable
+			}
+			defer done()
 		}
 		streamable.ServeHTTP(w, r)
 	})
 	s.mcp = m
 	return m
+}
+
+// watchPost reads the body of a streamable HTTP POST, to learn what the
+// sdk does not tell: which requests it carries, so that the stream that
+// answers them can be muted, and which requests a notifications/cancelled
+// in it cancels, whose streams it mutes before the sdk hears of it. A
+// cancelled request gets no response (SPEC §5b): the sdk would answer it
+// with an error, which the client, having forgotten the request, reports
+// as "unknown message ID". It returns what to serve the POST with and the
+// func to call once it is served, or a nil func when it answered the POST
+// itself.
+func (m *mcpSide) watchPost(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, func()) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mcp.DefaultMaxRequestBodyBytes), http.StatusRequestEntityTooLarge)
+		} else {
+			http.Error(w, "failed to read body", http.StatusBadRequest)
+		}
+		return nil, nil, nil
+	}
+	r = r.Clone(r.Context())
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	session := r.Header.Get("Mcp-Session-Id")
+	calls, cancelled := scanMessages(body)
+	m.mu.Lock()
+	for _, id := range cancelled {
+		if st := m.streams[streamKey{session, id}]; st != nil {
+			st.mute()
+		}
+	}
+	m.mu.Unlock()
+	if len(calls) == 0 {
+		return w, r, func() {}
+	}
+	st := &muteable{ResponseWriter: w}
+	m.mu.Lock()
+	for _, id := range calls {
+		m.streams[streamKey{session, id}] = st
+	}
+	m.mu.Unlock()
+	return st, r, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for _, id := range calls {
+			if m.streams[streamKey{session, id}] == st {
+				delete(m.streams, streamKey{session, id})
+			}
+		}
+	}
+}
+
+// scanMessages returns the ids of the requests in a POST's body, a
+// JSON-RPC message or a batch of them, and the ids that its
+// notifications/cancelled cancel, each as its JSON compacted. What does
+// not parse is left to the sdk to refuse.
+func scanMessages(body []byte) (calls, cancelled []string) {
+	var batch []json.RawMessage
+	if json.Unmarshal(body, &batch) != nil {
+		batch = []json.RawMessage{body}
+	}
+	for _, raw := range batch {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				RequestID json.RawMessage `json:"requestId"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(raw, &msg) != nil || msg.Method == "" {
+			continue
+		}
+		if id := compact(msg.ID); id != "" && id != "null" {
+			calls = append(calls, id)
+		}
+		if msg.Method == "notifications/cancelled" {
+			if id := compact(msg.Params.RequestID); id != "" {
+				cancelled = append(cancelled, id)
+			}
+		}
+	}
+	return calls, cancelled
+}
+
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return ""
+	}
+	return b.String()
+}
+
+// A muteable is the stream of a streamable HTTP POST that a cancel can
+// mute: what the sdk writes to it after is dropped, the response to the
+// cancelled request among it, and the stream ends with the handler. It
+// never holds a lock across a write: a response racing the cancel may
+// still go out, as MCP allows.
+type muteable struct {
+	http.ResponseWriter
+	muted atomic.Bool
+}
+
+func (w *muteable) mute() { w.muted.Store(true) }
+
+func (w *muteable) Write(b []byte) (int, error) {
+	if w.muted.Load() {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets [http.ResponseController] flush the stream.
+func (w *muteable) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// allowedOrigins returns the origins of [Server.AllowedOrigins] as
+// [originAllowed] compares them.
+func (s *Server) allowedOrigins() map[string]bool {
+	allowed := make(map[string]bool, len(s.AllowedOrigins))
+	for _, o := range s.AllowedOrigins {
+		allowed[normalOrigin(o)] = true
+	}
+	return allowed
+}
+
+// originAllowed reports whether a request whose Origin header has the
+// values origin may be served: an origin of allowed, or the server's own
+// origin on loopback (a page the server itself would serve, which no
+// other site can be: a rebinding site's Origin names its own host).
+func originAllowed(origin []string, r *http.Request, allowed map[string]bool) bool {
+	if len(origin) != 1 {
+		return false
+	}
+	o := normalOrigin(origin[0])
+	if allowed[o] {
+		return true
+	}
+	u, err := url.Parse(o)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host != strings.ToLower(r.Host) {
+		return false
+	}
+	return loopbackHost(u.Hostname())
+}
+
+// normalOrigin lowercases an origin and cuts a trailing slash, as
+// browsers send none.
+func normalOrigin(o string) string {
+	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(o)), "/")
+}
+
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // add offers t over MCP. s.mu is held.
@@ -221,7 +383,7 @@ func (s *Server) ServeMCP(ctx context.Context, t mcp.Transport) error {
 	defer stop()
 	unwatch := context.AfterFunc(m.closed, stop)
 	defer unwatch()
-	err := m.server.Run(context.WithValue(ctx, servingKey{}, served), t)
+	err := m.server.Run(context.WithValue(ctx, servingKey{}, served), &hushed{Transport: t})
 	switch {
 	case m.closed.Err() != nil:
 		return ErrClosed
@@ -251,8 +413,10 @@ func (s *Server) serveMCPCall(ctx context.Context, req *mcp.CallToolRequest, t *
 	}
 	// wait is the request's own context, as the HTTP request's is for an
 	// HTTP call, with the causes the kit gives: it ends when the request
-	// does, when the HTTP POST that brought it does, and when its
-	// session's serving ends or s closes.
+	// does (notifications/cancelled, or its session's connection broke),
+	// and when its session's serving ends or s closes. The HTTP POST that
+	// brought it ending is not a cancel (SPEC §5b): a network blip must
+	// not kill a handler, whose outcome its key still finds.
 	wait, endWait := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer endWait(nil) // once the handler returned, or wait ended already
 	unwatch := context.AfterFunc(ctx, func() {
@@ -265,10 +429,6 @@ func (s *Server) serveMCPCall(ctx context.Context, req *mcp.CallToolRequest, t *
 		endWait(ErrCallerGone)
 	})
 	defer unwatch()
-	if post := m.post(req.Extra); post != nil {
-		unpost := context.AfterFunc(post, func() { endWait(cancelled(t)) })
-		defer unpost()
-	}
 	served := m.closed
 	if v, ok := ctx.Value(servingKey{}).(context.Context); ok {
 		served = v // which also ends when s closes
@@ -310,8 +470,9 @@ func (s *Server) serveMCPCall(ctx context.Context, req *mcp.CallToolRequest, t *
 }
 
 // cancelled is the cause a call's handler gets when its MCP caller
-// cancels it: with notifications/cancelled, or over HTTP by closing the
-// request's stream (SPEC §5b). Only a Cancellable tool's handler gets
+// cancels it with notifications/cancelled (SPEC §5b), the only cancel:
+// over HTTP, a request's stream that closes is not one. Only a
+// Cancellable tool's handler gets
 // [ErrCancelled], as from the cancel endpoint; another's caller just
 // stopped waiting, as when an HTTP caller hangs up.
 func cancelled(t *Tool) error {
@@ -319,17 +480,6 @@ func cancelled(t *Tool) error {
 		return ErrCancelled
 	}
 	return ErrCallerGone
-}
-
-// post returns the context of the HTTP POST that brought a request, or
-// nil when none did.
-func (m *mcpSide) post(extra *mcp.RequestExtra) context.Context {
-	if extra == nil || extra.Header == nil {
-		return nil
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.posts[extra.Header.Get(postHeader)]
 }
 
 func invalidParams(err error) error {
@@ -463,4 +613,78 @@ func (f *mcpFollower) progress(p progress, has bool) {
 		Total:         float64(p.Total),
 		Message:       p.Message,
 	})
+}
+
+// hushed is a transport of [Server.ServeMCP] whose connection sends no
+// response to a request the client cancelled (SPEC §5b): the sdk answers
+// one with an error, which a client that has forgotten the request reports
+// as "unknown message ID". Over streamable HTTP, [mcpSide.watchPost] does
+// the same to the request's stream.
+type hushed struct {
+	mcp.Transport
+}
+
+func (t *hushed) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &hushedConn{Connection: c, pending: make(map[jsonrpc.ID]bool)}, nil
+}
+
+// SupportsProtocolVersion is the wrapped transport's, which the sdk asks.
+func (t *hushed) SupportsProtocolVersion(version string) bool {
+	if pv, ok := t.Transport.(mcp.ProtocolVersionSupporter); ok {
+		return pv.SupportsProtocolVersion(version)
+	}
+	return true
+}
+
+type hushedConn struct {
+	mcp.Connection
+
+	mu      sync.Mutex          // guards pending
+	pending map[jsonrpc.ID]bool // the client's requests not yet answered: true once cancelled
+}
+
+// Read notes the requests a notifications/cancelled cancels before the
+// sdk hears of it, and so before the handler's context ends.
+func (c *hushedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	req, ok := msg.(*jsonrpc.Request)
+	switch {
+	case !ok:
+	case req.IsCall():
+		c.mu.Lock()
+		c.pending[req.ID] = false
+		c.mu.Unlock()
+	case req.Method == "notifications/cancelled":
+		var p struct {
+			RequestID any `json:"requestId"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil {
+			if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+				c.mu.Lock()
+				if _, ok := c.pending[id]; ok {
+					c.pending[id] = true // one answered already is forgotten
+				}
+				c.mu.Unlock()
+			}
+		}
+	}
+	return msg, err
+}
+
+// Write drops the response to a cancelled request.
+func (c *hushedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		drop := c.pending[resp.ID]
+		delete(c.pending, resp.ID)
+		c.mu.Unlock()
+		if drop {
+			return nil
+		}
+	}
+	return c.Connection.Write(ctx, msg)
 }

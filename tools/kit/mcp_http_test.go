@@ -1,8 +1,11 @@
 package kit_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -281,49 +284,190 @@ func (c *rawMCP) initialize() {
 	resp.Body.Close()
 }
 
-func TestClosingACallsStreamOverHTTPCancelsIt(t *testing.T) {
-	cases := []struct {
-		name        string
-		cancellable bool
-		want        error
-	}{
-		{"with ErrCancelled for a cancellable tool", true, kit.ErrCancelled},
-		{"with ErrCallerGone for another", false, kit.ErrCallerGone},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+// A request's stream that closes is not a cancel (SPEC §5b): a network
+// blip must not kill a handler. Its handler runs on, and its outcome is
+// found by its key.
+func TestClosingACallsStreamOverHTTPIsNotACancel(t *testing.T) {
+	for _, cancellable := range []bool{true, false} {
+		t.Run(fmt.Sprintf("cancellable %v", cancellable), func(t *testing.T) {
 			srv := &kit.Server{}
 			started := make(chan struct{}, 1)
+			release := make(chan struct{})
 			causes := make(chan error, 1)
-			mustRegister(t, srv, kit.Tool{Name: "job", Effect: kit.Read, Cancellable: tc.cancellable, Max: patience, Handler: func(ctx context.Context, call *kit.Call) (any, error) {
+			mustRegister(t, srv, kit.Tool{Name: "job", Effect: kit.Write, Cancellable: cancellable, Max: patience, Handler: func(ctx context.Context, call *kit.Call) (any, error) {
 				started <- struct{}{}
-				<-ctx.Done()
-				causes <- context.Cause(ctx)
-				return nil, ctx.Err()
+				select {
+				case <-ctx.Done():
+					causes <- context.Cause(ctx)
+					return nil, ctx.Err()
+				case <-release:
+					causes <- nil
+					return "finished", nil
+				}
 			}})
-			ts := serveBoth(t, srv)
+			// Tells when the sdk has let go of a tools/call's POST: it has
+			// seen the stream close.
+			posted := make(chan struct{}, 1)
+			mcpHandler := srv.MCPHandler()
+			mux := http.NewServeMux()
+			mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				mcpHandler.ServeHTTP(w, r)
+				if bytes.Contains(body, []byte(`"tools/call"`)) {
+					posted <- struct{}{}
+				}
+			}))
+			mux.Handle("/", srv)
+			ts := httptest.NewServer(mux)
+			defer ts.Close()
+			defer srv.Close()
 			c := &rawMCP{t: t, url: ts.URL + "/mcp", client: ts.Client()}
 			c.initialize()
 			ctx, cancel := context.WithCancel(t.Context())
-			defer cancel()
 			go func() {
 				<-started
 				cancel() // closes the stream; no notification is sent
 			}()
-			if resp, err := c.post(ctx, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"job","arguments":{}}}`); err == nil {
-				_, err = io.ReadAll(resp.Body)
+			if resp, err := c.post(ctx, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"job","arguments":{},"_meta":{"io.github.glidepath/idempotency-key":"blip-1"}}}`); err == nil {
+				io.ReadAll(resp.Body)
 				resp.Body.Close()
-				if err == nil {
-					t.Fatal("the call's stream was answered before it was closed")
-				}
 			}
 			select {
-			case got := <-causes:
-				if got != tc.want {
-					t.Errorf("the handler's cause %v, want %v", got, tc.want)
-				}
+			case <-posted:
 			case <-time.After(patience):
-				t.Fatal("the handler's context did not end")
+				t.Fatal("the sdk never let go of the closed stream")
+			}
+			select {
+			case err := <-causes:
+				t.Fatalf("the handler ended with cause %v when its stream closed, want it running", err)
+			default:
+			}
+			close(release)
+			if err := <-causes; err != nil {
+				t.Fatalf("the handler's cause %v, want none", err)
+			}
+			var rec struct {
+				State  string          `json:"state"`
+				Output json.RawMessage `json:"output"`
+			}
+			eventually(t, "the call's record to say done", func() bool {
+				resp, err := ts.Client().Get(ts.URL + "/tools/job/calls/blip-1")
+				if err != nil {
+					return false
+				}
+				defer resp.Body.Close()
+				return json.NewDecoder(resp.Body).Decode(&rec) == nil && rec.State == "done"
+			})
+			if string(rec.Output) != `"finished"` {
+				t.Errorf("the record's output %s, want \"finished\"", rec.Output)
+			}
+		})
+	}
+}
+
+// A request that the client cancels with notifications/cancelled gets no
+// response on its stream (SPEC §5b): a client that has forgotten it would
+// report the response as "unknown message ID". Its handler's context ends.
+func TestACancelledRequestOverHTTPGetsNoResponse(t *testing.T) {
+	srv := &kit.Server{}
+	started := make(chan struct{}, 1)
+	causes := make(chan error, 1)
+	mustRegister(t, srv, kit.Tool{Name: "job", Effect: kit.Read, Cancellable: true, Max: patience, Handler: func(ctx context.Context, call *kit.Call) (any, error) {
+		call.Progress(1, 0, "begun")
+		started <- struct{}{}
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		return nil, ctx.Err()
+	}})
+	ts := serveBoth(t, srv)
+	c := &rawMCP{t: t, url: ts.URL + "/mcp", client: ts.Client()}
+	c.initialize()
+	resp, err := c.post(t.Context(), `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"job","arguments":{},"_meta":{"progressToken":"p7"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	<-started
+	note, err := c.post(t.Context(), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"the user aborted"}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	note.Body.Close()
+	if note.StatusCode != http.StatusAccepted {
+		t.Errorf("notifications/cancelled: %s, want 202", note.Status)
+	}
+
+	stream, err := io.ReadAll(resp.Body) // it ends once the handler has
+	if err != nil {
+		t.Fatalf("reading the call's stream: %v", err)
+	}
+	if got := <-causes; got != kit.ErrCancelled {
+		t.Errorf("the handler's cause %v, want ErrCancelled", got)
+	}
+	if bytes.Contains(stream, []byte(`"id":7`)) {
+		t.Errorf("the cancelled request was answered:\n%s", stream)
+	}
+	if !bytes.Contains(stream, []byte(`"notifications/progress"`)) {
+		t.Errorf("the stream %q lacks the progress sent before the cancel", stream)
+	}
+}
+
+// The Origin header is validated (SPEC §5b; MCP's transport rules, against
+// DNS rebinding): absent, one of AllowedOrigins, or the server's own
+// origin on loopback is served; anything else is 403, whatever the method.
+func TestTheOriginOfAnMCPRequestIsValidated(t *testing.T) {
+	srv := &kit.Server{AllowedOrigins: []string{"https://app.example.com", "HTTP://Tools.Example:8443/"}}
+	mustRegister(t, srv, kit.Tool{Name: "echo", Effect: kit.Read, Handler: func(context.Context, *kit.Call) (any, error) { return "ok", nil }})
+	ts := serveBoth(t, srv)
+	cases := []struct {
+		name   string
+		method string
+		origin []string // nil: no Origin header
+		want   int
+	}{
+		{"no Origin", http.MethodPost, nil, http.StatusOK},
+		{"an allowed origin", http.MethodPost, []string{"https://app.example.com"}, http.StatusOK},
+		{"an allowed origin as written in another case", http.MethodPost, []string{"http://tools.example:8443"}, http.StatusOK},
+		{"the server's own origin on loopback", http.MethodPost, []string{ts.URL}, http.StatusOK},
+		{"another site", http.MethodPost, []string{"http://evil.example"}, http.StatusForbidden},
+		{"another port of loopback", http.MethodPost, []string{"http://127.0.0.1:1"}, http.StatusForbidden},
+		{"an opaque origin", http.MethodPost, []string{"null"}, http.StatusForbidden},
+		{"an empty Origin", http.MethodPost, []string{""}, http.StatusForbidden},
+		{"two Origins", http.MethodPost, []string{"https://app.example.com", "http://evil.example"}, http.StatusForbidden},
+		{"another site's GET", http.MethodGet, []string{"http://evil.example"}, http.StatusForbidden},
+		{"another site's DELETE", http.MethodDelete, []string{"http://evil.example"}, http.StatusForbidden},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var body io.Reader
+			if tc.method == http.MethodPost {
+				body = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+			}
+			req, _ := http.NewRequestWithContext(t.Context(), tc.method, ts.URL+"/mcp", body)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Session-Id", "none")
+			if tc.method == http.MethodPost {
+				req.Header.Del("Mcp-Session-Id")
+			}
+			for _, o := range tc.origin {
+				req.Header.Add("Origin", o)
+			}
+			resp, err := ts.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if tc.want == http.StatusForbidden {
+				if resp.StatusCode != tc.want || !strings.Contains(string(msg), "origin") {
+					t.Errorf("%s with Origin %q: %s %s, want 403 naming the origin", tc.method, tc.origin, resp.Status, msg)
+				}
+				return
+			}
+			if resp.StatusCode != tc.want {
+				t.Errorf("%s with Origin %q: %s %s, want %d", tc.method, tc.origin, resp.Status, msg, tc.want)
 			}
 		})
 	}

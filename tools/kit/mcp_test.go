@@ -645,3 +645,70 @@ func TestServeMCPReturnsWhenItsContextEndsEndingTheSessionsCalls(t *testing.T) {
 		}
 	})
 }
+
+// Over ServeMCP too, a request that the client cancels gets no response
+// (SPEC §5b). The client here speaks JSON-RPC by hand on a pipe, as a
+// command server's stdio, to see what the sdk's client would drop.
+func TestACancelledRequestOverStdioGetsNoResponse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &kit.Server{}
+		defer srv.Close()
+		started := make(chan struct{}, 1)
+		causes := make(chan error, 1)
+		mustRegister(t, srv, kit.Tool{Name: "job", Effect: kit.Read, Cancellable: true, Max: time.Minute, Handler: func(ctx context.Context, call *kit.Call) (any, error) {
+			started <- struct{}{}
+			<-ctx.Done()
+			causes <- context.Cause(ctx)
+			return nil, ctx.Err()
+		}})
+		toClient, fromServer := io.Pipe()
+		toServer, fromClient := io.Pipe()
+		served := make(chan error, 1)
+		go func() { served <- srv.ServeMCP(t.Context(), &mcp.IOTransport{Reader: toServer, Writer: fromServer}) }()
+		var mu sync.Mutex
+		var got []map[string]any
+		read := make(chan struct{})
+		go func() {
+			defer close(read)
+			dec := json.NewDecoder(toClient)
+			for {
+				var m map[string]any
+				if dec.Decode(&m) != nil {
+					return
+				}
+				mu.Lock()
+				got = append(got, m)
+				mu.Unlock()
+			}
+		}()
+		send := func(msg string) {
+			if _, err := io.WriteString(fromClient, msg+"\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+		send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"job","arguments":{}}}`)
+		<-started
+		send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
+		if cause := <-causes; cause != kit.ErrCancelled {
+			t.Errorf("the handler's cause %v, want ErrCancelled", cause)
+		}
+		send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+		synctest.Wait() // the handler has returned, and every answer is read
+		fromClient.Close()
+		<-served
+		toClient.Close()
+		<-read
+
+		var ids []any
+		for _, m := range got {
+			if id, ok := m["id"]; ok {
+				ids = append(ids, id)
+			}
+		}
+		if want := []any{1.0, 3.0}; jsonOf(t, ids) != jsonOf(t, want) {
+			t.Errorf("responses to %v, want to %v only: the cancelled request gets none", ids, want)
+		}
+	})
+}

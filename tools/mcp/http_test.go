@@ -276,8 +276,13 @@ func TestAServersURLIsShownWithItsQueryValuesRedacted(t *testing.T) {
 
 		hd := &heard{}
 		res := reg.Call(t.Context(), newRun(t, time.Minute, hd), "mcp__web__echo", json.RawMessage(`{}`))
-		if len(hd.ends) == 0 || hd.ends[0].Err == nil || !strings.Contains(hd.ends[0].Err.Error(), "token=[redacted]") {
-			t.Errorf("attempts %+v, want the first failed quoting the URL redacted", hd.ends)
+		// The first attempt may fail on the session alone (its standalone
+		// stream broke with the server, and the sdk does not reconnect it);
+		// the next connects, and quotes the URL.
+		if !slices.ContainsFunc(hd.ends, func(a trace.Attempt) bool {
+			return a.Err != nil && strings.Contains(a.Err.Error(), "token=[redacted]")
+		}) {
+			t.Errorf("attempts %+v, want one failed quoting the URL redacted", hd.ends)
 		}
 		for _, a := range hd.ends {
 			if a.Err != nil {

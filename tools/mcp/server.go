@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -22,19 +24,37 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// DefaultConnectTimeout bounds connecting to a server and listing its
-// tools when the caller's context does not bound it sooner: a setup step
-// of the run, whose lease is the tighter bound inside a run.
-const DefaultConnectTimeout = 20 * time.Second
+// MaxConnectTimeout is the most a server's connect and tools/list may
+// take when its entry gives no connect_timeout: a mute server costs a
+// short run a quarter of its work time at most, and a long one 5s (SPEC
+// §5b).
+const MaxConnectTimeout = 5 * time.Second
 
-// ConnectTimeout is how long [Connect] may take for cfg: its
-// connect_timeout, or DefaultConnectTimeout.
-func ConnectTimeout(cfg tools.MCPServer) time.Duration {
-	if cfg.ConnectTimeout > 0 {
+// ConnectTimeout is how long connecting to the server of cfg and listing
+// its tools may take in a run whose work time (B − R, the time its work
+// may spend) is work: the entry's connect_timeout when it gives one, else
+// the smaller of [MaxConnectTimeout] and a quarter of work. A work of 0
+// or less (no run, or one not known) gives MaxConnectTimeout. Inside a
+// run it is the ceiling of a setup lease, which the budget may cut
+// shorter still: an explicit connect_timeout is a lease out of the run's
+// budget too.
+func ConnectTimeout(cfg tools.MCPServer, work time.Duration) time.Duration {
+	switch {
+	case cfg.ConnectTimeout > 0:
 		return cfg.ConnectTimeout
+	case work <= 0:
+		return MaxConnectTimeout
 	}
-	return DefaultConnectTimeout
+	return min(MaxConnectTimeout, work/4)
 }
+
+// initialVersion is the protocol the first initialize asks for: the
+// newest that is negotiated by initialize itself. Asked for nothing, the
+// go-sdk would try 2026-07-28 first, whose server/discover the MCP
+// reference server answers with "Method not found" (issue 17): nothing
+// goes out before initialize. The server answers with the version it
+// speaks, which a reconnect asks for again.
+const initialVersion = "2025-11-25"
 
 // closeGrace is how long Close lets a stdio server exit on its own once
 // its input is closed, before its process group is killed: a run that
@@ -61,7 +81,8 @@ type Options struct {
 // died, an HTTP session the server dropped, a request the transport
 // failed) is replaced by a fresh one at the next attempt, so a read
 // retried after it goes out on a new connection. A Server is safe for
-// concurrent use.
+// concurrent use. Only [Connect] makes one: the methods of a zero Server
+// report a server with no tools, and its Close has nothing to close.
 type Server struct {
 	cfg  tools.MCPServer
 	opts Options
@@ -111,10 +132,12 @@ type Server struct {
 // Connect starts the server (a stdio one, in a process group of its own)
 // or reaches it (a url one), initializes an MCP session, and lists its
 // tools, all on ctx, which bounds it: inside a run, the lease of a setup
-// step. A server that does not answer in time is closed, its process
-// killed, and the error says so.
+// step, whose ceiling is [ConnectTimeout]. Connect itself bounds it by
+// ConnectTimeout(cfg, 0): the entry's connect_timeout, or 5s. A server
+// that does not answer in time is closed, its process killed, and the
+// error says so.
 func Connect(ctx context.Context, cfg tools.MCPServer, opts Options) (*Server, error) {
-	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout(cfg))
+	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout(cfg, 0))
 	defer cancel()
 	s := &Server{cfg: cfg, opts: opts, routes: make(map[int64]*route),
 		connLock: make(chan struct{}, 1), progressLock: make(chan struct{}, 1)}
@@ -201,6 +224,9 @@ func (s *Server) Where() string {
 // closing finish on their own, and a later Close waits for them. Close is
 // idempotent.
 func (s *Server) Close(ctx context.Context) error {
+	if s.haltNow == nil {
+		return nil // a zero Server: nothing was connected, so nothing is left
+	}
 	s.mu.Lock()
 	s.closed = true
 	sess, proc, connecting := s.session, s.proc, s.connecting
@@ -314,7 +340,7 @@ func (s *Server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		return nil, errClosed
 	}
 	s.connecting = cancel
-	opts := &sdk.ClientSessionOptions{ProtocolVersion: s.version}
+	opts := &sdk.ClientSessionOptions{ProtocolVersion: cmp.Or(s.version, initialVersion)}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -349,8 +375,8 @@ func (s *Server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	}
 	s.session, s.proc = sess, proc
 	if res := sess.InitializeResult(); res != nil && s.version == "" {
-		// A server older than the newest protocol costs a round trip to
-		// find out (server/discover); a reconnect need not pay it again.
+		// A server older than the version asked for says which it speaks;
+		// a reconnect asks for that one.
 		s.version = res.ProtocolVersion
 	}
 	s.mu.Unlock()
@@ -386,7 +412,17 @@ func (s *Server) transport(ctx context.Context) (sdk.Transport, *process, error)
 	c.Transport = &roundTripper{base: client.Transport, headers: s.cfg.Headers, halt: s.halt}
 	// The standalone stream stays: a server may send a request's progress
 	// on it, as the reference server does.
-	return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c}, nil, nil
+	//
+	// The sdk's reconnects are off (MaxRetries < 0): the harness is the one
+	// retry layer (SPEC §5b). With them, a broken stream was resumed with
+	// Last-Event-ID after backoffs of 1s, 1.5s, 2.25s…: a dead server took
+	// 17.6s to become an upstream error, and a stream resumed through a
+	// restarted proxy was replayed out of order and never answered, so the
+	// call waited out its lease (issue 17). Without them, a request's
+	// stream that breaks, or the standalone stream, fails the session at
+	// once: the attempt is an upstream error, and the next one, a read's
+	// retry, goes out on a fresh session with the same key.
+	return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c, MaxRetries: -1}, nil, nil
 }
 
 // errorf says which server failed, and where it is ([Server.Where]),
@@ -458,6 +494,11 @@ type roundTripper struct {
 }
 
 func (rt *roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+	// The first POST on an attempt's context is its tools/call.
+	p, _ := r.Context().Value(postingKey{}).(*atomic.Int32)
+	if p != nil && (r.Method != http.MethodPost || !p.CompareAndSwap(unposted, posted)) {
+		p = nil
+	}
 	ctx, cancel := context.WithCancelCause(r.Context())
 	stop := context.AfterFunc(rt.halt, func() { cancel(context.Cause(rt.halt)) })
 	release := func() { stop(); cancel(nil) }
@@ -474,11 +515,30 @@ func (rt *roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 		release()
 		return nil, err
 	}
+	if p != nil && resp.StatusCode == http.StatusNotFound && r.Header.Get("Mcp-Session-Id") != "" {
+		// MCP: a server answers 404 to a request of a session it has
+		// ended, and so did not run it.
+		p.Store(refused)
+	}
 	// A response's body, such as a stream of events, outlives RoundTrip:
 	// the request stays cancellable until it is closed.
 	resp.Body = &releasingBody{ReadCloser: resp.Body, release: sync.OnceFunc(release)}
 	return resp, nil
 }
+
+// postingKey marks the context of an attempt's tools/call with an
+// *atomic.Int32 that the roundTripper sets as its POST goes, so that an
+// attempt that failed unsent is known not to have reached the server: its
+// session had failed before (a standalone stream that broke; the sdk then
+// fails the write without sending it), or the server had ended it (404).
+type postingKey struct{}
+
+// The states of an attempt's POST.
+const (
+	unposted int32 = iota // no POST went out
+	posted                // it went out, and may have reached the server
+	refused               // it went out, and the server said its session was gone
+)
 
 type releasingBody struct {
 	io.ReadCloser

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/tools"
@@ -131,7 +132,7 @@ func (t *tool) Attempt(ctx context.Context, call *tools.Call) tools.Answer {
 	if err != nil {
 		// No session, so nothing was sent: a transport failure, retried
 		// for a read once a connection can be had.
-		return tools.Answer{Err: t.s.errorf("connect: %w", err)}
+		return tools.Answer{Err: t.s.errorf("connect: %w", err), NotSent: true}
 	}
 	token, done := t.s.route(call)
 	defer done()
@@ -151,31 +152,37 @@ func (t *tool) Attempt(ctx context.Context, call *tools.Call) tools.Answer {
 	for k, v := range carrier {
 		params.Meta[k] = v
 	}
-	res, err := sess.CallTool(ctx, params)
+	// Over HTTP, whether the request went out, and was refused as one of
+	// a session the server had ended (see postingKey).
+	var post atomic.Int32
+	res, err := sess.CallTool(context.WithValue(ctx, postingKey{}, &post), params)
 	switch {
 	case err == nil && res.IsError:
 		// The tool failed and said so: the model reads why, and the call
 		// is not tried again (SPEC §5b).
-		return tools.Answer{Err: &tools.ToolError{Message: t.s.scrubText(text(res.Content))}, Outcome: trace.UpstreamError, Sent: true}
+		return tools.Answer{Err: &tools.ToolError{Message: t.s.scrubText(text(res.Content))}, Outcome: trace.UpstreamError}
 	case err == nil:
 		out, err := output(res)
 		if err != nil {
-			return tools.Answer{Err: fmt.Errorf("%w: %v", tools.ErrBadAnswer, err), Outcome: trace.Invalid, Sent: true}
+			return tools.Answer{Err: fmt.Errorf("%w: %v", tools.ErrBadAnswer, err), Outcome: trace.Invalid}
 		}
-		return tools.Answer{Output: out, Sent: true}
+		return tools.Answer{Output: out}
 	case ctx.Err() != nil:
-		return tools.Answer{Err: t.s.scrub(err), Sent: true} // the lease, the quiet clock or the run ended it
+		return tools.Answer{Err: t.s.scrub(err)} // the lease, the quiet clock or the run ended it
 	case answered(err):
 		// The server refused the request itself: unknown tool, bad
 		// params. Trying it again would get the same answer.
-		return tools.Answer{Err: t.s.scrub(err), Outcome: trace.Invalid, Sent: true}
+		return tools.Answer{Err: t.s.scrub(err), Outcome: trace.Invalid}
 	}
 	// The connection failed under the call: the server died, or dropped
 	// the session, or the stream broke, or the HTTP request failed. The
 	// next attempt, if there is one (a read), gets a fresh connection.
-	// Sent: the request may have reached the server before it failed.
+	// Not NotSent: the request may have reached the server before it
+	// failed, unless it was an HTTP one that never went out or that the
+	// server refused for its session.
 	t.s.broke(sess)
-	return tools.Answer{Err: t.s.scrub(err), Sent: true}
+	notSent := !t.s.cfg.Stdio() && t.s.opts.Transport == nil && post.Load() != posted
+	return tools.Answer{Err: t.s.scrub(err), NotSent: notSent}
 }
 
 // codeRejected is the code of the go-sdk's jsonrpc2.ErrRejected
@@ -208,6 +215,11 @@ func (t *tool) Cancel(context.Context, cancel.Key) error { return cancel.ErrNoAn
 
 // Close closes the tool's server, once for all its tools.
 func (t *tool) Close(ctx context.Context) error { return t.s.Close(ctx) }
+
+// ToolsFile is the tools file that names the server, which an orphan of
+// the tool records (issue 17); an MCP tool has no status to ask, so
+// harness reconcile lists it as one to settle by hand.
+func (t *tool) ToolsFile() string { return t.s.cfg.File }
 
 // output is a successful result as the tool's output: its structured
 // content when it has one, else its text.

@@ -8,9 +8,27 @@
 // orphans, phase changes and the landing are events on the run's span;
 // progress heartbeats are events on the attempt that heard them.
 //
-// Raw idempotency keys are never put on spans, as the GenAI conventions
-// ask of identifiers that are not the model's: a tool call is named by the
-// model's tool call id (gen_ai.tool.call.id) when it gave one. The sink
-// is also a [trace.ContextSink]: it gives a tool attempt's context with its
-// span, so that a remote tool's POST carries the attempt's traceparent.
+// # Keys
+//
+// Raw idempotency keys never leave the process (SPEC §8): they are not put
+// on spans, as the GenAI conventions ask of identifiers that are not the
+// model's, and a tool call is named by the model's tool call id
+// (gen_ai.tool.call.id) when it gave one. Where a message names a key — the
+// landing message of a run with an orphan, an error, a progress note — the
+// key is replaced by its hash ([HashKey]) in whatever is exported, span
+// events, attributes and status messages alike: every key the run's
+// records named (a child's included), and anything shaped like a key
+// cancel.NewKey mints. Secrets are redacted as everywhere else.
+//
+// # Context
+//
+// The sink is also a [trace.ContextSink]: it gives a tool attempt's
+// context with its span, so that a remote tool's POST carries the
+// attempt's traceparent. A run served to a caller in another process
+// (`harness serve`) is made a child of the caller's span with
+// [Sink.ParentCall]. A sink on the run's path must not block: the sink
+// only starts and ends spans, and the SDK's batch span processor exports
+// them off the path.
+//
+// A zero Sink makes no spans.
 package spans

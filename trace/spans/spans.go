@@ -2,6 +2,9 @@ package spans
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -35,12 +38,13 @@ type Config struct {
 
 // A Sink makes spans of the records it is handed, with tracer. It is safe
 // for concurrent use, and for the records of several runs at once, a
-// parent's and its children's.
+// parent's and its children's. A zero Sink makes no spans: it drops every
+// record, and gives every context back as it came.
 type Sink struct {
 	tracer oteltrace.Tracer
 	cfg    Config
 
-	mu    sync.Mutex
+	mu    sync.Mutex                       // guards runs and calls
 	runs  map[string]*run                  // by run id, until run_end
 	calls map[string]oteltrace.SpanContext // a sub-agent call's span, by its key, for its child's run
 }
@@ -49,6 +53,8 @@ type run struct {
 	span     oteltrace.Span
 	ctx      context.Context
 	attempts map[attemptID]oteltrace.Span
+	parent   string              // the parent run's id, for a sub-agent in this process
+	keys     map[string]struct{} // every idempotency key its records named, its children's included
 }
 
 type attemptID struct {
@@ -69,6 +75,9 @@ func New(tracer oteltrace.Tracer, cfg Config) *Sink {
 // an event. It never fails: a record of a run it has not seen start is
 // dropped.
 func (s *Sink) Record(r trace.Record) error {
+	if s.tracer == nil {
+		return nil // a zero Sink
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r.Event == trace.RunStart {
@@ -79,6 +88,10 @@ func (s *Sink) Record(r trace.Record) error {
 	if ru == nil {
 		return nil
 	}
+	if r.Key != "" {
+		ru.keys[r.Key] = struct{}{}
+	}
+	r.Message = ru.scrub(r.Message)
 	at := oteltrace.WithTimestamp(r.TS)
 	switch r.Event {
 	case trace.AttemptStart:
@@ -122,6 +135,12 @@ func (s *Sink) Record(r trace.Record) error {
 		}
 		ru.span.End(at)
 		delete(s.runs, r.RunID)
+		if p := s.runs[ru.parent]; p != nil {
+			// The parent's landing may name its child's keys.
+			for k := range ru.keys {
+				p.keys[k] = struct{}{}
+			}
+		}
 	default:
 		ru.span.AddEvent("glidepath."+string(r.Event), at, oteltrace.WithAttributes(eventAttributes(r)...))
 	}
@@ -155,7 +174,56 @@ func (s *Sink) start(r trace.Record) {
 	}
 	ctx, sp := s.tracer.Start(parent, "invoke_agent "+agent, oteltrace.WithTimestamp(r.TS),
 		oteltrace.WithSpanKind(oteltrace.SpanKindInternal), oteltrace.WithAttributes(attrs...))
-	s.runs[r.RunID] = &run{span: sp, ctx: ctx, attempts: map[attemptID]oteltrace.Span{}}
+	ru := &run{span: sp, ctx: ctx, attempts: map[attemptID]oteltrace.Span{}, parent: r.ParentRunID, keys: map[string]struct{}{}}
+	if r.Key != "" {
+		ru.keys[r.Key] = struct{}{}
+	}
+	s.runs[r.RunID] = ru
+}
+
+// ParentCall makes the run whose run_start carries key (the idempotency
+// key of the call that ran it, harness.ChildCall) a child of parent:
+// the span of the caller's attempt in another process, read from the
+// call's W3C traceparent, as `harness serve` does for each call it
+// serves, so that a remote sub-agent's run sits under the caller's
+// execute_tool span. An invalid parent is ignored. A zero Sink ignores it.
+func (s *Sink) ParentCall(key string, parent oteltrace.SpanContext) {
+	if s.tracer == nil || key == "" || !parent.IsValid() {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls[key] = parent
+}
+
+// mintedKey is the shape of a key cancel.NewKey mints: a key a message
+// names that this sink never saw in a record (an orphan of a child in
+// another process) is still not exported raw.
+var mintedKey = regexp.MustCompile(`gp_[a-z2-7]{26}`)
+
+// scrub returns text as it may leave the process: with every secret
+// redacted and every idempotency key the run has seen, or shaped like one,
+// replaced by its hash (SPEC §8), so that a message still says which call
+// it is about without exporting what would let anyone act as it.
+func (ru *run) scrub(text string) string {
+	if text == "" {
+		return ""
+	}
+	for k := range ru.keys {
+		if len(k) >= 8 { // a shorter "key" would blank ordinary words
+			text = strings.ReplaceAll(text, k, HashKey(k))
+		}
+	}
+	return redact.Secrets(mintedKey.ReplaceAllStringFunc(text, HashKey))
+}
+
+// HashKey is how an idempotency key is named in anything exported:
+// "key-sha256:" and the first 12 hex digits of its SHA-256, enough to find
+// the call in a trace file or a journal by hashing its keys, and nothing
+// to act on.
+func HashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "key-sha256:" + hex.EncodeToString(sum[:6])
 }
 
 // attemptStart begins an attempt's span under its run's.
@@ -184,7 +252,7 @@ func (s *Sink) attemptStart(ru *run, r trace.Record) {
 		}
 	case r.Step == "setup":
 		name, kind = "glidepath.setup", oteltrace.SpanKindInternal
-		attrs = append(attrs, attribute.String("glidepath.setup", r.Message))
+		attrs = append(attrs, attribute.String("glidepath.setup", r.Message)) // scrubbed by Record
 	default:
 		tool := r.Step
 		if _, after, ok := strings.Cut(tool, ":"); ok {
@@ -209,6 +277,9 @@ func (s *Sink) attemptStart(ru *run, r trace.Record) {
 // attempt_start r is, when the sink has it: what the attempt sends carries
 // its traceparent.
 func (s *Sink) AttemptContext(ctx context.Context, r trace.Record) context.Context {
+	if s.tracer == nil {
+		return ctx
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ru := s.runs[r.RunID]
@@ -235,7 +306,7 @@ func eventAttributes(r trace.Record) []attribute.KeyValue {
 	add("glidepath.cause", r.Cause)
 	add("glidepath.from", r.From)
 	add("glidepath.to", r.To)
-	add("glidepath.message", redact.Secrets(r.Message))
+	add("glidepath.message", r.Message) // scrubbed by Record
 	if r.Event == trace.Backoff {
 		a = append(a, attribute.Int64("glidepath.backoff.sleep_ms", r.SleepMs), attribute.String("glidepath.backoff.source", r.Source),
 			attribute.Bool("glidepath.backoff.gave_up", r.GaveUp))

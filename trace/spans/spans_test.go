@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	oteltrace "go.opentelemetry.io/otel/trace"
 )
 
 // A run with a retry (the model's first answer is a 503), a remote tool
@@ -158,4 +159,118 @@ func attributes(kvs []attribute.KeyValue) map[string]string {
 		m[string(kv.Key)] = kv.Value.Emit()
 	}
 	return m
+}
+
+// Every string a span carries, its name, attributes, events' attributes
+// and status message.
+func exportedStrings(ss tracetest.SpanStubs) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, s.Name, s.Status.Description)
+		for _, kv := range s.Attributes {
+			out = append(out, kv.Value.Emit())
+		}
+		for _, ev := range s.Events {
+			out = append(out, ev.Name)
+			for _, kv := range ev.Attributes {
+				out = append(out, kv.Value.Emit())
+			}
+		}
+	}
+	return out
+}
+
+// The records of a run with an orphan, as the harness makes them: its
+// key in the records, and in the reconcile's error, the orphan's, the
+// landing's and the child's messages; and a key the sink never saw in a
+// record, in the landing message, as a child in another process's orphan
+// would be named.
+func TestNoRawKeyLeavesInAnySpan(t *testing.T) {
+	const pay, child, remote = "gp_aaaaaaaaaaaaaaaaaaaaaaaaaa", "gp_bbbbbbbbbbbbbbbbbbbbbbbbbb", "gp_cccccccccccccccccccccccccc"
+	custom := "order-77-retry" // a key of a tool's own shape
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	sink := spans.New(tp.Tracer("glidepath"), spans.Config{})
+	ts := time.Now()
+	for _, r := range []trace.Record{
+		{Event: trace.RunStart, RunID: "p"},
+		{Event: trace.AttemptStart, RunID: "p", Step: "tool:pay", StepIndex: 1, Attempt: 1, Key: pay},
+		{Event: trace.AttemptStart, RunID: "p", Step: "tool:ship", StepIndex: 1, Attempt: 1, Key: custom},
+		{Event: trace.AttemptStart, RunID: "p", Step: "agent:alpha", StepIndex: 1, Attempt: 1, Key: child},
+		{Event: trace.RunStart, RunID: "c", ParentRunID: "p", Key: child},
+		{Event: trace.Landing, RunID: "c", ParentRunID: "p", Message: "the child's call " + child + " landed"},
+		{Event: trace.RunEnd, RunID: "c", ParentRunID: "p", Result: "partial", Cause: "budget"},
+		{Event: trace.AttemptEnd, RunID: "p", Step: "agent:alpha", StepIndex: 1, Attempt: 1, Key: child, Outcome: trace.OK},
+		{Event: trace.Progress, RunID: "p", Step: "tool:pay", Key: pay, Units: 1, Message: "paying under " + pay},
+		{Event: trace.AttemptEnd, RunID: "p", Step: "tool:pay", StepIndex: 1, Attempt: 1, Key: pay, Outcome: trace.GaveUp,
+			Message: "pay: cut; GET /tools/pay/calls/" + pay + ": 503"},
+		{Event: trace.AttemptEnd, RunID: "p", Step: "tool:ship", StepIndex: 1, Attempt: 1, Key: custom, Outcome: trace.UpstreamError,
+			Message: "ship " + custom + " failed"},
+		{Event: trace.Reconcile, RunID: "p", Step: "tool:pay", Key: pay, State: "failed", Message: "status of " + pay + ": 503"},
+		{Event: trace.Orphan, RunID: "p", Step: "tool:pay", Key: pay, State: "open", Message: "journaled " + pay},
+		{Event: trace.Landing, RunID: "p", Cause: "unsettled", Message: "The outcome of pay (key " + pay + ") is unknown; " +
+			"the child's " + child + " and a remote orphan " + remote + " and " + custom + " too; Authorization: Bearer abcdefghijkl"},
+		{Event: trace.RunEnd, RunID: "p", Result: "partial", Cause: "unsettled"},
+	} {
+		r.TS = ts
+		if err := sink.Record(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := exp.GetSpans()
+	all := strings.Join(exportedStrings(got), "\n")
+	for _, k := range []string{pay, child, remote, custom, "abcdefghijkl"} {
+		if strings.Contains(all, k) {
+			t.Errorf("%s is exported raw:\n%s", k, all)
+		}
+	}
+	for _, k := range []string{pay, child, remote, custom} {
+		if !strings.Contains(all, spans.HashKey(k)) {
+			t.Errorf("%s is not named by its hash %s in what is exported:\n%s", k, spans.HashKey(k), all)
+		}
+	}
+	if !strings.Contains(all, "The outcome of pay (key "+spans.HashKey(pay)+") is unknown") {
+		t.Errorf("the landing message is not exported with the key hashed:\n%s", all)
+	}
+}
+
+// A run whose run_start carries a key given to ParentCall is a child of
+// that span: a call served to another process's attempt.
+func TestParentCallMakesARemoteCallersSpanTheRunsParent(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	sink := spans.New(tp.Tracer("glidepath"), spans.Config{})
+	caller := oteltrace.NewSpanContext(oteltrace.SpanContextConfig{
+		TraceID: oteltrace.TraceID{1, 2, 3}, SpanID: oteltrace.SpanID{4, 5, 6}, TraceFlags: oteltrace.FlagsSampled, Remote: true})
+	sink.ParentCall("gp_served", caller)
+	sink.ParentCall("gp_other", oteltrace.SpanContext{}) // invalid: ignored
+	for _, r := range []trace.Record{
+		{Event: trace.RunStart, RunID: "served", Key: "gp_served"},
+		{Event: trace.RunEnd, RunID: "served", Result: "complete"},
+		{Event: trace.RunStart, RunID: "other", Key: "gp_other"},
+		{Event: trace.RunEnd, RunID: "other", Result: "complete"},
+	} {
+		sink.Record(r)
+	}
+	got := exp.GetSpans()
+	if len(got) != 2 {
+		t.Fatalf("%d spans, want 2", len(got))
+	}
+	if p := got[0].Parent; p.TraceID() != caller.TraceID() || p.SpanID() != caller.SpanID() || got[0].SpanContext.TraceID() != caller.TraceID() {
+		t.Errorf("the served run's span has parent %v in trace %v, want the caller's %v", p.SpanID(), got[0].SpanContext.TraceID(), caller.SpanID())
+	}
+	if got[1].Parent.IsValid() {
+		t.Errorf("the other run has parent %v, want none: an invalid parent is ignored", got[1].Parent.SpanID())
+	}
+}
+
+func TestAZeroSinkMakesNoSpans(t *testing.T) {
+	var s spans.Sink
+	if err := s.Record(trace.Record{Event: trace.RunStart, RunID: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	s.ParentCall("k", oteltrace.SpanContext{})
+	if ctx := s.AttemptContext(t.Context(), trace.Record{RunID: "r"}); ctx != t.Context() {
+		t.Error("a zero Sink changed the context")
+	}
 }

@@ -9,6 +9,11 @@
 // runs, whose output it reads; the fault battery, the duplicate count, the
 // fleet and the process runs are measured here, in this process, through
 // packages bench/battery and bench/fleet and the bin/harness binary.
+//
+// The starved section starts copies of this binary beside the runs it
+// times: hogs, one per core (package bench/internal/hog), and its
+// baseline, a process that only sleeps B; main turns the binary into one
+// of them when the environment says so.
 package main
 
 import (
@@ -23,9 +28,13 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/glidepath/glidepath/bench/internal/hog"
 )
 
 func main() {
+	hog.Main()    // the starved section's hogs are copies of this binary,
+	sleeperMain() // and so is its baseline process
 	out := flag.String("o", "", "write the report to `FILE` (default: standard output)")
 	only := flag.String("only", "", "run one `section`: "+strings.Join(sectionNames(), ", "))
 	harness := flag.String("harness", "bin/harness", "the harness `binary` the process section runs")

@@ -78,11 +78,10 @@ func procScenarioEnd(ctx context.Context, harness, dir string, sc procScenario, 
 	defer tool.Close()
 	defer close(done) // before tool.Close, which waits for the handlers
 
-	args := []string{"run", "--budget", procBudget.String(), "--model", "sim-over-http", "--base-url", model.URL,
-		"--journal", filepath.Join(dir, "orphans.jsonl"), "--profile", "off", "--progress", "never"}
+	args := procArgs(procBudget, model.URL, dir)
 	if sc.tool != "" {
-		cfg := filepath.Join(dir, "tools.yaml")
-		if err := os.WriteFile(cfg, []byte("tools:\n  - name: stuck\n    url: "+tool.URL+"\n"), 0o600); err != nil {
+		cfg, err := writeToolsFile(dir, tool.URL)
+		if err != nil {
 			return procResult{}, err
 		}
 		args = append(args, "--tools", cfg)
@@ -90,25 +89,58 @@ func procScenarioEnd(ctx context.Context, harness, dir string, sc procScenario, 
 	args = append(args, "look up cats")
 	res := procResult{scenario: sc.name, exits: map[int]int{}}
 	for range n {
-		var stdout strings.Builder
-		cmd := exec.CommandContext(ctx, harness, args...)
-		cmd.Stdout, cmd.Stderr = &stdout, io.Discard
-		cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+dir, "OPENAI_API_KEY=")
-		start := time.Now()
-		if err := cmd.Start(); err != nil {
+		p, err := procOnce(ctx, harness, dir, args)
+		if err != nil {
 			return res, err
 		}
-		err := cmd.Wait()
-		res.late = append(res.late, time.Since(start)-procBudget)
-		if _, ok := err.(*exec.ExitError); err != nil && !ok {
-			return res, err
-		}
-		res.exits[cmd.ProcessState.ExitCode()]++
-		if strings.HasPrefix(stdout.String(), "PARTIAL RESULT") {
+		res.late = append(res.late, p.took-procBudget)
+		res.exits[p.exit]++
+		if p.partial {
 			res.partial++
 		}
 	}
 	return res, nil
+}
+
+// procArgs are the flags of every measured `harness run`: budget b, the
+// model at modelURL, the orphan journal in dir, no latency profile and no
+// live line, as a script would run it.
+func procArgs(b time.Duration, modelURL, dir string) []string {
+	return []string{"run", "--budget", b.String(), "--model", "sim-over-http", "--base-url", modelURL,
+		"--journal", filepath.Join(dir, "orphans.jsonl"), "--profile", "off", "--progress", "never"}
+}
+
+// writeToolsFile writes a tools file in dir with the one tool "stuck" of
+// the tool server at url, and returns its path.
+func writeToolsFile(dir, url string) (string, error) {
+	cfg := filepath.Join(dir, "tools.yaml")
+	return cfg, os.WriteFile(cfg, []byte("tools:\n  - name: stuck\n    url: "+url+"\n"), 0o600)
+}
+
+// procRun is one `harness run` process, timed from outside.
+type procRun struct {
+	started time.Time     // just before it started
+	took    time.Duration // from started to when it had exited
+	exit    int
+	partial bool // its output led with the partial boundary
+}
+
+// procOnce runs harness with args once, its state under dir.
+func procOnce(ctx context.Context, harness, dir string, args []string) (procRun, error) {
+	var stdout strings.Builder
+	cmd := exec.CommandContext(ctx, harness, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, io.Discard
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+dir, "OPENAI_API_KEY=")
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return procRun{}, err
+	}
+	err := cmd.Wait()
+	took := time.Since(start)
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		return procRun{}, err
+	}
+	return procRun{started: start, took: took, exit: cmd.ProcessState.ExitCode(), partial: strings.HasPrefix(stdout.String(), "PARTIAL RESULT")}, nil
 }
 
 // stuckTool serves one read tool, "stuck", over SPEC §5's protocol, whose

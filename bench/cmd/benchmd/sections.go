@@ -26,6 +26,8 @@ var sections = []section{
 	{"duplicates", "Writes that commit after their lease ended", duplicatesSection},
 	{"fleet", "A fleet whose budgets expire together", fleetSection},
 	{"process", "The harness run process under hangs", processSection},
+	{"hungcancel", "A tool whose POST and cancel both hang", hungCancelSection},
+	{"starved", "A starved machine", starvedSection},
 }
 
 func sectionNames() []string {

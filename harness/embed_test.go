@@ -1,0 +1,356 @@
+package harness_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/harness"
+	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/model"
+	"github.com/glidepath/glidepath/sim"
+	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// start starts a Session on a budget of total started now.
+func start(t *testing.T, total time.Duration, cfg harness.Config) (*harness.Session, context.Context) {
+	t.Helper()
+	b, err := budget.New(budget.Config{Total: total})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ctx, err := harness.Start(t.Context(), b, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, ctx
+}
+
+// Q = 2s, B = 1m: a read that hangs, called on the caller's own context
+// (t.Context(), not the Session's): the run's quiet clock still cuts it at
+// 2s, where it would have waited out its lease, 44.95s. And the caller's
+// own cancellation, at 1s, still cancels it.
+func TestACallOnTheCallersOwnContextKeepsTheRunsQuietClock(t *testing.T) {
+	calls := []struct {
+		name string
+		call func(s *harness.Session, ctx context.Context) error
+	}{
+		{"Call", func(s *harness.Session, ctx context.Context) error {
+			res := s.Call(ctx, "read", nil)
+			return res.Cause
+		}},
+		{"CallAll", func(s *harness.Session, ctx context.Context) error {
+			return s.CallAll(ctx, []harness.ToolCall{{Name: "read"}, {Name: "read"}})[1].Cause
+		}},
+		{"Setup", func(s *harness.Session, ctx context.Context) error {
+			return s.Setup(ctx, "fetch a manifest", 0, func(ctx context.Context) error {
+				<-ctx.Done()
+				return context.Cause(ctx)
+			})
+		}},
+		{"BeginTurn", func(s *harness.Session, ctx context.Context) error {
+			tctx, turn, err := s.BeginTurn(ctx)
+			if err != nil {
+				return err
+			}
+			<-tctx.Done() // a model request that hangs
+			return turn.End(context.Cause(tctx))
+		}},
+	}
+	for _, c := range calls {
+		for _, cancelAt := range []time.Duration{0, time.Second} {
+			name := c.name + "/quiet clock"
+			want, wantErr := 2*time.Second, error(watchdog.ErrQuiet)
+			if cancelAt > 0 {
+				name, want, wantErr = c.name+"/caller cancels", cancelAt, errCallerLeft
+			}
+			t.Run(name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					s, _ := start(t, time.Minute, harness.Config{Task: "find cats", Quiet: 2 * time.Second,
+						Tools: registry(t, hangs("read"))})
+					defer s.Close()
+					own, cancel := context.WithCancelCause(t.Context())
+					defer cancel(nil)
+					if cancelAt > 0 {
+						time.AfterFunc(cancelAt, func() { cancel(errCallerLeft) })
+					}
+					begin := time.Now()
+
+					err := c.call(s, own)
+
+					if got := time.Since(begin); got != want {
+						t.Errorf("the call ended after %v, want %v", got, want)
+					}
+					if !errors.Is(err, wantErr) {
+						t.Errorf("the call ended with %v, want %v", err, wantErr)
+					}
+					if cause, ok := s.MustLand(own); cancelAt == 0 && (!ok || cause != landing.CauseQuiet) {
+						t.Errorf("MustLand on the caller's context: %q, %v; want quiet", cause, ok)
+					}
+				})
+			})
+		}
+	}
+}
+
+var errCallerLeft = errors.New("the caller left")
+
+// The zero Session is not a run: every method says so, none panics.
+func TestAZeroSessionErrorsAndNeverPanics(t *testing.T) {
+	for _, s := range []*harness.Session{new(harness.Session), nil} {
+		name := "zero"
+		if s == nil {
+			name = "nil"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			if _, _, err := s.BeginTurn(ctx); !errors.Is(err, harness.ErrNoSession) {
+				t.Errorf("BeginTurn: %v", err)
+			}
+			if _, err := s.Turn(ctx, model.Request{}); !errors.Is(err, harness.ErrNoSession) {
+				t.Errorf("Turn: %v", err)
+			}
+			if err := s.Setup(ctx, "x", 0, func(context.Context) error { return nil }); !errors.Is(err, harness.ErrNoSession) {
+				t.Errorf("Setup: %v", err)
+			}
+			if res := s.Call(ctx, "read", nil); !errors.Is(res.Cause, harness.ErrNoSession) || !res.Refused {
+				t.Errorf("Call: %+v", res)
+			}
+			if res := s.CallAll(ctx, []harness.ToolCall{{Name: "read"}}); len(res) != 1 || !errors.Is(res[0].Cause, harness.ErrNoSession) {
+				t.Errorf("CallAll: %+v", res)
+			}
+			if _, ok := s.MustLand(ctx); !ok {
+				t.Error("MustLand: false, want true: there is no run to work on")
+			}
+			if s.Phase() != landing.Land || s.ID() != "" || s.Budget() != nil || s.Tools() != nil {
+				t.Errorf("Phase %v, ID %q, Budget %v, Tools %v", s.Phase(), s.ID(), s.Budget(), s.Tools())
+			}
+			if note := s.Note(); note != harness.ErrNoSession.Error() {
+				t.Errorf("Note: %q", note)
+			}
+			for what, res := range map[string]landing.Result{
+				"Answer": s.Answer("42"), "Land": s.Land(ctx, landing.CauseBudget, nil),
+				"LandOn": s.LandOn(ctx, nil, nil), "LandFailed": s.LandFailed(ctx, errors.New("x"), nil), "Run": s.Run(ctx),
+			} {
+				if res.Status != landing.Partial || !strings.Contains(res.Text(), harness.ErrNoSession.Error()) {
+					t.Errorf("%s: %+v, want a partial result that says the Session was not started", what, res)
+				}
+			}
+			if err := s.Close(); !errors.Is(err, harness.ErrNoSession) {
+				t.Errorf("Close: %v", err)
+			}
+		})
+	}
+	var agent harness.Agent
+	b, err := budget.New(budget.Config{Total: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.Run(t.Context(), b, "find cats", harness.ChildCall{}); !errors.Is(err, harness.ErrNoModel) {
+		t.Errorf("a zero Agent's run: %v, want ErrNoModel", err)
+	}
+	var ts harness.Toolset
+	ts.Resolve(t.Context(), new(harness.Session))
+	reg := tools.NewRegistry(nil)
+	ts.Register(reg)
+	if err := ts.Close(t.Context()); err != nil || len(reg.Specs()) != 0 {
+		t.Errorf("a zero Toolset registered %v, closed with %v", reg.Specs(), err)
+	}
+	var turn harness.Turn
+	if err := turn.End(nil); err == nil {
+		t.Error("End of a zero Turn with no error: nil, want an error: nothing was sent on it")
+	}
+	if turn.Options() != nil || turn.Lease() != (budget.Lease{}) {
+		t.Error("a zero Turn has options or a lease")
+	}
+}
+
+func TestTheNoteSaysTheRunIsOverOnceItHasItsResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := start(t, time.Minute, harness.Config{Task: "find cats"})
+		if note := s.Note(); !strings.HasPrefix(note, "Budget: 1m0s left until the deadline") {
+			t.Errorf("before the result: %q", note)
+		}
+		time.Sleep(time.Second)
+		s.Answer("42")
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if note := s.Note(); note != harness.NoteOver {
+			t.Errorf("after Close: %q, want %q", note, harness.NoteOver)
+		}
+	})
+}
+
+// An answer that says nothing is not complete: the run lands, upstream,
+// with the harness's own summary and a boundary that says why.
+func TestAnEmptyAnswerIsNotACompleteAnswer(t *testing.T) {
+	for _, answer := range []string{"", " \n\t"} {
+		t.Run(strconv.Quote(answer), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s, _ := start(t, time.Minute, harness.Config{Task: "find cats"})
+				defer s.Close()
+
+				res := s.Answer(answer)
+
+				if res.Status != landing.Partial || res.Cause != landing.CauseUpstream ||
+					res.Boundary != "The model failed at step 0: its answer was empty." {
+					t.Errorf("result %+v; want partial, upstream, saying the answer was empty", res)
+				}
+				if again := s.Answer("42"); again.Status != landing.Partial {
+					t.Errorf("a second Answer changed the result: %+v", again)
+				}
+			})
+		})
+	}
+}
+
+// A loop of its own streams a turn with openai-go, handing the Turn each
+// chunk: the reply is cut at the token limit, so End says it is not an
+// answer, LandOn lands the run, and the attempt's record has the tokens,
+// chunks and keepalives the model sent; the request carried the lease.
+func TestAStreamedTurnCutAtTheTokenLimitLandsWithItsTokensCounted(t *testing.T) {
+	for _, finish := range []string{"length", "content_filter"} {
+		t.Run(finish, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var sentMs []string
+				mux := http.NewServeMux()
+				mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+					io.Copy(io.Discard, r.Body)
+					sentMs = append(sentMs, r.Header.Get(budget.Header))
+					w.Header().Set("Content-Type", "text/event-stream")
+					chunk := func(delta, finish string) {
+						f := "null"
+						if finish != "" {
+							f = strconv.Quote(finish)
+						}
+						fmt.Fprintf(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":%s,"finish_reason":%s}]}`+"\n\n", delta, f)
+					}
+					io.WriteString(w, ": keepalive\n\n")
+					chunk(`{"role":"assistant","content":"The cats "}`, "")
+					chunk(`{"content":"are in"}`, "")
+					chunk(`{}`, finish)
+					io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":7,"total_tokens":27}}`+"\n\n")
+					io.WriteString(w, "data: [DONE]\n\n")
+				})
+				srv := serveHandler(mux)
+				defer srv.close()
+				oa := openai.NewClient(option.WithBaseURL("http://tools.invalid/v1"), option.WithHTTPClient(srv.client()))
+				var sink collect
+				s, ctx := start(t, time.Minute, harness.Config{Task: "find cats", Sinks: []trace.Sink{&sink}})
+
+				tctx, turn, err := s.BeginTurn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				stream := oa.Chat.Completions.NewStreaming(tctx, openai.ChatCompletionNewParams{Model: "m",
+					Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("find cats")}}, turn.Options()...)
+				for stream.Next() {
+					turn.Chunk(stream.Current())
+				}
+				err = turn.End(stream.Err())
+				stream.Close()
+
+				if !errors.Is(err, model.ErrNotAnswer) {
+					t.Fatalf("End: %v, want ErrNotAnswer", err)
+				}
+				res := s.LandOn(ctx, err, nil)
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if res.Status != landing.Partial || res.Cause != landing.CauseUpstream || !strings.Contains(res.Boundary, "finish reason "+finish) {
+					t.Errorf("result %+v; want partial, upstream, naming the finish reason", res)
+				}
+				if len(sentMs) != 1 || sentMs[0] != "44950" {
+					t.Errorf("%s sent %v, want the lease, 44950", budget.Header, sentMs)
+				}
+				ends := only(sink.all(), trace.AttemptEnd, model.Kind)
+				if len(ends) != 1 || ends[0].Outcome != trace.OK || ends[0].Tokens != 27 || ends[0].InputTokens != 20 ||
+					ends[0].OutputTokens != 7 || ends[0].Chunks != 4 || ends[0].Keepalives != 1 {
+					t.Errorf("attempt_end %+v; want ok, 27 tokens (20 in, 7 out), 4 chunks, 1 keepalive", ends)
+				}
+			})
+		})
+	}
+}
+
+// The model's server refuses the key: LandOn does not send it the landing
+// call, and the boundary quotes the server.
+func TestARefusedKeyLandsWithoutASecondRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Status: http.StatusUnauthorized, Message: "Incorrect API key provided"}}})
+		defer srv.Close()
+		oa := openai.NewClient(option.WithBaseURL(srv.URL), option.WithHTTPClient(srv.Client()))
+		s, ctx := start(t, time.Minute, harness.Config{Task: "find cats"})
+		defer s.Close()
+		summarize := func(ctx context.Context, prompt string) (string, error) {
+			tctx, turn, err := s.BeginTurn(ctx)
+			if err != nil {
+				return "", err
+			}
+			resp, err := oa.Chat.Completions.New(tctx, openai.ChatCompletionNewParams{Model: sim.ModelID,
+				Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)}}, turn.Options()...)
+			if err = turn.End(err); err != nil {
+				return "", err
+			}
+			return resp.Choices[0].Message.Content, nil
+		}
+
+		tctx, turn, err := s.BeginTurn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = oa.Chat.Completions.New(tctx, openai.ChatCompletionNewParams{Model: sim.ModelID,
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("find cats")}}, turn.Options()...)
+		res := s.LandOn(ctx, turn.End(err), summarize)
+
+		if want := "The model failed at step 1: 401 Incorrect API key provided."; res.Boundary != want || res.Cause != landing.CauseUpstream {
+			t.Errorf("boundary %q, cause %s; want %q, upstream", res.Boundary, res.Cause, want)
+		}
+		if n := len(chatRequests(srv)); n != 1 {
+			t.Errorf("%d requests, want 1: no landing call to the server that refused", n)
+		}
+	})
+}
+
+// Offer is what the harness's loop sends, for a loop of its own: the
+// run's tools, by name, with their descriptions and schemas.
+func TestTheRunsToolsAreOfferedToOpenAIAsTheHarnessOffersThem(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		spec := tools.Spec{Name: "search", Description: "Searches.", Effect: tools.Read,
+			Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)}
+		s, _ := start(t, time.Minute, harness.Config{Task: "find cats",
+			Tools: registry(t, tools.Func(spec, func(context.Context, json.RawMessage, tools.Progress) (any, error) { return "", nil }))})
+		defer s.Close()
+
+		offered := s.Tools()
+
+		body, err := json.Marshal(offered)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `[{"function":{"name":"search","description":"Searches.","parameters":{"properties":{"q":{"type":"string"}},"type":"object"}},"type":"function"}]`
+		if string(body) != want {
+			t.Errorf("offered %s\nwant    %s", body, want)
+		}
+		if harness.Offer(nil) != nil {
+			t.Error("no tools are offered as a tools field")
+		}
+		if s.Phase() != landing.Explore {
+			t.Errorf("phase %v, want explore", s.Phase())
+		}
+	})
+}

@@ -1,0 +1,85 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/internal/ssecount"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// ErrNotAnswer is matched by every [*ReplyError]: the model's reply is
+// not a whole answer, and a run that took it for one would present a
+// partial result as complete (SPEC §3).
+var ErrNotAnswer = errors.New("model: the reply is not a whole answer")
+
+// ReplyError reports a reply the model stopped for a reason other than
+// having finished: cut at the token limit (finish reason "length") or
+// withheld by a content filter ("content_filter"). It matches
+// [ErrNotAnswer].
+type ReplyError struct {
+	FinishReason string
+}
+
+func (e *ReplyError) Error() string {
+	switch e.FinishReason {
+	case "length":
+		return "model: the reply was cut at the token limit (finish reason length)"
+	case "content_filter":
+		return "model: the reply was withheld by a content filter (finish reason content_filter)"
+	}
+	return fmt.Sprintf("model: the reply is not a whole answer (finish reason %s)", e.FinishReason)
+}
+
+// Is reports whether target is [ErrNotAnswer].
+func (e *ReplyError) Is(target error) bool { return target == ErrNotAnswer }
+
+// CheckFinish classifies a reply by its finish reason: a [*ReplyError]
+// when the model did not stop on its own ("length", "content_filter"),
+// nil otherwise. Other reasons pass, since OpenAI-compatible servers spell
+// "stop" in more ways than one, and an empty one is a stream's business
+// ([ErrIncomplete]). The harness's own loop and [Client] judge replies
+// with it; a loop that calls openai-go itself should too, on
+// Choices[0].FinishReason.
+func CheckFinish(reason string) error {
+	switch reason {
+	case "length", "content_filter":
+		return &ReplyError{FinishReason: reason}
+	}
+	return nil
+}
+
+// LeaseOptions are the openai-go request options one attempt on lease
+// needs, for a caller that sends it with its own openai-go client: the
+// lease as Budget-Remaining-Ms (SPEC §2), the lease as the request's
+// timeout, and the SDK's retries off (the harness is the one retry layer).
+// keepalive, if not nil, is called at every SSE comment of a streamed
+// answer, which the SDK's decoder drops unseen: transport, not progress.
+// Send the request on the lease's context as well; the timeout only
+// guards a caller that does not.
+func LeaseOptions(lease budget.Lease, keepalive func()) []option.RequestOption {
+	opts := []option.RequestOption{
+		option.WithHeader(budget.Header, lease.Millis()),
+		option.WithMaxRetries(0),
+	}
+	if lease.Granted > 0 {
+		opts = append(opts, option.WithRequestTimeout(lease.Granted))
+	}
+	if keepalive != nil {
+		opts = append(opts, option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			res, err := next(req)
+			if err == nil && res != nil && res.Body != nil {
+				r := ssecount.NewReader(res.Body, keepalive, nil)
+				res.Body = struct {
+					io.Reader
+					io.Closer
+				}{r, res.Body}
+			}
+			return res, err
+		}))
+	}
+	return opts
+}
