@@ -32,10 +32,11 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// dumpDOM loads the page at path in headless chromium and returns the
-// DOM once the page's script ran. It is bounded generously, since a
-// browser starts slowly on a loaded machine; it takes about a second.
-func dumpDOM(t *testing.T, browser, path string) string {
+// dumpDOM loads the page at path in headless chromium, in a window width
+// pixels wide, and returns the DOM once the page's script ran. It is
+// bounded generously, since a browser starts slowly on a loaded machine;
+// it takes about a second.
+func dumpDOM(t *testing.T, browser, path string, width int) string {
 	t.Helper()
 	profile, err := os.MkdirTemp("", "timeline-chromium-")
 	if err != nil {
@@ -53,7 +54,7 @@ func dumpDOM(t *testing.T, browser, path string) string {
 		"--no-first-run",
 		"--disable-background-networking",
 		"--user-data-dir="+profile,
-		"--window-size=1280,900",
+		"--window-size="+strconv.Itoa(width)+",900",
 		"--dump-dom",
 		"file://"+path,
 	)
@@ -92,7 +93,7 @@ func TestPageInABrowser(t *testing.T) {
 	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dom := dumpDOM(t, browser, path)
+	dom := dumpDOM(t, browser, path, 1280)
 
 	var body element
 	for _, e := range elements(dom) {
@@ -174,4 +175,123 @@ func parseBox(s string, from, to *float64) error {
 	}
 	*to, err = strconv.ParseFloat(y, 64)
 	return err
+}
+
+// measure is a script the fit test appends to the page, after the page's
+// own: it writes where the browser drew each run's end, landing and
+// reserve lines and their labels (data-rect, "left right" in CSS pixels),
+// the window's width (data-vw) and how wide the page is (data-sw).
+const measure = `<script>
+(function () {
+  var root = document.documentElement;
+  document.body.setAttribute("data-vw", String(root.clientWidth));
+  document.body.setAttribute("data-sw", String(root.scrollWidth));
+  document.querySelectorAll("svg line.ln, svg text.lbl.line, svg text.lbl.strip, svg rect.bar, g.mark").forEach(function (el) {
+    var r = el.getBoundingClientRect();
+    el.setAttribute("data-rect", r.left.toFixed(1) + " " + r.right.toFixed(1));
+  });
+})();
+</script>
+`
+
+// TestThePageFitsTheWindowItIsOpenedIn loads a page of real runs, a run
+// that waited for its cancel answers and a run that ended late in
+// chromium at 1000px and 1400px wide: the page is no wider than the
+// window, and every run's end, landing and reserve, their labels, every
+// bar and every mark are inside it; each cancel is one mark, and the
+// 60%, 80% and reserve lines of each budget strip are labeled.
+func TestThePageFitsTheWindowItIsOpenedIn(t *testing.T) {
+	browser := chromium(t)
+	recs := fixtures(t)
+	wait := newRun("run-waited", 1200)
+	wait.attempt("tool:fetch", 1, 1, "gp_f", 800, 0, 800, trace.GaveUp)
+	wait.at(800, cancelOf("tool:fetch", "gp_f", "sent"))
+	wait.attempt("model", 0, 1, "", 300, 800, 850, trace.OK)
+	wait.at(850, trace.Record{Event: trace.Landing, Cause: "budget", Result: "model"})
+	wait.at(950, cancelOf("tool:fetch", "gp_f", "failed"))
+	wait.end(950, "budget", "partial")
+	late := newRun("run-late", 1200)
+	late.attempt("tool:slow", 1, 1, "gp_s", 900, 0, 1280, trace.GaveUp)
+	late.at(1285, trace.Record{Event: trace.Landing, Cause: "budget", Result: "harness"})
+	late.at(1287, trace.Record{Event: trace.RunEnd, TotalMs: 1200, Cause: "budget", Result: "partial", LateMs: 87})
+	recs = slices.Concat(recs, wait.recs, late.recs)
+	cancels := 0
+	for _, r := range allRuns(recs) {
+		cancels += len(r.cancels)
+	}
+
+	var page bytes.Buffer
+	if err := Write(&page, recs, Options{Title: "fit test"}); err != nil {
+		t.Fatal(err)
+	}
+	html := strings.Replace(page.String(), "</body>", measure+"</body>", 1)
+	path := filepath.Join(t.TempDir(), "page.html")
+	if err := os.WriteFile(path, []byte(html), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, width := range []int{1000, 1400} {
+		t.Run(strconv.Itoa(width)+"px", func(t *testing.T) {
+			dom := dumpDOM(t, browser, path, width)
+			els := elements(dom)
+			var body element
+			for _, e := range els {
+				if e.tag == "body" {
+					body = e
+				}
+			}
+			if body.attrs["data-ready"] != "true" {
+				t.Fatalf("the page's script did not run to its end: body %v", body.attrs)
+			}
+			vw, err1 := strconv.ParseFloat(body.attrs["data-vw"], 64)
+			sw, err2 := strconv.ParseFloat(body.attrs["data-sw"], 64)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("the measuring script did not run: body %v", body.attrs)
+			}
+			if sw > vw {
+				t.Errorf("the page is %vpx wide in a window of %vpx: part of it is off-screen", sw, vw)
+			}
+			seen := map[string]int{}
+			marks := 0
+			for _, e := range els {
+				class := e.attrs["class"]
+				if e.tag == "g" && strings.HasPrefix(class, "mark cancel") {
+					marks++
+				}
+				if e.attrs["data-rect"] == "" || e.attrs["data-hidden"] != "" {
+					continue
+				}
+				var left, right float64
+				if err := parseBox(e.attrs["data-rect"], &left, &right); err != nil {
+					t.Fatalf("data-rect %q: %v", e.attrs["data-rect"], err)
+				}
+				if left < -0.5 || right > vw+0.5 {
+					t.Errorf("a %s of class %q is drawn from %v to %v, outside the window's 0–%v", e.tag, class, left, right, vw)
+				}
+				for _, what := range []string{"ln end", "ln landed", "ln reserve", "lbl line end", "lbl strip narrow", "lbl strip fit", "lbl strip reserve"} {
+					if strings.HasPrefix(class, what) {
+						seen[what]++
+					}
+				}
+			}
+			runs := strings.Count(dom, `<section class="card run `)
+			for what, want := range map[string]int{"ln end": runs, "lbl line end": 1, "ln landed": 1, "ln reserve": runs, "lbl strip narrow": runs, "lbl strip fit": runs, "lbl strip reserve": runs} {
+				if seen[what] < want {
+					t.Errorf("%d elements of class %q drawn in the window, want at least %d (%d runs)", seen[what], what, want, runs)
+				}
+			}
+			if marks != cancels {
+				t.Errorf("%d cancel marks in the DOM, want one for each of the %d cancels", marks, cancels)
+			}
+		})
+	}
+}
+
+// allRuns is every run of records, nested or not.
+func allRuns(records []trace.Record) []*run {
+	_, all := readRuns(records)
+	var out []*run
+	for _, r := range all {
+		out = append(out, r)
+	}
+	return out
 }

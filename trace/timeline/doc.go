@@ -16,7 +16,11 @@
 //
 // One page, its SVG, CSS and script inline: it fetches nothing when it is
 // viewed, names no font outside the viewer's own and needs no network.
-// It is laid out for a window 1280px wide.
+// It fits the window it is opened in (SPEC §8): each timeline is laid out
+// once, 1200 units wide, and drawn by its viewBox at the width of the
+// window, so that no run's end is off-screen at 1000px; the utilization
+// histogram and the tables beside it stack where they would not fit side
+// by side.
 //
 // Every run shown on its own gets a title with its result and cause
 // ("Partial — ran out of budget: 852ms of 1.2s (71%)"), what its time went
@@ -35,12 +39,17 @@
 // of it, message included. Backoff sleeps are hatched gaps before the
 // retry, and reconcile waits are dotted ones; a backoff that gave up, a
 // cancel, a reconciliation and an orphan are marks on the call's row, and
-// a refusal is a mark on its step's lane. The phases the run went
-// through are shaded behind the lanes and named, with lines where the
-// ladder turns at 60% and 80% of the budget and where the reserve
-// begins, where the run landed and where it ended. A row above the lanes
-// has a tick for every reset of the quiet clock: each progress record and
-// each attempt end.
+// a refusal is a mark on its step's lane. A mark is set at its record's
+// time, and marks and bars that meet at one instant in the order of
+// their records: a refusal just before a landing call is left of its
+// bar, one just after a turn right of it, one with no room between the
+// two at its time, over both. The phases the run went through are shaded
+// behind the lanes and named, with lines where the ladder turns at 60%
+// and 80% of the budget and where the reserve begins, each labeled
+// ("60%", "80%", "reserve 300ms"; a line inside the reserve, where its
+// phase never comes, in grey), where the run landed and where it ended.
+// A row above the lanes has a tick for every reset of the quiet clock:
+// each progress record and each attempt end.
 //
 // The timeline shows the whole budget when the run spent half of it or
 // more; else it shows the stretch the run took, so that a run that spent
@@ -50,6 +59,35 @@
 // that moved to land on its own (not "forced"), as the budget less where
 // that happened, else it is the default rule's ([budget.DefaultReserve]),
 // and the run's subtitle says which.
+//
+// # Cancels
+//
+// A trace writes a cancel twice: a cancel_sent record of state sent, on
+// its lease, as it goes out, and one of its answer (accepted, unknown or
+// failed) when that comes; a cancel that could not be sent at all is its
+// failed record alone (SPEC §6). The timeline draws each cancel once,
+// where it was sent, in the shape of how it settled — accepted, unknown,
+// failed, or sent when no answer came (an MCP cancel expects none) — with
+// those words beside it where there is room and, in its title, its lease
+// and when it was answered. An answer settles the oldest cancel of its
+// call not yet answered. Across runs, cancels are counted once each:
+// "sent N: accepted a, unknown u, failed f, unanswered s".
+//
+// A run whose result existed (its landing record, or for a run the model
+// answered the last record before run_end) while a cancel was still
+// unanswered gives those cancels their grace before it ends: that wait,
+// from the result to run_end, is a hatched stretch labeled "waiting for
+// cancel answers" in a lane of its own under the run's others, its title
+// naming each cancel it waited for and how it settled.
+//
+// # Late runs
+//
+// A run that ended after its deadline (run_end's late_ms, or an
+// elapsed_ms past the budget in a trace without it) is drawn as time
+// passed (SPEC §3): the timeline and the budget strip reach to its end,
+// a line marks the budget's end, the end's label and the run's title say
+// by how much ("ended 87ms late"), and the strip shows the time past the
+// budget in red.
 //
 // # Sub-agents
 //
@@ -76,7 +114,12 @@
 //
 // No label is drawn over another or over a bar: the layout gives each
 // label room by a generous estimate of its width and leaves out one that
-// has none (its element keeps its hover title), and the page's script,
+// has none (its element keeps its hover title). The labels of the lines
+// above a timeline and under a budget strip are laid out together, in
+// three rows, each right or left of its line and in a shorter form where
+// the longer has no room ("reserve 300ms from 900ms", "reserve 300ms",
+// "reserve"), the layout that labels every line chosen over one that
+// does not. The page's script,
 // once loaded, measures every label as the browser set it and hides any
 // that still covers something, counting them in the body's
 // data-labels-hidden. Hovering any part of a call outlines all of it.
@@ -92,6 +135,8 @@
 // Every attempt's bar is an SVG rect of class "bar" with data-run,
 // data-step, data-step-index, data-attempt, data-key, data-outcome,
 // data-granted-ms, data-start-ms and data-end-ms, as the trace has them;
+// every mark is an SVG g of class "mark KIND" (a cancel's also
+// "st-STATE", how it settled) with data-at-ms and data-seq, its record's;
 // the body's data-bars counts them as written and, once the script ran,
 // data-drawn as found in the DOM, and data-ready is "true".
 //

@@ -96,11 +96,11 @@ type element struct {
 }
 
 var (
-	tagRE  = regexp.MustCompile(`<(rect|text|body|g)\b([^>]*)>`)
+	tagRE  = regexp.MustCompile(`<(rect|text|body|g|line)\b([^>]*)>`)
 	attrRE = regexp.MustCompile(`([a-zA-Z_:][-a-zA-Z0-9_:.]*)="([^"]*)"`)
 )
 
-// elements finds the rect, text, g and body tags of a page, as written or
+// elements finds the rect, text, g, line and body tags of a page, as written or
 // as a browser dumps its DOM.
 func elements(page string) []element {
 	var out []element

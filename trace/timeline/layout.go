@@ -8,8 +8,9 @@ import (
 	"unicode/utf8"
 )
 
-// The page is laid out for a window 1280px wide (issue 12): every SVG is
-// svgWidth wide, lane names on the left, the plot on the right.
+// Every SVG is laid out svgWidth units wide, lane names on the left, the
+// plot on the right, and drawn by its viewBox at the width of the window
+// the page is opened in (SPEC §8): the layout's units are not pixels.
 const (
 	svgWidth  = 1200.0
 	labelCol  = 208.0 // lane names end before the plot starts
@@ -23,7 +24,7 @@ const (
 	rowH   = 22.0 // one row of a lane: one call at a time
 	barY   = 3.0  // where a bar starts inside its row
 	barH   = 14.0
-	headH  = 44.0 // above the lanes: phase names, then two rows of line labels
+	headH  = 56.0 // above the lanes: phase names, then three rows of line labels
 	quietH = 14.0
 	axisH  = 20.0 // below the lanes: the time ticks
 
@@ -259,36 +260,69 @@ func (s *space) place(barFrom, barTo, limit float64, texts ...string) (text stri
 	return "", 0, false, false
 }
 
+// beside finds room in s for a label of a mark that spans [from, to):
+// just right of it, else just left, between lo and hi, trying each text
+// in turn (the long one first). It returns the text chosen and where it
+// starts, and false when none fits either side.
+func (s *space) beside(from, to, lo, hi float64, texts ...string) (text string, x float64, ok bool) {
+	for _, t := range texts {
+		w := textWidth(t)
+		for _, x := range []float64{to + labelPad, from - labelPad - w} {
+			if x >= lo && x+w <= hi && s.free(x, x+w, labelPad) {
+				s.take(x, x+w)
+				return t, round1(x), true
+			}
+		}
+	}
+	return "", 0, false
+}
+
 // stacked is a label beside a vertical line at x: just right of it, or
-// just left when it would cross the right edge. A label with a pole is
+// just left when there is no room on the right. A label with a pole is
 // joined to its line's end by the line itself, which then crosses the
 // rows between the label and the plot.
 type stacked struct {
 	x    float64
-	text string
+	text string   // the label; stack sets the one of text and alts it placed
+	alts []string // shorter texts to fall back on, in order
 	pole bool
 	end  bool // set by stack: the label sits left of its line
 }
 
 // span is where the label is drawn.
-func (l stacked) span() (from, to float64) {
-	w := textWidth(l.text)
-	if l.end {
-		return l.x - labelPad - w, l.x - labelPad
+func (l stacked) span() (from, to float64) { return spanOf(l.x, l.text, l.end) }
+
+func spanOf(x float64, text string, end bool) (from, to float64) {
+	w := textWidth(text)
+	if end {
+		return x - labelPad - w, x - labelPad
 	}
-	return l.x + labelPad, l.x + labelPad + w
+	return x + labelPad, x + labelPad + w
 }
 
-// stack gives each label, in order, the first of rows rows where it
-// touches no other label and no other label's pole, between lo and hi,
-// or −1 when there is none: labels are never drawn over each other, and
-// one that finds no room is left to its line's title. Rows count from the
-// plot when down is false (the plot is above them) and towards it when
-// down is true (the plot is below them), so a pole from row r crosses the
-// rows after r when down, and those before it otherwise.
+// maxStackTries bounds the search of stack: a page of a few lines per
+// run takes a few dozen tries; a crowded one stops here with the best
+// layout found.
+const maxStackTries = 20000
+
+// stack gives each label one of rows rows, a side of its line and one of
+// its texts, so that it touches no other label and no other label's pole,
+// between lo and hi; −1 for a label that finds no room: labels are never
+// drawn over each other, and one that finds no room is left to its
+// line's title. The first layout in which every label has room wins,
+// each label preferring, in order, its longer text, a row nearer the
+// plot, the right of its line; when there is none, the one that places
+// the most labels, earlier labels first. Rows count from the plot when
+// down is false (the plot is above them) and towards it when down is
+// true (the plot is below them), so a pole from row r crosses the rows
+// after r when down, and those before it otherwise. It sets each
+// label's text and end as placed.
 func stack(labels []stacked, rows int, lo, hi float64, down bool) []int {
-	spaces := make([]space, rows)
-	out := make([]int, len(labels))
+	type choice struct {
+		row  int
+		text string
+		end  bool
+	}
 	crossed := func(r int) []int { // the rows a pole from row r crosses
 		var q []int
 		for i := range rows {
@@ -298,36 +332,73 @@ func stack(labels []stacked, rows int, lo, hi float64, down bool) []int {
 		}
 		return q
 	}
-	for i := range labels {
-		out[i] = -1
-		l := &labels[i]
-		if _, to := l.span(); to > hi {
-			l.end = true
+	// Per row, the labels' texts and the poles that cross it: a text
+	// keeps clear of both, a pole only of texts (two lines at one x are
+	// one line to the eye).
+	texts, poles := make([]space, rows), make([]space, rows)
+	cur := make([]choice, len(labels))
+	best := make([]choice, len(labels))
+	for i := range best {
+		best[i].row = -1
+	}
+	bestN, tries := -1, 0
+	var try func(i, placed int) bool
+	try = func(i, placed int) bool {
+		tries++
+		if i == len(labels) {
+			if placed > bestN {
+				bestN = placed
+				copy(best, cur)
+			}
+			return placed == len(labels)
 		}
-		from, to := l.span()
-		if from < lo || to > hi {
-			continue
+		if placed+len(labels)-i <= bestN || tries > maxStackTries {
+			return false // no better layout below here, or no time for one
 		}
-		for r := range spaces {
-			ok := spaces[r].free(from, to, labelPad)
-			if l.pole {
-				for _, q := range crossed(r) {
-					ok = ok && spaces[q].free(l.x, l.x, 1)
+		l := labels[i]
+		for _, text := range append([]string{l.text}, l.alts...) {
+			for r := range rows {
+				for _, end := range []bool{false, true} {
+					from, to := spanOf(l.x, text, end)
+					if from < lo || to > hi || !texts[r].free(from, to, labelPad) || !poles[r].free(from, to, labelPad) {
+						continue
+					}
+					if l.pole && slices.ContainsFunc(crossed(r), func(q int) bool { return !texts[q].free(l.x, l.x, 1) }) {
+						continue
+					}
+					// Take the room, and give it back if no layout follows.
+					nt, np := len(texts[r].taken), make([]int, rows)
+					for q := range poles {
+						np[q] = len(poles[q].taken)
+					}
+					texts[r].take(from, to)
+					if l.pole {
+						// A pole is a line, no wider: a label of another line
+						// at the same x still fits just beside it.
+						for _, q := range crossed(r) {
+							poles[q].take(l.x, l.x)
+						}
+					}
+					cur[i] = choice{r, text, end}
+					if try(i+1, placed+1) {
+						return true
+					}
+					texts[r].taken = texts[r].taken[:nt]
+					for q := range poles {
+						poles[q].taken = poles[q].taken[:np[q]]
+					}
 				}
 			}
-			if !ok {
-				continue
-			}
-			spaces[r].take(from, to)
-			if l.pole {
-				// A pole is a line, no wider: a label of another line at
-				// the same x still fits just right of it.
-				for _, q := range crossed(r) {
-					spaces[q].take(l.x, l.x)
-				}
-			}
-			out[i] = r
-			break
+		}
+		cur[i] = choice{row: -1}
+		return try(i+1, placed)
+	}
+	try(0, 0)
+	out := make([]int, len(labels))
+	for i, c := range best {
+		out[i] = c.row
+		if c.row >= 0 {
+			labels[i].text, labels[i].end = c.text, c.end
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -184,12 +185,13 @@ func TestSpacePlace(t *testing.T) {
 
 func TestStack(t *testing.T) {
 	cases := []struct {
-		name    string
-		labels  []stacked
-		rows    int
-		down    bool
-		want    []int
-		wantEnd []bool
+		name     string
+		labels   []stacked
+		rows     int
+		down     bool
+		want     []int
+		wantEnd  []bool
+		wantText []string // "" for the label's own text
 	}{
 		{
 			name:    "labels far apart share the first row",
@@ -206,11 +208,26 @@ func TestStack(t *testing.T) {
 			wantEnd: []bool{false, false},
 		},
 		{
-			name:    "a label with no row left is dropped",
+			name:    "a label with no room on either side in any row is dropped",
+			labels:  []stacked{{x: 220, text: "reserve 5s"}, {x: 225, text: "80%"}},
+			rows:    1,
+			want:    []int{0, -1},
+			wantEnd: []bool{false, false},
+		},
+		{
+			name:    "a label with no room on the right of its line sits on its left",
 			labels:  []stacked{{x: 300, text: "reserve 5s"}, {x: 310, text: "80%"}, {x: 320, text: "end 2s"}},
 			rows:    2,
-			want:    []int{0, 1, -1},
-			wantEnd: []bool{false, false, false},
+			want:    []int{0, 1, 1},
+			wantEnd: []bool{false, true, false},
+		},
+		{
+			name:     "a label falls back to its shorter text, so that the next one has room",
+			labels:   []stacked{{x: 300, text: "reserve 5s from 15s", alts: []string{"reserve 5s"}}, {x: 400, text: "80%"}},
+			rows:     1,
+			want:     []int{0, 0},
+			wantEnd:  []bool{false, false},
+			wantText: []string{"reserve 5s", ""},
 		},
 		{
 			name:    "a label that would cross the right edge sits left of its line",
@@ -220,24 +237,24 @@ func TestStack(t *testing.T) {
 			wantEnd: []bool{true},
 		},
 		{
-			name:    "a pole keeps free the rows it crosses towards the plot",
-			labels:  []stacked{{x: 330, text: "60%", pole: true}, {x: 300, text: "reserve 5s"}},
+			name:    "a pole crosses no label: its label moves nearer the plot",
+			labels:  []stacked{{x: 280, text: "60%", pole: true}, {x: 230, text: "reserve 5s"}},
 			rows:    2,
 			down:    true,
-			want:    []int{0, -1}, // row 0 is 60%'s label; row 1 is crossed by its pole at 330
+			want:    []int{1, 0}, // in row 0, 60%'s pole would cross reserve 5s in row 1
 			wantEnd: []bool{false, false},
 		},
 		{
-			name:    "labels on one pole stack beside it",
+			name:    "labels on one line sit either side of it",
 			labels:  []stacked{{x: 400, text: "landed · model", pole: true}, {x: 400, text: "end 852ms", pole: true}},
 			rows:    2,
 			down:    true,
-			want:    []int{0, 1},
-			wantEnd: []bool{false, false},
+			want:    []int{0, 0},
+			wantEnd: []bool{false, true},
 		},
 		{
 			name:    "below the plot, a pole crosses the rows above its label",
-			labels:  []stacked{{x: 330, text: "60%", pole: true}, {x: 300, text: "reserve 5s"}},
+			labels:  []stacked{{x: 280, text: "60%", pole: true}, {x: 230, text: "reserve 5s"}},
 			rows:    2,
 			down:    false,
 			want:    []int{0, 1},
@@ -255,8 +272,53 @@ func TestStack(t *testing.T) {
 				if l.end != tc.wantEnd[i] {
 					t.Errorf("label %q left of its line: %v, want %v", l.text, l.end, tc.wantEnd[i])
 				}
+				want := tc.labels[i].text
+				if tc.wantText != nil && tc.wantText[i] != "" {
+					want = tc.wantText[i]
+				}
+				if l.text != want {
+					t.Errorf("label %d reads %q, want %q", i, l.text, want)
+				}
 			}
 		})
+	}
+}
+
+// TestStackNeverCoversALabel lays out many crowds of line labels and
+// checks what stack promises of each: no two labels of a row touch, no
+// pole crosses a label, and every label is inside the bounds.
+func TestStackNeverCoversALabel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 6))
+	texts := []string{"60%", "80%", "reserve 300ms", "landed · model", "end 852ms", "budget 1.2s", "end 1.29s · 87ms late"}
+	for n := range 300 {
+		var labels []stacked
+		for range 2 + rng.IntN(6) {
+			labels = append(labels, stacked{x: plotX + rng.Float64()*plotW, text: texts[rng.IntN(len(texts))], alts: []string{"x"}, pole: rng.IntN(2) == 0})
+		}
+		down := n%2 == 0
+		rows := stack(labels, 3, plotX, svgWidth-2, down)
+		for i, a := range labels {
+			if rows[i] < 0 {
+				continue
+			}
+			from, to := a.span()
+			if from < plotX || to > svgWidth-2 {
+				t.Fatalf("crowd %d: label %q at %v–%v is out of bounds", n, a.text, from, to)
+			}
+			for j, b := range labels {
+				if j == i || rows[j] < 0 {
+					continue
+				}
+				bf, bt := b.span()
+				if rows[j] == rows[i] && from < bt+labelPad && bf < to+labelPad && j > i {
+					t.Fatalf("crowd %d: labels %q and %q touch in row %d", n, a.text, b.text, rows[i])
+				}
+				crosses := down && rows[j] > rows[i] || !down && rows[j] < rows[i]
+				if a.pole && crosses && bf-1 < a.x && a.x < bt+1 {
+					t.Fatalf("crowd %d: the pole of %q at %v crosses %q at %v–%v", n, a.text, a.x, b.text, bf, bt)
+				}
+			}
+		}
 	}
 }
 

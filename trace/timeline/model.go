@@ -39,6 +39,13 @@ type run struct {
 	landing  *trace.Record
 	children []*child // sub-agents nested under this run's calls, by start
 
+	// cancels are the run's cancels, one each, in the order they were
+	// sent; each is also a mark on its call's row.
+	cancels []*mark
+	// cancelWait is the run's wait for cancel answers after its result
+	// existed, nil when it had none (see cancelWaitOf).
+	cancelWait *cancelWait
+
 	// parent is the run and attempt this one is nested under; nil for a
 	// run shown on its own.
 	parent        *run
@@ -70,7 +77,7 @@ type call struct {
 	key      string
 	attempts []*attempt
 	waits    []wait
-	marks    []mark
+	marks    []*mark
 }
 
 // span is how long the call covers, from its first attempt to its last
@@ -137,6 +144,31 @@ type mark struct {
 	kind markKind
 	at   int64
 	rec  *trace.Record
+	// settled is, for a cancel, the cancel_sent record of its answer
+	// (accepted, unknown or failed), nil when none came: the run never
+	// heard back, which is all an MCP cancel says (state sent). A cancel
+	// that could not be sent at all is its failed record alone: rec and
+	// settled are that one record.
+	settled *trace.Record
+}
+
+// cancelState is how a cancel settled: accepted, unknown, failed, or
+// sent when it had no answer (SPEC §6).
+func (m *mark) cancelState() string {
+	if m.settled != nil {
+		return orWord(m.settled.State, "?")
+	}
+	return orWord(m.rec.State, string(trace.CancelStateSent))
+}
+
+// cancelWait is the stretch between the run's result existing (its
+// landing record, or for an answered run the last record before the
+// wait) and its run_end, spent waiting for the answers of cancels sent
+// before it (harness.CancelGrace at most).
+type cancelWait struct {
+	from, to int64
+	result   *trace.Record // the record at which the result existed
+	cancels  []*mark       // the cancels still unanswered then
 }
 
 type phaseSpan struct {
@@ -411,20 +443,41 @@ func build(id string, recs []trace.Record) *run {
 				continue
 			}
 			if rec.GaveUp {
-				c.marks = append(c.marks, mark{markGiveUp, rec.ElapsedMs, rec})
+				c.marks = append(c.marks, &mark{kind: markGiveUp, at: rec.ElapsedMs, rec: rec})
 			} else {
 				c.waits = append(c.waits, wait{rec.ElapsedMs, rec.ElapsedMs + max(rec.SleepMs, 0), rec})
 			}
 		case trace.Refused:
 			l := laneOf(rec.Step, rec.ElapsedMs)
 			l.refusals = append(l.refusals, *rec)
-		case trace.CancelSent, trace.Reconcile, trace.Orphan:
+		case trace.CancelSent:
+			// A cancel is two records: state sent as it goes out, on its
+			// lease, and its answer later; or its failed record alone when
+			// it could not be sent. It is one cancel, drawn once, where it
+			// was sent (SPEC §8).
 			c := callOf(rec)
 			if c == nil {
 				continue
 			}
-			kind := map[trace.Event]markKind{trace.CancelSent: markCancel, trace.Reconcile: markReconcil, trace.Orphan: markOrphan}[rec.Event]
-			c.marks = append(c.marks, mark{kind, rec.ElapsedMs, rec})
+			if rec.State != string(trace.CancelStateSent) {
+				if m := r.unsettled(rec); m != nil {
+					m.settled = rec
+					continue
+				}
+			}
+			m := &mark{kind: markCancel, at: rec.ElapsedMs, rec: rec}
+			if rec.State != string(trace.CancelStateSent) {
+				m.settled = rec
+			}
+			c.marks = append(c.marks, m)
+			r.cancels = append(r.cancels, m)
+		case trace.Reconcile, trace.Orphan:
+			c := callOf(rec)
+			if c == nil {
+				continue
+			}
+			kind := map[trace.Event]markKind{trace.Reconcile: markReconcil, trace.Orphan: markOrphan}[rec.Event]
+			c.marks = append(c.marks, &mark{kind: kind, at: rec.ElapsedMs, rec: rec})
 		case trace.Landing:
 			r.landing = rec
 		}
@@ -452,6 +505,7 @@ func build(id string, recs []trace.Record) *run {
 		r.total = r.start.ElapsedMs + r.start.RemainingMs
 	}
 	r.reserve, r.reserveSet = reserveOf(r.total, landAt)
+	r.cancelWait = r.cancelWaitOf()
 
 	// Lanes: setup first, then the model, then the calls in the order
 	// they were first made.
@@ -468,6 +522,52 @@ func build(id string, recs []trace.Record) *run {
 		return cmp.Or(cmp.Compare(rank(a.step), rank(b.step)), cmp.Compare(a.first, b.first))
 	})
 	return r
+}
+
+// unsettled is the oldest cancel of the run, of the step and key of
+// answer, that has no answer yet: the one answer settles.
+func (r *run) unsettled(answer *trace.Record) *mark {
+	for _, m := range r.cancels {
+		if m.settled == nil && m.rec.Key == answer.Key && m.rec.Step == answer.Step {
+			return m
+		}
+	}
+	return nil
+}
+
+// cancelWaitOf finds the run's wait for cancel answers: the harness makes
+// its result (the landing record, or, for a run the model answered, the
+// last record before the wait), then gives the cancels still unanswered
+// their grace, then writes run_end. A run that had no cancel unanswered
+// then, or whose run_end came at once, had no wait.
+func (r *run) cancelWaitOf() *cancelWait {
+	if r.end == nil || len(r.cancels) == 0 {
+		return nil
+	}
+	result := r.landing
+	if result == nil {
+		for i := len(r.records) - 1; i >= 0; i-- {
+			rec := &r.records[i]
+			answer := rec.Event == trace.CancelSent && rec.State != string(trace.CancelStateSent)
+			if rec.Seq < r.end.Seq && !answer {
+				result = rec
+				break
+			}
+		}
+	}
+	if result == nil || r.end.ElapsedMs <= result.ElapsedMs {
+		return nil
+	}
+	w := &cancelWait{from: result.ElapsedMs, to: r.end.ElapsedMs, result: result}
+	for _, m := range r.cancels {
+		if m.rec.Seq < result.Seq && (m.settled == nil || m.settled.Seq > result.Seq) {
+			w.cancels = append(w.cancels, m)
+		}
+	}
+	if len(w.cancels) == 0 {
+		return nil
+	}
+	return w
 }
 
 // phaseRank orders the ladder's phases; a name outside it ranks last.

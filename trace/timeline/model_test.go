@@ -291,3 +291,160 @@ func TestKeysThatLoopNestNoRunInItself(t *testing.T) {
 		t.Errorf("runs shown on their own %v, want %v: one of a loop nests in the other, and a run never in itself", ids, want)
 	}
 }
+
+// cancelOf is a cancel_sent record of step's call of key, in state.
+func cancelOf(step, key, state string) trace.Record {
+	return trace.Record{Event: trace.CancelSent, Step: step, StepIndex: 1, Key: key, State: state}
+}
+
+func TestEachCancelIsOneMarkWhereItWasSentWithHowItSettled(t *testing.T) {
+	type want struct {
+		at    int64
+		state string
+	}
+	cases := []struct {
+		name  string
+		build func(r *runRecs)
+		want  []want
+	}{
+		{
+			name: "a cancel sent and accepted is one mark, at its sending, accepted",
+			build: func(r *runRecs) {
+				r.attempt("tool:fetch", 1, 1, "gp_f", 1000, 0, 1000, trace.GaveUp)
+				r.at(1000, cancelOf("tool:fetch", "gp_f", "sent"))
+				r.at(1040, cancelOf("tool:fetch", "gp_f", "accepted"))
+			},
+			want: []want{{1000, "accepted"}},
+		},
+		{
+			name: "a cancel the tool did not know is unknown",
+			build: func(r *runRecs) {
+				r.attempt("tool:fetch", 1, 1, "gp_f", 1000, 0, 1000, trace.GaveUp)
+				r.at(1000, cancelOf("tool:fetch", "gp_f", "sent"))
+				r.at(1010, cancelOf("tool:fetch", "gp_f", "unknown"))
+			},
+			want: []want{{1000, "unknown"}},
+		},
+		{
+			name: "a cancel no answer came for stays sent",
+			build: func(r *runRecs) {
+				r.attempt("tool:mcp", 1, 1, "gp_m", 1000, 0, 1000, trace.GaveUp)
+				r.at(1000, cancelOf("tool:mcp", "gp_m", "sent"))
+			},
+			want: []want{{1000, "sent"}},
+		},
+		{
+			name: "a cancel that could not be sent is its failed record alone",
+			build: func(r *runRecs) {
+				r.attempt("tool:fetch", 1, 1, "gp_f", 1000, 0, 1000, trace.GaveUp)
+				r.at(1000, cancelOf("tool:fetch", "gp_f", "failed"))
+			},
+			want: []want{{1000, "failed"}},
+		},
+		{
+			name: "two cancels of one call are settled in the order they were sent",
+			build: func(r *runRecs) {
+				r.attempt("tool:fetch", 1, 1, "gp_f", 500, 0, 500, trace.GaveUp)
+				r.at(500, cancelOf("tool:fetch", "gp_f", "sent"))
+				r.at(520, trace.Record{Event: trace.Backoff, Step: "tool:fetch", StepIndex: 1, Attempt: 1, Key: "gp_f", SleepMs: 30})
+				r.attempt("tool:fetch", 1, 2, "gp_f", 500, 550, 1050, trace.GaveUp)
+				r.at(1050, cancelOf("tool:fetch", "gp_f", "sent"))
+				r.at(1060, cancelOf("tool:fetch", "gp_f", "accepted"))
+				r.at(1200, cancelOf("tool:fetch", "gp_f", "failed"))
+			},
+			want: []want{{500, "accepted"}, {1050, "failed"}},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRun("run-a", 20000)
+			tc.build(r)
+			r.end(2000, "", "complete")
+			got := only(t, r.recs)
+			var marks []want
+			for _, l := range got.lanes {
+				for _, c := range l.calls {
+					for _, m := range c.marks {
+						if m.kind == markCancel {
+							marks = append(marks, want{m.at, m.cancelState()})
+						}
+					}
+				}
+			}
+			if !slices.Equal(marks, tc.want) {
+				t.Errorf("cancel marks %v, want %v", marks, tc.want)
+			}
+			if len(got.cancels) != len(tc.want) {
+				t.Errorf("the run counts %d cancels, want %d", len(got.cancels), len(tc.want))
+			}
+		})
+	}
+}
+
+func TestTheWaitForCancelAnswersIsFoundBetweenTheResultAndTheEnd(t *testing.T) {
+	cases := []struct {
+		name     string
+		build    func(r *runRecs)
+		wantWait bool
+		from, to int64
+		cancels  int
+	}{
+		{
+			name: "a landing with a cancel unanswered waits for its answer",
+			build: func(r *runRecs) {
+				r.attempt("tool:fetch", 1, 1, "gp_f", 800, 0, 800, trace.GaveUp)
+				r.at(800, cancelOf("tool:fetch", "gp_f", "sent"))
+				r.attempt("model", 0, 1, "", 300, 800, 850, trace.OK)
+				r.at(850, trace.Record{Event: trace.Landing, Cause: "budget", Result: "model"})
+				r.at(930, cancelOf("tool:fetch", "gp_f", "accepted"))
+				r.end(930, "budget", "partial")
+			},
+			wantWait: true, from: 850, to: 930, cancels: 1,
+		},
+		{
+			name: "a run the model answered waits after its last turn",
+			build: func(r *runRecs) {
+				r.attempt("tool:fetch", 1, 1, "gp_f", 800, 0, 800, trace.GaveUp)
+				r.at(800, cancelOf("tool:fetch", "gp_f", "sent"))
+				r.attempt("model", 2, 1, "", 3000, 800, 1000, trace.OK)
+				r.at(1100, cancelOf("tool:fetch", "gp_f", "failed"))
+				r.end(1100, "", "complete")
+			},
+			wantWait: true, from: 1000, to: 1100, cancels: 1,
+		},
+		{
+			name: "a cancel answered before the result is no wait",
+			build: func(r *runRecs) {
+				r.attempt("tool:fetch", 1, 1, "gp_f", 800, 0, 800, trace.GaveUp)
+				r.at(800, cancelOf("tool:fetch", "gp_f", "sent"))
+				r.at(801, cancelOf("tool:fetch", "gp_f", "accepted"))
+				r.at(850, trace.Record{Event: trace.Landing, Cause: "budget", Result: "harness"})
+				r.end(850, "budget", "partial")
+			},
+		},
+		{
+			name: "a cancel no answer is expected for, and a run_end at once, is no wait",
+			build: func(r *runRecs) {
+				r.attempt("tool:mcp", 1, 1, "gp_m", 800, 0, 800, trace.GaveUp)
+				r.at(800, cancelOf("tool:mcp", "gp_m", "sent"))
+				r.at(850, trace.Record{Event: trace.Landing, Cause: "budget", Result: "harness"})
+				r.end(850, "budget", "partial")
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRun("run-a", 1200)
+			tc.build(r)
+			w := only(t, r.recs).cancelWait
+			switch {
+			case !tc.wantWait && w != nil:
+				t.Errorf("a wait from %d to %d, want none", w.from, w.to)
+			case tc.wantWait && w == nil:
+				t.Errorf("no wait, want one from %d to %d", tc.from, tc.to)
+			case tc.wantWait && (w.from != tc.from || w.to != tc.to || len(w.cancels) != tc.cancels):
+				t.Errorf("a wait from %d to %d for %d cancels, want %d to %d for %d", w.from, w.to, len(w.cancels), tc.from, tc.to, tc.cancels)
+			}
+		})
+	}
+}

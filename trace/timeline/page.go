@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -181,6 +182,9 @@ func runPage(r *run) runView {
 		}
 		of = fmt.Sprintf(" of %s (%s)", fmtMs(r.total), fmtPct(float64(spent)/float64(r.total)))
 	}
+	if late := lateOf(r); late > 0 {
+		of += " — ended " + fmtMs(late) + " late"
+	}
 	switch class {
 	case "complete":
 		v.Heading = "Complete in " + fmtMs(r.end.ElapsedMs) + of
@@ -310,6 +314,7 @@ type stripView struct {
 	H      float64
 	Bands  []rectView
 	Spent  rectView
+	Late   *rectView // the time spent past the budget's end, nil when none
 	Lines  []lineView
 	Zoom   *lineView
 	Texts  []textView
@@ -317,8 +322,9 @@ type stripView struct {
 }
 
 const (
-	stripY = 6.0
-	stripH = 12.0
+	stripY    = 6.0
+	stripH    = 12.0
+	stripRows = 3 // rows of labels under the strip
 )
 
 func layoutStrip(r *run, d int64, zoomed bool) stripView {
@@ -329,7 +335,13 @@ func layoutStrip(r *run, d int64, zoomed bool) stripView {
 	}
 	v.Budget = true
 	v.Label = "budget " + fmtMs(r.total)
-	s := scale{domain: float64(r.total)}
+	spent := r.last
+	if r.end != nil {
+		spent = r.end.ElapsedMs
+	}
+	// A run that ended past its budget is drawn to its end: the strip
+	// then reaches past the budget's end, which its line marks.
+	s := scale{domain: float64(max(r.total, spent))}
 	landAt := r.total - r.reserve
 	bounds := []struct {
 		phase    string
@@ -348,50 +360,61 @@ func layoutStrip(r *run, d int64, zoomed bool) stripView {
 		v.Bands = append(v.Bands, rectView{X: x, Y: stripY, W: s.x(float64(p.to)) - x, H: stripH, Class: "band " + phaseClass(p.phase),
 			Title: fmt.Sprintf("%s from %s to %s of the budget", p.phase, fmtMs(p.from), fmtMs(p.to))})
 	}
-	spent := r.last
-	if r.end != nil {
-		spent = r.end.ElapsedMs
-	}
 	v.Spent = rectView{X: plotX, Y: stripY + 3, W: max(s.x(float64(spent))-plotX, minBarW), H: stripH - 6, Class: "spent",
 		Title: fmt.Sprintf("spent %s of %s (%s)", fmtMs(spent), fmtMs(r.total), fmtPct(float64(spent)/float64(r.total)))}
+	late := lateOf(r)
+	if spent > r.total {
+		x := s.x(float64(r.total))
+		v.Late = &rectView{X: x, Y: stripY + 1, W: max(s.x(float64(spent))-x, minBarW), H: stripH - 2, Class: "spent late",
+			Title: fmt.Sprintf("%s past the budget's end", fmtMs(spent-r.total))}
+	}
 	var labels []stacked
-	var titles []string
+	var titles, classes []string
 	var lines []int // the index in v.Lines of each label's line, −1 for none
-	add := func(l stacked, title string, line int) {
+	add := func(l stacked, title, class string, line int) {
 		labels = append(labels, l)
 		titles = append(titles, title)
+		classes = append(classes, class)
 		lines = append(lines, line)
 	}
 	spentText := "spent " + fmtMs(spent) + " · " + fmtPct(float64(spent)/float64(r.total))
+	alts := []string{}
+	if late > 0 {
+		spentText += " · ended " + fmtMs(late) + " late"
+		alts = append(alts, "spent "+fmtMs(spent)+" · "+fmtMs(late)+" late")
+	}
 	if zoomed {
+		alts = append([]string{spentText}, alts...)
 		spentText += " · the timeline below shows 0–" + fmtMs(d)
 	}
-	add(stacked{x: v.Spent.X + v.Spent.W, text: spentText}, v.Spent.Title, -1)
+	add(stacked{x: v.Spent.X + v.Spent.W, text: spentText, alts: alts}, v.Spent.Title, "spent", -1)
 	for _, l := range ladderLines(r) {
-		if l.class == "end" || l.class == "end open" || l.class == "landed" {
-			continue
+		if len(l.strip) == 0 {
+			continue // the landing and the end are the timeline's
 		}
 		x := s.x(float64(l.at))
 		v.Lines = append(v.Lines, lineView{X1: x, Y1: stripY - 3, X2: x, Y2: stripY + stripH + 3, Class: "ln " + l.class, Title: l.title})
-		add(stacked{x: x, text: l.strip, pole: true}, l.title, len(v.Lines)-1)
+		add(stacked{x: x, text: l.strip[0], alts: l.strip[1:], pole: true}, l.title, l.class, len(v.Lines)-1)
 	}
 	if zoomed {
 		x2 := s.x(float64(d))
 		v.Zoom = &lineView{X1: plotX, Y1: stripY + stripH + 3, X2: x2, Y2: stripY + stripH + 3, Class: "zoom", Title: "the timeline below shows 0 to " + fmtMs(d)}
 		v.Lines = append(v.Lines, lineView{X1: x2, Y1: stripY, X2: x2, Y2: stripY + stripH + 3, Class: "zoom", Title: v.Zoom.Title})
 	}
-	rows := stack(labels, 2, plotX, svgWidth-2, false)
+	rows := stack(labels, stripRows, plotX, svgWidth-2, false)
+	used := 1
 	for i, row := range rows {
 		if row < 0 {
 			continue
 		}
+		used = max(used, row+1)
 		baseline := stripY + stripH + 14 + 12*float64(row)
-		v.Texts = append(v.Texts, labelText(labels[i], baseline, "lbl strip", "s"+strconv.Itoa(row), titles[i]))
+		v.Texts = append(v.Texts, labelText(labels[i], baseline, "lbl strip "+classes[i], "s"+strconv.Itoa(row), titles[i]))
 		if lines[i] >= 0 {
 			v.Lines[lines[i]].Y2 = baseline + 1
 		}
 	}
-	v.H = stripY + stripH + 14 + 12 + 6
+	v.H = stripY + stripH + 14 + 12*float64(used-1) + 6
 	return v
 }
 
@@ -476,7 +499,7 @@ func across(rep trace.Report, top []*run, all map[string]*run) acrossView {
 		{"theirs", "they failed", o.Theirs.Total, nonZero(trace.UpstreamError, theirs[trace.UpstreamError], trace.RateLimited, theirs[trace.RateLimited], trace.Invalid, theirs[trace.Invalid])},
 		{"refused", "refused", o.Refused, ""},
 		{"wait", noun(rep.Retries, "retry", "retries"), rep.Retries, nonZero("given up", o.RetriesGivenUp, "on a server's wait", o.ServerWaitsGivenUp)},
-		{"cancel", noun(rep.Cancels["sent"]+rep.Cancels["accepted"]+rep.Cancels["unknown"]+rep.Cancels["failed"], "cancel", "cancels"), rep.Cancels["sent"] + rep.Cancels["accepted"] + rep.Cancels["unknown"] + rep.Cancels["failed"], nonZero("sent", rep.Cancels["sent"], "accepted", rep.Cancels["accepted"], "unknown", rep.Cancels["unknown"], "failed", rep.Cancels["failed"])},
+		cancelsView(all),
 		{"reconcile", "reconciled", rep.Reconciled["done"] + rep.Reconciled["failed"] + rep.Reconciled["never_received"] + rep.Reconciled["running"], nonZero("done", rep.Reconciled["done"], "failed", rep.Reconciled["failed"], "never received", rep.Reconciled["never_received"], "running", rep.Reconciled["running"])},
 		{"orphan", noun(rep.Orphans, "orphan", "orphans"), rep.Orphans, ""},
 	}
@@ -493,6 +516,38 @@ func across(rep trace.Report, top []*run, all map[string]*run) acrossView {
 			Slices: fmtMs(s.SliceP50Ms) + " / " + fmtMs(s.SliceMaxMs), Spent: fmtMs(s.SpentMs), Mostly: mostly})
 	}
 	return v
+}
+
+// cancelsView counts the cancels of every run once each, as the
+// timelines draw them, by how they settled: a trace writes a cancel's
+// sending and its answer as two cancel_sent records (SPEC §6), and
+// counting records counts most cancels twice.
+func cancelsView(all map[string]*run) outcomeView {
+	by := map[string]int{}
+	n := 0
+	for _, r := range all {
+		for _, m := range r.cancels {
+			n++
+			by[m.cancelState()]++
+		}
+	}
+	var parts []string
+	for _, s := range []struct{ state, words string }{
+		{"accepted", "accepted"}, {"unknown", "unknown"}, {"failed", "failed"}, {"sent", "unanswered"},
+	} {
+		if by[s.state] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", s.words, by[s.state]))
+		}
+		delete(by, s.state)
+	}
+	for _, state := range slices.Sorted(maps.Keys(by)) { // words outside the SPEC's, as the trace has them
+		parts = append(parts, fmt.Sprintf("%s %d", orWord(state, "?"), by[state]))
+	}
+	detail := ""
+	if n > 0 {
+		detail = fmt.Sprintf("sent %d: %s", n, strings.Join(parts, ", "))
+	}
+	return outcomeView{"cancel", noun(n, "cancel", "cancels"), n, detail}
 }
 
 func noun(n int, one, many string) string {
@@ -575,7 +630,10 @@ func layoutHist(utils []float64, u trace.Utilization) histView {
 		v.Texts = append(v.Texts, textView{X: x(float64(i) / 10), Y: histBase + 14, Text: strconv.Itoa(10*i) + "%", Class: "lbl tick", Anchor: "middle", Row: "hx"})
 	}
 	if len(counts) == 11 {
-		v.Texts = append(v.Texts, textView{X: round1(histX0 + 10.5*bw), Y: histBase + 14, Text: ">100%", Class: "lbl tick", Anchor: "middle", Row: "hx2"})
+		// A line lower than the ticks: beside the 100% tick it would
+		// cover it (runs that end late spend more than their budget).
+		v.Texts = append(v.Texts, textView{X: round1(histX0 + 10.5*bw), Y: histBase + 27, Text: ">100%", Class: "lbl tick", Anchor: "middle", Row: "hx2"})
+		v.H += 13
 	}
 	if u.Runs == 0 {
 		return v

@@ -66,10 +66,12 @@ type barView struct {
 
 type markView struct {
 	X, Y        float64
-	Ref         string // the symbol drawn: "#mk-refused" …
+	Ref         string // the symbol drawn: "#mk-refused", "#mk-cancel-accepted" …
 	Class, Call string
 	Row         string
 	Title       string
+	At, Seq     int64  // its record's elapsed_ms and seq
+	State       string // a cancel's: how it settled
 }
 
 type textView struct {
@@ -193,16 +195,26 @@ func (b *builder) lanes(r *run, depth int, y float64) float64 {
 		}
 		// What each row holds comes first, so that labels go only where
 		// nothing is.
+		var first []shape // what the lane's first row draws, for its refusals
 		for i, c := range l.calls {
 			ry := y + float64(rows[i])*rowH
-			b.call(r, c, ry, &spaces[rows[i]], rowIDs[rows[i]])
+			drawn := b.call(r, c, ry, &spaces[rows[i]], rowIDs[rows[i]])
+			if rows[i] == 0 {
+				first = append(first, drawn...)
+			}
 		}
 		for _, ref := range l.refusals {
-			b.refusal(r, &ref, y, &spaces[0], rowIDs[0])
+			first = append(first, b.refusal(r, &ref, y, &spaces[0], rowIDs[0], first))
 		}
 		for i, c := range l.calls {
 			ry := y + float64(rows[i])*rowH
 			b.labels(r, c, ry, &spaces[rows[i]], rowIDs[rows[i]])
+		}
+		// A cancel's label says how it settled, where there is room left;
+		// its shape and title say it always.
+		for i, c := range l.calls {
+			ry := y + float64(rows[i])*rowH
+			b.cancelLabels(r, c, ry, &spaces[rows[i]], rowIDs[rows[i]])
 		}
 		y += float64(n) * rowH
 		// The children of this lane's calls, each under the lane, in the
@@ -214,13 +226,55 @@ func (b *builder) lanes(r *run, depth int, y float64) float64 {
 			y = b.child(ch.run, depth+1, y)
 		}
 	}
+	if w := r.cancelWait; w != nil {
+		y = b.cancelWait(r, w, indent, y)
+	}
 	return y
 }
 
+// cancelWait draws the run's wait for cancel answers, between its result
+// and its run_end, in a lane of its own under the others: the stretch
+// would otherwise be empty, and it is time the run took (SPEC §8).
+func (b *builder) cancelWait(r *run, w *cancelWait, indent, y float64) float64 {
+	b.v.Lanes = append(b.v.Lanes, laneView{Y: y, TextY: y + 15, H: rowH, Name: "cancel answers", Full: "the wait for the answers of the cancels the run sent, after its result existed", X: indent, Class: "cancelwait", Separator: true})
+	row := b.row()
+	x := b.s.x(r.offset + float64(w.from))
+	width := b.s.width(r.offset+float64(w.from), r.offset+float64(w.to))
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "waiting for cancel answers from %s to %s (%s): the result existed (%s at %s), and the run gave the cancels still unanswered their grace before it ended", fmtMs(w.from), fmtMs(w.to), fmtMs(w.to-w.from), w.result.Event, fmtMs(w.from))
+	for _, m := range w.cancels {
+		fmt.Fprintf(&sb, "\n%s: cancel sent at %s, %s", m.rec.Step, fmtMs(m.at), settledWords(m))
+	}
+	title := sb.String()
+	b.v.Waits = append(b.v.Waits, rectView{X: x, Y: y + barY, W: width, H: barH, Class: "wait cancelwait", Call: r.id + "|cancel answers", Row: row, Title: title})
+	var sp space
+	sp.take(x, x+width)
+	long, short := "waiting for cancel answers", "cancel answers"
+	for _, t := range []string{long, short} {
+		if tw := textWidth(t); tw+2*labelPad+2 <= width {
+			b.v.Texts = append(b.v.Texts, textView{X: round1(x + labelPad + 1), Y: y + barY + barH - 3, Text: t, Class: "lbl in cancelwait", Row: row, Anchor: "start", Title: title, In: true, InFrom: x, InTo: x + width})
+			return y + rowH
+		}
+	}
+	if text, tx, ok := sp.beside(x, x+width, plotX, plotRight, long, short); ok {
+		b.v.Texts = append(b.v.Texts, textView{X: tx, Y: y + barY + barH - 3, Text: text, Class: "lbl cancelwait", Row: row, Anchor: "start", Title: title})
+	}
+	return y + rowH
+}
+
+// shape is a stretch of a row a call or a mark drew, with the seqs of
+// its first and last record, so that a refusal is set among them in the
+// order of the records.
+type shape struct {
+	from, to    float64
+	first, last int64
+}
+
 // call draws one call's attempts, waits, leases, progress ticks and marks
-// in the row at y, and takes their room in sp.
-func (b *builder) call(r *run, c *call, y float64, sp *space, row string) {
+// in the row at y, takes their room in sp, and returns what it drew.
+func (b *builder) call(r *run, c *call, y float64, sp *space, row string) []shape {
 	off := r.offset
+	var drawn []shape
 	for _, w := range c.waits {
 		x := b.s.x(off + float64(w.from))
 		width := b.s.width(off+float64(w.from), off+float64(w.to))
@@ -237,6 +291,7 @@ func (b *builder) call(r *run, c *call, y float64, sp *space, row string) {
 		}
 		b.v.Waits = append(b.v.Waits, rectView{X: x, Y: y + barY, W: width, H: barH, Class: class, Call: callID(r, w.rec), Row: row, Title: title})
 		sp.take(x, x+width)
+		drawn = append(drawn, shape{x, x + width, w.rec.Seq, w.rec.Seq})
 	}
 	for _, a := range c.attempts {
 		rec := a.rec()
@@ -264,6 +319,11 @@ func (b *builder) call(r *run, c *call, y float64, sp *space, row string) {
 		}
 		b.v.Bars = append(b.v.Bars, bar)
 		sp.take(x, x+width)
+		last := int64(math.MaxInt64) // an attempt never ended is still drawn at the trace's end
+		if a.endRec != nil {
+			last = a.endRec.Seq
+		}
+		drawn = append(drawn, shape{x, x + width, rec.Seq, last})
 		if rec.GrantedMs > 0 && a.startRec != nil {
 			x2 := b.s.x(off + float64(a.start+rec.GrantedMs))
 			b.v.Leases = append(b.v.Leases, lineView{X1: x, Y1: y + barY + barH + 2, X2: x2, Y2: y + barY + barH + 2, Class: "lease", Call: bar.Call,
@@ -278,25 +338,84 @@ func (b *builder) call(r *run, c *call, y float64, sp *space, row string) {
 			}
 		}
 	}
-	// Marks that fall on one instant are set side by side, so that each
-	// can be seen and hovered.
+	// Marks that fall on one instant are set side by side, in the order
+	// of their records, so that each can be seen and hovered.
 	marks := slices.Clone(c.marks)
-	slices.SortStableFunc(marks, func(a, b mark) int { return cmp.Compare(a.at, b.at) })
+	slices.SortStableFunc(marks, func(a, b *mark) int { return cmp.Compare(a.at, b.at) })
 	last := math.Inf(-1)
 	for _, m := range marks {
 		x := max(b.s.x(off+float64(m.at)), last+9)
 		last = x
-		b.v.Marks = append(b.v.Marks, markView{X: x, Y: y + rowH/2, Ref: "#mk-" + string(m.kind), Class: "mark " + string(m.kind) + stateClass(m.rec.State), Call: callID(r, m.rec), Row: row, Title: markTitle(c, m)})
+		ref, state := "#mk-"+string(m.kind), m.rec.State
+		if m.kind == markCancel {
+			state = m.cancelState()
+			if stateClass(state) != "" {
+				ref += "-" + state // one shape per way a cancel settles
+			}
+		}
+		b.v.Marks = append(b.v.Marks, markView{X: x, Y: y + rowH/2, Ref: ref, Class: "mark " + string(m.kind) + stateClass(state), Call: callID(r, m.rec), Row: row, Title: markTitle(c, m), At: m.at, Seq: m.rec.Seq, State: state})
 		sp.mark(x-5, x+5)
+		drawn = append(drawn, shape{x - 5, x + 5, m.rec.Seq, m.rec.Seq})
+	}
+	return drawn
+}
+
+// cancelLabels writes beside each cancel of c how it settled, where the
+// row has room for it.
+func (b *builder) cancelLabels(r *run, c *call, y float64, sp *space, row string) {
+	for _, mv := range b.v.Marks {
+		if mv.Row != row || !strings.HasPrefix(mv.Ref, "#mk-cancel") || mv.Call != callIDOf(r, c) {
+			continue
+		}
+		words := orWord(mv.State, "?")
+		if words == string(trace.CancelStateSent) {
+			words = "no answer"
+		}
+		if text, x, ok := sp.beside(mv.X-5, mv.X+5, plotX, plotRight, "cancel "+words, words); ok {
+			b.v.Texts = append(b.v.Texts, textView{X: x, Y: y + barY + barH - 3, Text: text, Class: "lbl cancel", Row: row, Anchor: "start", Call: mv.Call, Title: mv.Title})
+		}
 	}
 }
 
-// refusal marks a call the budget or a gate refused before it started.
-func (b *builder) refusal(r *run, rec *trace.Record, y float64, sp *space, row string) {
-	x := b.s.x(r.offset + float64(rec.ElapsedMs))
-	for !sp.free(x-5, x+5, 0) && x < plotRight {
-		x += 9
+// callIDOf is callID of the call c, by its first attempt.
+func callIDOf(r *run, c *call) string {
+	if len(c.attempts) == 0 {
+		return ""
 	}
+	return callID(r, c.attempts[0].rec())
+}
+
+// refusal marks a call the budget or a gate refused before it started,
+// at its own time and in the order of the records (issue 18): left of
+// what the row drew after it, right of what it drew before, at its time
+// over a call that ran across it. It returns the shape it drew.
+func (b *builder) refusal(r *run, rec *trace.Record, y float64, sp *space, row string, others []shape) shape {
+	at := b.s.x(r.offset + float64(rec.ElapsedMs))
+	x, settled := at, false
+	for range 8 { // each move may meet another shape; a few rounds settle it
+		moved := false
+		for _, o := range others {
+			if x+5 <= o.from || x-5 >= o.to {
+				continue
+			}
+			switch {
+			case o.first > rec.Seq:
+				x, moved = o.from-5.5, true
+			case o.last < rec.Seq:
+				x, moved = o.to+5.5, true
+			}
+		}
+		if !moved {
+			settled = true
+			break
+		}
+	}
+	if !settled {
+		// No room between what came before it and what came after: it is
+		// drawn at its time, over both, still between them.
+		x = at
+	}
+	x = round1(min(max(x, plotX), plotRight))
 	title := fmt.Sprintf("refused at %s: %s step %d attempt %d was not started", fmtMs(rec.ElapsedMs), rec.Step, rec.StepIndex, rec.Attempt)
 	if rec.Reason != "" {
 		title += " (" + rec.Reason + ")"
@@ -304,11 +423,16 @@ func (b *builder) refusal(r *run, rec *trace.Record, y float64, sp *space, row s
 	if rec.Message != "" {
 		title += "\n" + rec.Message
 	}
-	b.v.Marks = append(b.v.Marks, markView{X: x, Y: y + rowH/2, Ref: "#mk-refused", Class: "mark refused", Call: callID(r, rec), Row: row, Title: title})
+	b.v.Marks = append(b.v.Marks, markView{X: x, Y: y + rowH/2, Ref: "#mk-refused", Class: "mark refused", Call: callID(r, rec), Row: row, Title: title, At: rec.ElapsedMs, Seq: rec.Seq})
 	sp.mark(x-5, x+5)
-	if text, tx, _, ok := sp.place(x-5, x+5, plotRight, "refused: "+rec.Reason, "refused"); ok {
+	texts := []string{"refused", "refused"}
+	if rec.Reason != "" {
+		texts[0] = "refused: " + rec.Reason
+	}
+	if text, tx, ok := sp.beside(x-5, x+5, plotX, plotRight, texts...); ok {
 		b.v.Texts = append(b.v.Texts, textView{X: tx, Y: y + barY + barH - 3, Text: text, Class: "lbl refused", Row: row, Anchor: "start", Call: callID(r, rec)})
 	}
+	return shape{x - 5, x + 5, rec.Seq, rec.Seq}
 }
 
 // labels writes each attempt's lease and outcome on its bar, or just
@@ -403,10 +527,25 @@ func stepOf(c *run) string {
 type ladderLine struct {
 	at     int64
 	class  string
-	label  string
-	strip  string // the label in the budget strip
+	label  []string // the label and shorter ones to fall back on
+	strip  []string // the same in the budget strip
 	title  string
 	weight int // lower labels are placed first
+}
+
+// lateOf is how many milliseconds after its deadline r ended: its
+// run_end's late_ms, else, for a trace without it, how far its end is
+// past its budget; 0 for a run that ended in time (SPEC §3, §6).
+func lateOf(r *run) int64 {
+	switch {
+	case r.end == nil:
+		return 0
+	case r.end.LateMs > 0:
+		return r.end.LateMs
+	case r.total > 0 && r.end.ElapsedMs > r.total:
+		return r.end.ElapsedMs - r.total
+	}
+	return 0
 }
 
 // ladderLines are r's lines: 60%, 80%, the reserve, the landing, the end.
@@ -418,7 +557,8 @@ func ladderLines(r *run) []ladderLine {
 		if r.reserveSet {
 			rule = "seen in the trace"
 		}
-		out = append(out, ladderLine{at: landAt, class: "reserve", label: "reserve " + fmtMs(r.reserve), strip: "reserve " + fmtMs(r.reserve) + " from " + fmtMs(landAt), weight: 1,
+		out = append(out, ladderLine{at: landAt, class: "reserve", label: []string{"reserve " + fmtMs(r.reserve), "reserve"},
+			strip: []string{"reserve " + fmtMs(r.reserve) + " from " + fmtMs(landAt), "reserve " + fmtMs(r.reserve), "reserve"}, weight: 1,
 			title: fmt.Sprintf("the reserve begins at %s: the last %s of %s are kept for landing (%s)", fmtMs(landAt), fmtMs(r.reserve), fmtMs(r.total), rule)})
 		for _, t := range []struct {
 			f      float64
@@ -430,7 +570,7 @@ func ladderLines(r *run) []ladderLine {
 			{fitAt, "fit", "fit", "a call is admitted only if its p95 fits before the reserve"},
 		} {
 			at := int64(math.Round(t.f * float64(r.total)))
-			line := ladderLine{at: at, class: t.class, label: fmtPct(t.f), strip: fmtPct(t.f) + " · " + fmtMs(at), weight: 2,
+			line := ladderLine{at: at, class: t.class, label: []string{fmtPct(t.f)}, strip: []string{fmtPct(t.f) + " · " + fmtMs(at), fmtPct(t.f)}, weight: 2,
 				title: fmt.Sprintf("%s of the budget (%s): %s begins — %s", fmtPct(t.f), fmtMs(at), t.phase, t.forbid)}
 			if at >= landAt {
 				line.class += " moot"
@@ -452,13 +592,28 @@ func ladderLines(r *run) []ladderLine {
 		if l.Message != "" {
 			title += "\n" + l.Message
 		}
-		out = append(out, ladderLine{at: l.ElapsedMs, class: "landed", label: "landed · " + who, title: title, weight: 0})
+		out = append(out, ladderLine{at: l.ElapsedMs, class: "landed", label: []string{"landed · " + who, "landed"}, title: title, weight: 0})
 	}
 	if r.end != nil {
 		status, _ := runStatus(r)
-		out = append(out, ladderLine{at: r.end.ElapsedMs, class: "end", label: "end " + fmtMs(r.end.ElapsedMs), weight: 3, title: fmt.Sprintf("run_end at %s: %s", fmtMs(r.end.ElapsedMs), status)})
+		end := ladderLine{at: r.end.ElapsedMs, class: "end", label: []string{"end " + fmtMs(r.end.ElapsedMs), "end"}, weight: 3, title: fmt.Sprintf("run_end at %s: %s", fmtMs(r.end.ElapsedMs), status)}
+		if late := lateOf(r); late > 0 {
+			// Time is told as it passed (SPEC §3): the end is drawn where
+			// it came, past the budget's end, and says by how much.
+			words := "ended " + fmtMs(late) + " late"
+			end.class += " late"
+			end.label = []string{"end " + fmtMs(r.end.ElapsedMs) + " · " + fmtMs(late) + " late", words, fmtMs(late) + " late"}
+			end.weight = 0
+			end.title += fmt.Sprintf("; it %s, after its deadline (late_ms %d)", words, late)
+		}
+		out = append(out, end)
 	} else {
-		out = append(out, ladderLine{at: r.last, class: "end open", label: "trace ends " + fmtMs(r.last), weight: 3, title: fmt.Sprintf("the trace ends at %s with no run_end", fmtMs(r.last))})
+		out = append(out, ladderLine{at: r.last, class: "end open", label: []string{"trace ends " + fmtMs(r.last), "trace ends"}, weight: 3, title: fmt.Sprintf("the trace ends at %s with no run_end", fmtMs(r.last))})
+	}
+	if r.total > 0 && (lateOf(r) > 0 || r.last > r.total) {
+		// The budget's end is the plot's edge unless the run went past it.
+		out = append(out, ladderLine{at: r.total, class: "budget", label: []string{"budget " + fmtMs(r.total), "B"}, strip: []string{"budget " + fmtMs(r.total), "B"}, weight: 1,
+			title: fmt.Sprintf("the budget ends at %s: the run's deadline", fmtMs(r.total))})
 	}
 	return out
 }
@@ -504,10 +659,10 @@ func (b *builder) header(r *run, d int64) {
 		if l.at > d || l.at < 0 {
 			continue
 		}
-		labels = append(labels, stacked{x: b.s.x(float64(l.at)), text: l.label, pole: true})
+		labels = append(labels, stacked{x: b.s.x(float64(l.at)), text: l.label[0], alts: l.label[1:], pole: true})
 		shown = append(shown, l)
 	}
-	rows := stack(labels, 2, plotX, svgWidth-2, true)
+	rows := stack(labels, 3, plotX, svgWidth-2, true)
 	for i, row := range rows {
 		l := labels[i]
 		top := headH - 4
@@ -612,7 +767,7 @@ func attemptTitle(r *run, c *call, a *attempt) string {
 	return sb.String()
 }
 
-func markTitle(c *call, m mark) string {
+func markTitle(c *call, m *mark) string {
 	rec := m.rec
 	var s string
 	switch m.kind {
@@ -625,7 +780,11 @@ func markTitle(c *call, m mark) string {
 			s = fmt.Sprintf("reconciling given up at %s: the next ask of the write's status would not fit (%s)", fmtMs(m.at), rec.Reason)
 		}
 	case markCancel:
-		s = fmt.Sprintf("cancel sent at %s: %s", fmtMs(m.at), orWord(rec.State, "?"))
+		s = "cancel sent at " + fmtMs(m.at)
+		if rec.GrantedMs > 0 {
+			s += " on a " + fmtMs(rec.GrantedMs) + " lease"
+		}
+		s += ": " + settledWords(m)
 	case markReconcil:
 		s = fmt.Sprintf("reconcile at %s: %s", fmtMs(m.at), orWord(rec.State, "?"))
 	case markOrphan:
@@ -638,7 +797,34 @@ func markTitle(c *call, m mark) string {
 	if rec.Message != "" {
 		s += "\n" + rec.Message
 	}
+	if m.settled != nil && m.settled != rec && m.settled.Message != "" {
+		s += "\n" + m.settled.Message
+	}
 	return s
+}
+
+// settledWords says how a cancel settled, and when.
+func settledWords(m *mark) string {
+	a := m.settled
+	switch {
+	case a == nil:
+		return "no answer came (state sent): the tool was asked to stop, and whether it did is not known"
+	case a == m.rec && a.State == string(trace.CancelStateFailed):
+		return "failed: it could not be sent"
+	}
+	when := fmtMs(a.ElapsedMs)
+	if d := a.ElapsedMs - m.at; d > 0 {
+		when += ", " + fmtMs(d) + " later"
+	}
+	switch a.State {
+	case string(trace.CancelStateAccepted):
+		return "accepted at " + when
+	case string(trace.CancelStateUnknown):
+		return "unknown at " + when + ": the tool did not know the call (404)"
+	case string(trace.CancelStateFailed):
+		return "failed at " + when + ": no usable answer"
+	}
+	return orWord(a.State, "?") + " at " + when
 }
 
 // stateClass is the class of a cancel's or reconciliation's state, for
