@@ -29,6 +29,7 @@ func (s *Session) observer(index int, w *watchdog.Watchdog) *trace.Observer {
 			rec.Outcome, rec.Status, rec.Keepalives = a.Outcome, a.Status, a.Keepalives
 			rec.Chunks, rec.Tokens = a.Chunks, a.Usage.Total
 			rec.InputTokens, rec.OutputTokens = a.Usage.Input, a.Usage.Output
+			rec.FinishReason, rec.ResponseModel = a.Finish, a.Model
 			if a.Err != nil {
 				// What a server answered may quote a secret it was sent.
 				rec.Message = redact.Secrets(a.Err.Error())

@@ -129,6 +129,7 @@ type Turn struct {
 	mu                 sync.Mutex  // guards the two fields below
 	usage              trace.Usage // the tokens the model reported
 	finish             string      // the finish reason the model gave
+	answeredBy         string      // the model the server says answered
 }
 
 // errNoTurn is End's error on a Turn BeginTurn did not return.
@@ -228,7 +229,7 @@ func (t *Turn) Chunk(c openai.ChatCompletionChunk) {
 	}
 	t.chunks.Add(1)
 	t.obs.OnSignal(trace.Signal{Event: watchdog.Token, Step: model.Kind})
-	t.took(c.Usage, c.Choices)
+	t.took(c.Model, c.Usage, c.Choices)
 }
 
 // Completion takes the answer of a request that was not streamed: its
@@ -237,7 +238,7 @@ func (t *Turn) Completion(c *openai.ChatCompletion) {
 	if t == nil || t.s == nil || c == nil || t.ended.Load() {
 		return
 	}
-	t.took(c.Usage, nil)
+	t.took(c.Model, c.Usage, nil)
 	if len(c.Choices) > 0 {
 		t.mu.Lock()
 		t.finish = string(c.Choices[0].FinishReason)
@@ -245,11 +246,14 @@ func (t *Turn) Completion(c *openai.ChatCompletion) {
 	}
 }
 
-// took keeps the usage a chunk or completion reports, and the finish
-// reason of the first of a chunk's choices.
-func (t *Turn) took(u openai.CompletionUsage, choices []openai.ChatCompletionChunkChoice) {
+// took keeps the model and usage a chunk or completion reports, and the
+// finish reason of the first of a chunk's choices.
+func (t *Turn) took(answeredBy string, u openai.CompletionUsage, choices []openai.ChatCompletionChunkChoice) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if answeredBy != "" {
+		t.answeredBy = answeredBy
+	}
 	if u.TotalTokens > 0 || u.PromptTokens > 0 || u.CompletionTokens > 0 {
 		t.usage = trace.Usage{Input: u.PromptTokens, Output: u.CompletionTokens, Total: u.TotalTokens}
 	}
@@ -292,6 +296,7 @@ func (t *Turn) End(err error) error {
 	t.info.End = time.Now()
 	t.mu.Lock()
 	t.info.Usage, t.info.Chunks, t.info.Keepalives = t.usage, t.chunks.Load(), t.keepalives.Load()
+	t.info.Finish, t.info.Model = t.finish, t.answeredBy
 	finish := t.finish
 	t.mu.Unlock()
 	if err == nil && finish == "" && t.info.Chunks > 0 {

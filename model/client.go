@@ -296,6 +296,7 @@ func (c *Client) end(actx context.Context, lease budget.Lease, n int, start time
 	info.Keepalives, info.Chunks = counts.keepalives.Load(), counts.chunks.Load()
 	if acc != nil {
 		info.Usage = trace.Usage{Input: acc.Usage.PromptTokens, Output: acc.Usage.CompletionTokens, Total: acc.Usage.TotalTokens}
+		info.Finish, info.Model = finish, acc.Model
 	}
 	if apiErr, ok := errors.AsType[*openai.Error](err); ok {
 		// A server may quote the key it was sent; no message of ours will.

@@ -24,6 +24,8 @@ type Attempt struct {
 	Keepalives int64        // SSE comments (pings) seen during the attempt
 	Chunks     int64        // streamed data chunks seen (model)
 	Usage      Usage        // tokens the answer reported (model)
+	Finish     string       // why the model stopped, as it said ("stop", "length", …) (model)
+	Model      string       // the model the server says answered (model)
 	Message    string       // what a setup step did, e.g. "manifest of http://…"
 	CallID     string       // the model's id of the tool call the attempt answers, if any
 }

@@ -77,36 +77,38 @@ type jsonRecord struct {
 	RemainingMs *int64     `json:"remaining_ms"`
 	Phase       *string    `json:"phase"`
 
-	Step         string  `json:"step"`
-	StepIndex    int     `json:"step_index"`
-	Attempt      int     `json:"attempt"`
-	GrantedMs    int64   `json:"granted_ms"`
-	ResendCount  int     `json:"resend_count"`
-	Outcome      Outcome `json:"outcome"`
-	Status       int     `json:"status"`
-	Keepalives   int64   `json:"keepalives"`
-	Chunks       int64   `json:"chunks"`
-	Tokens       int64   `json:"tokens"`
-	InputTokens  int64   `json:"input_tokens"`
-	OutputTokens int64   `json:"output_tokens"`
-	CallID       string  `json:"tool_call_id"`
-	Key          string  `json:"idempotency_key"`
-	SleepMs      int64   `json:"sleep_ms"`
-	Source       string  `json:"source"`
-	GaveUp       bool    `json:"gave_up"`
-	Reconciling  bool    `json:"reconciling"`
-	Reason       string  `json:"reason"`
-	RetryAfter   string  `json:"retry_after_invalid"`
-	Units        int64   `json:"units"`
-	Total        int64   `json:"total"`
-	From         string  `json:"from"`
-	To           string  `json:"to"`
-	State        string  `json:"state"`
-	TotalMs      int64   `json:"total_ms"`
-	LateMs       int64   `json:"late_ms"`
-	Cause        string  `json:"cause"`
-	Result       string  `json:"result"`
-	Message      string  `json:"message"`
+	Step          string  `json:"step"`
+	StepIndex     int     `json:"step_index"`
+	Attempt       int     `json:"attempt"`
+	GrantedMs     int64   `json:"granted_ms"`
+	ResendCount   int     `json:"resend_count"`
+	Outcome       Outcome `json:"outcome"`
+	Status        int     `json:"status"`
+	Keepalives    int64   `json:"keepalives"`
+	Chunks        int64   `json:"chunks"`
+	Tokens        int64   `json:"tokens"`
+	InputTokens   int64   `json:"input_tokens"`
+	OutputTokens  int64   `json:"output_tokens"`
+	FinishReason  string  `json:"finish_reason"`
+	ResponseModel string  `json:"response_model"`
+	CallID        string  `json:"tool_call_id"`
+	Key           string  `json:"idempotency_key"`
+	SleepMs       int64   `json:"sleep_ms"`
+	Source        string  `json:"source"`
+	GaveUp        bool    `json:"gave_up"`
+	Reconciling   bool    `json:"reconciling"`
+	Reason        string  `json:"reason"`
+	RetryAfter    string  `json:"retry_after_invalid"`
+	Units         int64   `json:"units"`
+	Total         int64   `json:"total"`
+	From          string  `json:"from"`
+	To            string  `json:"to"`
+	State         string  `json:"state"`
+	TotalMs       int64   `json:"total_ms"`
+	LateMs        int64   `json:"late_ms"`
+	Cause         string  `json:"cause"`
+	Result        string  `json:"result"`
+	Message       string  `json:"message"`
 }
 
 func parseRecord(line []byte) (Record, error) {
@@ -144,7 +146,7 @@ func parseRecord(line []byte) (Record, error) {
 		ElapsedMs: *j.ElapsedMs, RemainingMs: *j.RemainingMs, Phase: *j.Phase,
 		Step: j.Step, StepIndex: j.StepIndex, Attempt: j.Attempt, GrantedMs: j.GrantedMs,
 		ResendCount: j.ResendCount, Outcome: j.Outcome, Status: j.Status,
-		Keepalives: j.Keepalives, Chunks: j.Chunks, Tokens: j.Tokens, InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, Key: j.Key, CallID: j.CallID,
+		Keepalives: j.Keepalives, Chunks: j.Chunks, Tokens: j.Tokens, InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, FinishReason: j.FinishReason, ResponseModel: j.ResponseModel, Key: j.Key, CallID: j.CallID,
 		SleepMs: j.SleepMs, Source: j.Source, GaveUp: j.GaveUp, Reconciling: j.Reconciling, Reason: j.Reason, RetryAfterInvalid: j.RetryAfter,
 		Units: j.Units, Total: j.Total, From: j.From, To: j.To, State: j.State,
 		TotalMs: j.TotalMs, LateMs: j.LateMs, Cause: j.Cause, Result: j.Result, Message: j.Message,

@@ -22,7 +22,7 @@ var everyKind = []trace.Record{
 	{Event: trace.PhaseChange, From: "explore", To: "narrow"},
 	{Event: trace.AttemptStart, Step: "model", StepIndex: 1, Attempt: 1, GrantedMs: 60000},
 	{Event: trace.AttemptEnd, Step: "model", StepIndex: 1, Attempt: 1, GrantedMs: 60000, Outcome: trace.OK, Status: 200, Keepalives: 3, Chunks: 41, Tokens: 812,
-		InputTokens: 700, OutputTokens: 112},
+		InputTokens: 700, OutputTokens: 112, FinishReason: "tool_calls", ResponseModel: "gpt-4.1-2025-04-14"},
 	{Event: trace.AttemptStart, Step: "tool:search", StepIndex: 2, Attempt: 1, GrantedMs: 30000, Key: "gp_7Hq", CallID: "call_abc"},
 	{Event: trace.AttemptStart, Step: "tool:search", StepIndex: 2, Attempt: 2, GrantedMs: 30000, ResendCount: 1, Key: "gp_7Hq"},
 	{Event: trace.AttemptEnd, Step: "tool:search", StepIndex: 2, Attempt: 2, GrantedMs: 30000, ResendCount: 1, Key: "gp_7Hq", Outcome: trace.UpstreamError, Status: 503, Message: "bad gateway"},

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -43,7 +45,11 @@ type spanExport struct {
 // OTEL_RESOURCE_ATTRIBUTES name the service (default "glidepath"). The
 // SDK's batch processor exports off the run's path, from a bounded queue
 // that drops when full: nothing it does waits on the collector.
-func exportSpans(ctx context.Context, modelName string) (*spanExport, error) {
+//
+// Chat spans name the model's server (server.address, server.port): the
+// host and port of baseURL, or OpenAI's API when it is "" (the SDK's
+// default); none for the embedded sim, whose loopback port is the run's.
+func exportSpans(ctx context.Context, modelName, baseURL string) (*spanExport, error) {
 	endpoint := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 	if endpoint == "" {
 		endpoint = os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -66,8 +72,28 @@ func exportSpans(ctx context.Context, modelName string) (*spanExport, error) {
 	if modelName == sim.ModelID {
 		provider = "glidepath.sim"
 	}
-	e.sink = spans.New(e.tp.Tracer("github.com/glidepath/glidepath"), spans.Config{Provider: provider, Model: modelName})
+	cfg := spans.Config{Provider: provider, Model: modelName}
+	if modelName != sim.ModelID {
+		cfg.ServerAddress, cfg.ServerPort = serverOf(baseURL)
+	}
+	e.sink = spans.New(e.tp.Tracer("github.com/glidepath/glidepath"), cfg)
 	return e, nil
+}
+
+// serverOf returns the host and port a model's base URL names, the port
+// its scheme implies when it names none; OpenAI's API for "".
+func serverOf(baseURL string) (host string, port int) {
+	u, err := url.Parse(baseURL)
+	if baseURL == "" || err != nil || u.Host == "" {
+		return openAIHost, 443
+	}
+	port, _ = strconv.Atoi(u.Port())
+	if port == 0 && u.Scheme == "https" {
+		port = 443
+	} else if port == 0 {
+		port = 80
+	}
+	return u.Hostname(), port
 }
 
 // shutdown exports what is left and stops, by deadline + spanExportSlack

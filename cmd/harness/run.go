@@ -195,7 +195,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		closers = append(closers, closeTrace)
 		cfg.Sinks = append(cfg.Sinks, sink)
 	}
-	if exp, err := exportSpans(ctx, f.model); err != nil {
+	if exp, err := exportSpans(ctx, f.model, f.baseURL); err != nil {
 		return usage(err)
 	} else if exp != nil {
 		cfg.Sinks = append(cfg.Sinks, exp.sink)

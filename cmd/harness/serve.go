@@ -103,7 +103,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}
 	// The children's spans, when OTEL_* says where: each child's run is a
 	// child of its caller's span, read from the call's traceparent (SPEC §8).
-	exp, err := exportSpans(ctx, *modelName)
+	exp, err := exportSpans(ctx, *modelName, *baseURL)
 	if err != nil {
 		return usage(err)
 	}

@@ -4,9 +4,22 @@
 // per model attempt, one execute_tool span per tool attempt, with the
 // GenAI attribute names of semconv v1.41.0 and the budget beside them
 // under glidepath.*. A sub-agent's run is a child of its parent's
-// execute_tool span. Backoff sleeps, refusals, cancels, reconciliations,
-// orphans, phase changes and the landing are events on the run's span;
-// progress heartbeats are events on the attempt that heard them.
+// execute_tool span and is named for its entry (invoke_agent researcher).
+// Backoff sleeps, refusals, cancels, reconciliations, orphans, phase
+// changes and the landing are events on the run's span; progress
+// heartbeats are events on the attempt that heard them.
+//
+// # Attributes
+//
+// chat spans are CLIENT (a request to the model's server, server.address
+// and server.port when [Config] names them) and carry, where the server
+// said them, gen_ai.response.model and gen_ai.response.finish_reasons;
+// execute_tool spans are INTERNAL, as the GenAI conventions ask, whatever
+// the tool calls. invoke_agent carries glidepath.status (complete or
+// partial), glidepath.cause only when the run landed early, and
+// gen_ai.response.status: completed, incomplete (a labeled partial),
+// cancelled, or failed (the model failed the run), so that a partial run
+// reads as incomplete in any backend.
 //
 // # Keys
 //

@@ -1,6 +1,7 @@
 package spans
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -29,12 +30,24 @@ const (
 )
 
 // Config says what the records do not: which model and provider a run
-// talks to, and the agent's name. The zero value names neither.
+// talks to, where its server is, and the agent's name. The zero value
+// names none of them.
 type Config struct {
 	Provider string // gen_ai.provider.name, e.g. "openai"
 	Model    string // gen_ai.request.model
 	Agent    string // gen_ai.agent.name of a run that is not a sub-agent; empty: "glidepath"
+
+	// ServerAddress and ServerPort are the model server's host and port
+	// (server.address, server.port on each chat span); "" and 0: not said.
+	ServerAddress string
+	ServerPort    int
 }
+
+// ResponseStatus is the attribute invoke_agent carries to say how the run
+// ended in the GenAI conventions' words: "completed", "incomplete" (a
+// labeled partial), "cancelled" or "failed" (the model failed the run), so
+// that a partial run reads as incomplete in any backend.
+const ResponseStatus = attribute.Key("gen_ai.response.status")
 
 // A Sink makes spans of the records it is handed, with tracer. It is safe
 // for concurrent use, and for the records of several runs at once, a
@@ -44,9 +57,16 @@ type Sink struct {
 	tracer oteltrace.Tracer
 	cfg    Config
 
-	mu    sync.Mutex                       // guards runs and calls
-	runs  map[string]*run                  // by run id, until run_end
-	calls map[string]oteltrace.SpanContext // a sub-agent call's span, by its key, for its child's run
+	mu    sync.Mutex           // guards runs and calls
+	runs  map[string]*run      // by run id, until run_end
+	calls map[string]agentCall // a sub-agent call's span, by its key, for its child's run
+}
+
+// agentCall is the span of a call that runs a sub-agent, and the agent's
+// name when the call is this process's ("" for a caller in another one).
+type agentCall struct {
+	span oteltrace.SpanContext
+	name string
 }
 
 type run struct {
@@ -68,7 +88,7 @@ func idOf(r trace.Record) attemptID { return attemptID{r.Step, r.StepIndex, r.At
 // New returns a Sink whose spans tracer makes: a TracerProvider's, such as
 // the SDK's with an OTLP/HTTP exporter.
 func New(tracer oteltrace.Tracer, cfg Config) *Sink {
-	return &Sink{tracer: tracer, cfg: cfg, runs: map[string]*run{}, calls: map[string]oteltrace.SpanContext{}}
+	return &Sink{tracer: tracer, cfg: cfg, runs: map[string]*run{}, calls: map[string]agentCall{}}
 }
 
 // Record makes or ends the span the record is about, or adds it to one as
@@ -107,6 +127,12 @@ func (s *Sink) Record(r trace.Record) error {
 		if r.InputTokens > 0 || r.OutputTokens > 0 {
 			sp.SetAttributes(semconv.GenAIUsageInputTokens(int(r.InputTokens)), semconv.GenAIUsageOutputTokens(int(r.OutputTokens)))
 		}
+		if r.ResponseModel != "" {
+			sp.SetAttributes(semconv.GenAIResponseModel(r.ResponseModel))
+		}
+		if r.FinishReason != "" {
+			sp.SetAttributes(semconv.GenAIResponseFinishReasons(r.FinishReason))
+		}
 		if r.Outcome != trace.OK {
 			sp.SetStatus(codes.Error, string(r.Outcome))
 			if r.Message != "" {
@@ -128,8 +154,11 @@ func (s *Sink) Record(r trace.Record) error {
 			sp.End(at)
 			delete(ru.attempts, id)
 		}
-		ru.span.SetAttributes(Cause.String(r.Cause), Status.String(r.Result), Phase.String(r.Phase),
-			RemainingMs.Int64(r.RemainingMs))
+		ru.span.SetAttributes(Status.String(r.Result), Phase.String(r.Phase), RemainingMs.Int64(r.RemainingMs),
+			ResponseStatus.String(responseStatus(r)))
+		if r.Cause != "" { // a complete run has no cause: none is said
+			ru.span.SetAttributes(Cause.String(r.Cause))
+		}
 		if r.Result != "complete" {
 			ru.span.SetStatus(codes.Error, "partial: "+r.Cause)
 		}
@@ -155,8 +184,9 @@ func (s *Sink) start(r trace.Record) {
 	if agent == "" {
 		agent = "glidepath"
 	}
-	if sc, ok := s.calls[r.Key]; ok && r.Key != "" {
-		parent = oteltrace.ContextWithSpanContext(parent, sc)
+	call, called := s.calls[r.Key]
+	if called && r.Key != "" {
+		parent = oteltrace.ContextWithSpanContext(parent, call.span)
 		delete(s.calls, r.Key)
 	}
 	attrs := []attribute.KeyValue{
@@ -165,7 +195,9 @@ func (s *Sink) start(r trace.Record) {
 		TotalMs.Int64(r.TotalMs),
 	}
 	if r.ParentRunID != "" {
-		agent = "sub-agent"
+		// A sub-agent is named for its entry, so that two of them can be
+		// told apart.
+		agent = cmp.Or(call.name, "sub-agent")
 		attrs = append(attrs, attribute.String("glidepath.parent_run_id", r.ParentRunID))
 	}
 	attrs = append(attrs, semconv.GenAIAgentName(agent))
@@ -193,7 +225,20 @@ func (s *Sink) ParentCall(key string, parent oteltrace.SpanContext) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.calls[key] = parent
+	s.calls[key] = agentCall{span: parent}
+}
+
+// responseStatus is gen_ai.response.status for the run_end record r.
+func responseStatus(r trace.Record) string {
+	switch {
+	case r.Result == "complete":
+		return "completed"
+	case r.Cause == "cancelled":
+		return "cancelled"
+	case r.Cause == "upstream":
+		return "failed"
+	}
+	return "incomplete"
 }
 
 // mintedKey is the shape of a key cancel.NewKey mints: a key a message
@@ -235,12 +280,22 @@ func (s *Sink) attemptStart(ru *run, r trace.Record) {
 		Phase.String(r.Phase),
 	}
 	var name string
-	kind := oteltrace.SpanKindClient
+	// A chat span is a request to the model's server: CLIENT. A tool's
+	// execute_tool span is INTERNAL, as the GenAI conventions say, whatever
+	// the tool calls; setup is the harness's own.
+	kind := oteltrace.SpanKindInternal
 	switch {
 	case r.Step == "model":
+		kind = oteltrace.SpanKindClient
 		attrs = append(attrs, semconv.GenAIOperationNameChat)
 		if s.cfg.Provider != "" {
 			attrs = append(attrs, semconv.GenAIProviderNameKey.String(s.cfg.Provider))
+		}
+		if s.cfg.ServerAddress != "" {
+			attrs = append(attrs, semconv.ServerAddress(s.cfg.ServerAddress))
+			if s.cfg.ServerPort > 0 {
+				attrs = append(attrs, semconv.ServerPort(s.cfg.ServerPort))
+			}
 		}
 		name = "chat"
 		if s.cfg.Model != "" {
@@ -251,7 +306,7 @@ func (s *Sink) attemptStart(ru *run, r trace.Record) {
 			attrs = append(attrs, attribute.Bool("glidepath.landing", true))
 		}
 	case r.Step == "setup":
-		name, kind = "glidepath.setup", oteltrace.SpanKindInternal
+		name = "glidepath.setup"
 		attrs = append(attrs, attribute.String("glidepath.setup", r.Message)) // scrubbed by Record
 	default:
 		tool := r.Step
@@ -268,8 +323,8 @@ func (s *Sink) attemptStart(ru *run, r trace.Record) {
 	_, sp := s.tracer.Start(ru.ctx, name, oteltrace.WithTimestamp(r.TS), oteltrace.WithSpanKind(kind),
 		oteltrace.WithAttributes(attrs...))
 	ru.attempts[idOf(r)] = sp
-	if strings.HasPrefix(r.Step, "agent:") && r.Key != "" {
-		s.calls[r.Key] = sp.SpanContext()
+	if agent, ok := strings.CutPrefix(r.Step, "agent:"); ok && r.Key != "" {
+		s.calls[r.Key] = agentCall{span: sp.SpanContext(), name: agent}
 	}
 }
 

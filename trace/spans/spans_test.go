@@ -62,7 +62,7 @@ func TestARunsSpansNameItsAttemptsAndNestItsChild(t *testing.T) {
 	}
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	sink := spans.New(tp.Tracer("glidepath"), spans.Config{Provider: "openai", Model: "gpt-test"})
+	sink := spans.New(tp.Tracer("glidepath"), spans.Config{Provider: "openai", Model: "gpt-test", ServerAddress: "127.0.0.1", ServerPort: 8089})
 	b, err := budget.New(budget.Config{Total: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -79,15 +79,24 @@ func TestARunsSpansNameItsAttemptsAndNestItsChild(t *testing.T) {
 	for _, s := range got {
 		byName[s.Name] = append(byName[s.Name], s)
 	}
-	roots, children := byName["invoke_agent glidepath"], byName["invoke_agent sub-agent"]
+	// The sub-agent's run is named for its entry, so that two can be told
+	// apart (issue 18).
+	roots, children := byName["invoke_agent glidepath"], byName["invoke_agent alpha"]
 	if len(roots) != 1 || len(children) != 1 {
-		t.Fatalf("spans %v; want one run and one sub-agent run", names(got))
+		t.Fatalf("spans %v; want one run and one sub-agent run named alpha", names(got))
 	}
 	root := roots[0]
 	attrs := attributes(root.Attributes)
 	if attrs["gen_ai.operation.name"] != "invoke_agent" || attrs["glidepath.cause"] != "max_steps" ||
-		attrs["glidepath.status"] != "partial" || attrs["glidepath.budget.total_ms"] != "30000" {
+		attrs["glidepath.status"] != "partial" || attrs["glidepath.budget.total_ms"] != "30000" ||
+		attrs["gen_ai.response.status"] != "incomplete" {
 		t.Errorf("the run's span: %v", attrs)
+	}
+	if a := attributes(children[0].Attributes); a["gen_ai.agent.name"] != "alpha" || a["gen_ai.response.status"] != "completed" {
+		t.Errorf("the sub-agent's span: %v", a)
+	}
+	if _, ok := attributes(children[0].Attributes)["glidepath.cause"]; ok {
+		t.Errorf("the complete sub-agent's span carries a glidepath.cause")
 	}
 	var chats, childChats []tracetest.SpanStub
 	for _, c := range byName["chat gpt-test"] {
@@ -103,7 +112,7 @@ func TestARunsSpansNameItsAttemptsAndNestItsChild(t *testing.T) {
 	if len(chats) != 3 || len(childChats) != 1 { // the 503, its retry, the landing call; the child's answer
 		t.Errorf("%d chat spans in the run and %d in the child, want 3 and 1: %v", len(chats), len(childChats), names(got))
 	}
-	var resent, landing bool
+	var resent, landing, answered bool
 	for _, c := range chats {
 		a := attributes(c.Attributes)
 		for _, key := range []string{"gen_ai.provider.name", "gen_ai.request.model", "http.request.resend_count",
@@ -112,15 +121,28 @@ func TestARunsSpansNameItsAttemptsAndNestItsChild(t *testing.T) {
 				t.Errorf("chat span lacks %s: %v", key, a)
 			}
 		}
+		if c.SpanKind != oteltrace.SpanKindClient || a["server.address"] != "127.0.0.1" || a["server.port"] != "8089" {
+			t.Errorf("chat span of kind %v at %q:%q, want CLIENT at the model's server", c.SpanKind, a["server.address"], a["server.port"])
+		}
 		resent = resent || a["http.request.resend_count"] == "1"
 		landing = landing || a["glidepath.landing"] == "true"
+		if a["glidepath.outcome"] == "ok" {
+			// What the server said of its answer, where it said it.
+			answered = true
+			if a["gen_ai.response.model"] != sim.ModelID || a["gen_ai.response.finish_reasons"] == "" {
+				t.Errorf("an answered chat span lacks the response's model or finish reasons: %v", a)
+			}
+		}
 	}
-	if !resent || !landing {
-		t.Errorf("no chat span is the retry (%v) or the landing call (%v)", resent, landing)
+	if !resent || !landing || !answered {
+		t.Errorf("no chat span is the retry (%v), the landing call (%v) or an answer (%v)", resent, landing, answered)
 	}
 	lookups := byName["execute_tool lookup"]
 	if len(lookups) != 1 {
 		t.Fatalf("execute_tool lookup spans: %d", len(lookups))
+	}
+	if k := lookups[0].SpanKind; k != oteltrace.SpanKindInternal {
+		t.Errorf("execute_tool is of kind %v, want INTERNAL (semconv)", k)
 	}
 	a := attributes(lookups[0].Attributes)
 	if a["gen_ai.operation.name"] != "execute_tool" || a["gen_ai.tool.name"] != "lookup" || !strings.HasPrefix(a["gen_ai.tool.call.id"], "call_") ||
