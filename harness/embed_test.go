@@ -72,6 +72,11 @@ func TestACallOnTheCallersOwnContextKeepsTheRunsQuietClock(t *testing.T) {
 	}
 	for _, c := range calls {
 		for _, cancelAt := range []time.Duration{0, time.Second} {
+			if c.name == "Setup" && cancelAt == 0 {
+				// Setup is not watched by the quiet clock
+				// (TestASetupSlowerThanTheQuietClockIsNotAStall).
+				continue
+			}
 			name := c.name + "/quiet clock"
 			want, wantErr := 2*time.Second, error(watchdog.ErrQuiet)
 			if cancelAt > 0 {
@@ -107,6 +112,37 @@ func TestACallOnTheCallersOwnContextKeepsTheRunsQuietClock(t *testing.T) {
 }
 
 var errCallerLeft = errors.New("the caller left")
+
+// Q = 1s: a setup step that takes 3s — an MCP server slow to start on a
+// loaded machine — completes, and the run's work that follows is watched
+// from then on: the quiet clock waits while setup runs, which its own
+// lease bounds.
+func TestASetupSlowerThanTheQuietClockIsNotAStall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, ctx := start(t, time.Minute, harness.Config{Task: "find cats", Quiet: time.Second,
+			Tools: registry(t, hangs("read"))})
+		defer s.Close()
+		err := s.Setup(ctx, "start a slow server", 0, func(ctx context.Context) error {
+			select {
+			case <-time.After(3 * time.Second):
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		})
+		if err != nil {
+			t.Fatalf("setup: %v", err)
+		}
+		if cause, ok := s.MustLand(ctx); ok {
+			t.Fatalf("after a 3s setup the run must land (%s): the quiet clock watched it", cause)
+		}
+		begin := time.Now()
+		res := s.Call(ctx, "read", nil)
+		if got := time.Since(begin); got != time.Second || !errors.Is(res.Cause, watchdog.ErrQuiet) {
+			t.Errorf("the first call after setup ended after %v with %v, want the quiet clock at 1s", got, res.Cause)
+		}
+	})
+}
 
 // The zero Session is not a run: every method says so, none panics.
 func TestAZeroSessionErrorsAndNeverPanics(t *testing.T) {

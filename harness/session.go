@@ -300,7 +300,9 @@ func (s *Session) MustLand(ctx context.Context) (landing.Cause, bool) {
 // (zero: none but the budget's), and records it as an attempt of step
 // "setup" whose message is what. It returns fn's error, or the budget's
 // refusal, in which case fn is not called. Setup is safe to call for
-// several pieces of setup at once.
+// several pieces of setup at once. The quiet clock waits while fn runs:
+// setup is bounded by its lease and the wall, and the run's work, which
+// the quiet clock watches, has not begun.
 func (s *Session) Setup(ctx context.Context, what string, ceiling time.Duration, fn func(ctx context.Context) error) error {
 	if !s.started() {
 		return ErrNoSession
@@ -324,7 +326,13 @@ func (s *Session) Setup(ctx context.Context, what string, ceiling time.Duration,
 	obs := s.observer(0, s.w)
 	obs.OnAttemptStart(a)
 	lctx, stop := lease.Context(ctx)
+	// Setup is bounded by its own lease (an MCP server's connect_timeout,
+	// a manifest's ceiling) and the wall; the quiet clock watches the
+	// run's work, which has not begun, so it waits: a server slow to start
+	// on a loaded machine is not a stalled run.
+	resume := s.pause(s.w)
 	err = fn(lctx)
+	resume()
 	a.End, a.Outcome = time.Now(), trace.OK
 	if err != nil {
 		a.Err, a.Outcome = err, trace.UpstreamError
