@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 10s
 PKGS      := ./...
 
-.PHONY: build test demo subagents mcp plan bench fuzz lint screenshot
+.PHONY: build test temporal-test temporal-race demo subagents mcp plan bench fuzz lint screenshot
 
 build:
 	$(GO) build -o bin/harness ./cmd/harness
@@ -11,6 +11,22 @@ build:
 # The CI gate: formatting, vet, then every test under the race detector.
 test: lint
 	$(GO) test -race -shuffle=on -count=1 $(PKGS)
+	$(MAKE) temporal-test
+
+# The nested module temporal/ (durable runs on Temporal, SPEC §9), which
+# has its own go.mod so that the core never pulls the Temporal SDK or
+# server: vet, go fix, then its tests on an in-process Temporal server
+# (temporaltest). Without -race here: the race build of the server is a
+# second cold compile of it, which took CI past its 15 minutes on 2 cores
+# (issue 19); make temporal-race runs them under the race detector.
+temporal-test:
+	cd temporal && $(GO) vet ./...
+	@out=$$(cd temporal && $(GO) fix -diff ./... 2>&1); \
+		if [ -n "$$out" ]; then echo "go fix would change (temporal):"; echo "$$out"; exit 1; fi
+	cd temporal && $(GO) test -count=1 ./...
+
+temporal-race:
+	cd temporal && $(GO) test -race -count=1 ./...
 
 # Two real runs on the embedded simulated model and the demo tools (see
 # examples/demo/tools.yaml), then the report over both traces: the first

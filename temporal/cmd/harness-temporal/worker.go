@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+
+	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/model"
+	"github.com/glidepath/glidepath/sim"
+	"github.com/glidepath/glidepath/temporal/durable"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// DefaultTaskQueue is the task queue of `worker` and `run` when
+// --task-queue is not given.
+const DefaultTaskQueue = "glidepath"
+
+// conn are the flags that say where the Temporal server is.
+type conn struct {
+	address, namespace, queue string
+}
+
+func (c *conn) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.address, "address", "", "the Temporal server's frontend, HOST:PORT (required)")
+	fs.StringVar(&c.namespace, "namespace", "default", "the Temporal namespace")
+	fs.StringVar(&c.queue, "task-queue", DefaultTaskQueue, "the task queue of the runs")
+}
+
+func (c *conn) dial(ctx context.Context) (client.Client, error) {
+	if c.address == "" {
+		return nil, usage("--address is required (try: harness-temporal dev, then --address 127.0.0.1:7233)")
+	}
+	cl, err := client.DialContext(ctx, client.Options{HostPort: c.address, Namespace: c.namespace, Logger: quietLogger{}})
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach Temporal at %s: %w", c.address, err)
+	}
+	return cl, nil
+}
+
+func workerCommand(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c conn
+	c.flags(fs)
+	toolsFile := fs.String("tools", "", "the tools file (YAML or JSON) whose tools this worker runs")
+	modelName := fs.String("model", "sim", "the model: sim (the embedded simulated model) or a name for --base-url")
+	baseURL := fs.String("base-url", "", "an OpenAI-compatible server's base URL, e.g. http://127.0.0.1:8080/v1")
+	journal := fs.String("journal", "", "the orphan journal (default $XDG_STATE_HOME/glidepath/orphans.jsonl)")
+	if err := fs.Parse(args); err != nil {
+		return usage("%v (try: harness-temporal worker --help)", err)
+	}
+	mc, closeModel, err := modelConfig(*modelName, *baseURL)
+	if err != nil {
+		return err
+	}
+	defer closeModel()
+	acts := &durable.Activities{Model: mc}
+	if *toolsFile != "" {
+		reg, err := durable.LoadTools(ctx, *toolsFile, nil)
+		if err != nil {
+			return usage("%v", err)
+		}
+		defer reg.Close(context.WithoutCancel(ctx))
+		acts.Tools = reg
+	}
+	j, err := openJournal(*journal)
+	if err != nil {
+		return usage("--journal: %v", err)
+	}
+	defer j.Close()
+	acts.Journal = j
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	w := worker.New(cl, c.queue, worker.Options{})
+	w.RegisterWorkflowWithOptions(durable.Workflow, workflow.RegisterOptions{Name: durable.WorkflowName})
+	acts.Register(w)
+	fmt.Fprintf(stderr, "harness-temporal worker: serving task queue %q of %s (namespace %s)\n", c.queue, c.address, c.namespace)
+	// Run returns when the channel closes: on SIGINT or SIGTERM.
+	stop := make(chan any)
+	go func() { <-ctx.Done(); close(stop) }()
+	return w.Run(stop)
+}
+
+// modelConfig is the model the worker's activities call: the embedded sim,
+// served in memory, or an OpenAI-compatible server. The returned func
+// stops what it started.
+func modelConfig(name, baseURL string) (model.Config, func(), error) {
+	if name == "sim" && baseURL == "" {
+		s := sim.NewPipeServer(nil)
+		return model.Config{BaseURL: s.URL, Model: sim.ModelID, HTTPClient: s.Client()}, s.Close, nil
+	}
+	if baseURL != "" {
+		u, err := url.Parse(baseURL)
+		if err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") {
+			return model.Config{}, nil, usage("--base-url %q is not an absolute http(s) URL", baseURL)
+		}
+	}
+	key := os.Getenv("OPENAI_API_KEY")
+	if baseURL == "" && key == "" {
+		return model.Config{}, nil, usage("model %q on OpenAI's API needs OPENAI_API_KEY", name)
+	}
+	return model.Config{BaseURL: baseURL, APIKey: key, Model: name, HTTPClient: &http.Client{}}, func() {}, nil
+}
+
+var errNoTask = errors.New("no task given")
+
+// openJournal opens the orphan journal the worker appends to, as `harness
+// run --journal` does.
+func openJournal(path string) (*cancel.Journal, error) {
+	if path == "" {
+		p, err := cancel.DefaultJournalPath()
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
+	return cancel.OpenJournal(path)
+}

@@ -1,0 +1,416 @@
+package durable
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/harness"
+	"github.com/glidepath/glidepath/model"
+	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
+	"github.com/openai/openai-go/v3"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.temporal.io/sdk/activity"
+)
+
+// Activity names, as registered by [Activities.Register] and scheduled by
+// [Workflow].
+const (
+	ModelActivity  = "glidepath.model"
+	ToolsActivity  = "glidepath.tools"
+	ToolActivity   = "glidepath.tool"
+	StatusActivity = "glidepath.status"
+	CancelActivity = "glidepath.cancel"
+	OrphanActivity = "glidepath.orphan"
+)
+
+// Activities are the worker's side of a run: one model attempt, one tool
+// attempt, one status read, one cancel, each with the core's real parts
+// (package model over openai-go, the tools of a [tools.Registry]). Each
+// makes exactly one attempt on the context Temporal gives it, whose
+// deadline is the lease the workflow granted: the retry rules are the
+// workflow's. An Activities is safe for concurrent use once built.
+type Activities struct {
+	// Model is the model's configuration; its Ceiling and MaxAttempts are
+	// ignored, since each attempt is leased by the workflow.
+	Model model.Config
+
+	// Tools are the tools the worker runs. Nil: none.
+	Tools *Toolset
+
+	// Journal is the orphan journal the worker appends to (SPEC §5). Nil:
+	// an orphan is reported in the result and the trace only, and the
+	// model is told that nothing will check it later.
+	Journal *cancel.Journal
+
+	schemas sync.Map // tool name → *jsonschema.Schema, compiled once
+}
+
+// Register registers the activities on r under their names.
+func (a *Activities) Register(r interface {
+	RegisterActivityWithOptions(any, activity.RegisterOptions)
+}) {
+	r.RegisterActivityWithOptions(a.ModelAttempt, activity.RegisterOptions{Name: ModelActivity})
+	r.RegisterActivityWithOptions(a.ToolInfos, activity.RegisterOptions{Name: ToolsActivity})
+	r.RegisterActivityWithOptions(a.ToolAttempt, activity.RegisterOptions{Name: ToolActivity})
+	r.RegisterActivityWithOptions(a.ToolStatus, activity.RegisterOptions{Name: StatusActivity})
+	r.RegisterActivityWithOptions(a.ToolCancel, activity.RegisterOptions{Name: CancelActivity})
+	r.RegisterActivityWithOptions(a.JournalOrphan, activity.RegisterOptions{Name: OrphanActivity})
+}
+
+// JournalOrphan appends an orphan to the worker's journal, fsync'd before
+// it returns, with what `harness reconcile` needs to ask its tool again:
+// the URL of a remote tool, the tools file that built it.
+func (a *Activities) JournalOrphan(ctx context.Context, req OrphanRequest) (OrphanReply, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, req.Args); err != nil || len(bytes.TrimSpace(req.Args)) == 0 {
+		buf.Reset()
+		buf.WriteString("{}")
+	}
+	e := cancel.Entry{TS: time.Now(), RunID: req.RunID, Tool: req.Tool, Kind: req.Kind,
+		IdempotencyKey: cancel.Key(req.Key), ArgsSHA256: cancel.ArgsSHA256(buf.Bytes()), State: cancel.Open}
+	var reachable bool
+	if ts := a.Tools; ts != nil {
+		e.URL, e.ToolsFile = ts.urls[req.Tool], ts.file
+		_, impl, _ := ts.lookup(req.Tool)
+		_, asks := impl.(cancel.StatusReader)
+		_, builtin := ts.impl[req.Tool]
+		reachable = e.URL != "" || asks && !builtin
+	}
+	if a.Journal == nil {
+		return OrphanReply{Err: "no orphan journal is configured"}, nil
+	}
+	if err := a.Journal.Append(e); err != nil {
+		return OrphanReply{Err: "the orphan journal could not be written: " + err.Error()}, nil
+	}
+	return OrphanReply{Journaled: true, Reachable: reachable}, nil
+}
+
+// leaseOf is the lease an activity runs on: what is left of its
+// ScheduleToClose deadline now, which is the lease the workflow granted
+// less the time the attempt waited in the task queue, less [replyGuard].
+// It is what the attempt sends as Budget-Remaining-Ms: never more than it
+// really has.
+func leaseOf(ctx context.Context) budget.Lease {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return budget.Lease{}
+	}
+	left := max(time.Until(deadline), 0)
+	left -= min(replyGuard, left/10)
+	return budget.Lease{Granted: left, Remaining: left, Deadline: time.Now().Add(left), Capped: true}
+}
+
+// replyGuard is how much sooner than its ScheduleToClose an attempt is
+// cut (at most a tenth of its lease), so that its own answer — cut, and
+// whether its work stopped or it was never sent — reaches the workflow
+// before Temporal's timeout does. Temporal's timer fires up to about a
+// second after the deadline on the test server, and a timeout says only
+// that the call may have reached the tool.
+const replyGuard = 50 * time.Millisecond
+
+// localBudget is a budget around one attempt, for the core's parts that
+// lease from a *budget.Budget: large enough that a lease with ceiling
+// left is granted exactly left, so the core's lease rule hands the
+// attempt the workflow's lease and nothing more.
+func localBudget(left time.Duration) *budget.Budget {
+	floor := budget.DefaultFloor
+	b, err := budget.New(budget.Config{Total: 2*left + 4*floor, Reserve: floor, Floor: floor})
+	if err != nil {
+		panic(err) // Total exceeds Reserve and Floor by construction
+	}
+	return b
+}
+
+// heartbeat heartbeats until stop is closed, so that HeartbeatTimeout
+// finds a dead worker and nothing else. The SDK coalesces heartbeats
+// between sends; this only keeps them coming.
+func heartbeat(ctx context.Context, stop <-chan struct{}, wg *sync.WaitGroup) {
+	wg.Go(func() {
+		t := time.NewTicker(DeadWorker / 4)
+		defer t.Stop()
+		for {
+			activity.RecordHeartbeat(ctx)
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+}
+
+// withHeartbeat runs f with heartbeats going, when the workflow asked for
+// them, and waits for the heartbeat goroutine before it returns.
+func withHeartbeat[T any](ctx context.Context, f func() T) T {
+	if activity.GetInfo(ctx).HeartbeatTimeout <= 0 {
+		return f()
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	heartbeat(ctx, stop, &wg)
+	defer wg.Wait()
+	defer close(stop)
+	return f()
+}
+
+// ModelAttempt makes one model attempt on the activity's lease.
+func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelReply, error) {
+	lease := leaseOf(ctx)
+	if lease.Granted <= 0 {
+		return ModelReply{Outcome: trace.GaveUp, Failure: "no time left for the attempt"}, nil
+	}
+	cfg := a.Model
+	cfg.Ceiling, cfg.MaxAttempts = lease.Granted, 1
+	client, err := model.New(cfg)
+	if err != nil {
+		return ModelReply{}, err
+	}
+	msgs := params(req.Messages)
+	b := localBudget(lease.Granted)
+	return withHeartbeat(ctx, func() ModelReply {
+		var resp model.Response
+		var err error
+		if req.Landing {
+			resp, err = client.Land(ctx, b, msgs, nil)
+		} else {
+			r := model.Request{Messages: msgs, Parallel: req.Parallel}
+			if req.Tools {
+				r.Tools = harness.Offer(a.Tools.specs())
+			}
+			resp, err = client.Complete(ctx, b, r, nil)
+		}
+		if err != nil {
+			return failedReply(err)
+		}
+		out := ModelReply{Content: resp.Message.Content, FinishReason: resp.FinishReason, Outcome: trace.OK, Tokens: resp.Usage.TotalTokens}
+		for _, c := range resp.Message.ToolCalls {
+			out.ToolCalls = append(out.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: json.RawMessage(c.Function.Arguments)})
+		}
+		return out
+	}), nil
+}
+
+// failedReply reads a model failure as the workflow needs it.
+func failedReply(err error) ModelReply {
+	r := ModelReply{Outcome: trace.UpstreamError, Failure: model.Describe(err)}
+	if ae, ok := errors.AsType[*trace.AttemptError](err); ok {
+		r.Outcome, r.Status, r.Retry = ae.Outcome, ae.Status, trace.Retryable(ae)
+		r.RetryAfter = retryAfter(ae.Header)
+	} else if errors.Is(err, budget.ErrRefused) {
+		r.Outcome = trace.GaveUp
+	}
+	return r
+}
+
+func retryAfter(h http.Header) time.Duration {
+	if h == nil {
+		return 0
+	}
+	d, ok, _ := budget.ParseRetryAfter(h, time.Now())
+	if !ok {
+		return 0
+	}
+	return d
+}
+
+// params turns the workflow's messages into openai-go's.
+func params(msgs []Message) []openai.ChatCompletionMessageParamUnion {
+	out := make([]openai.ChatCompletionMessageParamUnion, 0, len(msgs))
+	for _, m := range msgs {
+		switch m.Role {
+		case "system":
+			out = append(out, openai.SystemMessage(m.Content))
+		case "user":
+			out = append(out, openai.UserMessage(m.Content))
+		case "tool":
+			out = append(out, openai.ToolMessage(m.Content, m.ToolCallID))
+		case "assistant":
+			cm := openai.ChatCompletionMessage{Content: m.Content}
+			for _, c := range m.ToolCalls {
+				var tc openai.ChatCompletionMessageToolCallUnion
+				tc.ID, tc.Type = c.ID, "function"
+				tc.Function.Name, tc.Function.Arguments = c.Name, string(c.Arguments)
+				cm.ToolCalls = append(cm.ToolCalls, tc)
+			}
+			out = append(out, harness.AssistantMessage(cm))
+		}
+	}
+	return out
+}
+
+// ToolInfos lists the worker's tools with their capabilities. It is the
+// run's setup step (SPEC §3).
+func (a *Activities) ToolInfos(ctx context.Context) ([]ToolInfo, error) {
+	var out []ToolInfo
+	for _, s := range a.Tools.specs() {
+		_, impl, _ := a.Tools.lookup(s.Name)
+		_, canStatus := impl.(cancel.StatusReader)
+		out = append(out, ToolInfo{Spec: s, CanCancel: s.Cancellable, CanStatus: canStatus})
+	}
+	return out, nil
+}
+
+// ToolAttempt makes one attempt of a tool call with the key the workflow
+// minted, on the activity's lease, and reports what the tool's Answer
+// said.
+func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolReply, error) {
+	t, _, ok := a.Tools.lookup(req.Tool)
+	if !ok {
+		return ToolReply{Outcome: trace.Invalid, Answered: true, NotSent: true, Err: fmt.Sprintf("unknown tool %q", req.Tool)}, nil
+	}
+	args, err := a.validate(t.Spec(), req.Args)
+	if err != nil {
+		return ToolReply{Outcome: trace.Invalid, Answered: true, NotSent: true, Err: err.Error()}, nil
+	}
+	lease := leaseOf(ctx)
+	return withHeartbeat(ctx, func() ToolReply {
+		actx, stop := lease.Context(ctx)
+		defer stop()
+		call := &tools.Call{Key: cancel.Key(req.Key), Args: args, N: req.Attempt, Lease: lease, Budget: localBudget(lease.Granted)}
+		return replyOf(actx, t.Spec().Name, t.Attempt(actx, call))
+	}), nil
+}
+
+// replyOf classifies an attempt's Answer as package tools' call loop
+// does: an answer with no outcome was ended by its context (cut) or by the
+// transport.
+func replyOf(actx context.Context, name string, ans tools.Answer) ToolReply {
+	r := ToolReply{Output: ans.Output, Outcome: ans.Outcome, Status: ans.Status, Retry: ans.Retry,
+		NotSent: ans.NotSent, Stopped: ans.Stopped, CutShort: ans.CutShort}
+	if ans.Err == nil {
+		r.Outcome = trace.OK
+		return r
+	}
+	r.Answered = ans.Outcome != ""
+	switch {
+	case !r.Answered && actx.Err() != nil:
+		r.Cut = true
+		r.Outcome = trace.OutcomeOfContext(actx, watchdog.ErrQuiet)
+		r.Err = name + ": no answer within its time limit"
+	case !r.Answered:
+		r.Outcome = trace.UpstreamError
+	}
+	if !r.Answered {
+		r.Retry = trace.Retryable(&trace.AttemptError{Outcome: r.Outcome, Status: ans.Status, Err: ans.Err})
+	}
+	if r.Err == "" {
+		msg := ans.Err.Error()
+		if te, ok := errors.AsType[*tools.ToolError](ans.Err); ok {
+			msg = te.Message
+		}
+		r.Err = name + " failed: " + clip(msg, 1024)
+	}
+	r.RetryAfter = retryAfter(ans.Header)
+	return r
+}
+
+// ToolStatus asks the tool how the call with the request's key went,
+// without sending it again.
+func (a *Activities) ToolStatus(ctx context.Context, req StatusRequest) (StatusReply, error) {
+	_, impl, ok := a.Tools.lookup(req.Tool)
+	if !ok {
+		return StatusReply{Err: fmt.Sprintf("unknown tool %q", req.Tool)}, nil
+	}
+	sr, ok := impl.(cancel.StatusReader)
+	if !ok {
+		return StatusReply{Err: "the tool cannot be asked how a call went"}, nil
+	}
+	st, err := sr.Status(ctx, cancel.Key(req.Key))
+	if err != nil {
+		return StatusReply{Err: err.Error()}, nil
+	}
+	return StatusReply{State: string(st.State), Output: st.Output}, nil
+}
+
+// ToolCancel asks the tool to stop the call with the request's key. It
+// returns the cancel_sent state: accepted, unknown (404) or failed.
+func (a *Activities) ToolCancel(ctx context.Context, req StatusRequest) (string, error) {
+	_, impl, ok := a.Tools.lookup(req.Tool)
+	if !ok {
+		return string(trace.CancelStateFailed), nil
+	}
+	c, ok := impl.(cancel.Canceller)
+	if !ok {
+		return string(trace.CancelStateFailed), nil
+	}
+	switch err := c.Cancel(ctx, cancel.Key(req.Key)); {
+	case err == nil:
+		return string(trace.CancelStateAccepted), nil
+	case errors.Is(err, cancel.ErrUnknownCall):
+		return string(trace.CancelStateUnknown), nil
+	}
+	return string(trace.CancelStateFailed), nil
+}
+
+// validate checks the model's arguments against the tool's schema and
+// compacts them, as package tools' registry does before a call (its check
+// is unexported, so it is repeated here; see the package doc).
+func (a *Activities) validate(spec tools.Spec, args json.RawMessage) (json.RawMessage, error) {
+	if len(args) > tools.MaxArguments {
+		return nil, fmt.Errorf("%s: arguments larger than %d bytes", spec.Name, tools.MaxArguments)
+	}
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, args); err != nil {
+		return nil, fmt.Errorf("%s: arguments are not JSON: %w", spec.Name, err)
+	}
+	s, err := a.schema(spec)
+	if err != nil {
+		return nil, err
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		return nil, fmt.Errorf("%s: arguments are not JSON: %w", spec.Name, err)
+	}
+	if err := s.Validate(inst); err != nil {
+		return nil, fmt.Errorf("%s: arguments do not match its parameters: %s", spec.Name, clip(err.Error(), 2048))
+	}
+	return buf.Bytes(), nil
+}
+
+func (a *Activities) schema(spec tools.Spec) (*jsonschema.Schema, error) {
+	if s, ok := a.schemas.Load(spec.Name); ok {
+		return s.(*jsonschema.Schema), nil
+	}
+	params := spec.Parameters
+	if len(params) == 0 {
+		params = json.RawMessage(`{"type":"object"}`)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
+	if err != nil {
+		return nil, fmt.Errorf("%s: its parameters are not JSON: %w", spec.Name, err)
+	}
+	c := jsonschema.NewCompiler()
+	loc := "mem://" + spec.Name + ".json"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, err
+	}
+	s, err := c.Compile(loc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: its parameters do not compile: %w", spec.Name, err)
+	}
+	a.schemas.Store(spec.Name, s)
+	return s, nil
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}

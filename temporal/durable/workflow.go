@@ -1,0 +1,780 @@
+package durable
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/model"
+	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/trace"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// WorkflowName is the name [Workflow] is registered and started under.
+const WorkflowName = "glidepath.run"
+
+// DeadWorker is the HeartbeatTimeout of an attempt whose lease is long
+// enough for one to matter: the time after which a worker that stopped
+// heartbeating is taken for dead. It detects dead workers only; whether a
+// call is stalled is the quiet clock's to say (SPEC §9).
+const DeadWorker = 2 * time.Second
+
+const (
+	stateCancelled = landing.StateCancelled
+	stateAbandoned = landing.StateAbandoned
+	stateOrphaned  = landing.StateOrphaned
+)
+
+// ErrBadInput is matched by the error of a run whose Input cannot be used.
+var ErrBadInput = errors.New("durable: bad input")
+
+// Workflow runs one Glidepath run as a Temporal workflow: the budget is
+// workflow state written once at the first workflow task, every model and
+// tool attempt an activity leased out of it, and the run lands inside its
+// budget with a labeled result. See the package doc.
+func Workflow(ctx workflow.Context, in Input) (Output, error) {
+	if in.Budget <= 0 || in.Reserve < 0 || in.Floor < 0 || in.Reserve >= in.Budget || in.Floor >= in.Budget {
+		return Output{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("durable: budget %v, reserve %v, floor %v cannot be used", in.Budget, in.Reserve, in.Floor),
+			"BadInput", ErrBadInput)
+	}
+	r := newRun(ctx, in)
+	r.record(ctx, trace.Record{Event: trace.RunStart, TotalMs: r.total.Milliseconds()})
+	res := r.run(ctx)
+	end := trace.Record{Event: trace.RunEnd, Cause: string(res.Cause), Result: string(res.Status), TotalMs: r.total.Milliseconds()}
+	r.record(ctx, end)
+	return Output{Result: res, Trace: r.records, Dropped: r.dropped}, nil
+}
+
+// run is the workflow's state. The budget — start, deadline, total,
+// reserve, floor — is written once by newRun and never recomputed; every
+// duration after it is read off workflow.Now, never the wall clock, so a
+// replay on another worker computes the same leases.
+type run struct {
+	in    Input
+	runID string
+
+	start, deadline       time.Time
+	total, reserve, floor time.Duration
+
+	phase    landing.Phase
+	step     int
+	attempts int
+	calls    []landing.Call
+	conv     []Message
+	tools    []ToolInfo
+	failure  string // why the model failed, for the boundary
+
+	// modelTook are the durations of the run's recent successful model
+	// attempts, in workflow time: their median is the model's p50, below
+	// which a model lease is refused (SPEC §2), as the core does with the
+	// latencies it observed.
+	modelTook []time.Duration
+
+	seq     int64
+	records []trace.Record
+	dropped int
+
+	// rng draws the jitter of backoff sleeps. It is seeded once from a
+	// SideEffect, so a replay draws the same sleeps.
+	rng *rand.Rand
+}
+
+func newRun(ctx workflow.Context, in Input) *run {
+	if in.MaxSteps <= 0 {
+		in.MaxSteps = DefaultMaxSteps
+	}
+	if in.Parallel <= 0 {
+		in.Parallel = DefaultParallel
+	}
+	if in.MaxAttempts <= 0 {
+		in.MaxAttempts = DefaultMaxAttempts
+	}
+	r := &run{in: in, runID: in.RunID, total: in.Budget, reserve: in.Reserve, floor: in.Floor}
+	if r.runID == "" {
+		r.runID = workflow.GetInfo(ctx).WorkflowExecution.ID
+	}
+	if r.reserve == 0 {
+		r.reserve = budget.DefaultReserve(r.total)
+	}
+	if r.floor == 0 {
+		r.floor = budget.DefaultFloor
+	}
+	r.start = workflow.Now(ctx)
+	r.deadline = r.start.Add(r.total)
+	var seed [2]uint64
+	if err := workflow.SideEffect(ctx, func(workflow.Context) any {
+		return [2]uint64{rand.Uint64(), rand.Uint64()}
+	}).Get(&seed); err != nil {
+		seed = [2]uint64{1, 2} // a SideEffect's value cannot fail to decode; a fixed seed still replays
+	}
+	r.rng = rand.New(rand.NewPCG(seed[0], seed[1]))
+	return r
+}
+
+// clock reads the budget at workflow time now: spent (the time that
+// really passed, even past B), remaining (never negative) and available
+// (remaining − R, negative inside the reserve).
+func (r *run) clock(ctx workflow.Context) (spent, remaining, available time.Duration) {
+	now := workflow.Now(ctx)
+	spent = now.Sub(r.start)
+	remaining = max(r.deadline.Sub(now), 0)
+	return spent, remaining, remaining - r.reserve
+}
+
+// record stamps rec in workflow time and keeps it, up to MaxRecords.
+func (r *run) record(ctx workflow.Context, rec trace.Record) {
+	now := workflow.Now(ctx)
+	spent, remaining, _ := r.clock(ctx)
+	r.seq++
+	rec.TS, rec.RunID, rec.Seq = now, r.runID, r.seq
+	rec.ElapsedMs, rec.RemainingMs, rec.Phase = spent.Milliseconds(), remaining.Milliseconds(), r.phase.String()
+	if rec.Event == trace.RunEnd && now.After(r.deadline) {
+		rec.LateMs = now.Sub(r.deadline).Milliseconds()
+	}
+	if len(r.records) >= MaxRecords {
+		r.dropped++
+		return
+	}
+	r.records = append(r.records, rec)
+}
+
+// advance moves the ladder to the phase of the time spent; phases only
+// move forward.
+func (r *run) advance(ctx workflow.Context) {
+	spent, _, _ := r.clock(ctx)
+	r.advanceTo(ctx, landing.PhaseAt(spent, r.total, r.reserve))
+}
+
+func (r *run) advanceTo(ctx workflow.Context, p landing.Phase) {
+	if p <= r.phase {
+		return
+	}
+	from := r.phase
+	r.phase = p
+	r.record(ctx, trace.Record{Event: trace.PhaseChange, From: from.String(), To: p.String()})
+}
+
+// options are the activity options of one attempt: ScheduleToClose is the
+// lease granted now, one attempt (the workflow is the one retry layer),
+// and a heartbeat only to find a dead worker.
+func options(ctx workflow.Context, lease time.Duration) workflow.Context {
+	o := workflow.ActivityOptions{
+		ScheduleToCloseTimeout: lease,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
+	}
+	if lease > 2*DeadWorker {
+		o.HeartbeatTimeout = DeadWorker
+	}
+	return workflow.WithActivityOptions(ctx, o)
+}
+
+// timedOut reports how an activity error ended the attempt: cut by its
+// lease (ScheduleToClose), by a dead worker (a missed heartbeat), or
+// neither.
+func timedOut(err error) (lease, dead bool) {
+	var te *temporal.TimeoutError
+	if !errors.As(err, &te) {
+		return false, false
+	}
+	switch te.TimeoutType() {
+	case enumspb.TIMEOUT_TYPE_HEARTBEAT:
+		return false, true
+	}
+	return true, false
+}
+
+// mintKey mints the idempotency key of one logical call, once, in
+// workflow code: the SideEffect keeps it in the history, so every attempt
+// of the call, on any worker and after any crash, sends the same key.
+func mintKey(ctx workflow.Context) cancel.Key {
+	var key cancel.Key
+	if err := workflow.SideEffect(ctx, func(workflow.Context) any { return cancel.NewKey() }).Get(&key); err != nil {
+		panic(err) // a string SideEffect always decodes
+	}
+	return key
+}
+
+// delay decides the sleep before retry n with the core's policy: the
+// server's wait when it gave one, else full jitter drawn from the run's
+// seeded source; and gives up when the sleep would outlast the budget.
+func (r *run) delay(ctx workflow.Context, n int, retryAfter time.Duration) budget.Delay {
+	_, _, available := r.clock(ctx)
+	if retryAfter > 0 {
+		return budget.Decide(retryAfter, budget.FromRetryAfter, available, r.floor)
+	}
+	bo := budget.Backoff{Rand: func(n int64) int64 { return r.rng.Int64N(n) }}
+	return budget.Decide(bo.Jitter(n), budget.FromJitter, available, r.floor)
+}
+
+// backoff records d and sleeps it, unless it gives up. It reports whether
+// to go on.
+func (r *run) backoff(ctx workflow.Context, rec trace.Record, d budget.Delay) bool {
+	rec.Event, rec.SleepMs, rec.Source, rec.GaveUp, rec.Reason = trace.Backoff, d.Sleep.Milliseconds(), d.Source.String(), d.GiveUp, d.Reason
+	r.record(ctx, rec)
+	if d.GiveUp {
+		return false
+	}
+	return workflow.Sleep(ctx, d.Sleep) == nil
+}
+
+// run is the loop: setup, then model turns and the tool calls they ask
+// for, until the model answers or the run must land.
+func (r *run) run(ctx workflow.Context) landing.Result {
+	if cause, ok := r.setup(ctx); !ok {
+		return r.land(ctx, cause, false)
+	}
+	prompt := systemPrompt
+	if in := strings.TrimSpace(r.in.Instructions); in != "" {
+		prompt = in + "\n\n" + systemPrompt
+	}
+	r.conv = []Message{{Role: "system", Content: prompt}, {Role: "user", Content: r.in.Task}}
+	for {
+		if ctx.Err() != nil {
+			return r.land(ctx, landing.CauseCancelled, true)
+		}
+		r.advance(ctx)
+		if r.phase == landing.Land {
+			return r.land(ctx, landing.CauseBudget, true)
+		}
+		if r.step >= r.in.MaxSteps {
+			return r.land(ctx, landing.CauseMaxSteps, true)
+		}
+		if _, _, available := r.clock(ctx); available-r.floor <= 0 {
+			// No time for work, but the reserve is landing's (SPEC §3).
+			return r.land(ctx, landing.CauseBudget, true)
+		}
+		r.step++
+		reply, ok := r.turn(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return r.land(ctx, landing.CauseCancelled, true)
+		case !ok && reply.Outcome == "":
+			// The budget refused the turn's first attempt: the run is out
+			// of work time, not failed by its model.
+			return r.land(ctx, landing.CauseBudget, true)
+		case !ok:
+			return r.landFailed(ctx, reply)
+		}
+		if len(reply.ToolCalls) == 0 {
+			if why := model.CheckFinish(reply.FinishReason); why != nil || strings.TrimSpace(reply.Content) == "" {
+				if reply.Content != "" {
+					r.conv = append(r.conv, Message{Role: "assistant", Content: reply.Content})
+				}
+				r.failure = "the model's reply is not a whole answer"
+				if why != nil {
+					r.failure = why.Error()
+				}
+				return r.land(ctx, landing.CauseUpstream, true)
+			}
+			return r.finish(ctx, landing.Settle(r.landingRecord(""), reply.Content))
+		}
+		r.conv = append(r.conv, Message{Role: "assistant", Content: reply.Content, ToolCalls: reply.ToolCalls})
+		for i, content := range r.callAll(ctx, reply.ToolCalls) {
+			r.conv = append(r.conv, Message{Role: "tool", Content: content, ToolCallID: reply.ToolCalls[i].ID})
+		}
+	}
+}
+
+// setup lists the worker's tools: the run's setup step, on its budget
+// (SPEC §3). It reports whether the run may go on, and if not, why it
+// lands: its budget, or a worker that could not list them (upstream).
+func (r *run) setup(ctx workflow.Context) (landing.Cause, bool) {
+	_, _, available := r.clock(ctx)
+	granted, _, rule := budget.Grant(available, r.floor, tools.DefaultResolveTimeout, 0)
+	base := trace.Record{Step: "setup", Attempt: 1}
+	if rule != 0 {
+		rec := base
+		rec.Event, rec.Reason = trace.Refused, rule.String()
+		r.record(ctx, rec)
+		return landing.CauseBudget, false
+	}
+	start := base
+	start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
+	r.record(ctx, start)
+	err := workflow.ExecuteActivity(options(ctx, granted), ToolsActivity).Get(ctx, &r.tools)
+	end := start
+	end.Event, end.Outcome = trace.AttemptEnd, trace.OK
+	cause := landing.Cause("")
+	if err != nil {
+		end.Outcome, end.Message, cause = trace.UpstreamError, err.Error(), landing.CauseUpstream
+		r.failure = "the worker could not list its tools: " + err.Error()
+		if lease, _ := timedOut(err); lease {
+			end.Outcome, cause, r.failure = trace.GaveUp, landing.CauseBudget, ""
+		}
+	}
+	r.record(ctx, end)
+	return cause, err == nil
+}
+
+// turn makes one model turn: attempts on work leases, retried as SPEC §2
+// allows while the budget does. It reports whether the turn answered; a
+// turn the budget refused before any attempt returns the zero reply.
+func (r *run) turn(ctx workflow.Context) (ModelReply, bool) {
+	var last ModelReply
+	for n := 1; ; n++ {
+		spent, remaining, available := r.clock(ctx)
+		r.advanceTo(ctx, landing.PhaseAt(spent, r.total, r.reserve))
+		base := trace.Record{Step: model.Kind, StepIndex: r.step, Attempt: n, ResendCount: n - 1}
+		granted, _, rule := budget.Grant(available, r.floor, 0, r.modelP50())
+		if rule != 0 {
+			rec := base
+			rec.Event, rec.Reason = trace.Refused, rule.String()
+			r.record(ctx, rec)
+			if n > 1 {
+				// The retry cannot be had: the run lands on the last failure,
+				// which the boundary names.
+				last.Failure += "; no retry: not enough time"
+			}
+			return last, false
+		}
+		req := ModelRequest{
+			Messages: r.withNote(landing.NoteFor(r.phase, remaining, available)),
+			Tools:    len(r.tools) > 0,
+			Parallel: r.in.Parallel > 1 && r.phase == landing.Explore,
+		}
+		reply := r.modelAttempt(ctx, base, granted, req)
+		last = reply
+		if reply.Outcome == trace.OK {
+			return reply, true
+		}
+		if !reply.Retry || n >= r.in.MaxAttempts {
+			return reply, false
+		}
+		if !r.backoff(ctx, base, r.delay(ctx, n, reply.RetryAfter)) {
+			return reply, false
+		}
+	}
+}
+
+// modelAttempt schedules one model attempt on a lease of granted and
+// records it.
+func (r *run) modelAttempt(ctx workflow.Context, base trace.Record, granted time.Duration, req ModelRequest) ModelReply {
+	start := base
+	start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
+	r.record(ctx, start)
+	began := workflow.Now(ctx)
+	r.attempts++
+	var reply ModelReply
+	if err := workflow.ExecuteActivity(options(ctx, granted), ModelActivity, req).Get(ctx, &reply); err != nil {
+		lease, dead := timedOut(err)
+		switch {
+		case temporal.IsCanceledError(err):
+			reply = ModelReply{Outcome: trace.Cancelled, Failure: "the run was cancelled"}
+		case lease:
+			reply = ModelReply{Outcome: trace.GaveUp, Failure: "the model sent no answer within its lease of " + landing.Human(granted)}
+		case dead:
+			// The worker died mid-call: a model turn is idempotent, so
+			// another worker may make it again.
+			reply = ModelReply{Outcome: trace.UpstreamError, Retry: true, Failure: "the worker making the call stopped"}
+		default:
+			reply = ModelReply{Outcome: trace.UpstreamError, Failure: err.Error()}
+		}
+	}
+	if reply.Outcome == trace.OK {
+		r.observeModel(workflow.Now(ctx).Sub(began))
+	}
+	end := start
+	end.Event, end.Outcome, end.Status, end.Tokens = trace.AttemptEnd, reply.Outcome, reply.Status, reply.Tokens
+	if reply.Outcome != trace.OK {
+		end.Message = reply.Failure
+	}
+	r.record(ctx, end)
+	return reply
+}
+
+// modelWindow is how many recent model attempts the p50 is taken over.
+const modelWindow = 16
+
+func (r *run) observeModel(took time.Duration) {
+	if len(r.modelTook) == modelWindow {
+		r.modelTook = r.modelTook[1:]
+	}
+	r.modelTook = append(r.modelTook, took)
+}
+
+// modelP50 is the median of the run's observed model attempts; zero
+// (unknown) before the first.
+func (r *run) modelP50() time.Duration {
+	if len(r.modelTook) == 0 {
+		return 0
+	}
+	s := slices.Clone(r.modelTook)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// withNote is the conversation with a fresh budget note last; the note is
+// never kept in the conversation.
+func (r *run) withNote(note string) []Message {
+	msgs := make([]Message, 0, len(r.conv)+1)
+	return append(append(msgs, r.conv...), Message{Role: "system", Content: note})
+}
+
+// landFailed lands a run whose model turn failed. A turn the budget ended
+// lands with cause budget; one the model failed, upstream. The landing call
+// is not sent to an endpoint that refused the run (401, 403, 404) or sent
+// nothing on its lease: the harness summarizes instead (SPEC §4).
+func (r *run) landFailed(ctx workflow.Context, reply ModelReply) landing.Result {
+	cause := landing.CauseUpstream
+	if reply.Outcome == trace.GaveUp {
+		cause = landing.CauseBudget
+	}
+	r.failure = reply.Failure
+	call := reply.Outcome != trace.GaveUp
+	switch reply.Status {
+	case 401, 403, 404:
+		call = false
+	}
+	return r.land(ctx, cause, call)
+}
+
+// land ends the run early with cause: the landing call (one model attempt
+// with no tools, on a landing lease that may spend the reserve) when
+// call is set and there is time for it, else the deterministic summary of
+// the run's record, built here in workflow code.
+func (r *run) land(ctx workflow.Context, cause landing.Cause, call bool) landing.Result {
+	var ceiling time.Duration
+	if ctx.Err() != nil {
+		// The run was cancelled (the first Ctrl-C): it lands now, within
+		// its reserve R, on a context of its own (SPEC §3).
+		ctx, _ = workflow.NewDisconnectedContext(ctx)
+		ceiling = r.reserve
+	}
+	r.advanceTo(ctx, landing.Land)
+	rec := r.landingRecord(cause)
+	boundary := landing.Summarize(rec).Boundary
+	who, msg, answer := "harness", boundary, ""
+	_, remaining, _ := r.clock(ctx)
+	granted, _, rule := budget.Grant(remaining, r.floor, ceiling, r.modelP50())
+	switch {
+	case !call:
+	case rule != 0:
+		msg = "no time for a landing call: " + rule.String()
+	default:
+		msgs := append(r.withNote(landing.NoteFor(landing.Land, remaining, 0)), Message{Role: "user", Content: landingPrompt(boundary)})
+		base := trace.Record{Step: model.Kind, StepIndex: r.step, Attempt: 1}
+		reply := r.modelAttempt(ctx, base, granted, ModelRequest{Messages: msgs, Landing: true})
+		switch {
+		case reply.Outcome != trace.OK:
+			msg = "landing call failed: " + reply.Failure
+		case strings.TrimSpace(reply.Content) == "":
+			msg = "landing call answered nothing"
+		default:
+			who, answer = "model", reply.Content
+		}
+	}
+	r.record(ctx, trace.Record{Event: trace.Landing, Cause: string(cause), Result: who, Message: msg})
+	res := landing.Summarize(r.landingRecord(cause))
+	if answer != "" {
+		res.Answer = answer
+	}
+	return r.finish(ctx, res)
+}
+
+// landingRecord is what the run knows about itself when it lands.
+func (r *run) landingRecord(cause landing.Cause) landing.Record {
+	return landing.Record{Task: r.in.Task, Cause: cause, Step: r.step, Failure: r.failure, Calls: r.calls}
+}
+
+// finish fills in what every result carries: the run's ID, its budget in
+// workflow time, its attempts.
+func (r *run) finish(ctx workflow.Context, res landing.Result) landing.Result {
+	spent, remaining, _ := r.clock(ctx)
+	res.RunID = r.runID
+	res.Budget = landing.BudgetReport{TotalMs: r.total.Milliseconds(), SpentMs: spent.Milliseconds(),
+		ReserveMs: r.reserve.Milliseconds(), RemainingMs: remaining.Milliseconds()}
+	res.Attempts = r.attempts
+	res.Steps = r.step
+	return res
+}
+
+// callAll makes the tool calls of one turn and returns each one's tool
+// message. In explore they run side by side, Parallel at a time; later,
+// one after another (no new parallel branches, SPEC §3).
+func (r *run) callAll(ctx workflow.Context, asked []ToolCall) []string {
+	out := make([]string, len(asked))
+	calls := make([]landing.Call, len(asked))
+	width := 1
+	if r.phase == landing.Explore {
+		width = r.in.Parallel
+	}
+	for lo := 0; lo < len(asked); lo += width {
+		hi := min(lo+width, len(asked))
+		wg := workflow.NewWaitGroup(ctx)
+		for i := lo; i < hi; i++ {
+			wg.Add(1)
+			workflow.Go(ctx, func(ctx workflow.Context) {
+				defer wg.Done()
+				out[i], calls[i] = r.call(ctx, asked[i])
+			})
+		}
+		// Every call's goroutine ends, a cancelled run's too: its activities
+		// end with the cancellation, and their cleanup is disconnected.
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		wg.Wait(dctx)
+	}
+	r.calls = append(r.calls, calls...)
+	return out
+}
+
+func (r *run) info(name string) (ToolInfo, bool) {
+	for _, t := range r.tools {
+		if t.Spec.Name == name {
+			return t, true
+		}
+	}
+	return ToolInfo{}, false
+}
+
+// call makes one logical tool call: one key, minted here, and as many
+// attempts as SPEC §5 allows. It returns the tool message's content and
+// the call as the landing record keeps it.
+func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
+	lc := landing.Call{Step: r.step, Tool: tc.Name}
+	t, ok := r.info(tc.Name)
+	if !ok {
+		lc.Outcome, lc.Summary = landing.Failed, "unknown tool"
+		return fmt.Sprintf("error: unknown tool %q", clip(tc.Name, 64)), lc
+	}
+	spec := t.Spec
+	kind := spec.Kind
+	if kind == "" {
+		kind = tools.KindPrefix + spec.Name
+	}
+	maxAttempts := spec.MaxAttempts
+	if maxAttempts <= 0 {
+		maxAttempts = tools.DefaultMaxAttempts
+	}
+	refused := func(n int, reason string) (string, landing.Call) {
+		r.record(ctx, trace.Record{Event: trace.Refused, Step: kind, StepIndex: r.step, Attempt: n, ResendCount: n - 1, Key: string(lc.Key), CallID: tc.ID, Reason: reason})
+		lc.Outcome, lc.Summary = landing.Refused, "not started: not enough time"
+		return "error: not started: not enough time", lc
+	}
+	_, remaining, available := r.clock(ctx)
+	switch {
+	case r.phase >= landing.Narrow && spec.Speculative, r.phase == landing.Land:
+		return refused(1, "gated")
+	case r.phase == landing.Fit && spec.P95 > 0 && spec.P95 >= remaining-r.reserve:
+		return refused(1, "gated")
+	}
+	if ctx.Err() != nil {
+		// The run was cancelled before this call started: nothing is sent.
+		lc.Outcome, lc.Summary = landing.Refused, "not started: the run was cancelled"
+		return "error: not started: the run was cancelled", lc
+	}
+	key := mintKey(ctx)
+	lc.Key = string(key)
+	var last ToolReply
+	for n := 1; ; n++ {
+		_, _, available = r.clock(ctx)
+		granted, capped, rule := budget.Grant(available, r.floor, spec.Ceiling, spec.P50)
+		if rule != 0 {
+			if n == 1 {
+				content, lc := refused(n, rule.String())
+				lc.Key = "" // no attempt was made: the key named nothing
+				return content, lc
+			}
+			r.record(ctx, trace.Record{Event: trace.Refused, Step: kind, StepIndex: r.step, Attempt: n, ResendCount: n - 1, Key: string(key), CallID: tc.ID, Reason: rule.String()})
+			return r.failed(lc, last, "; no retry: not enough time")
+		}
+		base := trace.Record{Step: kind, StepIndex: r.step, Attempt: n, ResendCount: n - 1, Key: string(key), CallID: tc.ID}
+		last = r.toolAttempt(ctx, base, granted, capped, ToolRequest{Tool: spec.Name, Key: string(key), Args: tc.Arguments, Attempt: n})
+		_, _, available = r.clock(ctx)
+		d := decide(facts{
+			write: spec.Effect != tools.Read, n: n, max: maxAttempts, runEnded: available <= r.floor || ctx.Err() != nil,
+			canCancel: t.CanCancel, canStatus: t.CanStatus,
+			ok: last.Outcome == trace.OK, cut: last.Cut, sent: !last.NotSent, stopped: last.Stopped,
+			answered: last.Answered, retry: last.Retry,
+		})
+		lc.State = d.state
+		if d.cancel {
+			if r.cancel(ctx, kind, spec.Name, key) == string(trace.CancelStateAccepted) && lc.State == stateAbandoned {
+				lc.State = stateCancelled
+			}
+		}
+		if d.next == ask {
+			st := r.reconcile(ctx, kind, spec.Name, key)
+			d = settled(cancel.State(st.State), n, maxAttempts)
+			lc.State = d.state
+			switch d.next {
+			case succeed:
+				last.Output, last.CutShort, last.Err = st.Output, false, ""
+			case fail:
+				if st.State == string(cancel.Failed) {
+					last.Err = spec.Name + " failed: its status says the call failed"
+				}
+			}
+		}
+		switch d.next {
+		case succeed:
+			lc.Outcome, lc.State, lc.Summary = landing.Done, "", clip(string(last.Output), 200)
+			content := string(last.Output)
+			if last.CutShort {
+				content += "\n[output cut short]"
+			}
+			return content, lc
+		case orphan:
+			lc.Outcome, lc.State, lc.Summary = landing.Interrupted, stateOrphaned, "outcome unknown"
+			j := r.journal(ctx, OrphanRequest{RunID: r.runID, Tool: spec.Name, Kind: kind, Key: string(key), Args: tc.Arguments})
+			lc.Unreachable = !j.Journaled || !j.Reachable
+			r.record(ctx, trace.Record{Event: trace.Orphan, Step: kind, StepIndex: r.step, Key: string(key), State: "open", Message: j.Err})
+			// The model is told "recorded" only when the journal holds it.
+			if j.Journaled {
+				return fmt.Sprintf("error: %s: no answer in time, and whether it took effect is unknown; "+
+					"it is recorded for reconciliation under key %s: do not repeat it", spec.Name, key), lc
+			}
+			return fmt.Sprintf("error: %s: no answer in time, and whether it took effect is unknown; "+
+				"it was NOT recorded for reconciliation (%s), so nothing will check it later: "+
+				"do not repeat it; tell the user it may have happened, under key %s", spec.Name, j.Err, key), lc
+		case fail:
+			return r.failed(lc, last, "")
+		}
+		if !r.backoff(ctx, base, r.delay(ctx, n, last.RetryAfter)) {
+			if ctx.Err() != nil {
+				return r.failed(lc, last, "; no retry: the run was cancelled")
+			}
+			return r.failed(lc, last, "; no retry: the next attempt would not fit in the time left")
+		}
+	}
+}
+
+// failed ends a call that failed with its last attempt's error.
+func (r *run) failed(lc landing.Call, last ToolReply, suffix string) (string, landing.Call) {
+	msg := last.Err + suffix
+	switch lc.State {
+	case stateCancelled:
+		msg += "; it was cancelled"
+	case stateAbandoned:
+		msg += "; it could not be cancelled and may still be running"
+	}
+	lc.Outcome, lc.Summary = landing.Failed, clip(msg, 200)
+	if lc.State == stateAbandoned || lc.State == stateCancelled {
+		lc.Outcome = landing.Interrupted
+	}
+	return "error: " + msg, lc
+}
+
+// toolAttempt schedules one tool attempt on a lease of granted and
+// records it. An attempt its lease or a dead worker ended is cut: its
+// call may have reached the tool and may still be running.
+func (r *run) toolAttempt(ctx workflow.Context, base trace.Record, granted time.Duration, capped bool, req ToolRequest) ToolReply {
+	start := base
+	start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
+	r.record(ctx, start)
+	r.attempts++
+	var reply ToolReply
+	if err := workflow.ExecuteActivity(options(ctx, granted), ToolActivity, req).Get(ctx, &reply); err != nil {
+		lease, dead := timedOut(err)
+		switch {
+		case temporal.IsCanceledError(err):
+			reply = ToolReply{Outcome: trace.Cancelled, Cut: true, Err: req.Tool + ": stopped: the run was cancelled"}
+		case lease:
+			reply = ToolReply{Outcome: trace.GaveUp, Cut: true, Err: req.Tool + ": no answer within its time limit"}
+		case dead:
+			// Another worker may make a read again, with the same key.
+			reply = ToolReply{Outcome: trace.UpstreamError, Cut: true, Retry: true, Err: req.Tool + ": the worker making the call stopped"}
+		default:
+			reply = ToolReply{Outcome: trace.UpstreamError, Err: req.Tool + " failed: " + err.Error()}
+		}
+	}
+	if reply.Cut && reply.Outcome == trace.GaveUp {
+		// A cut is a per-attempt timeout, which SPEC §2 retries, only when
+		// the tool's ceiling set the lease; one the budget set leaves no
+		// time for another.
+		reply.Retry = capped
+	}
+	end := start
+	end.Event, end.Outcome, end.Status = trace.AttemptEnd, reply.Outcome, reply.Status
+	if reply.Outcome != trace.OK {
+		end.Message = reply.Err
+	}
+	r.record(ctx, end)
+	return reply
+}
+
+// cancel asks the tool to stop a cut call, on a landing lease of its own
+// (cleanup may spend the reserve), and records the answer.
+func (r *run) cancel(ctx workflow.Context, kind, tool string, key cancel.Key) string {
+	ctx, _ = workflow.NewDisconnectedContext(ctx) // cleanup outlives a cancelled run
+	_, remaining, _ := r.clock(ctx)
+	granted, _, rule := budget.Grant(remaining, r.floor, cancelLease, 0)
+	state := string(trace.CancelStateFailed)
+	if rule == 0 {
+		if err := workflow.ExecuteActivity(options(ctx, granted), CancelActivity, StatusRequest{Tool: tool, Key: string(key)}).Get(ctx, &state); err != nil {
+			state = string(trace.CancelStateFailed)
+		}
+	}
+	r.record(ctx, trace.Record{Event: trace.CancelSent, Step: kind, StepIndex: r.step, Key: string(key), State: state, GrantedMs: granted.Milliseconds()})
+	return state
+}
+
+// journal appends an orphan to the worker's journal, on a landing lease
+// of its own: recording an orphan is cleanup, which may spend the reserve.
+func (r *run) journal(ctx workflow.Context, req OrphanRequest) OrphanReply {
+	ctx, _ = workflow.NewDisconnectedContext(ctx) // cleanup outlives a cancelled run
+	_, remaining, _ := r.clock(ctx)
+	granted, _, rule := budget.Grant(remaining, r.floor, cancelLease, 0)
+	if rule != 0 {
+		return OrphanReply{Err: "no time to journal it: " + rule.String()}
+	}
+	var j OrphanReply
+	if err := workflow.ExecuteActivity(options(ctx, granted), OrphanActivity, req).Get(ctx, &j); err != nil {
+		return OrphanReply{Err: "the orphan journal could not be written: " + err.Error()}
+	}
+	return j
+}
+
+// cancelLease bounds a cancel request, and an orphan's journal entry.
+const cancelLease = time.Second
+
+// reconcile learns the outcome of a cut write by asking its tool, by its
+// key, never by sending it again (SPEC §5): each ask on a work lease of
+// at most cancel.StatusLease; running is asked again after a backoff on
+// the budget; no time, an unreachable tool or still running when the
+// budget says stop make an orphan (State empty or running).
+func (r *run) reconcile(ctx workflow.Context, kind, tool string, key cancel.Key) StatusReply {
+	for asks := 1; ; asks++ {
+		_, _, available := r.clock(ctx)
+		granted, _, rule := budget.Grant(available, r.floor, cancel.StatusLease, 0)
+		if rule != 0 {
+			return StatusReply{Err: "no time to ask: " + rule.String()}
+		}
+		var st StatusReply
+		if err := workflow.ExecuteActivity(options(ctx, granted), StatusActivity, StatusRequest{Tool: tool, Key: string(key)}).Get(ctx, &st); err != nil {
+			st = StatusReply{Err: err.Error()}
+		}
+		state := st.State
+		if st.Err != "" {
+			state = "unreachable"
+		}
+		r.record(ctx, trace.Record{Event: trace.Reconcile, Step: kind, StepIndex: r.step, Key: string(key), State: state, Message: st.Err})
+		if st.Err != "" || st.State != string(cancel.Running) {
+			return st
+		}
+		rec := trace.Record{Step: kind, StepIndex: r.step, Attempt: asks, Key: string(key), Reconciling: true}
+		if !r.backoff(ctx, rec, r.delay(ctx, asks, 0)) {
+			return st
+		}
+	}
+}
+
+// systemPrompt is the harness's own (harness/loop.go, unexported there).
+const systemPrompt = `You are an agent working on the user's task, with the tools you are offered.
+Your time is a budget with a hard deadline. At every turn a system note tells you the time left until the deadline and until landing begins, the phase of the run, and what the phase does not allow. Plan for it: prefer the calls that settle the task soonest, and answer within your budget.
+When you have what you need, answer without calling a tool. If the run must stop early, you will be asked to summarize what is established, what is not, and what was in flight.`
+
+// landingPrompt is the harness's own (harness/land.go, unexported there).
+func landingPrompt(boundary string) string {
+	return fmt.Sprintf(`The run must stop now. %s
+Do not call any tool. Summarize for the user what is established, what is not established, and what was in flight when the run stopped. Say plainly that the answer is partial.`, boundary)
+}
