@@ -35,13 +35,18 @@ temporal-race:
 # labeled partial answer (exit 3, expected here) and leaves a write whose
 # outcome is unknown in the demo's own orphan journal. The demo keeps its
 # own latency profile, started afresh, so that what it prints never
-# depends on this machine's history of other models and tools.
+# depends on this machine's history of other models and tools. After each
+# run, `harness report --story` prints from that run's trace the lines that
+# show the point: the cut and retried read with its key, the cancel and how
+# it settled, the write reconciled by key, the refusal, the orphan.
 demo: build
 	@rm -f bin/demo-trace.jsonl bin/demo-short.jsonl bin/demo-orphans.jsonl bin/demo-profile.json
 	bin/harness run --budget 20s --tools examples/demo/tools.yaml --journal bin/demo-orphans.jsonl \
 		--profile bin/demo-profile.json --trace bin/demo-trace.jsonl "Pay invoice 42, then explain deadline budgets"
+	@bin/harness report --story bin/demo-trace.jsonl
 	bin/harness run --budget 1.2s --tools examples/demo/tools.yaml --journal bin/demo-orphans.jsonl \
 		--profile bin/demo-profile.json --trace bin/demo-short.jsonl "Pay invoice 43, then explain deadline budgets" || [ $$? -eq 3 ]
+	@bin/harness report --story bin/demo-short.jsonl
 	bin/harness report --html bin/demo-timeline.html bin/demo-trace.jsonl bin/demo-short.jsonl
 	@echo "timeline: open bin/demo-timeline.html in a browser"
 	bin/harness orphans --journal bin/demo-orphans.jsonl

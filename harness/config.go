@@ -139,7 +139,26 @@ var (
 	// once the run has its result or is landing: a model turn (but the
 	// landing call), setup.
 	ErrEnded = errors.New("harness: the run has ended")
+
+	// ErrUnavailable is matched by every [*UnavailableError].
+	ErrUnavailable = errors.New("harness: tool unavailable")
 )
+
+// UnavailableError says that a tool the config names cannot be used by
+// the run, and why (SPEC §4): what a [Toolset] warns about when a tool
+// server or MCP server is down, and what `harness run` warns about for
+// each entry of the result's Unavailable. It matches [ErrUnavailable].
+type UnavailableError struct {
+	Tool string
+	Why  string
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("tool %s is unavailable: %s", e.Tool, e.Why)
+}
+
+// Is reports whether target is [ErrUnavailable].
+func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
 
 // ConfigError reports a [Config] field, or an argument of [Start], that
 // cannot be used. Field is named as the flag of `harness run` that sets it

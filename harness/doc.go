@@ -59,6 +59,15 @@
 //     the words that fit — a refusal of the model's server gets no landing
 //     call —, and [Session.Land] for a cause the caller names, with the
 //     landing call or the harness's own summary;
+//   - [Session.Unavailable] lists the tools the config names that the run
+//     cannot use, and why — marked by a [Toolset] whose server is down
+//     ([Session.MarkUnavailable]), or a tool whose ceiling is below its
+//     p50, which the run leaves off its offer — so that a caller may refuse
+//     to go on without them before the first turn; the result lists them
+//     too ([landing.Result.Unavailable], SPEC §4);
+//   - [Session.LandsBy] says by when a landing begun now has its result
+//     (R after a cancel, never past the deadline): what the CLI's first
+//     Ctrl-C line tells the user;
 //   - [Session.Close] stops the watchdog, gives the run's cancels their
 //     grace and flushes its sinks.
 //
@@ -146,6 +155,16 @@
 // fetch was in flight and is not included."), and the established, not
 // established and in-flight lists of the record.
 //
+// A model that sent nothing is not asked to land (SPEC §4): when the last
+// model attempt of a step received nothing — no status, no chunk, not even
+// a keepalive — before its lease or the quiet clock ended it, the boundary
+// names it ("Stopped at step 1: the model sent nothing for 3.6s.") and
+// the landing call is not sent to that same server, which would most
+// likely keep it waiting as long: the answer is [landing.Summarize]'s. An
+// attempt that was answered in any way clears this; one cancelled by the
+// caller does not set it (after a Ctrl-C the landing call is sent, leased
+// within the reserve).
+//
 // # Cancelling is not waiting
 //
 // The cancels of calls cut short go out through the run's own
@@ -185,7 +204,11 @@
 // how `harness serve` runs one on a remote caller's Budget-Remaining-Ms.
 // A [Toolset] builds a run's tools from a tools file: its entries' tools,
 // an Agent for each agent entry with the tools of the entry's own file,
-// and the manifests of their servers fetched as setup steps.
+// and the manifests of their servers fetched as setup steps. A tool
+// server that cannot be reached for its manifest, or an MCP server that
+// does not come up, is down: its tools are marked unavailable on the
+// Session and not registered, and [Toolset.Warn] hears an
+// [*UnavailableError] for each.
 //
 // # Trace
 //
@@ -236,5 +259,7 @@
 // [*ConfigError] that names the field as the flag of `harness run` that
 // sets it, with no result, or, beside a valid result, a sink failure
 // ([ErrTrace]). Every way a run can end, complete or early, is a result,
-// not an error.
+// not an error. A tool the run cannot use is not an error either: it is an
+// [*UnavailableError] (matching [ErrUnavailable]) for [Toolset.Warn], and
+// an entry of the result's Unavailable.
 package harness

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -95,6 +96,18 @@ func (s *Session) land(ctx context.Context, cause landing.Cause, failure string,
 		// the landing call, with this result in it.
 		summarize = nil
 	}
+	// A model that sent nothing until its lease or the quiet clock ended
+	// it is named, and is not sent the landing call on what is left: the
+	// same server would most likely keep the landing waiting as long
+	// (SPEC §4). The harness summarizes instead.
+	s.mu.Lock()
+	if s.silence > 0 {
+		summarize = nil
+		if s.failure == "" {
+			s.failure = "the model sent nothing for " + landing.Human(s.silence)
+		}
+	}
+	s.mu.Unlock()
 	boundary := landing.Summarize(s.landingRecord(cause)).Boundary
 	who, msg, answer := "harness", boundary, ""
 	if summarize != nil {
@@ -135,6 +148,25 @@ func (s *Session) landingBudget(cause landing.Cause) *budget.Budget {
 		}
 	}
 	return s.b.Shorten(by)
+}
+
+// LandsBy returns by when the run has its result once it lands, for a
+// caller that tells a person how long to wait (harness run's line at the
+// first Ctrl-C, SPEC §3): the landing's own deadline once it has begun
+// (R after the caller cancelled the run, for a run cancelled before or as
+// it landed; the budget's deadline for one that was landing already); R
+// after the caller cancelled it, if it has not begun landing yet; else R
+// from now. Never past the budget's deadline. The zero time on a Session
+// that was never started.
+func (s *Session) LandsBy() time.Time {
+	if !s.started() {
+		return time.Time{}
+	}
+	by, _ := s.landsBy()
+	if d := s.b.Deadline(); by.After(d) {
+		by = d
+	}
+	return by
 }
 
 // landsBy returns when the run's landing ends: its landing budget's
@@ -313,6 +345,9 @@ func (s *Session) finish(res landing.Result) landing.Result {
 	res.Steps = s.steps()
 	res.Attempts = int(s.attempts.Load())
 	res.Orphans = int(s.orphans.Load())
+	s.mu.Lock()
+	res.Unavailable = slices.Clone(s.unavailable)
+	s.mu.Unlock()
 	s.record(trace.Record{Event: trace.RunEnd, TotalMs: s.b.Total().Milliseconds(),
 		Cause: string(res.Cause), Result: string(res.Status)})
 	s.mu.Lock()

@@ -125,7 +125,7 @@ func (l *loop) next(ctx context.Context) bool {
 		l.end(s.Land(ctx, cause, s.summarizer(l.conv)))
 		return false
 	}
-	specs := s.cfg.Tools.Specs()
+	specs := s.usable(s.cfg.Tools.Specs()) // one whose ceiling is below its p50 is left out
 	l.req = model.Request{
 		Messages: withNote(l.conv, s.note(specs)),
 		Tools:    l.offered.of(specs),

@@ -3,10 +3,12 @@ package harness
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
 )
@@ -35,6 +37,9 @@ func (s *Session) observer(index int, w *watchdog.Watchdog) *trace.Observer {
 				rec.Message = redact.Secrets(a.Err.Error())
 			}
 			s.record(rec)
+			if a.Step == model.Kind && index > 0 {
+				s.heardModel(a)
+			}
 		},
 		Backoff: func(step, key string, after int, d budget.Delay, err error) {
 			src := "jitter"
@@ -103,6 +108,24 @@ func (s *Session) observer(index int, w *watchdog.Watchdog) *trace.Observer {
 				w.Mark(sig.Event)
 			}
 		},
+	}
+}
+
+// heardModel keeps whether a, a model attempt of a step (not the landing
+// call), was silent: its lease or the quiet clock ended it before its
+// server sent anything of an answer — no status, no chunk, not even a
+// keepalive. The landing of such a run is not sent to that server, and
+// its boundary names the silence (SPEC §4); an attempt that was answered
+// in any way clears it. Headers alone are not seen here: a server that
+// answers 200 and then nothing has sent nothing of an answer either.
+func (s *Session) heardModel(a trace.Attempt) {
+	silent := (a.Outcome == trace.GaveUp || a.Outcome == trace.Quiet) &&
+		a.Status == 0 && a.Chunks == 0 && a.Keepalives == 0
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.silence = 0
+	if silent {
+		s.silence = max(a.End.Sub(a.Start), time.Nanosecond)
 	}
 }
 

@@ -84,6 +84,8 @@ type Session struct {
 	result      *landing.Result                      // the run's result, once made
 	done        chan struct{}                        // closed once the result is made and run_end recorded
 	closed      bool
+	unavailable []landing.Unavailable // the tools the run could not offer, and why, each named once
+	silence     time.Duration         // how long the last model attempt of a step went unanswered before it was ended; 0: it was answered, or none was made
 }
 
 // Start starts a run on b, the budget the caller started (so that what the
@@ -403,15 +405,79 @@ func (s *Session) steps() int {
 	return s.step
 }
 
-// specs returns the tools on offer, and declares their latency hints on
-// the run's estimates, which the fit gate reads: the registry may have
-// declared them on others.
+// specs returns the tools on offer ([Session.usable]), and declares their
+// latency hints on the run's estimates, which the fit gate reads: the
+// registry may have declared them on others.
 func (s *Session) specs() toolSpecs {
 	specs := s.cfg.Tools.Specs()
 	for _, sp := range specs {
 		s.b.Estimates().Kind(sp.Kind).Declare(sp.P50, sp.P95)
 	}
+	return s.usable(specs)
+}
+
+// usable returns specs without the tools whose ceiling is below their p50
+// (the machine's latency profile, or the run's own calls, say they are
+// slower than their ceiling lets them be): every call of one would be
+// refused. Each is marked unavailable instead ([Session.MarkUnavailable]),
+// so that the result says so rather than offer a tool that cannot run
+// (SPEC §4). specs is copied only when one is left out, and never
+// written: a step's cost stays what it was (issue 13), and a Tools of the
+// caller's own keeps its slice.
+func (s *Session) usable(specs []tools.Spec) []tools.Spec {
+	var out []tools.Spec
+	for i, sp := range specs {
+		if p50 := s.b.Estimates().Kind(sp.Kind).P50(); sp.Ceiling > 0 && p50 > sp.Ceiling {
+			s.MarkUnavailable(sp.Name, fmt.Sprintf("its ceiling %s is below its p50 %s on this machine, so every call would be refused",
+				landing.Human(sp.Ceiling), landing.Human(p50)))
+			if out == nil {
+				out = slices.Clone(specs[:i])
+			}
+			continue
+		}
+		if out != nil {
+			out = append(out, sp)
+		}
+	}
+	if out != nil {
+		return out
+	}
 	return specs
+}
+
+// MarkUnavailable says that tool, which the run's config names, cannot be
+// used by the run, and why ("tool server http://…: connection refused"):
+// it is listed in the result's Unavailable (SPEC §4), once, with the first
+// reason given. A Toolset marks the tools of a server that is down; the
+// run marks a tool whose ceiling is below its p50. Marking does not take
+// a tool off the registry: leave it off, or it is still offered. On a
+// Session that was never started it does nothing.
+func (s *Session) MarkUnavailable(tool, why string) {
+	if !s.started() {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if slices.ContainsFunc(s.unavailable, func(u landing.Unavailable) bool { return u.Tool == tool }) {
+		return
+	}
+	s.unavailable = append(s.unavailable, landing.Unavailable{Tool: tool, Why: why})
+}
+
+// Unavailable returns the tools the run cannot use now, and why, in the
+// order they were found: those marked ([Session.MarkUnavailable]) and
+// those whose ceiling is below their p50 as the run's estimates stand. A
+// caller that must not run without its tools (harness run
+// --require-tools) asks before the first turn. Nil when there are none,
+// or on a Session that was never started.
+func (s *Session) Unavailable() []landing.Unavailable {
+	if !s.started() {
+		return nil
+	}
+	s.specs()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.unavailable)
 }
 
 // toolSpecs are the tools on offer at a step.

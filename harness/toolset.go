@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/tools"
@@ -52,6 +54,11 @@ type Toolset struct {
 	// names them, for Register to offer their tools.
 	mcp map[*tools.Config][]*mcp.Server
 
+	// down holds the tool servers Resolve could not reach, by the config
+	// that names them and their base URL, and why: Register does not
+	// offer their tools (SPEC §4).
+	down map[serverOf]string
+
 	// Warn hears what makes a tool unusable, or what its user should
 	// know, without stopping the run: a manifest that could not be had, a
 	// tool that could not be registered, a tool whose effect nobody
@@ -66,9 +73,13 @@ type Toolset struct {
 // once. With a session, each is a setup step of it, leased from its
 // budget; without one, each is bounded by its own timeout and ctx. A
 // manifest that cannot be had is a warning: such a tool still works if its
-// entry said enough. An MCP server that does not come up within its lease
-// is a warning too, and its tools are not offered: the run goes on with
-// the rest. Close the Toolset when the runs that use it are done.
+// entry said enough. A tool server that cannot be reached for its
+// manifest at all (refused, not resolved, or silent until the manifest's
+// lease ends) is down, and so is an MCP server that does not come up
+// within its lease: their tools are not offered, and each is marked
+// unavailable on s ([Session.MarkUnavailable]) and warned about as an
+// [*UnavailableError] (SPEC §4); the run goes on with the rest. Close the
+// Toolset when the runs that use it are done.
 func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 	type step struct {
 		what    string
@@ -78,6 +89,17 @@ func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 	var steps []step
 	var mu sync.Mutex
 	ts.mcp = map[*tools.Config][]*mcp.Server{}
+	ts.down = map[serverOf]string{}
+	// unavailable says that tool of c cannot be used, on the run and to
+	// its user; a sub-agent's tools file is named, as its tools are not
+	// the run's own.
+	unavailable := func(c *tools.Config, tool, why string) {
+		if c != ts.Config {
+			why += " (tools file " + c.File + ")"
+		}
+		s.MarkUnavailable(tool, why)
+		ts.warn(&UnavailableError{Tool: tool, Why: why})
+	}
 	// The run's work time, B − R: a quarter of it bounds an MCP server's
 	// connect when its entry gives no connect_timeout (SPEC §5b). 0: no run.
 	var work time.Duration
@@ -87,14 +109,38 @@ func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 	for _, c := range ts.Config.Configs() {
 		for _, base := range c.Servers() {
 			steps = append(steps, step{"manifest of " + redact.URL(base), tools.DefaultResolveTimeout,
-				func(ctx context.Context) error { return c.ResolveServer(ctx, ts.Client, base) }})
+				func(ctx context.Context) error {
+					err := c.ResolveServer(ctx, ts.Client, base)
+					if err == nil || !serverDown(err) {
+						return err // a manifest that is wrong is a warning: the entry may say enough
+					}
+					why := "its tool server " + redact.URL(base) + " is down: " + downReason(err)
+					mu.Lock()
+					ts.down[serverOf{c, base}] = why
+					mu.Unlock()
+					for _, e := range c.Entries {
+						if e.URL == base {
+							unavailable(c, e.Name, why)
+						}
+					}
+					return warned{err}
+				}})
 		}
 		for _, cfg := range c.MCPServers {
 			steps = append(steps, step{"mcp server " + cfg.Name + ": connect and tools/list", mcp.ConnectTimeout(cfg, work),
 				func(ctx context.Context) error {
 					srv, err := mcp.Connect(ctx, cfg, mcp.Options{HTTPClient: ts.Client})
 					if err != nil {
-						return fmt.Errorf("%w; its tools are not offered", err)
+						// Its tools are known only once listed: those the
+						// config allows are named, else the server is.
+						why := "its mcp server " + cfg.Name + " did not come up: " + err.Error()
+						if len(cfg.AllowedTools) == 0 {
+							unavailable(c, "mcp server "+cfg.Name, why)
+						}
+						for _, name := range cfg.AllowedTools {
+							unavailable(c, mcp.ToolName(cfg.Name, name), why)
+						}
+						return warned{err}
 					}
 					mu.Lock()
 					ts.mcp[c] = append(ts.mcp[c], srv)
@@ -124,7 +170,7 @@ func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 	}
 	wg.Wait()
 	for _, err := range errs {
-		if err != nil {
+		if _, ok := errors.AsType[warned](err); err != nil && !ok {
 			ts.warn(err)
 		}
 	}
@@ -136,6 +182,14 @@ func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 		})
 	}
 }
+
+// warned is the failure of a setup step that has been warned about
+// already, as an [*UnavailableError]: the step's record still says it
+// failed, and the user is not told twice.
+type warned struct{ err error }
+
+func (w warned) Error() string { return w.err.Error() }
+func (w warned) Unwrap() error { return w.err }
 
 // Register registers the config's tools on reg, a sub-agent for each
 // agent entry among them, and the tools of the MCP servers Resolve
@@ -161,6 +215,9 @@ func (ts *Toolset) Register(reg *tools.Registry) {
 		all = append(all, a)
 	}
 	for _, t := range ts.Config.Tools(ts.Client) {
+		if _, down := ts.down[serverOf{ts.Config, toolURL(ts.Config, t)}]; down {
+			continue // Resolve marked it unavailable
+		}
 		if t.Spec().Effect == "" {
 			ts.warn(fmt.Errorf("tool %s: neither its entry nor its manifest says whether it only reads, "+
 				"so it is treated as a write and never retried blindly; give it effect: read if it only reads", t.Spec().Name))
@@ -255,6 +312,53 @@ func (ts *Toolset) Close(ctx context.Context) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// serverOf names a tool server as a config names it: its base URL.
+type serverOf struct {
+	c    *tools.Config
+	base string
+}
+
+// toolURL is the base URL of t, one of c's Tools, when it is a url
+// entry's; "" otherwise. Tools skips agent entries, so the entry is found
+// by name.
+func toolURL(c *tools.Config, t tools.Tool) string {
+	name := t.Spec().Name
+	for _, e := range c.Entries {
+		if e.Name == name {
+			return e.URL
+		}
+	}
+	return ""
+}
+
+// serverDown reports whether err, a manifest's failure, says the server
+// could not be reached at all — refused, reset, not resolved, or silent
+// until the fetch's lease ended — rather than that it answered something
+// that is not a manifest: its tools would fail the same way at every call.
+func serverDown(err error) bool {
+	if _, ok := errors.AsType[net.Error](err); ok {
+		return true
+	}
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, budget.ErrLeaseExpired) ||
+		errors.Is(err, budget.ErrDeadline)
+}
+
+// downReason is the transport's own words for why a server is down
+// ("dial tcp 127.0.0.1:1: connect: connection refused"), without the
+// wrapping that names the manifest again.
+func downReason(err error) string {
+	if oe, ok := errors.AsType[*net.OpError](err); ok {
+		return oe.Error()
+	}
+	if de, ok := errors.AsType[*net.DNSError](err); ok {
+		return de.Error()
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, budget.ErrLeaseExpired) || errors.Is(err, budget.ErrDeadline) {
+		return "no answer before the manifest's lease ended"
+	}
+	return err.Error()
 }
 
 func (ts *Toolset) warn(err error) {

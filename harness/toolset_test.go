@@ -164,8 +164,11 @@ func TestAToolsetOffersTheToolsOfTheMCPServersThatCameUp(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(warnings) != 1 || !strings.Contains(warnings[0], "mcp server down") || !strings.Contains(warnings[0], "its tools are not offered") {
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "tool mcp server down is unavailable: its mcp server down did not come up") {
 		t.Errorf("warnings %q, want one for the server that is down", warnings)
+	}
+	if len(res.Unavailable) != 1 || res.Unavailable[0].Tool != "mcp server down" {
+		t.Errorf("unavailable %+v, want the server that is down (SPEC §4)", res.Unavailable)
 	}
 	var setups []string
 	for _, r := range only(recs.all(), trace.AttemptEnd, harness.SetupStep) {

@@ -51,6 +51,11 @@
 // and [Result.Text] leads with it, so a partial result never reads as
 // complete.
 //
+// A result lists in [Result.Unavailable] the tools the run's config named
+// that it could not use, each with why ([Unavailable]): `[]` in JSON when
+// there are none. They do not make a result partial; `harness run
+// --require-tools` refuses to run with any.
+//
 // A sub-agent's call that brought back a partial result is done, but the
 // boundary names it by what it brought ([Call.Landed]): "Cancelled at
 // step 1: child_a partial (budget), child_b cancelled."

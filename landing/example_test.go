@@ -54,7 +54,7 @@ func ExampleResult_MarshalJSON() {
 	enc := json.NewEncoder(os.Stdout)
 	enc.Encode(landing.Result{RunID: "r1", Status: landing.Complete, Answer: "42", Steps: 2, Attempts: 3})
 	// Output:
-	// {"run_id":"r1","status":"complete","cause":null,"answer":"42","boundary":"","established":[],"not_established":[],"in_flight":[],"budget":{"total_ms":0,"spent_ms":0,"reserve_ms":0,"remaining_ms":0},"steps":2,"attempts":3,"orphans":0}
+	// {"run_id":"r1","status":"complete","cause":null,"answer":"42","boundary":"","established":[],"not_established":[],"in_flight":[],"budget":{"total_ms":0,"spent_ms":0,"reserve_ms":0,"remaining_ms":0},"steps":2,"attempts":3,"orphans":0,"unavailable":[]}
 }
 
 func ExampleLadder() {

@@ -49,6 +49,14 @@ type InFlight struct {
 	State          string `json:"state"`
 }
 
+// Unavailable is a tool the config names that the run could not use, and
+// why (SPEC §4): a tool server or MCP server that is down, a tool whose
+// ceiling cannot fit its own p50. Such a tool is not offered to the model.
+type Unavailable struct {
+	Tool string `json:"tool"`
+	Why  string `json:"why"`
+}
+
 // BudgetReport is the budget as the result reports it, in milliseconds.
 // SpentMs is the time that really passed since the budget began: more
 // than TotalMs for a run that ended late (a stopped process, a starved
@@ -86,6 +94,10 @@ type Result struct {
 	Steps          int          `json:"steps"`
 	Attempts       int          `json:"attempts"`
 	Orphans        int          `json:"orphans"`
+
+	// Unavailable lists the tools the config names that the run could
+	// not offer, and why; [] when there are none.
+	Unavailable []Unavailable `json:"unavailable"`
 }
 
 // MarshalJSON encodes nil lists as [] so that consumers never see null
@@ -97,6 +109,9 @@ func (r Result) MarshalJSON() ([]byte, error) {
 	p.NotEstablished = orEmpty(p.NotEstablished)
 	if p.InFlight == nil {
 		p.InFlight = []InFlight{}
+	}
+	if p.Unavailable == nil {
+		p.Unavailable = []Unavailable{}
 	}
 	return json.Marshal(p)
 }

@@ -50,7 +50,9 @@ type Record struct {
 	// alone would mislead: the model's failure for CauseUpstream ("401
 	// Incorrect API key provided"), or a wait the budget could not afford
 	// for CauseBudget ("the model's server asked to wait 30s before a
-	// retry, and the run had only 7.4s left before its reserve"). Empty: the cause says it all.
+	// retry, and the run had only 7.4s left before its reserve"), or, for
+	// CauseBudget and CauseQuiet, a model that sent nothing ("the model sent
+	// nothing for 3.7s", SPEC §4). Empty: the cause says it all.
 	Failure string
 
 	Calls []Call
@@ -124,7 +126,7 @@ func Boundary(rec Record) string {
 	var b strings.Builder
 	b.WriteString(head)
 	switch {
-	case rec.Failure != "" && (rec.Cause == CauseUpstream || rec.Cause == CauseBudget || rec.Cause == ""):
+	case rec.Failure != "" && (rec.Cause == CauseUpstream || rec.Cause == CauseBudget || rec.Cause == CauseQuiet || rec.Cause == ""):
 		fmt.Fprintf(&b, ": %s.", strings.TrimSuffix(rec.Failure, "."))
 		if len(parts) > 0 {
 			fmt.Fprintf(&b, " Before that: %s.", strings.Join(parts, "; "))

@@ -136,7 +136,7 @@ func TestResultJSONHasEveryFieldAndEmptyListsNotNull(t *testing.T) {
 	}
 	want := `{"run_id":"r1","status":"complete","cause":null,"answer":"42","boundary":"",` +
 		`"established":[],"not_established":[],"in_flight":[],` +
-		`"budget":{"total_ms":0,"spent_ms":0,"reserve_ms":0,"remaining_ms":0},"steps":0,"attempts":0,"orphans":0}`
+		`"budget":{"total_ms":0,"spent_ms":0,"reserve_ms":0,"remaining_ms":0},"steps":0,"attempts":0,"orphans":0,"unavailable":[]}`
 	if string(data) != want {
 		t.Errorf("got  %s\nwant %s", data, want)
 	}

@@ -40,6 +40,9 @@ func Classify(actx context.Context, attempt int, err error) *trace.AttemptError 
 			ae.Header = apiErr.Response.Header
 		}
 		ae.Outcome = trace.OutcomeOfStatus(ae.Status)
+		// The record says what the server said, not only its status
+		// (issue 18): the SDK's own text is "401 Unauthorized" alone.
+		ae.Err = &statusError{apiErr}
 		return ae
 	}
 	if _, ok := errors.AsType[*json.SyntaxError](err); ok {
@@ -53,6 +56,20 @@ func Classify(actx context.Context, attempt int, err error) *trace.AttemptError 
 	ae.Outcome = trace.UpstreamError // transport errors and streams cut short
 	return ae
 }
+
+// statusError is an error answer as the attempt's record gives it: the
+// server's own message, which [Client] has redacted of the API key, or
+// the status text when it sent none. It unwraps to the SDK's error.
+type statusError struct{ err *openai.Error }
+
+func (e *statusError) Error() string {
+	if msg := strings.TrimSpace(e.err.Message); msg != "" {
+		return msg
+	}
+	return http.StatusText(e.err.StatusCode)
+}
+
+func (e *statusError) Unwrap() error { return e.err }
 
 // Describe says in a line, for a person, why a model request failed: the
 // status and the server's own message for an error answer ("401 Incorrect

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
@@ -97,10 +98,31 @@ func (r Result) Content() string {
 		return string(r.Output) + "\n[output cut short]"
 	case r.Err == "":
 		return string(r.Output)
-	case len(r.Output) > 0:
-		return "error: " + r.Err + "\nOutput before the cut: " + string(r.Output)
+	case hasOutput(r.Output):
+		// The error is a sentence of its own, ended before the output
+		// begins: a reader that joins lines must not read "it was
+		// cancelled Output before the cut" (issue 18).
+		return "error: " + sentence(r.Err) + "\nOutput before the cut: " + string(r.Output)
 	}
 	return "error: " + r.Err
+}
+
+// hasOutput reports whether out says anything: not empty, not the empty
+// JSON string a silent subprocess leaves, not null.
+func hasOutput(out json.RawMessage) bool {
+	switch s := strings.TrimSpace(string(out)); s {
+	case "", `""`, "null":
+		return false
+	}
+	return true
+}
+
+// sentence ends s with a full stop unless it already ends a sentence.
+func sentence(s string) string {
+	if s == "" || strings.ContainsAny(s[len(s)-1:], ".!?") {
+		return s
+	}
+	return s + "."
 }
 
 // refusedMessage is what the model reads for a call the budget refused.
@@ -144,6 +166,12 @@ type call struct {
 	key  cancel.Key
 	args json.RawMessage // compacted, exactly as sent
 	obs  *trace.Observer
+
+	// answer is how the latest cancel of the call was answered, stored by
+	// the cancel's callback, which may run after the call returned; nil
+	// until it is answered. The tool message says what it held when the
+	// message was written (issue 18).
+	answer atomic.Pointer[trace.CancelState]
 }
 
 // signal reports s for the call, filling in its step and key.
@@ -159,6 +187,14 @@ type ended struct {
 	cut      bool                // the attempt's context ended it
 	answered bool                // the tool said how it failed (it set the outcome)
 	took     time.Duration
+	lease    budget.Lease // the attempt's lease
+
+	// why is what ended an attempt that gave up: the cause of its lease's
+	// context ([budget.ErrLeaseExpired] for the tool's ceiling,
+	// [budget.ErrDeadline] for the run's time for work), or, when the tool
+	// itself answered that its deadline passed before our context ended,
+	// the same cause read from the lease. Nil for other outcomes.
+	why error
 }
 
 // do runs the attempts of c until one succeeds or none may follow.
@@ -287,11 +323,14 @@ func (c *call) cancel(ctx context.Context, t cancel.Canceller) trace.CancelState
 		group = &cancel.Group{}
 	}
 	state := trace.CancelStateSent
+	c.answer.Store(nil)         // a new cancel: the last one's answer is not this one's
 	sent := make(chan struct{}) // the answer is heard after the sending
 	lease, err := group.Go(ctx, c.run.Budget, t, c.key, func(err error) {
 		<-sent
 		if errors.Is(err, cancel.ErrNoAnswer) {
-			return // sent is all there is to say
+			st := state
+			c.answer.Store(&st) // sent is all there is to say
+			return
 		}
 		answered := trace.CancelStateAccepted
 		switch {
@@ -303,11 +342,14 @@ func (c *call) cancel(ctx context.Context, t cancel.Canceller) trace.CancelState
 		if own {
 			state = answered // read after Wait below
 		}
+		c.answer.Store(&answered)
 		c.obs.OnCancelSettled(step, key, answered, err)
 	})
 	if err != nil {
-		c.obs.OnCancelSettled(step, key, trace.CancelStateFailed, err)
-		return trace.CancelStateFailed
+		failed := trace.CancelStateFailed
+		c.answer.Store(&failed)
+		c.obs.OnCancelSettled(step, key, failed, err)
+		return failed
 	}
 	c.obs.OnCancelSent(step, key, lease)
 	close(sent)
@@ -389,8 +431,25 @@ func (c *call) attempt(ctx context.Context, n int, lease budget.Lease) ended {
 		if noAnswer {
 			e.ans.Retry = trace.Retryable(e.err)
 		}
+		if e.err.Outcome == trace.GaveUp {
+			switch {
+			case actx.Err() != nil:
+				e.why = context.Cause(actx)
+			case lease.Capped:
+				e.why = budget.ErrLeaseExpired
+			default:
+				e.why = budget.ErrDeadline
+			}
+			if !e.cut && !errors.Is(e.ans.Err, e.why) {
+				// The tool said its deadline passed, a moment before our
+				// lease ended: the record names our cause first, as a
+				// cut attempt's does, then what the tool said (issue 18).
+				e.err.Err = fmt.Errorf("%w: the tool said: %w", e.why, e.ans.Err)
+			}
+		}
 		info.Outcome, info.Err = e.ans.Outcome, e.err
 	}
+	e.lease = lease
 	info.Status, info.Keepalives = e.ans.Status, tc.keepalives.Load()
 	c.obs.OnAttemptEnd(info)
 	e.took = info.End.Sub(info.Start)
@@ -402,32 +461,66 @@ func (c *call) attempt(ctx context.Context, n int, lease budget.Lease) ended {
 func (c *call) failed(res Result, last ended, suffix string, cause error) Result {
 	res.Outcome = last.err.Outcome
 	res.Cause = cause
-	res.Err = c.describe(last.err) + suffix
+	res.Err = c.describe(last) + suffix
 	if last.ans.CutShort {
 		res.CutShort, res.Output = true, last.ans.Output
+	}
+	// The words follow the cancel's state as it stands now (issue 18): a
+	// cancel sent through the run's group may have been answered since,
+	// and the trace will say so; one answered later leaves these words
+	// saying what was known, and the run's in_flight follows the trace.
+	var answer trace.CancelState
+	if a := c.answer.Load(); a != nil {
+		answer = *a
+	}
+	if res.State == StateAbandoned && res.Cancelling && answer != "" {
+		res.Cancelling = false
+		if answer == trace.CancelStateAccepted {
+			res.State = StateCancelled
+		}
 	}
 	switch {
 	case res.State == StateCancelled:
 		res.Err += "; it was cancelled"
-	case res.State == StateAbandoned && res.Cancelling:
-		res.Err += "; a cancel was sent, and it may still be running"
-	case res.State == StateAbandoned:
+	case res.State != StateAbandoned:
+	case answer == trace.CancelStateSent:
+		res.Err += "; a cancel was sent, which its tool does not answer, so it may still be running"
+	case res.Cancelling:
+		res.Err += "; a cancel was sent, with no answer yet, so it may still be running"
+	case answer == trace.CancelStateUnknown:
+		res.Err += "; a cancel was sent, and the tool did not know the call"
+	case answer == trace.CancelStateFailed:
+		res.Err += "; its cancel failed, so it may still be running"
+	default:
 		res.Err += "; it could not be cancelled and may still be running"
 	}
 	return res
 }
 
-// describe writes an attempt's failure for the model.
-func (c *call) describe(e *trace.AttemptError) string {
-	name := c.t.spec.Name
+// describe writes an attempt's failure for the model. A call that gave
+// up says what ended it, as its lease's context cause says (issue 18):
+// its own ceiling, or the run's time for work; a tool that answered that
+// its deadline passed is read the same way, from the lease.
+func (c *call) describe(last ended) string {
+	name, e := c.t.spec.Name, last.err
 	switch e.Outcome {
 	case trace.GaveUp:
-		if errors.Is(e.Err, budget.ErrLeaseExpired) {
-			return fmt.Sprintf("%s: no answer within its time limit", name)
+		switch why := last.why; {
+		case errors.Is(why, watchdog.ErrQuiet):
+			return fmt.Sprintf("%s: stopped: the run stalled (its quiet clock ran out)", name)
+		case errors.Is(why, budget.ErrLeaseExpired), why == nil && errors.Is(e.Err, budget.ErrLeaseExpired):
+			ceiling := c.t.spec.Ceiling
+			if ceiling <= 0 || ceiling > last.lease.Granted {
+				ceiling = last.lease.Granted // a sub-agent's slice, or a lease its ceiling did not set
+			}
+			return fmt.Sprintf("%s: no answer within its ceiling of %v", name, ceiling)
+		case why != nil && !errors.Is(why, budget.ErrDeadline) && !errors.Is(why, watchdog.ErrWall) &&
+			!errors.Is(why, context.DeadlineExceeded):
+			return fmt.Sprintf("%s: stopped: the run was cancelled", name)
 		}
 		return fmt.Sprintf("%s: stopped: the run's time for work ran out", name)
 	case trace.Quiet:
-		return fmt.Sprintf("%s: stopped: the run stalled", name)
+		return fmt.Sprintf("%s: stopped: the run stalled (its quiet clock ran out)", name)
 	case trace.Cancelled:
 		return fmt.Sprintf("%s: stopped: the run was cancelled", name)
 	}

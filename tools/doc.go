@@ -168,6 +168,21 @@
 // running when its lease ends, owned by the Registry until it returns
 // ([Registry.Close]).
 //
+// What the model reads of a call that did not finish ([Result.Err],
+// [Result.Content]) is what the record says (issue 18). A call that gave
+// up names what ended it, as its lease's context cause says: "no answer
+// within its ceiling of 800ms" ([budget.ErrLeaseExpired], also when the
+// tool itself answered that the Budget-Remaining-Ms it was sent ran out,
+// which its attempt_end then records as our cause first), "the run's time
+// for work ran out" ([budget.ErrDeadline]), "the run stalled" (the quiet
+// clock), "the run was cancelled". Its cancel is named by how it stood
+// when the result was built: "it was cancelled" (accepted), "the tool did
+// not know the call" (unknown), "its cancel failed", "which its tool does
+// not answer" (sent, MCP), "with no answer yet" (its answer comes later,
+// and the Observer, the trace and the run's in_flight follow it). The
+// error is a sentence of its own before any output that came before the
+// cut; an empty output is not shown.
+//
 // # Progress
 //
 // The Observer hears the call's signals, named in the watchdog's words: a

@@ -55,7 +55,12 @@ func TestContentIsWhatTheModelReads(t *testing.T) {
 	}{
 		{Result{Output: []byte(`{"a":1}`)}, `{"a":1}`},
 		{Result{Output: []byte(`"abc"`), CutShort: true}, "\"abc\"\n[output cut short]"},
-		{Result{Err: "t: no answer within its time limit", Output: []byte(`"ab"`), CutShort: true}, "error: t: no answer within its time limit\nOutput before the cut: \"ab\""},
+		// The error is a sentence of its own before the output (issue 18).
+		{Result{Err: "t: no answer within its ceiling of 1s; it was cancelled", Output: []byte(`"ab"`), CutShort: true},
+			"error: t: no answer within its ceiling of 1s; it was cancelled.\nOutput before the cut: \"ab\""},
+		{Result{Err: "t: failed?", Output: []byte(`"ab"`), CutShort: true}, "error: t: failed?\nOutput before the cut: \"ab\""},
+		// A subprocess that said nothing before its cut has no output to show.
+		{Result{Err: "t: no answer within its ceiling of 1s", Output: []byte(`""`), CutShort: true}, "error: t: no answer within its ceiling of 1s"},
 		{Result{Err: "not started: not enough time"}, "error: not started: not enough time"},
 	}
 	for _, tc := range cases {
@@ -75,7 +80,7 @@ func TestAWriteNeverReceivedWithNoAttemptsLeftFails(t *testing.T) {
 	if len(posts) != 1 || len(asks) != 1 || res.State != "" || res.Outcome != trace.GaveUp {
 		t.Errorf("%d POSTs, %d asks, result %+v", len(posts), len(asks), res)
 	}
-	if want := "pay: no answer within its time limit; it never reached the tool, and no attempts are left"; res.Err != want {
+	if want := "pay: no answer within its ceiling of 100ms; it never reached the tool, and no attempts are left"; res.Err != want {
 		t.Errorf("Err %q, want %q", res.Err, want)
 	}
 }

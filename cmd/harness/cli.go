@@ -6,8 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/glidepath/glidepath/budget"
 )
 
 // Exit codes.
@@ -125,6 +129,68 @@ func (d *durationValue) Set(s string) error {
 
 func (d *durationValue) String() string { return time.Duration(*d).String() }
 
+// badFlagValue is the flag package's message for a value its flag cannot
+// take: `invalid value "abc" for flag -max-steps: parse error`, or for a
+// boolean flag `invalid boolean value "x" for -json: parse error`.
+var badFlagValue = regexp.MustCompile(`^invalid (?:boolean )?value "((?:[^"\\]|\\.)*)" for (?:flag )?-([^:]+): (.*)$`)
+
+// flagParseError restates the flag package's error for a bad value as the
+// user wrote it, with what is wrong: "--max-steps abc: not a whole
+// number", not "invalid value "abc" for flag -max-steps: parse error"
+// (issue 18). Other errors (an unknown flag, a missing value) pass as
+// they are.
+func flagParseError(fs *flag.FlagSet, err error) error {
+	m := badFlagValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	value, name, why := m[1], m[2], m[3]
+	if v, uerr := strconv.Unquote(`"` + value + `"`); uerr == nil {
+		value = v
+	}
+	if why == "parse error" || why == "value out of range" {
+		var kind any
+		if f := fs.Lookup(name); f != nil {
+			if g, ok := f.Value.(flag.Getter); ok {
+				kind = g.Get()
+			}
+		}
+		switch kind.(type) {
+		case int, int64, uint, uint64:
+			why = "not a whole number"
+			if m[3] == "value out of range" {
+				why = "too large a number"
+			}
+		case float64:
+			why = "not a number"
+		case bool:
+			why = "want true or false"
+		}
+	}
+	return fmt.Errorf("--%s %s: %s", name, value, why)
+}
+
+// budgetFlagError names, in a budget's config error, the flag the user
+// gave (issue 18): "--budget 1ns: must be more than the floor 50ms", not
+// "--floor 50ms: must be less than the total" to someone who never wrote
+// --floor. A reserve or floor the user gave keeps its own name, and says
+// which budget it must fit. Any other error passes as it is.
+func budgetFlagError(fs *flag.FlagSet, total time.Duration, err error) error {
+	be, ok := errors.AsType[*budget.ConfigError](err)
+	if !ok || be.Field == "total" || be.Value < total {
+		return err // not a reserve or floor that does not fit the total
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	switch {
+	case given[be.Field] && given["budget"]:
+		return fmt.Errorf("--%s %v: must be less than --budget %v", be.Field, be.Value, total)
+	case given[be.Field]:
+		return fmt.Errorf("--%s %v: must be less than the budget, %v by default", be.Field, be.Value, total)
+	}
+	return fmt.Errorf("--budget %v: must be more than the %s, %v (--%s)", total, be.Field, be.Value, be.Field)
+}
+
 // dispatch runs the subcommand args name and returns its name (if it
 // exists) and its error.
 func dispatch(ctx context.Context, args []string, s streams) (string, error) {
@@ -177,7 +243,7 @@ func parseFlags(fs *flag.FlagSet, cmd string, args []string, stdout io.Writer, p
 			return nil, true, nil
 		}
 		if err != nil {
-			return nil, false, &usageError{cmd: cmd, err: err}
+			return nil, false, &usageError{cmd: cmd, err: flagParseError(fs, err)}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {

@@ -204,7 +204,7 @@ func TestRun(t *testing.T) {
 			name:       "a budget flag that is not a duration is bad usage",
 			args:       []string{"plan", "--budget", "soon"},
 			wantCode:   2,
-			wantStderr: []string{`invalid value "soon" for flag -budget: not a duration`},
+			wantStderr: []string{`--budget soon: not a duration`},
 		},
 		{
 			name:       "a negative retries flag is reported once for every tool",

@@ -34,7 +34,34 @@
 // 60% and 80% marks and the reserve, the time spent and left, the phase, the
 // step and the call in flight with its lease (--progress auto|always|never).
 // The first Ctrl-C lands the run at once (cause cancelled), its landing call
-// leased at most the reserve; the second exits with 130.
+// leased at most the reserve, and prints one line on standard error
+// saying so: "harness run: interrupted: landing now, with an answer within
+// 2.0s; press Ctrl-C again to quit at once, without one" (the reserve, or
+// what is left of the budget if less). The second exits with 130.
+//
+// Tools that are really there (SPEC §4): a command entry (or its status
+// command) whose program exec.LookPath cannot find — a bare name on PATH,
+// a path with a slash as it is written — is bad config, exit 2, before
+// anything is sent. A tool the config names that the run cannot use — a
+// tool server that cannot be reached for its manifest (refused, not
+// resolved, or silent until the manifest's lease ends), an MCP server that
+// does not come up, a tool whose ceiling is below its p50 on this
+// machine (the latency profile says it is slower than its ceiling lets it
+// be) — is not offered to the model, is warned about on standard error
+// by name and reason ("harness run: warning: tool lookup is unavailable:
+// its tool server http://… is down: dial tcp …: connection refused"), and
+// is listed in --json as "unavailable":[{"tool","why"}] (always present,
+// [] when none; a sub-agent's result has its own); the run goes on with
+// the rest. --require-tools makes any of them bad usage: exit 2 once the
+// setup is done and before the first model turn, with nothing sent to the
+// model (the setup was spent from the budget, and the trace shows it).
+//
+// A model that never answers is named: a model attempt that received
+// nothing — no status, no chunk, not even a keepalive — before its lease
+// or the quiet clock ended it is in the boundary ("Stopped at step 1: the
+// model sent nothing for 3.6s."), and the landing call is not sent to
+// that same server: the result is the harness's summary of its own
+// record.
 //
 // Seeing a run (SPEC §8): -v logs each record of the run on standard error
 // through zerolog — console lines on a terminal, JSON lines otherwise or
@@ -60,8 +87,10 @@
 // out and its tool could not say how it ended), the result is partial with
 // cause unsettled: the answer is kept, the write is in in_flight with its
 // idempotency key and in the orphan journal, and the boundary says to run
-// harness reconcile. When the model fails, its status and message are
-// printed on standard error and in the boundary; a 401, 403 or 404, or a
+// harness reconcile; the line on standard error says the model answered
+// and to run harness reconcile. When the model fails, its status and
+// message are printed on standard error, in the boundary and in the
+// attempt's attempt_end record (redacted of the key); a 401, 403 or 404, or a
 // server that cannot be reached, is not retried and gets no landing call, so
 // the result is built from the run's own record. A --base-url that is not an
 // absolute http or https URL, or a real model without OPENAI_API_KEY, is bad
@@ -77,8 +106,12 @@
 // of 20000ms whatever came first. The numbers are judged where they are
 // defined — the budget's by package budget, the quiet period by the
 // watchdog, the steps and parallel calls by the harness — and an error
-// names the flag: "--reserve 30s: must be less than the total". A duration
-// or count of 0 selects its default. The whole configuration is checked
+// names the flag the user gave: "--reserve 30s: must be less than --budget
+// 20s", and "--budget 1ns: must be more than the floor, 50ms (--floor)" to
+// one who gave no --floor; a value a flag cannot take says what is wrong
+// ("--max-steps abc: not a whole number"); a file's syntax error names the
+// line of the fault; an orphan journal that cannot be opened is bad usage
+// naming --journal (exit 2). A duration or count of 0 selects its default. The whole configuration is checked
 // before any request is sent; a manifest that cannot be had is a warning,
 // and the run goes on with the tools it has.
 //
@@ -232,7 +265,7 @@
 //
 // # harness report
 //
-//	harness report [--json] [--html FILE] TRACE...
+//	harness report [--json] [--html FILE] [--story] TRACE...
 //
 // Report reads the JSONL traces of runs ("-" reads standard input), grouped
 // by run ID across files, and prints: budget utilization (spent/total per
@@ -264,6 +297,18 @@
 // that ran out. With --html the tables are not printed, only a line that
 // says where the page was written; with --json as well, the JSON is. A
 // FILE that cannot be written is an error (exit 1).
+//
+// --story prints instead, per run in the order the runs began, a line with
+// its ID and budget, then one line per record that shows what its clocks
+// did, at the record's elapsed time: an attempt cut and by what (its
+// ceiling, the run's time for work, the quiet clock, a cancel of the run),
+// with its idempotency key; a retry with the same key and how it ended; a
+// cancel, at the time of its answer, with the time it was sent and how it
+// settled (accepted, the tool did not know the call, failed, or no
+// answer); a write's status asked by key and what it said; an orphan and
+// whether it is in the journal; a refusal; the landing; and the end. Every
+// line is read from a record: make demo prints it after each run. It is
+// not combined with --json or --html.
 //
 // A line that is not a record is named on standard error as FILE:LINE:
 // why, and skipped; the rest is reported. A trace that cannot be read, or

@@ -217,8 +217,11 @@ func TestE2EAnMCPServerThatNeverAnswersCostsItsSetupLease(t *testing.T) {
 	if echo := only(recs, trace.AttemptEnd, "tool:mcp__everything__echo"); res.Status != landing.Complete || len(echo) != 1 || echo[0].Outcome != trace.OK {
 		t.Errorf("result %+v, echo attempts %+v; want complete, the echo answered", res, echo)
 	}
-	if !strings.Contains(stderr, "warning: mcp server mute (sleep)") || !strings.Contains(stderr, "its tools are not offered") {
+	if !strings.Contains(stderr, "warning: tool mcp server mute is unavailable: its mcp server mute did not come up: mcp server mute (sleep)") {
 		t.Errorf("stderr lacks the warning:\n%s", stderr)
+	}
+	if len(res.Unavailable) != 1 || res.Unavailable[0].Tool != "mcp server mute" {
+		t.Errorf("unavailable %+v, want the mute server (SPEC §4)", res.Unavailable)
 	}
 	for _, r := range only(recs, trace.AttemptEnd, "setup") {
 		if strings.HasPrefix(r.Message, "mcp server mute") && r.ElapsedMs > 3000 {

@@ -121,7 +121,7 @@ func TestPlanWithToolsFile(t *testing.T) {
 			name:       "--steps and --max-steps together are bad usage",
 			args:       []string{"plan", "--steps", "3", "--max-steps", "3"},
 			wantCode:   2,
-			wantStderr: []string{`invalid value "3" for flag -max-steps: --steps is given too: --steps and --max-steps are one flag`},
+			wantStderr: []string{`--max-steps 3: --steps is given too: --steps and --max-steps are one flag`},
 		},
 		{
 			name:       "--max-steps must be positive",

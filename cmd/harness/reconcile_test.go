@@ -238,7 +238,7 @@ func TestReconcile(t *testing.T) {
 			name:       "a budget that is not a duration is bad usage",
 			args:       []string{"reconcile", "--budget", "soon"},
 			wantCode:   2,
-			wantStderr: `invalid value "soon" for flag -budget: not a duration`,
+			wantStderr: `--budget soon: not a duration`,
 		},
 		{
 			name:       "an argument is bad usage",

@@ -30,12 +30,16 @@ func (c *reportCommand) Run(ctx context.Context, args []string) error {
 	flags := flag.NewFlagSet("report", flag.ContinueOnError)
 	asJSON := flags.Bool("json", false, "print one JSON object instead of the tables")
 	htmlFile := flags.String("html", "", "also write the runs' timelines as one self-contained HTML page to `FILE`")
+	asStory := flags.Bool("story", false, "print, per run, one line per event that shows what its clocks did, instead of the tables")
 	pos, help, err := parseFlags(flags, "report", args, c.stdout, func(w io.Writer) { reportUsage(w, flags) })
 	if help || err != nil {
 		return err
 	}
 	if len(pos) == 0 {
 		return &usageError{cmd: "report", err: errors.New("no TRACE given")}
+	}
+	if *asStory && (*asJSON || *htmlFile != "") {
+		return &usageError{cmd: "report", err: errors.New("--story prints lines for a person: not with --json or --html")}
 	}
 	if *htmlFile == "-" {
 		return &usageError{cmd: "report", err: errors.New("--html -: the page goes to a file; standard output has the report")}
@@ -61,7 +65,9 @@ func (c *reportCommand) Run(ctx context.Context, args []string) error {
 
 	// Rendered whole before writing, as plan does.
 	var out bytes.Buffer
-	if *asJSON {
+	if *asStory {
+		writeStory(&out, recs)
+	} else if *asJSON {
 		enc := json.NewEncoder(&out)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(rep); err != nil {
@@ -170,7 +176,7 @@ func eachLine(r io.Reader, f func(n int, line []byte, tooLong bool)) error {
 }
 
 func reportUsage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(w, `usage: harness report [--json] [--html FILE] TRACE...
+	fmt.Fprint(w, `usage: harness report [--json] [--html FILE] [--story] TRACE...
 
 Report reads the JSONL traces of runs ("harness run --trace FILE"; "-"
 reads standard input) and prints, over all the runs they hold, grouped by
@@ -203,6 +209,13 @@ utilization histogram and what spent the budget of the runs that ran out.
 With --html the tables are not printed: one line says where the page
 was written; with --json as well, the JSON is printed. A FILE that
 cannot be written is an error (exit 1).
+
+--story prints, instead of the tables, per run one line per event that
+shows what its clocks did, each read from a record: an attempt cut and by
+what (its ceiling, the run's time for work, the quiet clock, a cancel), a
+retry with its idempotency key, a cancel and how it settled, a write's
+status asked by key, a refusal, an orphan, the landing and the end. make
+demo prints it after each run.
 
 A line that is not a record is named on standard error as FILE:LINE: why,
 and skipped; the rest is reported. A trace that cannot be read, or traces

@@ -332,12 +332,12 @@ func TestReport(t *testing.T) {
 		{
 			name:       "--help prints its usage on stdout",
 			args:       []string{"report", "--help"},
-			wantStdout: "usage: harness report [--json] [--html FILE] TRACE...\n",
+			wantStdout: "usage: harness report [--json] [--html FILE] [--story] TRACE...\n",
 		},
 		{
 			name:       "help report prints its usage on stdout",
 			args:       []string{"help", "report"},
-			wantStdout: "usage: harness report [--json] [--html FILE] TRACE...\n",
+			wantStdout: "usage: harness report [--json] [--html FILE] [--story] TRACE...\n",
 		},
 	}
 	for _, tc := range cases {

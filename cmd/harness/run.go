@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -40,6 +41,11 @@ const profileRecordBound = time.Second
 type partialError struct{ cause landing.Cause }
 
 func (e *partialError) Error() string {
+	if e.cause == landing.CauseUnsettled {
+		// It did not land early: the model answered (SPEC §4, issue 18).
+		return "partial result: the model answered, but whether a write took effect is unknown " +
+			"(cause unsettled); run harness reconcile"
+	}
 	return "partial result: the run landed early (cause " + string(e.cause) + ")"
 }
 
@@ -63,6 +69,7 @@ type runFlags struct {
 	progress             string
 	verbose              bool
 	logFormat            string
+	requireTools         bool
 }
 
 func (c *runCommand) Run(ctx context.Context, args []string) error {
@@ -84,6 +91,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	f.profile = profileFlag(fs)
 	fs.BoolVar(&f.verbose, "v", false, "log the run's records on stderr: console lines on a terminal, JSON lines otherwise")
 	fs.StringVar(&f.logFormat, "log-format", "auto", "the logs' `format`: auto, console, or json (every line on stderr one JSON object)")
+	fs.BoolVar(&f.requireTools, "require-tools", false, "a tool the config names that the run cannot use (a server down, a ceiling below its p50) is bad usage, exit 2, before the first model turn")
 
 	pos, help, err := parseFlags(fs, "run", args, c.stdout, func(w io.Writer) { runUsage(w, fs) })
 	if help || err != nil {
@@ -125,7 +133,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	}
 	b, err := budget.New(budget.Config{Total: f.budget, Reserve: reserve, Floor: f.floor, Start: started})
 	if err != nil {
-		return usage(flagError(err))
+		return usage(flagError(budgetFlagError(fs, f.budget, err)))
 	}
 	// The machine's own latencies start the run: its first leases are
 	// refused or admitted by what it has seen, not cold (SPEC §5b).
@@ -170,6 +178,11 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if err := models.check(tc); err != nil {
 		return usage(err)
 	}
+	// A command that is not there is a typo in the config, not a tool
+	// that is down: it is bad config, before any request (SPEC §4).
+	if err := lookCommands(tc); err != nil {
+		return usage(err)
+	}
 	// Each kind is seeded from its history at the place this run calls it
 	// (the model and its server, a tool's URL or command): one model's
 	// latency never refuses another's calls (SPEC §5b).
@@ -182,7 +195,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	}
 	if f.journal != "" || mayWrite(tc) {
 		if cfg.Journal, err = openJournal(f.journal); err != nil {
-			return err
+			return usage(err)
 		}
 		closers = append(closers, cfg.Journal.Close)
 	}
@@ -230,8 +243,28 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return usage(flagError(err))
 	}
+	// Each tool the run cannot use is warned about once, by name and
+	// reason: as the Toolset finds it, or as the run does (SPEC §4).
+	var warnMu sync.Mutex
+	warned := map[string]bool{}
+	warnUnavailable := func(list []landing.Unavailable) {
+		warnMu.Lock()
+		defer warnMu.Unlock()
+		for _, u := range list {
+			if !warned[u.Tool] {
+				warned[u.Tool] = true
+				fmt.Fprintf(line, "harness run: warning: %v\n", &harness.UnavailableError{Tool: u.Tool, Why: u.Why})
+			}
+		}
+	}
 	ts := &harness.Toolset{Config: tc, Model: cfg.Model, Models: models.get,
-		Warn: func(err error) { fmt.Fprintf(line, "harness run: warning: %v\n", err) }}
+		Warn: func(err error) {
+			if ue, ok := errors.AsType[*harness.UnavailableError](err); ok {
+				warnUnavailable([]landing.Unavailable{{Tool: ue.Tool, Why: ue.Why}})
+				return
+			}
+			fmt.Fprintf(line, "harness run: warning: %v\n", err)
+		}}
 	ts.Resolve(rctx, s)
 	ts.Register(reg)
 	closers = append(closers, func() error {
@@ -240,9 +273,28 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		defer stop()
 		return ts.Close(cctx)
 	})
+	unavailable := s.Unavailable()
+	warnUnavailable(unavailable)
+	if f.requireTools && len(unavailable) > 0 {
+		// Nothing has been sent to the model; the setup was spent from
+		// the budget, and the trace says so.
+		s.Close()
+		line.Close()
+		names := make([]string, len(unavailable))
+		for i, u := range unavailable {
+			names[i] = u.Tool
+		}
+		return usage(fmt.Errorf("--require-tools: %d unavailable: %s", len(names), strings.Join(names, ", ")))
+	}
+	// The first Ctrl-C says, on its line, that the run lands and by when
+	// (SPEC §3): its landing lease is at most the reserve.
+	stopNote := landingNote(ctx, line, s)
+	defer stopNote()
 	res := s.Run(rctx)
 	runErr := s.Close()
-	line.Close() // the run is over: what follows is printed on a clean line
+	stopNote()
+	line.Close()                     // the run is over: what follows is printed on a clean line
+	warnUnavailable(res.Unavailable) // those the run found on its way
 	// The tools are released within the budget: whatever still holds on
 	// past its deadline is not waited for.
 	cctx, stop := budget.WithBudget(context.Background(), s.Budget())
@@ -337,6 +389,52 @@ func flagError(err error) error {
 	return err
 }
 
+// lookCommands checks that the program of every command entry of tc, and
+// of its status command, and of every sub-agent's tools file, is there:
+// exec.LookPath, as the tool's own start would look it up (a bare name on
+// PATH, a path with a slash as it is written). One that is not is bad
+// config, named by its tools file and entry.
+func lookCommands(tc *tools.Config) error {
+	for _, c := range tc.Configs() {
+		for _, e := range c.Entries {
+			for _, argv := range [][]string{e.Command, e.Status} {
+				if len(argv) == 0 {
+					continue
+				}
+				if _, err := exec.LookPath(argv[0]); err != nil {
+					return fmt.Errorf("tools: %s: tool %s: command %q: %w", c.File, e.Name, argv[0], errors.Unwrap(err))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// landingNote prints, when ctx is cancelled by the first Ctrl-C, the one
+// line SPEC §3 asks for: the run is landing, within how long, and a
+// second Ctrl-C quits at once. A run that was still working lands within
+// its reserve (its landing lease is at most R, and never past the
+// deadline); one already landing keeps the landing it began, which ends
+// by the deadline. stop, which waits for the line to be written if it is
+// being written, ends it.
+func landingNote(ctx context.Context, w io.Writer, s *harness.Session) (stop func()) {
+	done := make(chan struct{})
+	unhook := context.AfterFunc(ctx, func() {
+		defer close(done)
+		if !errors.Is(context.Cause(ctx), harness.ErrInterrupted) {
+			return
+		}
+		within := max(time.Until(s.LandsBy()), 0)
+		fmt.Fprintf(w, "harness run: interrupted: landing now, with an answer within %s; press Ctrl-C again to quit at once, without one\n",
+			human(within))
+	})
+	return sync.OnceFunc(func() {
+		if !unhook() {
+			<-done // the line is being written: it is whole before what follows
+		}
+	})
+}
+
 // toolsConfig reads --tools; no file is no tools.
 func (c *runCommand) toolsConfig(f runFlags) (*tools.Config, error) {
 	if f.toolsFile == "" {
@@ -378,15 +476,24 @@ func openTrace(path string) (sink *trace.JSONL, close func() error, err error) {
 	return trace.NewJSONL(bw), sync.OnceValue(func() error { return errors.Join(bw.Flush(), file.Close()) }), nil
 }
 
+// openJournal opens the orphan journal at path, or at the default one.
+// Its error names the flag, or says the default was meant: a journal that
+// cannot be opened is bad usage, found before anything starts (exit 2,
+// issue 18).
 func openJournal(path string) (*cancel.Journal, error) {
+	name := "--journal " + path
 	if path == "" {
 		p, err := cancel.DefaultJournalPath()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("the default orphan journal (give --journal FILE): %w", err)
 		}
-		path = p
+		path, name = p, "the default orphan journal "+p+" (give --journal FILE)"
 	}
-	return cancel.OpenJournal(path)
+	j, err := cancel.OpenJournal(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, errors.Unwrap(err))
+	}
+	return j, nil
 }
 
 // print writes the result: the JSON object, or the text a person reads
@@ -415,8 +522,15 @@ func runUsage(w io.Writer, fs *flag.FlagSet) {
 Run answers TASK (- reads it from standard input) with an agent that lands
 inside its budget: every model turn and tool call is leased from one
 deadline, a reserve is kept for landing, and the answer is labeled complete
-or partial. First Ctrl-C: land now; second: exit at once (130).
-Exit codes: 0 complete, 3 partial, 2 bad usage or config, 1 internal error.
+or partial. First Ctrl-C: land now (a line on stderr says within how
+long); second: exit at once (130).
+A tool the config names that the run cannot use (its server down, its
+ceiling below its p50) is warned about and listed in --json "unavailable";
+a command that is not found is bad config. A model that sent nothing
+before its lease or the quiet clock ended it is named in the boundary, and
+is not sent the landing call.
+Exit codes: 0 complete, 3 partial, 2 bad usage or config (--require-tools:
+any unavailable tool), 1 internal error.
 
 Flags:
 

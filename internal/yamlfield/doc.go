@@ -63,7 +63,12 @@
 // # Errors
 //
 // Parse fails with one [*Error]: the YAML library's syntax error restated
-// with its line, a second document, or an alias. A [Walker] collects an
+// with the line of the fault, a second document, or an alias. The library
+// numbers some syntax errors by the line where the enclosing list or
+// mapping began, counted from 0 (a misindented key on line 5 comes back
+// "line 1"); Parse finds the line again as the first one at which the
+// document, cut there, fails with the same problem (issue 18), for
+// documents of up to 2000 lines. A [Walker] collects an
 // [*Error] for each mistake, in the order the walk meets them; its Err is
 // one of this package's sentinels, a [*UnknownFieldError], or the parser's
 // own error passed to [Walker.Fail] or [Walker.Report]. Nothing here panics

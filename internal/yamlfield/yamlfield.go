@@ -89,13 +89,13 @@ func Parse(data []byte) (*yaml.Node, error) {
 	case errors.Is(err, io.EOF):
 		return nil, nil
 	case err != nil:
-		return nil, syntaxError(err)
+		return nil, syntaxError(data, err)
 	}
 	var more yaml.Node
 	switch err := dec.Decode(&more); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		return nil, syntaxError(err)
+		return nil, syntaxError(data, err)
 	default:
 		return nil, &Error{Line: more.Line, Err: ErrSecondDocument}
 	}
@@ -111,15 +111,69 @@ func Parse(data []byte) (*yaml.Node, error) {
 var syntaxLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
 // syntaxError restates the YAML library's "yaml: line 3: …" as an Error
-// with that line.
-func syntaxError(err error) *Error {
+// with the line of the fault in data. The library's number is the line
+// where the enclosing collection began, not where the fault is (a
+// misindented key on line 5 of a list that starts on line 2 comes back
+// "line 1", 0-based), so the line is found again: the first line at
+// which data, cut there, fails the same way (issue 18).
+func syntaxError(data []byte, err error) *Error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	e := &Error{Err: errors.New(msg)}
 	if m := syntaxLine.FindStringSubmatch(msg); m != nil {
 		if line, err := strconv.Atoi(m[1]); err == nil {
-			return &Error{Line: line, Err: errors.New(m[2])}
+			e = &Error{Line: line, Err: errors.New(m[2])}
 		}
 	}
-	return &Error{Err: errors.New(msg)}
+	if line := faultLine(data, e.Err.Error()); line > 0 {
+		e.Line = line
+	}
+	return e
+}
+
+// maxFaultLines and maxFaultBytes bound the search of [faultLine], which
+// parses the document once per line: configuration files are short, and a
+// longer document keeps the library's line.
+const (
+	maxFaultLines = 2000
+	maxFaultBytes = 256 << 10
+)
+
+// faultLine returns the first line n such that the first n lines of data
+// fail to parse with the problem problem, or 0 when none does. A cut that
+// fails some other way (a flow list left open by the cut) is not the
+// fault and is passed over.
+func faultLine(data []byte, problem string) int {
+	if len(data) > maxFaultBytes {
+		return 0
+	}
+	var prefix []byte
+	for n := 1; n <= maxFaultLines && len(prefix) < len(data); n++ {
+		end := bytes.IndexByte(data[len(prefix):], '\n')
+		if end < 0 {
+			prefix = data
+		} else {
+			prefix = data[:len(prefix)+end+1]
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(prefix))
+		for {
+			var doc yaml.Node
+			err := dec.Decode(&doc)
+			if err == nil {
+				continue
+			}
+			if !errors.Is(err, io.EOF) {
+				msg := strings.TrimPrefix(err.Error(), "yaml: ")
+				if m := syntaxLine.FindStringSubmatch(msg); m != nil {
+					msg = m[2]
+				}
+				if msg == problem {
+					return n
+				}
+			}
+			break
+		}
+	}
+	return 0
 }
 
 // refuseAliases returns an Error for the first alias under n, at path. It
