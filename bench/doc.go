@@ -81,7 +81,8 @@
 // keepalives. With every stream open, B/idle-run is the heap and goroutine
 // stacks in use per run (runtime.MemStats HeapInuse + StackInuse after
 // runtime.GC, less what was in use before), split into heap-B/idle-run
-// and stack-B/idle-run; target: at most 1.2× the bare call's (SPEC §7). The runs are then
+// and stack-B/idle-run (heap-B/idle-sdk-call and stack-B/idle-sdk-call for the
+// baseline); target: at most 1.1× the bare call's (SPEC §7). The runs are then
 // cancelled, land, and goroutines-left counts the goroutines beyond those
 // before they started (target: 0). The baseline, B/idle-sdk-call, is K
 // goroutines each blocked in a bare openai-go streaming call under

@@ -3,12 +3,14 @@ package battery
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/cenkalti/backoff/v5"
 	"github.com/openai/openai-go/v3"
@@ -23,7 +25,7 @@ import (
 const maxTurns = 10
 
 // loop is an agent loop as tutorials write it: ask the model, run the
-// tools it asks for, hand their results back, until it answers. The two
+// tools it asks for, hand their results back, until it answers. The
 // baselines differ only in how they make one model turn and one tool call.
 type loop struct {
 	w    *world
@@ -74,10 +76,17 @@ func runDefaults(ctx context.Context, w *world, log *runLog) outcome {
 	client := openai.NewClient(option.WithBaseURL(w.sim.URL), option.WithHTTPClient(w.sim.Client()), option.WithAPIKey("sim"))
 	l := &loop{w: w, log: log}
 	l.turn = func(ctx context.Context, params openai.ChatCompletionNewParams) (openai.ChatCompletionMessage, error) {
-		return StreamTurn(ctx, client, params)
+		msg, err := StreamTurn(ctx, client, params)
+		if err != nil && deadlineEnded(ctx) {
+			// No timeout of its own: only the battery's cap ends it, and
+			// that is a deadline too (SPEC §7: doomed, whoever set it),
+			// though not the system noticing anything.
+			log.cut("model", false, false, time.Now())
+		}
+		return msg, err
 	}
 	l.call = func(ctx context.Context, name string, args json.RawMessage) (string, error) {
-		return l.timedCall(ctx, name, args)
+		return l.timedCall(ctx, name, args, "")
 	}
 	return l.run(ctx)
 }
@@ -88,6 +97,20 @@ func runDefaults(ctx context.Context, w *world, log *runLog) outcome {
 // reads, each attempt a new request. The SDK's own retries are off, so
 // that the 3 attempts are what they say.
 func runPerCall(ctx context.Context, w *world, log *runLog) outcome {
+	return perCall(ctx, w, log, false)
+}
+
+// runPerCallKeyed is baseline (c): per-call, and a stable
+// Idempotency-Key minted once per logical tool call, before its first
+// attempt, and sent on every attempt: the best loop people write without
+// a budget. The tool server dedupes keyed requests (tools/kit: a key of a
+// finished call gets its stored outcome, a key of a running call follows
+// it), so this baseline should commit no write twice.
+func runPerCallKeyed(ctx context.Context, w *world, log *runLog) outcome {
+	return perCall(ctx, w, log, true)
+}
+
+func perCall(ctx context.Context, w *world, log *runLog, keyed bool) outcome {
 	client := openai.NewClient(option.WithBaseURL(w.sim.URL), option.WithHTTPClient(w.sim.Client()),
 		option.WithAPIKey("sim"), option.WithMaxRetries(0))
 	l := &loop{w: w, log: log}
@@ -96,15 +119,19 @@ func runPerCall(ctx context.Context, w *world, log *runLog) outcome {
 			actx, cancel := context.WithTimeout(ctx, w.sc.ModelTimeout)
 			defer cancel()
 			msg, err := StreamTurn(actx, client, params)
-			if err != nil && timedOut(ctx, actx) {
-				log.cut("model", false)
+			if err != nil && deadlineEnded(actx) {
+				log.cut("model", false, timedOut(ctx, actx), time.Now())
 			}
 			return msg, err
 		}, backoff.WithMaxTries(3))
 	}
 	l.call = func(ctx context.Context, name string, args json.RawMessage) (string, error) {
+		key := ""
+		if keyed {
+			key = rand.Text() // once per logical call, before its first attempt
+		}
 		return backoff.Retry(ctx, func() (string, error) {
-			return l.timedCall(ctx, name, args)
+			return l.timedCall(ctx, name, args, key)
 		}, backoff.WithMaxTries(3))
 	}
 	return l.run(ctx)
@@ -116,21 +143,29 @@ func timedOut(ctx, actx context.Context) bool {
 	return ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded)
 }
 
+// deadlineEnded reports whether ctx ended by a deadline: its own timeout
+// or one above it, the battery's cap included.
+func deadlineEnded(ctx context.Context) bool {
+	return errors.Is(ctx.Err(), context.DeadlineExceeded)
+}
+
 // timedCall POSTs one tool call under context.WithTimeout(the tool's
-// ceiling), with no idempotency key, and reads its JSON answer.
-func (l *loop) timedCall(ctx context.Context, name string, args json.RawMessage) (string, error) {
+// ceiling), with key as its Idempotency-Key (none when key is ""), and
+// reads its JSON answer.
+func (l *loop) timedCall(ctx context.Context, name string, args json.RawMessage, key string) (string, error) {
 	tctx, cancel := context.WithTimeout(ctx, l.w.sc.ToolCeiling)
 	defer cancel()
-	out, err := postTool(tctx, l.w.client, l.w.url()+"/tools/"+name, args)
-	if err != nil && timedOut(ctx, tctx) {
-		l.log.cut("tool:"+name, false)
+	out, err := postTool(tctx, l.w.client, l.w.url()+"/tools/"+name, args, key)
+	if err != nil && deadlineEnded(tctx) {
+		l.log.cut("tool:"+name, false, timedOut(ctx, tctx), time.Now())
 	}
 	return out, err
 }
 
 // postTool is a tool call as a tutorial writes it: POST the arguments as
-// JSON, decode the JSON answer.
-func postTool(ctx context.Context, hc *http.Client, url string, args json.RawMessage) (string, error) {
+// JSON, decode the JSON answer; with key as its Idempotency-Key unless it
+// is "".
+func postTool(ctx context.Context, hc *http.Client, url string, args json.RawMessage, key string) (string, error) {
 	if !json.Valid(args) {
 		args = json.RawMessage(`{}`)
 	}
@@ -144,6 +179,9 @@ func postTool(ctx context.Context, hc *http.Client, url string, args json.RawMes
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return "", err
@@ -171,7 +209,7 @@ func postTool(ctx context.Context, hc *http.Client, url string, args json.RawMes
 	return string(answer.Output), nil
 }
 
-// streamTurn streams one chat completion and accumulates its message.
+// StreamTurn streams one chat completion and accumulates its message.
 func StreamTurn(ctx context.Context, c openai.Client, params openai.ChatCompletionNewParams) (openai.ChatCompletionMessage, error) {
 	stream := c.Chat.Completions.NewStreaming(ctx, params)
 	defer stream.Close()

@@ -17,15 +17,16 @@ import (
 
 // System names.
 const (
-	Defaults  = "defaults"
-	PerCall   = "per-call"
-	Glidepath = "glidepath"
+	Defaults     = "defaults"
+	PerCall      = "per-call"
+	PerCallKeyed = "per-call-keyed"
+	Glidepath    = "glidepath"
 )
 
-// A System is one way of running an agent: two baselines written as
+// A System is one way of running an agent: three baselines written as
 // people write agent loops today, and Glidepath.
 type System struct {
-	// Name is Defaults, PerCall or Glidepath.
+	// Name is Defaults, PerCall, PerCallKeyed or Glidepath.
 	Name string
 	// Summary says how the system runs a call, for a person.
 	Summary string
@@ -33,13 +34,15 @@ type System struct {
 	run func(ctx context.Context, w *world, log *runLog) outcome
 }
 
-// Systems returns the three systems, baselines first.
+// Systems returns the four systems, baselines first.
 func Systems() []System {
 	return []System{
 		{Name: Defaults, Summary: "openai-go with its defaults (2 silent retries, no overall timeout); " +
 			"each tool call under context.WithTimeout(its ceiling), plain HTTP POST, no tool retries", run: runDefaults},
 		{Name: PerCall, Summary: "per-request timeouts on model calls (B/2) and tool calls (their ceiling), " +
 			"and 3 attempts with cenkalti/backoff/v5 around every call, writes retried like reads; no shared budget", run: runPerCall},
+		{Name: PerCallKeyed, Summary: "per-call, and a stable Idempotency-Key per logical tool call sent on every attempt " +
+			"(the best loop people write without a budget)", run: runPerCallKeyed},
 		{Name: Glidepath, Summary: "harness.Run on one budget B: leases, the quiet clock, landing; tools over the remote " +
 			"protocol (tools.Remote) or MCP (tools/mcp)", run: runGlidepath},
 	}
@@ -105,12 +108,31 @@ type Result struct {
 	// not return by the cap. They add up to Runs.
 	Answered, Errored, Capped int
 
-	// Doomed counts attempts started and then cut by a deadline or
-	// timeout: Glidepath's attempt_end records with outcome gave_up, a
-	// baseline's calls that ended by their timeout. DoomedBelowP50 counts
-	// those of Glidepath's that were granted less than their kind's p50
-	// as known when they started (SPEC §7 wants none).
+	// Doomed counts attempts started and then ended by a timeout, a
+	// deadline or the quiet clock, whoever set it: for Glidepath its
+	// attempt_end records with outcome gave_up (a lease or the deadline D)
+	// or quiet (its quiet clock); for a baseline, its calls that ended by
+	// their own timeout or by the battery's cap. DoomedBelowP50 counts
+	// those of Glidepath's that were granted less than their kind's p50 as
+	// known when they started.
 	Doomed, DoomedBelowP50 int
+	// Attempts counts Glidepath's work attempts (attempt_start records,
+	// setup and landing leases left out) and BelowP50 those of them, cut
+	// or not, granted less than their kind's p50 as known when they
+	// started (SPEC §7 wants none). A baseline knows no p50: both are zero.
+	Attempts, BelowP50 int
+	// FalseStalls counts, in a scenario whose calls are all healthy
+	// ([Scenario.Healthy]), the attempts a system cut: every cut there is
+	// a healthy call cut.
+	FalseStalls int
+	// Refused counts the calls Glidepath refused before any I/O (budget
+	// rules: floor, p50); RefusedWouldFit those of them that would have
+	// fit, found by replaying the refused call against the same tool
+	// server after the run, under the lease the budget would have granted
+	// (min(ceiling, remaining − R − F) when it refused): a replay that
+	// answered within it would have fit. Only read tools are replayed; a
+	// refused model turn is counted in Refused only.
+	Refused, RefusedWouldFit int
 	// ModelRequests and ToolRequests count what the servers received.
 	ModelRequests, ToolRequests int
 
@@ -159,20 +181,53 @@ type runLog struct {
 	stall          string
 	doomed         int
 	doomedBelowP50 int
+	attempts       int
+	belowP50       int
+	refusals       []refusal
 	noticed        time.Time // the first cut of the stalled part
 }
 
-// cut records an attempt of step that ended by a deadline or timeout:
-// doomed, and belowP50 when it was granted less than its kind's p50.
-func (l *runLog) cut(step string, belowP50 bool) {
-	now := time.Now()
+// A refusal is a call Glidepath refused, with the lease the budget would
+// have granted it: what its replay is given.
+type refusal struct {
+	step  string
+	grant time.Duration
+}
+
+// cut records an attempt of step that ended by a deadline, a timeout or
+// the quiet clock at t: doomed, and belowP50 when it was granted less than
+// its kind's p50. notice says whether the system itself cut it (its
+// lease, timeout or quiet clock), so that it may count as the stall
+// noticed; the battery's cap is not the system noticing.
+func (l *runLog) cut(step string, belowP50, notice bool, t time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.doomed++
 	if belowP50 {
 		l.doomedBelowP50++
 	}
-	l.notice(step, now)
+	if notice {
+		l.notice(step, t)
+	}
+}
+
+// started records a work attempt Glidepath started, and whether it was
+// granted less than its kind's p50.
+func (l *runLog) started(belowP50 bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.attempts++
+	if belowP50 {
+		l.belowP50++
+	}
+}
+
+// refused records a call Glidepath refused, and what it would have been
+// granted.
+func (l *runLog) refused(step string, grant time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.refusals = append(l.refusals, refusal{step, grant})
 }
 
 // notice records that the system stopped waiting for an attempt of step
@@ -204,7 +259,11 @@ type one struct {
 	told      string
 	tally     tally
 	doomed    int
+	doomedLow int
+	attempts  int
 	belowP50  int
+	refused   int
+	wouldFit  int
 	detect    time.Duration
 	noticed   bool
 	committed bool
@@ -223,6 +282,10 @@ func runOne(ctx context.Context, sc *Scenario, sys System) (one, error) {
 	wall := time.Since(start)
 	capped := errors.Is(context.Cause(cctx), errCap)
 	stop()
+	log.mu.Lock()
+	refusals := slices.Clone(log.refusals)
+	log.mu.Unlock()
+	wouldFit := w.replay(ctx, refusals) // outside the run's wall time, before its world closes
 	w.close()
 	if err := ctx.Err(); err != nil {
 		return one{}, context.Cause(ctx)
@@ -230,7 +293,9 @@ func runOne(ctx context.Context, sc *Scenario, sys System) (one, error) {
 
 	o := one{wall: wall, capped: capped, out: out, tally: w.tally()}
 	log.mu.Lock()
-	o.doomed, o.belowP50 = log.doomed, log.doomedBelowP50
+	o.doomed, o.doomedLow = log.doomed, log.doomedBelowP50
+	o.attempts, o.belowP50 = log.attempts, log.belowP50
+	o.refused, o.wouldFit = len(refusals), wouldFit
 	noticed := log.noticed
 	log.mu.Unlock()
 	if !noticed.IsZero() {
@@ -330,7 +395,14 @@ func summarize(sc *Scenario, sys System, ones []one) Result {
 		}
 		told[o.told]++
 		r.Doomed += o.doomed
-		r.DoomedBelowP50 += o.belowP50
+		r.DoomedBelowP50 += o.doomedLow
+		r.Attempts += o.attempts
+		r.BelowP50 += o.belowP50
+		if sc.Healthy {
+			r.FalseStalls += o.doomed
+		}
+		r.Refused += o.refused
+		r.RefusedWouldFit += o.wouldFit
 		r.ModelRequests += o.tally.modelReqs
 		r.ToolRequests += o.tally.toolReqs
 		r.Writes += o.tally.writes

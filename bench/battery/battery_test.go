@@ -101,7 +101,7 @@ func checkGlidepath(t *testing.T, sc battery.Scenario, r battery.Result) {
 // The baselines run end to end, so that they do not rot; their numbers
 // are the report's, not asserted here.
 func TestBaselinesRunEndToEnd(t *testing.T) {
-	for _, name := range []string{battery.Defaults, battery.PerCall} {
+	for _, name := range []string{battery.Defaults, battery.PerCall, battery.PerCallKeyed} {
 		for _, scName := range []string{"lost-write", "mcp-progress-stops"} {
 			t.Run(name+"/"+scName, func(t *testing.T) {
 				t.Parallel()
@@ -139,15 +139,110 @@ func TestScenariosAreWellFormed(t *testing.T) {
 			t.Errorf("Lookup(%q) = %q, %v", sc.Name, got.Name, ok)
 		}
 	}
-	if len(seen) != 12 {
-		t.Errorf("%d scenarios, want the 12 of issue 13", len(seen))
+	if len(seen) != 20 {
+		t.Errorf("%d scenarios, want the 12 of issue 13 and the 8 of issue 20", len(seen))
 	}
 	var names []string
 	for _, s := range battery.Systems() {
 		names = append(names, s.Name)
 	}
-	if want := []string{battery.Defaults, battery.PerCall, battery.Glidepath}; !slices.Equal(names, want) {
+	if want := []string{battery.Defaults, battery.PerCall, battery.PerCallKeyed, battery.Glidepath}; !slices.Equal(names, want) {
 		t.Errorf("systems %v, want %v", names, want)
+	}
+}
+
+// The two-sided battery (issue 20) labels what a defence costs. These
+// cases assert labels and counts, never timings: a tool silent for 1.5·Q
+// is a false stall for Glidepath (its quiet clock cuts a healthy call; the
+// run lands partial) and not for a baseline, which waits and answers; a
+// declared p50 far above the truth refuses a call that, replayed, fits;
+// a sub-agent's slice refuses work its parent would have done.
+func TestTheBatteryCountsWhatTheDefencesCost(t *testing.T) {
+	gp, _ := battery.SystemNamed(battery.Glidepath)
+	pc, _ := battery.SystemNamed(battery.PerCall)
+	for _, tc := range []struct {
+		scenario string
+		check    func(t *testing.T, g, p battery.Result)
+	}{
+		{"silent-1.5Q", func(t *testing.T, g, p battery.Result) {
+			if g.FalseStalls != g.Runs || g.Partial != g.Runs {
+				t.Errorf("glidepath: %d false stalls, %d of %d partial; want its quiet clock to cut every healthy call", g.FalseStalls, g.Partial, g.Runs)
+			}
+			if p.FalseStalls != 0 || p.Answered != p.Runs {
+				t.Errorf("per-call: %d false stalls, %d of %d answered; want it to wait and answer", p.FalseStalls, p.Answered, p.Runs)
+			}
+		}},
+		{"p50-too-high", func(t *testing.T, g, p battery.Result) {
+			if g.Refused != g.Runs || g.RefusedWouldFit != g.Runs {
+				t.Errorf("glidepath: %d refused, %d would have fit, of %d runs; want every call refused and every replay to fit", g.Refused, g.RefusedWouldFit, g.Runs)
+			}
+			if g.ToolRequests != 0 || p.ToolRequests != p.Runs {
+				t.Errorf("tool requests: glidepath %d, per-call %d; want 0 and one per run (replays are not counted)", g.ToolRequests, p.ToolRequests)
+			}
+		}},
+		{"subagent-slice", func(t *testing.T, g, p battery.Result) {
+			// The child's slice, less its own reserve, is below the tool's
+			// p50: the work the run would do itself is refused in the child.
+			if g.Refused < g.Runs || g.ToolRequests != 0 || g.Labeled != g.Runs {
+				t.Errorf("glidepath: %d refused, %d tool requests, %d of %d labeled; want the child to refuse the work, labeled", g.Refused, g.ToolRequests, g.Labeled, g.Runs)
+			}
+			if p.ToolRequests != p.Runs {
+				t.Errorf("per-call: %d tool requests in %d runs; want it to do the work", p.ToolRequests, p.Runs)
+			}
+		}},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			t.Parallel()
+			sc, ok := battery.Lookup(tc.scenario)
+			if !ok || !sc.Healthy {
+				t.Fatalf("no healthy scenario %q", tc.scenario)
+			}
+			g, err := battery.Run(t.Context(), sc, gp, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := battery.Run(t.Context(), sc, pc, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, g, p)
+		})
+	}
+}
+
+// Doomed has one definition for every system: an attempt Glidepath's
+// quiet clock cut counts, as a baseline's timeout does.
+func TestAQuietClockCutIsDoomed(t *testing.T) {
+	sc, _ := battery.Lookup("tool-keepalive")
+	gp, _ := battery.SystemNamed(battery.Glidepath)
+	r, err := battery.Run(t.Context(), sc, gp, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Doomed < r.Runs || r.Attempts < r.Doomed || r.BelowP50 != 0 {
+		t.Errorf("%d doomed of %d attempts (%d below p50) in %d runs; want each run's quiet cut counted, none below p50", r.Doomed, r.Attempts, r.BelowP50, r.Runs)
+	}
+}
+
+// The best loop without a budget: a stable key per logical call, so the
+// tool server, which dedupes keyed requests, commits each late write
+// once, where the same loop without a key commits it on every attempt.
+func TestAStableKeyStopsTheBaselinesDuplicates(t *testing.T) {
+	for _, tc := range []struct {
+		system string
+		dups   bool
+	}{{battery.PerCallKeyed, false}, {battery.PerCall, true}} {
+		t.Run(tc.system, func(t *testing.T) {
+			t.Parallel()
+			sys, _ := battery.SystemNamed(tc.system)
+			d, err := battery.Duplicates(t.Context(), sys, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := d.Duplicates > 0; got != tc.dups {
+				t.Errorf("%d duplicates in %d writes (%d commits); want duplicates: %v", d.Duplicates, d.Writes, d.Commits, tc.dups)
+			}
+		})
 	}
 }
 

@@ -1,7 +1,9 @@
 // Package battery is the fault battery (issue 13): every fault scenario of
 // the simulator and of a tool server, run against how people run agents
 // today and against Glidepath, with the same model, the same tools and
-// the same budget, so that a report can put the three side by side. It is
+// the same budget, so that a report can put the four side by side. It is
+// two-sided (issue 20): it also runs healthy cases where Glidepath's
+// defences cost something, and counts that cost. It is
 // an API for a report generator (bench/cmd/benchmd), not a benchmark:
 // [Run] measures one cell, a [Scenario] against a [System]; [Duplicates]
 // makes many writes that commit after their lease ended and counts what
@@ -18,7 +20,7 @@
 //
 // # Systems
 //
-// All three talk to the same servers: the sim (package sim, a real
+// All four talk to the same servers: the sim (package sim, a real
 // OpenAI-compatible server on loopback, driven by the real openai-go
 // client) and a tool server on loopback.
 //
@@ -33,6 +35,11 @@
 //     around every call, model and tools alike; the SDK's own retries are
 //     off so that 3 attempts are 3 requests; writes are retried like
 //     reads, each attempt a new request; no shared budget.
+//   - "per-call-keyed" ([PerCallKeyed]): per-call, and a stable
+//     Idempotency-Key minted once per logical tool call and sent on every
+//     attempt: the best loop people write without a budget. The tool
+//     server dedupes keyed requests, so its duplicates should be 0; what
+//     is left to compare is what it tells the user and how long it takes.
 //   - "glidepath" ([Glidepath]): [harness.Run]'s loop (harness.Start, then
 //     Session.Run) on budget.New(budget.Config{Total: B}), a
 //     [model.Client] against the sim, and the tool as [tools.Remote]
@@ -65,6 +72,18 @@
 //	cancel-hangs        2s  400ms         lookup hangs and its DELETE never answers
 //	mcp-progress-stops  2s  5s            research over MCP: progress 3 times 100ms apart, then silence
 //
+// and the healthy ones, where nothing goes wrong ([Scenario.Healthy]):
+//
+//	scenario            B   tool ceiling  what is slow
+//	silent-0.9Q         2s  1s            lookup answers at 450ms (0.9·Q), no progress
+//	silent-1.5Q         2s  1s            lookup answers at 750ms (1.5·Q), no progress
+//	slow-first-token    2s  1s            the first model stream's first token comes at 750ms (1.5·Q)
+//	retry-after-1       5s  1s            the first model request: 429, Retry-After 1
+//	p50-too-high        2s  2s            lookup takes 50ms, declares p50 1.6s
+//	p50-too-low         2s  2s            lookup takes 1.6s (progress every 100ms), declares p50 20ms
+//	subagent-unsliced   2s  2s            lookup takes 1.2s (progress every 100ms), called directly
+//	subagent-slice      2s  2s            the same, called by a sub-agent on a slice (Glidepath only)
+//
 // A 5s ceiling is a long tool's, longer than B: only a semantic clock can
 // tell such a tool stalled before its ceiling. The MCP scenario's tool is
 // one tools/kit tool served both ways: Glidepath calls it over MCP
@@ -90,10 +109,16 @@
 // against B; how runs ended — Glidepath's labeled answers (complete, or
 // partial with a boundary), and apart from them the share that returned
 // any answer, an error, or nothing by the cap; doomed attempts, started
-// and then cut by a deadline or timeout (Glidepath: attempt_end records
-// with outcome gave_up, read from its trace by a sink; of those, the ones
-// granted less than their kind's p50 when they started; a baseline: calls
-// ended by their own timeout); duplicate writes; writes the user was told
+// and then ended by a timeout, a deadline or the quiet clock, whoever set
+// it (Glidepath: attempt_end records with outcome gave_up or quiet, read
+// from its trace by a sink; a baseline: calls ended by their own timeout
+// or by the battery's cap); the work attempts Glidepath started and, of
+// all of them, cut or not, those granted less than their kind's p50 when
+// they started; in a healthy scenario, false stalls (every attempt cut
+// there was a healthy call); the calls Glidepath refused and those of them
+// that would have fit, found by replaying each refused read against the
+// same tool server after the run under the lease the budget would have
+// granted; duplicate writes; writes the user was told
 // had failed though they had committed; the time to detect a stall, from
 // the last real work of the stalled part (a tool call's arrival or its
 // last progress, a model request's arrival, as the servers saw them) to

@@ -20,6 +20,9 @@ import (
 // tools are offered as mcp__tools__NAME.
 const mcpServerName = "tools"
 
+// subAgentName is the sub-agent tool of an Agent scenario.
+const subAgentName = "researcher"
+
 // mcpConnectCeiling bounds connecting to the MCP server, a setup step.
 const mcpConnectCeiling = time.Second
 
@@ -46,7 +49,20 @@ func runGlidepath(ctx context.Context, w *world, log *runLog) outcome {
 		defer cancel()
 		reg.Close(cctx)
 	}()
-	if !sc.MCP {
+	switch {
+	case sc.Agent:
+		// The work goes to a child on a slice of this run's budget; the
+		// child's registry is the Agent's, closed with it when reg closes.
+		child := tools.NewRegistry(est)
+		if err := child.Register(tools.Remote(sc.spec(), w.url(), w.client)); err != nil {
+			return outcome{err: err}
+		}
+		agent := harness.NewAgent(tools.Spec{Name: subAgentName, Description: "Researches the task with its own tools.",
+			Effect: tools.Read}, harness.Config{Model: mc, Tools: child})
+		if err := reg.Register(agent); err != nil {
+			return outcome{err: err}
+		}
+	case !sc.MCP:
 		if err := reg.Register(tools.Remote(sc.spec(), w.url(), w.client)); err != nil {
 			return outcome{err: err}
 		}
@@ -56,7 +72,7 @@ func runGlidepath(ctx context.Context, w *world, log *runLog) outcome {
 		Quiet: sc.Quiet,
 		Model: mc,
 		Tools: reg,
-		Sinks: []trace.Sink{&sink{est: est, log: log}},
+		Sinks: []trace.Sink{&sink{est: est, log: log, b: b, ceiling: sc.ToolCeiling}},
 	}
 	s, rctx, err := harness.Start(ctx, b, cfg)
 	if err != nil {
@@ -122,10 +138,12 @@ func mcpConfig(sc *Scenario, w *world) tools.MCPServer {
 }
 
 // sink reads a Glidepath run's records as they are made: it counts the
-// attempts that ended gave_up, and of those the ones granted less than
-// their kind's p50 as the estimates knew it when they started, and it
-// notes the first attempt of the stalled part that the run cut (gave_up:
-// a lease or the deadline; quiet: the quiet clock).
+// work attempts started and those granted less than their kind's p50 as
+// the estimates knew it when they started; the attempts that ended
+// gave_up (a lease or the deadline) or quiet (the quiet clock), doomed
+// either way, and of those the ones started below p50; the calls refused
+// by a budget rule, with the lease they would have been granted; and the
+// first attempt of the stalled part that the run cut.
 //
 // It is a trace.ContextSink, so that the run calls it on its own path, in
 // seq order: a queued sink is handed records a moment later (by then the
@@ -134,12 +152,15 @@ func mcpConfig(sc *Scenario, w *world) tools.MCPServer {
 // which would lose cut attempts from the count and fail the run with
 // harness.ErrTrace.
 type sink struct {
-	est *budget.Estimates
-	log *runLog
+	est     *budget.Estimates
+	log     *runLog
+	b       *budget.Budget
+	ceiling time.Duration // the tool's
 
 	// mu guards below.
-	mu    sync.Mutex
-	below map[attemptID]bool // attempts started below their kind's p50
+	mu       sync.Mutex
+	below    map[attemptID]bool       // attempts started below their kind's p50
+	reserves map[string]time.Duration // by run id: a sub-agent's child has a reserve of its own
 }
 
 type attemptID struct {
@@ -154,6 +175,17 @@ func (k *sink) AttemptContext(ctx context.Context, _ trace.Record) context.Conte
 
 func (k *sink) Record(r trace.Record) error {
 	switch r.Event {
+	case trace.RunStart:
+		// A child's budget is a slice with the default reserve of its own
+		// total (budget.Budget.Child); the run's own is k.b's.
+		if r.ParentRunID != "" {
+			k.mu.Lock()
+			if k.reserves == nil {
+				k.reserves = map[string]time.Duration{}
+			}
+			k.reserves[r.RunID] = budget.DefaultReserve(time.Duration(r.TotalMs) * time.Millisecond)
+			k.mu.Unlock()
+		}
 	case trace.AttemptStart:
 		if r.Step == "setup" || (r.Step == "model" && r.StepIndex == 0) {
 			return nil // setup and landing leases are not work leases
@@ -163,22 +195,34 @@ func (k *sink) Record(r trace.Record) error {
 		if k.below == nil {
 			k.below = map[attemptID]bool{}
 		}
-		k.below[attemptID{step: r.Step, stepIndex: r.StepIndex, key: r.Key, attempt: r.Attempt}] =
-			r.GrantedMs < p50.Milliseconds() // whole ms, as the trace has it
+		below := r.GrantedMs < p50.Milliseconds() // whole ms, as the trace has it
+		k.below[attemptID{step: r.Step, stepIndex: r.StepIndex, key: r.Key, attempt: r.Attempt}] = below
 		k.mu.Unlock()
+		k.log.started(below)
 	case trace.AttemptEnd:
 		switch r.Outcome {
-		case trace.GaveUp:
+		case trace.GaveUp, trace.Quiet:
 			k.mu.Lock()
 			below := k.below[attemptID{step: r.Step, stepIndex: r.StepIndex, key: r.Key, attempt: r.Attempt}]
 			k.mu.Unlock()
-			k.log.cut(r.Step, below)
-		case trace.Quiet:
-			now := r.TS // the stamp: a sink is handed records from a queue, a moment later (trace)
-			k.log.mu.Lock()
-			k.log.notice(r.Step, now)
-			k.log.mu.Unlock()
+			// The stamp, not now: the record was made when the attempt
+			// ended, a moment before it reaches a sink.
+			k.log.cut(r.Step, below, true, r.TS)
 		}
+	case trace.Refused:
+		if r.Reason == "gated" {
+			return nil // the ladder's, not a budget rule's: no lease was in question
+		}
+		// What the lease rule would have granted (SPEC §2), from the
+		// remaining time stamped on the record.
+		k.mu.Lock()
+		reserve, child := k.reserves[r.RunID]
+		k.mu.Unlock()
+		if !child {
+			reserve = k.b.Reserve()
+		}
+		left := time.Duration(r.RemainingMs)*time.Millisecond - reserve - k.b.Floor()
+		k.log.refused(r.Step, max(0, min(k.ceiling, left)))
 	}
 	return nil
 }

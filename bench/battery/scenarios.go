@@ -53,6 +53,17 @@ type Scenario struct {
 	// MCP reports whether Glidepath reaches the tool over MCP (tools/mcp);
 	// the baselines call the same tool over the plain HTTP protocol.
 	MCP bool
+	// Healthy reports whether nothing goes wrong in the scenario: its
+	// calls are slow, quiet or rate-limited but would all succeed if
+	// waited for. It is a case where a defence can cost (SPEC §7: the
+	// battery is two-sided), and every attempt a system cuts in it is a
+	// false stall ([Result.FalseStalls]).
+	Healthy bool
+	// Agent reports whether Glidepath runs the scenario's work in a
+	// sub-agent, on a slice of its budget (SPEC §5b): its model calls a
+	// sub-agent tool whose child calls the tool. The baselines, which have
+	// no sub-agents, call the tool directly, as in the unsliced twin.
+	Agent bool
 
 	task           string
 	tool           toolDef
@@ -196,6 +207,48 @@ func stalls(w *world) kit.Handler {
 	}
 }
 
+// silentFor works for d in silence, then answers: a healthy tool that
+// reports no progress.
+func silentFor(d time.Duration) func(w *world) kit.Handler {
+	return func(w *world) kit.Handler {
+		return func(ctx context.Context, call *kit.Call) (any, error) {
+			w.worked(call)
+			if err := (budget.Delay{Sleep: d}).Wait(ctx); err != nil {
+				return nil, err
+			}
+			return map[string]any{"results": 3}, nil
+		}
+	}
+}
+
+// reportingFor works for d, reporting progress every 100ms, then
+// answers: a healthy slow tool that says so.
+func reportingFor(d time.Duration) func(w *world) kit.Handler {
+	const every = 100 * time.Millisecond
+	return func(w *world) kit.Handler {
+		return func(ctx context.Context, call *kit.Call) (any, error) {
+			w.worked(call)
+			steps := int64(d / every)
+			for i := int64(1); i <= steps; i++ {
+				if err := (budget.Delay{Sleep: every}).Wait(ctx); err != nil {
+					return nil, err
+				}
+				w.progress(call, i, steps)
+			}
+			return map[string]any{"results": 3}, nil
+		}
+	}
+}
+
+// replayArgs are arguments for a replay of the scenario's read tool: its
+// handlers do not read them, the kit only checks they are an object.
+func (sc *Scenario) replayArgs() json.RawMessage {
+	if sc.tool.name == "research" {
+		return json.RawMessage(`{"topic":"order 7"}`)
+	}
+	return json.RawMessage(`{"query":"order 7"}`)
+}
+
 func lookup(h func(w *world) kit.Handler, p50, p95 time.Duration, cancellable bool) toolDef {
 	return toolDef{
 		name: "lookup", description: "Looks up what the task asks about.", params: lookupParams,
@@ -324,6 +377,68 @@ func Scenarios() []Scenario {
 				name: "research", description: "Researches a topic at length.", params: topicParams,
 				effect: kit.Read, p50: 50 * time.Millisecond, p95: time.Second, handler: stalls,
 			},
+		}),
+
+		// The cases where the defences cost (issue 20): nothing goes
+		// wrong, and a system that cuts or refuses loses against one that
+		// waits. B 2s and Q = B/4 = 500ms unless a scenario says.
+		scenario(Scenario{
+			Name:    "silent-0.9Q",
+			Summary: "a healthy tool works silently for 0.9·Q",
+			Fault:   "none: lookup answers after 450ms (0.9·Q) with no progress; ceiling 1s",
+			Budget:  2 * time.Second, ToolCeiling: time.Second, Healthy: true,
+			tool: lookup(silentFor(450*time.Millisecond), 400*time.Millisecond, 500*time.Millisecond, false),
+		}),
+		scenario(Scenario{
+			Name:    "silent-1.5Q",
+			Summary: "a healthy tool works silently for 1.5·Q",
+			Fault:   "none: lookup answers after 750ms (1.5·Q) with no progress; ceiling 1s",
+			Budget:  2 * time.Second, ToolCeiling: time.Second, Healthy: true,
+			tool: lookup(silentFor(750*time.Millisecond), 700*time.Millisecond, 800*time.Millisecond, false),
+		}),
+		scenario(Scenario{
+			Name:    "slow-first-token",
+			Summary: "the model streams its first token late, then is healthy",
+			Fault:   "none: the first model stream sends its first token after 750ms (1.5·Q), then streams normally",
+			Budget:  2 * time.Second, ToolCeiling: time.Second, Healthy: true,
+			tool:  fast,
+			model: &sim.Scenario{Rules: []sim.Rule{{Request: 1, FirstToken: 750 * time.Millisecond}}},
+		}),
+		scenario(Scenario{
+			Name:    "retry-after-1",
+			Summary: "a single run told Retry-After: 1",
+			Fault:   "the first model request: 429, Retry-After 1 (one second); B 5s",
+			Budget:  5 * time.Second, ToolCeiling: time.Second, Healthy: true,
+			tool:  fast,
+			model: &sim.Scenario{Rules: []sim.Rule{{Times: 1, Status: 429, RetryAfter: "1"}}},
+		}),
+		scenario(Scenario{
+			Name:    "p50-too-high",
+			Summary: "a tool declares a p50 far above what it takes",
+			Fault:   "none: lookup answers after 50ms but declares p50 1.6s (p95 1.8s), above the 1.45s a 2s run can grant after its reserve; ceiling 2s",
+			Budget:  2 * time.Second, ToolCeiling: 2 * time.Second, Healthy: true,
+			tool: lookup(silentFor(50*time.Millisecond), 1600*time.Millisecond, 1800*time.Millisecond, false),
+		}),
+		scenario(Scenario{
+			Name:    "p50-too-low",
+			Summary: "a tool declares a p50 far below what it takes",
+			Fault:   "none: lookup answers after 1.6s, progress every 100ms, but declares p50 20ms (p95 50ms); ceiling 2s",
+			Budget:  2 * time.Second, ToolCeiling: 2 * time.Second, Healthy: true,
+			tool: lookup(reportingFor(1600*time.Millisecond), 20*time.Millisecond, 50*time.Millisecond, false),
+		}),
+		scenario(Scenario{
+			Name:    "subagent-unsliced",
+			Summary: "a slow healthy tool called directly, the twin of subagent-slice",
+			Fault:   "none: lookup answers after 1.2s, progress every 100ms, p50 1.2s; ceiling 2s; called by the run itself",
+			Budget:  2 * time.Second, ToolCeiling: 2 * time.Second, Healthy: true,
+			tool: lookup(reportingFor(1200*time.Millisecond), 1200*time.Millisecond, 1300*time.Millisecond, false),
+		}),
+		scenario(Scenario{
+			Name:    "subagent-slice",
+			Summary: "the same work in a sub-agent, on a slice of the budget",
+			Fault:   "none: as subagent-unsliced, but Glidepath's model calls a sub-agent whose child calls lookup; the baselines call lookup directly",
+			Budget:  2 * time.Second, ToolCeiling: 2 * time.Second, Healthy: true, Agent: true,
+			tool: lookup(reportingFor(1200*time.Millisecond), 1200*time.Millisecond, 1300*time.Millisecond, false),
 		}),
 	}
 }

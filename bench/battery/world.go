@@ -2,6 +2,7 @@ package battery
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log"
@@ -44,6 +45,7 @@ type world struct {
 	dropped  map[string]bool
 	anon     int         // keys minted for POSTs that came without one
 	toolReqs int         // tool calls received: POSTs, and MCP calls
+	replays  int         // of those, the battery's own replays of refused calls
 	work     []time.Time // when the tool last did real work: each arrival, each progress
 }
 
@@ -137,6 +139,31 @@ func (w *world) serveFaults(rw http.ResponseWriter, r *http.Request) {
 	w.kit.ServeHTTP(rw, r)
 }
 
+// replay makes each refused tool call again, straight to the tool server,
+// under the lease the budget would have granted it, and returns how many
+// answered within it: the refusals of calls that would have fit. Only a
+// read is replayed (a write would commit); a refusal granted nothing
+// cannot fit. The replays are not counted as the run's requests.
+func (w *world) replay(ctx context.Context, refusals []refusal) int {
+	fit := 0
+	for _, r := range refusals {
+		name, ok := strings.CutPrefix(r.step, "tool:")
+		if !ok || name != w.sc.tool.name || w.sc.tool.effect != kit.Read || r.grant <= 0 {
+			continue
+		}
+		w.mu.Lock()
+		w.replays++
+		w.mu.Unlock()
+		rctx, cancel := context.WithTimeout(ctx, r.grant)
+		_, err := postTool(rctx, w.client, w.url()+"/tools/"+name, w.sc.replayArgs(), "")
+		cancel()
+		if err == nil {
+			fit++
+		}
+	}
+	return fit
+}
+
 // commit records one commit of the write order.
 func (w *world) commit(order string) {
 	w.mu.Lock()
@@ -172,7 +199,7 @@ type tally struct {
 func (w *world) tally() tally {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	t := tally{toolReqs: w.toolReqs}
+	t := tally{toolReqs: w.toolReqs - w.replays}
 	for _, n := range w.commits {
 		if n > 0 {
 			t.writes++

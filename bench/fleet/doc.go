@@ -9,7 +9,9 @@
 // any goroutine left when the fleet is done. [Glidepath] runs the fleet
 // as harness.Run calls sharing one model.Client; [SDKDefaults] is the
 // baseline, the same requests through openai-go with its defaults, which
-// honor Retry-After to the millisecond.
+// honor Retry-After to the millisecond; [SDKStreaming] is that baseline
+// making the same streaming call Glidepath's runs make, the one a run's
+// start cost and memory are judged against (issue 20).
 //
 // The sim is served in memory (sim.NewPipeServer): ten thousand loopback
 // connections would need more file descriptors than a default process

@@ -83,6 +83,11 @@ type Result struct {
 	// every run waits out the Retry-After, beyond what was in use before
 	// the fleet started (after a GC).
 	BytesPerRun float64
+	// HeapPerRun and StackPerRun split BytesPerRun into the heap and the
+	// goroutine stacks; GoroutinesPerRun is the goroutines beyond those
+	// before the fleet, per run, at the same moment (issue 20: where a
+	// waiting run's memory goes).
+	HeapPerRun, StackPerRun, GoroutinesPerRun float64
 	// GoroutinesLeft is the goroutines beyond those before the fleet,
 	// once it has ended and the sim is closed.
 	GoroutinesLeft int
@@ -144,6 +149,38 @@ func SDKDefaults(ctx context.Context, cfg Config) (Result, error) {
 				return false, false, nil // an error is what the user gets: not a fleet failure
 			}
 			ok := len(resp.Choices) > 0 && resp.Choices[0].Message.Content != ""
+			return ok, ok, nil
+		}, nil
+	})
+}
+
+// SDKStreaming is the same baseline making the same call as Glidepath's
+// runs do: a streaming chat completion, read to its end, through openai-go
+// as it comes (2 retries, Retry-After honored as sent), each under
+// context.WithTimeout(cfg.Budget). It is the baseline a streaming run's
+// start cost and memory are judged against (SPEC §7: the same call on
+// both sides).
+func SDKStreaming(ctx context.Context, cfg Config) (Result, error) {
+	cfg = cfg.withDefaults()
+	return measure(ctx, cfg, func(srv *sim.Server, sent func(retry bool), due func(at time.Time)) (func(ctx context.Context) (bool, bool, error), error) {
+		hc := &http.Client{Transport: sentCounter{next: srv.Client().Transport, sent: sent, due: due}}
+		c := openai.NewClient(option.WithBaseURL(srv.URL), option.WithHTTPClient(hc), option.WithAPIKey("sim"))
+		return func(ctx context.Context) (bool, bool, error) {
+			ctx, cancel := context.WithTimeout(ctx, cfg.Budget)
+			defer cancel()
+			stream := c.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
+				Model:    sim.ModelID,
+				Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("explain deadline budgets")},
+			})
+			defer stream.Close()
+			var acc openai.ChatCompletionAccumulator
+			for stream.Next() {
+				acc.AddChunk(stream.Current())
+			}
+			if stream.Err() != nil {
+				return false, false, nil // an error is what the user gets: not a fleet failure
+			}
+			ok := len(acc.Choices) > 0 && acc.Choices[0].Message.Content != ""
 			return ok, ok, nil
 		}, nil
 	})
@@ -220,7 +257,7 @@ func measure(ctx context.Context, cfg Config, newRun runner) (Result, error) {
 
 	// While the fleet waits out the server's Retry-After, before the first
 	// retry can be due: the memory of a fleet at rest.
-	res.BytesPerRun = waitingBytes(ctx, srv, cfg, &before)
+	res.BytesPerRun, res.HeapPerRun, res.StackPerRun, res.GoroutinesPerRun = waitingBytes(ctx, srv, cfg, &before, goroutinesBefore)
 
 	wg.Wait()
 	srv.Close()
@@ -241,11 +278,11 @@ func measure(ctx context.Context, cfg Config, newRun runner) (Result, error) {
 	return res, nil
 }
 
-// waitingBytes samples the heap and stacks in use once every run's first
+// waitingBytes samples the heap, the stacks and the goroutines in use once every run's first
 // request was turned away (the sim has answered them all), less what was
 // in use before, per run. It gives up waiting at half the Retry-After's
 // second, so as never to sample a fleet already retrying.
-func waitingBytes(ctx context.Context, srv *sim.Server, cfg Config, before *runtime.MemStats) float64 {
+func waitingBytes(ctx context.Context, srv *sim.Server, cfg Config, before *runtime.MemStats, goroutinesBefore int) (total, heap, stack, goroutines float64) {
 	deadline := time.Now().Add(500 * time.Millisecond)
 	for srv.Received() < cfg.Runs && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(5 * time.Millisecond) // polling a counter, not synchronizing: the sample is taken whenever it is full
@@ -253,8 +290,11 @@ func waitingBytes(ctx context.Context, srv *sim.Server, cfg Config, before *runt
 	runtime.GC()
 	var now runtime.MemStats
 	runtime.ReadMemStats(&now)
-	used := int64(now.HeapInuse+now.StackInuse) - int64(before.HeapInuse+before.StackInuse)
-	return float64(used) / float64(cfg.Runs)
+	n := float64(cfg.Runs)
+	heap = float64(int64(now.HeapInuse)-int64(before.HeapInuse)) / n
+	stack = float64(int64(now.StackInuse)-int64(before.StackInuse)) / n
+	goroutines = float64(runtime.NumGoroutine()-goroutinesBefore) / n
+	return heap + stack, heap, stack, goroutines
 }
 
 // windows returns the most retries in any window of width w (a sliding

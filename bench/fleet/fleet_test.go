@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -44,12 +45,19 @@ func TestAFleetTurnedAwayAtOneInstantComesBackSpreadAndLabeled(t *testing.T) {
 // The baseline, so that it does not rot: openai-go honors Retry-After to
 // the millisecond; make bench shows the burst that makes.
 func TestTheSDKDefaultsFleetIsAnsweredAfterOneRetryEach(t *testing.T) {
-	res, err := fleet.SDKDefaults(t.Context(), fleet.Config{Runs: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%+v", res)
-	if res.Labeled != res.Runs || res.Retries != res.Runs {
-		t.Errorf("%d of %d answered after %d retries; want each answered after one", res.Labeled, res.Runs, res.Retries)
+	for _, tc := range []struct {
+		name string
+		run  func(context.Context, fleet.Config) (fleet.Result, error)
+	}{{"non-streaming", fleet.SDKDefaults}, {"streaming", fleet.SDKStreaming}} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := tc.run(t.Context(), fleet.Config{Runs: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%+v", res)
+			if res.Labeled != res.Runs || res.Retries != res.Runs {
+				t.Errorf("%d of %d answered after %d retries; want each answered after one", res.Labeled, res.Runs, res.Retries)
+			}
+		})
 	}
 }

@@ -56,6 +56,7 @@ elapsed_ms). *cancel left as sent*: the run's last cancel_sent record has state 
 			dur(msDur(h.get("after-landing-p99-ms"))), dur(msDur(h.get("before-d-min-ms"))), dur(quantileOf(proc.after, 0.99))),
 		fmt.Sprintf("D: landing + %s", dur(hungCancelBudget-msDur(h.get("landing-p50-ms")))),
 		worst <= 150*time.Millisecond, "")
+	r.idle()
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"time"
 )
@@ -15,6 +16,10 @@ type report struct {
 	started time.Time
 	parts   []part
 	spec    []specRow
+	// losses are the measured cases where Glidepath does worse than a
+	// baseline, one generated sentence each, for the report's opening
+	// paragraph (issue 20).
+	losses []string
 }
 
 type part struct {
@@ -30,6 +35,10 @@ type specRow struct {
 	target, glidepath, baseline string
 	met                         bool
 	note                        string
+	// idle is the load average when the row was measured, for a figure
+	// that holds only on an idle machine (a time bound, a count that
+	// depends on timers firing on time); "" for one that does not.
+	idle string
 }
 
 func (r *report) add(title string, commands []string, body string) {
@@ -37,7 +46,63 @@ func (r *report) add(title string, commands []string, body string) {
 }
 
 func (r *report) target(target, glidepath, baseline string, met bool, note string) {
-	r.spec = append(r.spec, specRow{target, glidepath, baseline, met, note})
+	r.spec = append(r.spec, specRow{target: target, glidepath: glidepath, baseline: baseline, met: met, note: note})
+}
+
+// idle marks the row just added as a figure that depends on an idle
+// machine, with the load average as it is now, at the end of its
+// measurement.
+func (r *report) idle() {
+	if len(r.spec) > 0 {
+		r.spec[len(r.spec)-1].idle = loadAverage()
+	}
+}
+
+// lose records a case where Glidepath measured worse than a baseline.
+func (r *report) lose(sentence string) { r.losses = append(r.losses, sentence) }
+
+// starvedLink is the anchor of the starved-machine section, where the
+// idle-machine figures are measured again under load.
+const starvedLink = "[A starved machine](#a-starved-machine)"
+
+// loadAverage is the 1-minute load average, as /proc/loadavg says it, or
+// "unknown".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
+}
+
+// writeLosses writes the opening paragraph: every SPEC §7 number not met
+// and every case the sections recorded where Glidepath did worse than a
+// baseline, all generated from what was measured.
+func (r *report) writeLosses(w io.Writer) {
+	var ls []string
+	for _, s := range r.spec {
+		if !s.met {
+			l := fmt.Sprintf("%s: not met, %s", strings.TrimSuffix(s.target, "."), s.glidepath)
+			if s.note != "" {
+				l += " (" + s.note + ")"
+			}
+			ls = append(ls, l)
+		}
+	}
+	ls = append(ls, r.losses...)
+	fmt.Fprintf(w, "## Where Glidepath loses\n\n")
+	if len(ls) == 0 {
+		fmt.Fprintf(w, "Nowhere in what this report measured.\n\n")
+		return
+	}
+	fmt.Fprintf(w, "Generated from the measured rows below, section by section:\n\n")
+	for _, l := range ls {
+		fmt.Fprintf(w, "- %s.\n", strings.TrimSuffix(l, "."))
+	}
+	fmt.Fprintln(w)
 }
 
 func (r *report) write(w io.Writer, whole bool) {
@@ -49,8 +114,13 @@ func (r *report) write(w io.Writer, whole bool) {
 		fmt.Fprintf(w, "Each figure is measured beside its baseline in the same run, so read ratios, not absolute numbers:\n")
 		fmt.Fprintf(w, "this machine is shared and noisy. Every section names the command that reproduces it.\n\n")
 	}
+	if whole || len(r.losses) > 0 {
+		r.writeLosses(w)
+	}
 	if len(r.spec) > 0 {
 		fmt.Fprintf(w, "## SPEC §7, number by number\n\n")
+		fmt.Fprintf(w, "A row marked *idle machine* holds only on an idle machine (its load average when measured is given);\n")
+		fmt.Fprintf(w, "the same bounds under load are measured in %s.\n\n", starvedLink)
 		fmt.Fprintf(w, "| SPEC §7 | Glidepath | baseline | met |\n| --- | --- | --- | --- |\n")
 		for _, s := range r.spec {
 			met := "yes"
@@ -59,6 +129,9 @@ func (r *report) write(w io.Writer, whole bool) {
 			}
 			if s.note != "" {
 				met += ": " + s.note
+			}
+			if s.idle != "" {
+				met += fmt.Sprintf(" (*idle machine*: load average %s; under load see %s)", s.idle, starvedLink)
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", cell(s.target), cell(s.glidepath), cell(s.baseline), cell(met))
 		}

@@ -84,6 +84,7 @@ func micro(ctx context.Context, r *report) error {
 		fmt.Sprintf("Q + %s ms (p99); p50 %s ms, max %s ms of %d", num(st.get("watchdog-p99-us")/1000), num(st.get("watchdog-p50-us")/1000), num(st.get("watchdog-max-us")/1000), st.N),
 		fmt.Sprintf("a bare context timer: Q + %s ms (p99); p50 %s ms, max %s ms", num(st.get("timer-p99-us")/1000), num(st.get("timer-p50-us")/1000), num(st.get("timer-max-us")/1000)),
 		st.get("watchdog-p99-us") <= 2000, "")
+	r.idle()
 	return nil
 }
 
@@ -126,6 +127,7 @@ Read with bench/doc.go, which says what each figure is. The hanging run's figure
 		fmt.Sprintf("%s (p99), labeled partial", relB(h.get("glidepath-p99-ms"))),
 		fmt.Sprintf("a bare `context.WithTimeout` loop: %s (p99), an error and no answer", relB(h.get("naive-p99-ms"))),
 		h.get("glidepath-p99-ms") <= 2, "")
+	r.idle()
 	a := find(ra, "RetryAfterOverBudget")
 	r.target("A Retry-After longer than the budget costs under 1ms of waiting",
 		fmt.Sprintf("%s ms of waiting", num(a.get("glidepath-wait-ms"))),
@@ -134,16 +136,26 @@ Read with bench/doc.go, which says what each figure is. The hanging run's figure
 	for _, res := range []result{find(idle, "IdleRuns"), find(idle10k, "IdleRuns (10,000 runs)")} {
 		ratio := res.get("run/sdk-call")
 		note := ""
-		if ratio > 1.2 {
-			note = fmt.Sprintf("heap %s KB, goroutine stacks %s KB per run", num(res.get("heap-B/idle-run")/1024), num(res.get("stack-B/idle-run")/1024))
+		if ratio > memRatio {
+			note = fmt.Sprintf("heap %s KB, goroutine stacks %s KB per run, against the bare call's heap %s KB, stacks %s KB",
+				num(res.get("heap-B/idle-run")/1024), num(res.get("stack-B/idle-run")/1024),
+				num(res.get("heap-B/idle-sdk-call")/1024), num(res.get("stack-B/idle-sdk-call")/1024))
 		}
-		r.target(fmt.Sprintf("%s concurrent idle runs: at most 1.2× a bare openai-go streaming call's memory per run, no goroutine left", num(res.get("runs"))),
+		r.target(fmt.Sprintf("%s concurrent idle runs: at most %s× a bare openai-go streaming call's memory per run, no goroutine left", num(res.get("runs")), num(memRatio)),
 			fmt.Sprintf("%s KB per run (%s×), %s goroutines left", num(res.get("B/idle-run")/1024), num(ratio), num(res.get("goroutines-left"))),
 			fmt.Sprintf("a bare openai-go stream: %s KB", num(res.get("B/idle-sdk-call")/1024)),
-			ratio <= 1.2 && res.get("goroutines-left") == 0, note)
+			ratio <= memRatio && res.get("goroutines-left") == 0, note)
 	}
 	return nil
 }
+
+// expiringBudget is the B of the fleet whose budgets expire during the
+// outage: under the server's Retry-After of 1s plus any reserve.
+const expiringBudget = time.Second
+
+// memRatio is SPEC §7's bound on an idle run's memory against a bare
+// openai-go streaming call's (issue 20 lowered it from 1.2×).
+const memRatio = 1.1
 
 func fleetSection(ctx context.Context, r *report) error {
 	var rows [][]string
@@ -157,29 +169,84 @@ func fleetSection(ctx context.Context, r *report) error {
 		if err != nil {
 			return fmt.Errorf("openai-go defaults, %d runs: %w", n, err)
 		}
+		sdkStream, err := fleet.SDKStreaming(ctx, cfg)
+		if err != nil {
+			return fmt.Errorf("openai-go defaults streaming, %d runs: %w", n, err)
+		}
 		for _, x := range []struct {
 			system string
 			res    fleet.Result
-		}{{"Glidepath", gp}, {"openai-go defaults", sdk}} {
+		}{{"Glidepath", gp}, {"openai-go defaults, streaming", sdkStream}, {"openai-go defaults, non-streaming", sdk}} {
 			rows = append(rows, []string{fmt.Sprint(n), x.system,
 				fmt.Sprintf("%d of %d (%d complete, %d errors)", x.res.Labeled, x.res.Runs, x.res.Complete, x.res.Errors),
 				dur(x.res.FirstSpread), fmt.Sprint(x.res.Retries), fmt.Sprint(x.res.PeakWindow), num(x.res.MeanWindow), num(x.res.PeakOverMean()),
 				fmt.Sprintf("%d / %s", x.res.DuePeakWindow, num(x.res.DueMeanWindow)),
 				fmt.Sprintf("%s / %s / %s of %s", dur(x.res.EndP50), dur(x.res.EndP99), dur(x.res.EndMax), dur(x.res.Budget)),
-				num(x.res.BytesPerRun / 1024), fmt.Sprint(x.res.GoroutinesLeft)})
+				fmt.Sprintf("%s (heap %s, stacks %s)", num(x.res.BytesPerRun/1024), num(x.res.HeapPerRun/1024), num(x.res.StackPerRun/1024)),
+				num(x.res.GoroutinesPerRun), fmt.Sprint(x.res.GoroutinesLeft)})
 		}
-		r.target(fmt.Sprintf("A fleet of %s runs whose budgets expire together, turned away with 503 + Retry-After at one instant: every run labeled, the retries of any 50ms window under 2× the mean", num(float64(n))),
-			fmt.Sprintf("%d of %d labeled; busiest 50ms window %d retries, %s× the mean; p99 end %s of %s; %d goroutines left", gp.Labeled, gp.Runs, gp.PeakWindow, num(gp.PeakOverMean()), dur(gp.EndP99), dur(gp.Budget), gp.GoroutinesLeft),
-			fmt.Sprintf("openai-go defaults: %d answered; busiest window %d retries", sdk.Labeled, sdk.PeakWindow),
-			gp.Labeled == gp.Runs && gp.PeakOverMean() < 2 && gp.GoroutinesLeft == 0, fleetShortfall(gp))
+		// SPEC §7: the busiest 50ms window of retries as sent at most a
+		// third of the bare SDK's; starting the fleet at most 1.5× what
+		// the SDK takes to send the same first requests.
+		peakOK := 3*gp.PeakWindow <= sdkStream.PeakWindow
+		r.target(fmt.Sprintf("A fleet of %s runs whose budgets expire together, turned away with 503 + Retry-After at one instant: every run labeled, the busiest 50ms window of retries as sent at most a third of the bare SDK's", num(float64(n))),
+			fmt.Sprintf("%d of %d labeled; busiest 50ms window %d retries (%s× the SDK's), %s× its own mean; p99 end %s of %s; %d goroutines left", gp.Labeled, gp.Runs, gp.PeakWindow, num(float64(gp.PeakWindow)/float64(sdkStream.PeakWindow)), num(gp.PeakOverMean()), dur(gp.EndP99), dur(gp.Budget), gp.GoroutinesLeft),
+			fmt.Sprintf("openai-go defaults, streaming: %d answered; busiest window %d retries", sdkStream.Labeled, sdkStream.PeakWindow),
+			gp.Labeled == gp.Runs && peakOK && gp.GoroutinesLeft == 0, fleetShortfall(gp, peakOK))
+		r.idle()
+		// A fleet whose budgets really expire in the outage: B = 1s
+		// leaves less than the server's Retry-After of 1s before the
+		// reserve, so no run can wait it out.
+		short := fleet.Config{Runs: n, Budget: expiringBudget}
+		gpShort, err := fleet.Glidepath(ctx, short)
+		if err != nil {
+			return fmt.Errorf("glidepath, %d runs, B %v: %w", n, expiringBudget, err)
+		}
+		sdkShort, err := fleet.SDKStreaming(ctx, short)
+		if err != nil {
+			return fmt.Errorf("openai-go defaults streaming, %d runs, B %v: %w", n, expiringBudget, err)
+		}
+		for _, x := range []struct {
+			system string
+			res    fleet.Result
+		}{{"Glidepath, B = 1s", gpShort}, {"openai-go defaults, streaming, timeout 1s", sdkShort}} {
+			// No memory sample: these runs do not wait, so the moment it is
+			// taken finds some landing and some gone.
+			rows = append(rows, []string{fmt.Sprint(n), x.system,
+				fmt.Sprintf("%d of %d (%d complete, %d errors)", x.res.Labeled, x.res.Runs, x.res.Complete, x.res.Errors),
+				dur(x.res.FirstSpread), fmt.Sprint(x.res.Retries), fmt.Sprint(x.res.PeakWindow), num(x.res.MeanWindow), num(x.res.PeakOverMean()),
+				fmt.Sprintf("%d / %s", x.res.DuePeakWindow, num(x.res.DueMeanWindow)),
+				fmt.Sprintf("%s / %s / %s of %s", dur(x.res.EndP50), dur(x.res.EndP99), dur(x.res.EndMax), dur(x.res.Budget)),
+				"— (not waiting)", "—", fmt.Sprint(x.res.GoroutinesLeft)})
+		}
+		r.target(fmt.Sprintf("A fleet of %s runs whose budgets expire during the outage (B = 1s, Retry-After: 1): every run labeled, by B", num(float64(n))),
+			fmt.Sprintf("%d of %d labeled (%d errors); end p99 %s, max %s of %s; %d goroutines left", gpShort.Labeled, gpShort.Runs, gpShort.Errors, dur(gpShort.EndP99), dur(gpShort.EndMax), dur(gpShort.Budget), gpShort.GoroutinesLeft),
+			fmt.Sprintf("openai-go defaults, streaming, under a 1s timeout: %d answered of %d", sdkShort.Labeled, sdkShort.Runs),
+			gpShort.Labeled == gpShort.Runs && gpShort.EndMax <= gpShort.Budget && gpShort.GoroutinesLeft == 0, expiringShortfall(gpShort))
+		r.idle()
+		// The same call on both sides: Glidepath's runs stream.
+		startRatio := float64(gp.FirstSpread) / float64(sdkStream.FirstSpread)
+		startNote := ""
+		if startRatio > 1.5 {
+			startNote = fmt.Sprintf("not yet found and removed (issue 20, item 4); for scale, the non-streaming SDK sent them over %s", dur(sdk.FirstSpread))
+		}
+		r.target(fmt.Sprintf("Starting %s runs costs at most 1.5× what the bare SDK takes to send the same first requests", num(float64(n))),
+			fmt.Sprintf("first requests sent over %s (%s×)", dur(gp.FirstSpread), num(startRatio)),
+			fmt.Sprintf("openai-go defaults, streaming: %s", dur(sdkStream.FirstSpread)),
+			startRatio <= 1.5, startNote)
+		r.idle()
 	}
 	r.add("A fleet whose budgets expire together", []string{"go run ./bench/cmd/benchmd -only fleet"},
-		table([]string{"runs", "system", "labeled", "first requests sent over", "retries", "busiest 50ms", "mean 50ms", "busiest/mean", "as due: busiest / mean", "end p50 / p99 / max", "KB per waiting run", "goroutines left"}, rows)+`
+		table([]string{"runs", "system", "labeled", "first requests sent over", "retries", "busiest 50ms", "mean 50ms", "busiest/mean", "as due, computed from the planned sleeps (not measured): busiest / mean", "end p50 / p99 / max", "KB per waiting run", "goroutines per waiting run", "goroutines left"}, rows)+`
 Every run starts at one instant on B = 5s against one sim (in memory) that answers the first request of each run 503
 with Retry-After: 1. The mean is over the 50ms windows from the first retry to the last. openai-go waits exactly
 what the server said, so its fleet comes back in one burst; Glidepath waits at least that, then a spread of full
 jitter (budget.Backoff.Spread). A Glidepath run's retry is its model client's second attempt; the SDK's is a
-request it marked with X-Stainless-Retry-Count.
+request it marked with X-Stainless-Retry-Count. Glidepath's runs stream, so the streaming SDK is the baseline its
+start cost and busiest window are judged against; the non-streaming one is shown for scale. The B = 1s fleets
+are the same outage with budgets that expire in it: no run can wait out the server's second. *As due* is computed
+from each retry's planned sleep, not measured. Every time here depends on an idle machine (load average `+loadAverage()+`
+at the end of this section): a fleet on 2 cores is CPU-bound, and under load its runs end past B; see `+starvedLink+`.
 `)
 	return nil
 }
@@ -188,11 +255,28 @@ request it marked with X-Stainless-Retry-Count.
 // a fleet whose own first requests take longer than the outage to go out
 // is CPU-bound, and sends its retries as the process can, not as they fell
 // due.
-func fleetShortfall(r fleet.Result) string {
+func fleetShortfall(r fleet.Result, peakOK bool) string {
 	var why []string
-	if r.PeakOverMean() >= 2 {
-		why = append(why, fmt.Sprintf("the process is CPU-bound on %d cores: its %d runs' first requests took %s to go out, so %d were turned away and their retries came back as the CPU allowed; as they fell due, the busiest window held %s× the mean",
+	if !peakOK {
+		why = append(why, fmt.Sprintf("the process is CPU-bound on %d cores: its %d runs' first requests took %s to go out, so %d were turned away and their retries came back as the CPU allowed; as they fell due (computed from the planned sleeps, not measured), the busiest window held %s× the mean",
 			runtime.NumCPU(), r.Runs, dur(r.FirstSpread), r.Retries, num(float64(r.DuePeakWindow)/r.DueMeanWindow)))
+	}
+	if r.Labeled < r.Runs {
+		why = append(why, fmt.Sprintf("%d runs returned an error", r.Errors))
+	}
+	if r.GoroutinesLeft > 0 {
+		why = append(why, fmt.Sprintf("%d goroutines left", r.GoroutinesLeft))
+	}
+	return strings.Join(why, "; ")
+}
+
+// expiringShortfall says, as measured, what kept a fleet whose budgets
+// expire in the outage from ending labeled by B.
+func expiringShortfall(r fleet.Result) string {
+	var why []string
+	if r.EndMax > r.Budget {
+		why = append(why, fmt.Sprintf("runs ended up to %s past B: the process is CPU-bound on %d cores, its first requests took %s to go out",
+			dur(r.EndMax-r.Budget), runtime.NumCPU(), dur(r.FirstSpread)))
 	}
 	if r.Labeled < r.Runs {
 		why = append(why, fmt.Sprintf("%d runs returned an error", r.Errors))
@@ -231,6 +315,7 @@ when it has exited, so its own start-up counts against it.
 	r.target("The `harness run` process ends within B + 50ms, also when a tool's cancel endpoint hangs",
 		fmt.Sprintf("at worst %s over %d runs of %d hang scenarios", relB(ms(worst)), n*len(res), len(res)), "—",
 		worst <= 50*time.Millisecond, "")
+	r.idle()
 	return nil
 }
 
@@ -249,18 +334,20 @@ func relB(v float64) string {
 const batteryRuns = 10
 
 func batterySection(ctx context.Context, r *report) error {
-	var rows [][]string
-	type total struct{ runs, labeled, answered, errored, capped, doomed, belowP50, dups int }
+	var rows, costRows [][]string
+	type total struct{ runs, labeled, answered, errored, capped, doomed, attempts, belowP50, dups int }
 	totals := map[string]*total{}
 	for _, sys := range battery.Systems() {
 		totals[sys.Name] = &total{}
 	}
 	for _, sc := range battery.Scenarios() {
+		var cell []battery.Result
 		for _, sys := range battery.Systems() {
 			res, err := battery.Run(ctx, sc, sys, batteryRuns)
 			if err != nil {
 				return fmt.Errorf("%s on %s: %w", sc.Name, sys.Name, err)
 			}
+			cell = append(cell, res)
 			t := totals[sys.Name]
 			t.runs += res.Runs
 			t.labeled += res.Labeled
@@ -268,30 +355,60 @@ func batterySection(ctx context.Context, r *report) error {
 			t.errored += res.Errored
 			t.capped += res.Capped
 			t.doomed += res.Doomed
-			t.belowP50 += res.DoomedBelowP50
+			t.attempts += res.Attempts
+			t.belowP50 += res.BelowP50
 			t.dups += res.Duplicates
-			labeled := "—"
-			if sys.Name == battery.Glidepath {
+		}
+		if sc.Healthy {
+			costRows = append(costRows, costCells(sc, cell, r)...)
+			continue
+		}
+		for _, res := range cell {
+			labeled, below := "—", "— (no p50)"
+			if res.System == battery.Glidepath {
 				labeled = fmt.Sprintf("%d of %d (%d partial)", res.Labeled, res.Runs, res.Partial)
+				below = fmt.Sprintf("%d of %d", res.BelowP50, res.Attempts)
 			}
-			rows = append(rows, []string{sc.Name, sys.Name, dur(res.Budget),
+			rows = append(rows, []string{sc.Name, res.System, dur(res.Budget),
 				fmt.Sprintf("%s / %s / %s", dur(res.Wall.P50), dur(res.Wall.P99), dur(res.Wall.Max)),
 				labeled, fmt.Sprintf("%d / %d / %d", res.Answered, res.Errored, res.Capped),
-				fmt.Sprint(res.Doomed), fmt.Sprint(res.Duplicates), fmt.Sprint(res.Misreported), fmt.Sprint(res.Orphans),
+				fmt.Sprint(res.Doomed), below, fmt.Sprint(res.Duplicates), fmt.Sprint(res.Misreported), fmt.Sprint(res.Orphans),
 				stallCell(res.Stall), res.Told})
 		}
 	}
 	r.add("The fault battery", []string{"go run ./bench/cmd/benchmd -only battery"},
-		table([]string{"scenario", "system", "B", "wall p50 / p99 / max", "labeled", "answer / error / cap", "doomed", "dup writes", "told failed, was done", "orphans", "stall seen p50 / max", "what the user was told (most runs)"}, rows)+fmt.Sprintf(`
+		table([]string{"scenario", "system", "B", "wall p50 / p99 / max", "labeled", "answer / error / cap", "doomed", "attempts below p50", "dup writes", "told failed, was done", "orphans", "stall seen p50 / max", "what the user was told (most runs)"}, rows)+fmt.Sprintf(`
 %d runs per cell; package bench/battery says what each scenario and system is and how each column is
-counted. *doomed*: attempts started and then cut by a deadline or timeout. *cap*: the battery's own safety
-cap (3·B), reached by a run that had no bound of its own. *stall seen*: from the last work the servers saw to
-when the system cut the stalled part ("never": it returned only at the cap). A baseline never labels its
-answer; *answer / error / cap* says what it returned.
-`, batteryRuns))
+counted. *doomed*, the same for every system: attempts started and then ended by a timeout, a deadline or
+the quiet clock, whoever set it (Glidepath's lease, its deadline or its quiet clock; a baseline's own timeout,
+or the battery's cap). *attempts below p50*: of all the work attempts Glidepath started, cut or not, those
+granted less than their kind's p50 as known when they started; a baseline knows no p50. *cap*: the battery's
+own safety cap (3·B), reached by a run that had no bound of its own. *stall seen*: from the last work the
+servers saw to when the system itself cut the stalled part (the cap does not count; "never": it returned only
+at the cap). A baseline never labels its answer; *answer / error / cap* says what it returned. The
+per-call-keyed baseline is per-call with a stable Idempotency-Key per logical tool call; the tool server
+dedupes keyed requests, so it should commit no write twice. Wall times depend on an idle machine (load
+average %s at the end of this section); under load see %s.
+
+### Where the defences cost
+
+Cases where nothing goes wrong: a system that cuts a healthy call, or refuses one that would have fit, loses to
+one that waits. Same runs per cell, same servers.
+
+`, batteryRuns, loadAverage(), starvedLink)+
+			table([]string{"scenario", "system", "B / Q", "wall p50 / max", "added p50 (computed: − the fastest system's that did the work)", "false stalls (healthy calls cut)", "refused / would have fit (replayed)", "tool calls that reached the tool", "complete / partial / answer / error", "what the user was told (most runs)"}, costRows)+`
+*false stalls*: every attempt a system cut in these scenarios, since every call in them is healthy.
+*would have fit*: each call Glidepath refused is made again after the run against the same tool server,
+under the lease the budget would have granted it when it refused (min(ceiling, remaining − R − F)); one that
+answers within it would have fit. *added p50* is computed from the wall p50s of the row's scenario, against the
+fastest system that did the work (every run reached the tool and answered, Glidepath's complete, nothing cut or
+refused); a system that returned early without doing it is not counted faster. The
+sub-agent pair is the same work, once called by the run itself and once through a sub-agent on a slice of
+the budget (the baselines have no sub-agents and call the tool directly both times).
+`)
 	gp := totals[battery.Glidepath]
 	var base []string
-	for _, name := range []string{battery.Defaults, battery.PerCall} {
+	for _, name := range []string{battery.Defaults, battery.PerCall, battery.PerCallKeyed} {
 		t := totals[name]
 		base = append(base, fmt.Sprintf("%s: %d answered, %d errors, %d at the cap", name, t.answered, t.errored, t.capped))
 	}
@@ -299,10 +416,81 @@ answer; *answer / error / cap* says what it returned.
 		fmt.Sprintf("%d of %d runs over %d scenarios", gp.labeled, gp.runs, len(battery.Scenarios())),
 		strings.Join(base, "; "), gp.labeled == gp.runs, "")
 	r.target("No attempt is started with a granted lease below the kind's known p50",
-		fmt.Sprintf("%d of %d cut attempts had a lease below their kind's p50", gp.belowP50, gp.doomed),
-		fmt.Sprintf("per-call: %d attempts cut by their timeouts", totals[battery.PerCall].doomed),
+		fmt.Sprintf("%d of %d attempts started (cut or not) had a lease below their kind's p50; %d attempts doomed", gp.belowP50, gp.attempts, gp.doomed),
+		fmt.Sprintf("per-call: %d attempts doomed; per-call-keyed: %d", totals[battery.PerCall].doomed, totals[battery.PerCallKeyed].doomed),
 		gp.belowP50 == 0, "")
 	return nil
+}
+
+// costCells are the rows of one scenario where the defences cost, one per
+// system, and it records each way Glidepath did worse than the best
+// baseline as a loss.
+func costCells(sc battery.Scenario, cell []battery.Result, r *report) [][]string {
+	// Added latency is against the fastest system that did the work: every
+	// run reached the tool and answered (Glidepath: complete), nothing cut
+	// or refused. A system that returned early without it is not faster.
+	didWork := func(res battery.Result) bool {
+		ok := res.Answered == res.Runs && res.ToolRequests >= res.Runs && res.FalseStalls == 0 && res.Refused == 0
+		if res.System == battery.Glidepath {
+			ok = ok && res.Complete == res.Runs
+		}
+		return ok
+	}
+	fastest := time.Duration(-1)
+	for _, res := range cell {
+		if didWork(res) && (fastest < 0 || res.Wall.P50 < fastest) {
+			fastest = res.Wall.P50
+		}
+	}
+	var rows [][]string
+	var gp battery.Result
+	var baselines []string
+	best := cell[0] // the baseline that did the work, then the fastest
+	for _, res := range cell {
+		if res.System == battery.Glidepath {
+			gp = res
+			continue
+		}
+		baselines = append(baselines, fmt.Sprintf("%s %s", res.System, dur(res.Wall.P50)))
+		if (didWork(res) && !didWork(best)) || (didWork(res) == didWork(best) && res.Wall.P50 < best.Wall.P50) {
+			best = res
+		}
+	}
+	for _, res := range cell {
+		refused, outcome := "—", fmt.Sprintf("— / — / %d / %d", res.Answered, res.Errored)
+		if res.System == battery.Glidepath {
+			refused = fmt.Sprintf("%d / %d", res.Refused, res.RefusedWouldFit)
+			outcome = fmt.Sprintf("%d / %d / — / %d", res.Complete, res.Partial, res.Errored)
+		}
+		added := "— (did not do the work)"
+		if didWork(res) {
+			added = "+" + dur(res.Wall.P50-fastest) // fastest is the least of these: never negative
+		}
+		rows = append(rows, []string{sc.Name, res.System, fmt.Sprintf("%s / %s", dur(res.Budget), dur(sc.Quiet)),
+			fmt.Sprintf("%s / %s", dur(res.Wall.P50), dur(res.Wall.Max)), added,
+			fmt.Sprint(res.FalseStalls), refused, fmt.Sprint(res.ToolRequests), outcome, res.Told})
+	}
+	var why []string
+	if gp.FalseStalls > 0 {
+		why = append(why, fmt.Sprintf("cut %d healthy calls and landed %d of %d runs partial", gp.FalseStalls, gp.Partial, gp.Runs))
+	}
+	if gp.Refused > 0 {
+		why = append(why, fmt.Sprintf("refused %d calls, %d of which would have fit (replayed)", gp.Refused, gp.RefusedWouldFit))
+	}
+	if gp.ToolRequests < best.ToolRequests {
+		why = append(why, fmt.Sprintf("reached the tool %d times against %s's %d", gp.ToolRequests, best.System, best.ToolRequests))
+	}
+	// Below 20ms or 5% of the fastest, a difference is this machine's
+	// noise between cells, not a cost.
+	if d := gp.Wall.P50 - fastest; didWork(gp) && d > max(20*time.Millisecond, fastest/20) {
+		why = append(why, fmt.Sprintf("took %s longer at p50 than the fastest system that did the work (%s; baselines: %s)",
+			dur(d), dur(gp.Wall.P50), strings.Join(baselines, ", ")))
+	}
+	if len(why) > 0 {
+		r.lose(fmt.Sprintf("%s (%s): Glidepath %s; %s answered %d of %d in %s p50", sc.Name, sc.Summary, strings.Join(why, ", "),
+			best.System, best.Answered, best.Runs, dur(best.Wall.P50)))
+	}
+	return rows
 }
 
 func stallCell(s battery.Stall) string {
@@ -338,12 +526,26 @@ func duplicatesSection(ctx context.Context, r *report) error {
 		table([]string{"system", "writes", "commits", "duplicates", "told failed, was done", "orphans (outcome unknown, journaled)", "wall p50 / max", "what the user was told (most runs)"}, rows)+fmt.Sprintf(`
 %d payments, each committing 1.5s after it arrives under a 500ms ceiling; the tool server counts commits per
 order, whatever key a request carries (a published anchor: 209 of 209 refunds duplicated without a key, 0 of 209
-with one).
-`, duplicateWrites))
+with one). The tool server dedupes keyed requests, so per-call's duplicates measure "no idempotency key", not "no
+Glidepath": per-call-keyed, the same loop with a stable key per logical call, made %d. The orphan and wall
+figures hold on an idle machine (load average %s at the end of this section); under load see %s.
+`, duplicateWrites, got[battery.PerCallKeyed].Duplicates, loadAverage(), starvedLink))
 	gp, pc := got[battery.Glidepath], got[battery.PerCall]
 	r.target("A write that commits after its lease ended is never sent twice: 0 duplicates in 1,000",
 		fmt.Sprintf("%d duplicates in %d; %d orphans journaled with their keys", gp.Duplicates, gp.Writes, gp.Orphans),
-		fmt.Sprintf("per-call timeouts + retries: %d duplicates in %d", pc.Duplicates, pc.Writes),
+		fmt.Sprintf("per-call timeouts + retries, no key: %d duplicates in %d; with a stable key: %d duplicates, %d told failed though done",
+			pc.Duplicates, pc.Writes, got[battery.PerCallKeyed].Duplicates, got[battery.PerCallKeyed].Misreported),
 		gp.Duplicates == 0, "")
+	r.idle()
+	for _, sys := range battery.Systems() {
+		b := got[sys.Name]
+		if sys.Name != battery.Glidepath && b.Duplicates == 0 && b.Misreported == 0 && b.Answered == b.Writes && b.Wall.P50 < gp.Wall.P50 {
+			r.lose(fmt.Sprintf("duplicates: %s made no duplicate and told no committed write failed, as Glidepath, and returned sooner: %s p50 against Glidepath's %s",
+				sys.Name, dur(b.Wall.P50), dur(gp.Wall.P50)))
+		}
+	}
+	if gp.Orphans > 0 {
+		r.lose(fmt.Sprintf("duplicates: Glidepath left %d of %d late writes as orphans, their outcome unknown when the run landed (load average %s)", gp.Orphans, gp.Writes, loadAverage()))
+	}
 	return nil
 }
