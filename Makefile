@@ -48,7 +48,6 @@ demo: build
 		--profile bin/demo-profile.json --trace bin/demo-short.jsonl "Pay invoice 43, then explain deadline budgets" || [ $$? -eq 3 ]
 	@bin/harness report --story bin/demo-short.jsonl
 	bin/harness report --html bin/demo-timeline.html bin/demo-trace.jsonl bin/demo-short.jsonl
-	@echo "timeline: open bin/demo-timeline.html in a browser"
 	bin/harness orphans --journal bin/demo-orphans.jsonl
 
 # The README's picture: make demo's timeline page in headless chromium.
