@@ -97,7 +97,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}
 	if *journal != "" || mayWrite(tc) {
 		if ts.Journal, err = openJournal(*journal); err != nil {
-			return err
+			return usage(err) // as for harness run: nothing is served
 		}
 		closers = append(closers, ts.Journal.Close)
 	}
