@@ -426,7 +426,7 @@ func landingNote(ctx context.Context, w io.Writer, s *harness.Session) (stop fun
 		}
 		within := max(time.Until(s.LandsBy()), 0)
 		fmt.Fprintf(w, "harness run: interrupted: landing now, with an answer within %s; press Ctrl-C again to quit at once, without one\n",
-			human(within))
+			landing.Rounded(within))
 	})
 	return sync.OnceFunc(func() {
 		if !unhook() {
@@ -506,13 +506,7 @@ func (c *runCommand) print(res landing.Result, asJSON bool) error {
 	if _, err := fmt.Fprintln(c.stdout, res.Text()); err != nil {
 		return err
 	}
-	cause := "none"
-	if res.Cause != "" {
-		cause = string(res.Cause)
-	}
-	fmt.Fprintf(c.stderr, "%s · cause %s · %d steps · %d attempts · %d orphans · spent %s of %s\n",
-		res.Status, cause, res.Steps, res.Attempts, res.Orphans,
-		human(time.Duration(res.Budget.SpentMs)*time.Millisecond), human(time.Duration(res.Budget.TotalMs)*time.Millisecond))
+	fmt.Fprintln(c.stderr, res.Line())
 	return nil
 }
 

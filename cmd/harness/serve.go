@@ -14,6 +14,7 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/harness"
+	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/tools/demo"
@@ -211,7 +212,7 @@ func (c *child) serve(ctx context.Context, call *kit.Call) (any, error) {
 	}
 	c.mu.Lock()
 	fmt.Fprintf(c.log, "harness serve: %s %s: %s (cause %s) · budget %s · spent %s · %d attempts · %d orphans\n",
-		call.Tool, call.Key, res.Status, cause, human(b.Total()), human(time.Duration(res.Budget.SpentMs)*time.Millisecond),
+		call.Tool, call.Key, res.Status, cause, landing.Rounded(b.Total()), landing.Rounded(time.Duration(res.Budget.SpentMs)*time.Millisecond),
 		res.Attempts, res.Orphans)
 	c.mu.Unlock()
 	return res, nil

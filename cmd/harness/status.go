@@ -269,13 +269,13 @@ func (st *statusState) follow(r trace.Record) bool {
 func (st *statusState) frame(spent, total, reserve time.Duration, width int) string {
 	phase := landing.PhaseAt(spent, total, reserve)
 	head := fmt.Sprintf("%s %s of %s · %s · step %d · ",
-		bar(spent, total, reserve), human(spent), human(total), laterPhase(st.phase, phase), st.step)
+		bar(spent, total, reserve), landing.Rounded(spent), landing.Rounded(total), laterPhase(st.phase, phase), st.step)
 	limit := width - 1
 	calls := make([]string, len(st.calls))
 	for i, c := range st.calls {
 		calls[i] = c.step
 		if c.leaseEnd > 0 {
-			calls[i] += " " + human(c.leaseEnd-spent)
+			calls[i] += " " + landing.Rounded(c.leaseEnd-spent)
 		}
 	}
 	if len(calls) == 0 {
@@ -347,40 +347,4 @@ func bar(spent, total, reserve time.Duration) string {
 	}
 	b.WriteByte(']')
 	return b.String()
-}
-
-// human rounds d for a person, to the nearest unit its size calls for:
-// tenths of a second under 10s, always written (4.3s, 5.0s: a countdown
-// keeps its width), whole seconds under a minute (12s), minutes and
-// seconds under an hour (1m12s; 2m), hours and minutes above (1h5m).
-// A value that rounds up to the next size takes its form: 9.96s is 10s,
-// 59.6s is 1m, and 29.998764328s is 30s. Below zero is 0.0s.
-func human(d time.Duration) string {
-	d = max(d, 0)
-	switch {
-	case d < 10*time.Second:
-		d = d.Round(100 * time.Millisecond)
-	case d < time.Hour:
-		d = d.Round(time.Second)
-	default:
-		d = d.Round(time.Minute)
-	}
-	switch {
-	case d < 10*time.Second:
-		tenths := d / (100 * time.Millisecond)
-		return fmt.Sprintf("%d.%ds", tenths/10, tenths%10)
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", d/time.Second)
-	case d < time.Hour:
-		return withUnits(d/time.Minute, "m", d%time.Minute/time.Second, "s")
-	}
-	return withUnits(d/time.Hour, "h", d%time.Hour/time.Minute, "m")
-}
-
-// withUnits writes "1m12s", or "2m" when the smaller unit is zero.
-func withUnits(big time.Duration, bigUnit string, small time.Duration, smallUnit string) string {
-	if small == 0 {
-		return fmt.Sprintf("%d%s", big, bigUnit)
-	}
-	return fmt.Sprintf("%d%s%d%s", big, bigUnit, small, smallUnit)
 }

@@ -96,7 +96,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		if reserve == 0 {
 			reserve = budget.DefaultReserve(in.Budget)
 		}
-		fmt.Fprintf(stderr, "harness-temporal run: landing now, within %s; press Ctrl-C again to quit at once\n", human(reserve))
+		fmt.Fprintf(stderr, "harness-temporal run: landing now, within %s; press Ctrl-C again to quit at once\n", landing.Rounded(reserve))
 		if err := cl.CancelWorkflow(wctx, wr.GetID(), wr.GetRunID()); err != nil {
 			fmt.Fprintf(stderr, "harness-temporal run: warning: the run could not be cancelled: %v\n", err)
 		}
@@ -142,12 +142,6 @@ func print(stdout, stderr io.Writer, res landing.Result, asJSON bool) error {
 	if _, err := fmt.Fprintln(stdout, res.Text()); err != nil {
 		return err
 	}
-	cause := "none"
-	if res.Cause != "" {
-		cause = string(res.Cause)
-	}
-	fmt.Fprintf(stderr, "%s · cause %s · %d steps · %d attempts · %d orphans · spent %s of %s\n",
-		res.Status, cause, res.Steps, res.Attempts, res.Orphans,
-		human(time.Duration(res.Budget.SpentMs)*time.Millisecond), human(time.Duration(res.Budget.TotalMs)*time.Millisecond))
+	fmt.Fprintln(stderr, res.Line())
 	return nil
 }
