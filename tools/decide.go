@@ -62,8 +62,10 @@ type decision struct {
 //   - a write that may have happened (cut, or sent and not answered) is
 //     never sent again blindly: it is reconciled when the tool can say how
 //     it went and the run has time to ask, and is an orphan otherwise;
-//   - anything else is retried only if it is a read, the failure is
-//     retryable, attempts are left and the run goes on; else it fails,
+//   - anything else is retried only if it is a read, or a write that
+//     never reached its tool (NotSent: nothing of it can have happened, as
+//     when its status says never received), the failure is retryable,
+//     attempts are left and the run goes on, with the same key; else it fails,
 //     leaving a cut call cancelled (its work stopped, or a cancel sent
 //     that the tool may accept) or abandoned (a read we stopped waiting
 //     for that nothing could stop).
@@ -88,7 +90,7 @@ func decide(f facts) decision {
 		}
 	}
 	d.next = fail
-	if f.effect == Read && f.retry && f.n < f.max && !f.runEnded {
+	if (f.effect == Read || !f.sent) && f.retry && f.n < f.max && !f.runEnded {
 		d.next = again
 	}
 	return d

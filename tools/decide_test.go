@@ -51,8 +51,10 @@ func TestDecideNamedCases(t *testing.T) {
 		{"a write the tool refused fails, not retried",
 			with(write, func(f *facts) { f.sent, f.answered, f.retry, f.canStatus = true, true, true, true }),
 			decision{next: fail}},
-		{"a write that never went out fails, not retried",
-			with(write, func(f *facts) { f.retry, f.canStatus = true, true }), decision{next: fail}},
+		{"a write that never went out is tried again with its key: nothing of it can have happened",
+			with(write, func(f *facts) { f.retry, f.canStatus = true, true }), decision{next: again}},
+		{"a write that never went out, on the run's last attempt, fails",
+			with(write, func(f *facts) { f.retry, f.canStatus, f.n = true, true, 3 }), decision{next: fail}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,8 +89,14 @@ func TestTheZeroAnswerIsTheSafeOne(t *testing.T) {
 			}
 		})
 	}
+	// A write the tool knows it never sent cannot have happened: a
+	// retryable failure is tried again with its key, as one whose status
+	// says never received; any other is a plain failure, in no state.
 	if d := decide(cut.heard(Answer{Err: errors.New("refused"), NotSent: true})); d.next != fail || d.state != "" {
-		t.Errorf("a write the tool knows it never sent: %+v, want a plain failure", d)
+		t.Errorf("a write the tool knows it never sent, not retryable: %+v, want a plain failure", d)
+	}
+	if d := decide(cut.heard(Answer{Err: errors.New("connection refused"), NotSent: true, Retry: true})); d.next != again || d.state != "" || d.cancel {
+		t.Errorf("a write the tool knows it never sent, retryable: %+v, want it tried again", d)
 	}
 }
 
@@ -115,10 +123,10 @@ func TestDecideKeepsTheRulesInEveryCase(t *testing.T) {
 				broke("no choice made")
 			case f.ok && d != (decision{next: succeed}):
 				broke("a success is the result, with nothing else")
-			case d.next == again && (f.effect == Write || f.runEnded || f.n >= f.max || !f.retry):
-				broke("only a retryable read with attempts left in a running run is tried again")
-			case !f.ok && f.effect == Read && f.retry && f.n < f.max && !f.runEnded && d.next != again:
-				broke("a retryable read with attempts left in a running run is tried again")
+			case d.next == again && ((f.effect == Write && f.sent) || f.runEnded || f.n >= f.max || !f.retry):
+				broke("only a retryable read, or a write that never reached its tool, with attempts left in a running run is tried again")
+			case !f.ok && (f.effect == Read || !f.sent) && f.retry && f.n < f.max && !f.runEnded && d.next != again:
+				broke("a retryable read, or a retryable write that never reached its tool, with attempts left in a running run is tried again")
 			case f.effect == Read && (d.next == ask || d.next == orphan):
 				broke("a read is never reconciled or orphaned: it can be asked again")
 			case !f.ok && inDoubt && d.next != ask && d.next != orphan:

@@ -112,8 +112,10 @@
 // may have reached the tool, whether its work stopped, whether the tool
 // said how it failed, what the tool can do, the attempts left, whether
 // the run has ended — tested for every combination; the loop only
-// performs it. Only reads are retried, at most MaxAttempts times (default
-// 3), on what SPEC §2 retries ([trace.Retryable]): transport errors, 408,
+// performs it. Only reads are retried — and a write whose tool knows it
+// never reached it ([Answer.NotSent]: nothing of it can have happened, as
+// for one whose status says never received), with its key — at most
+// MaxAttempts times (default 3), on what SPEC §2 retries ([trace.Retryable]): transport errors, 408,
 // 429, 500, 502, 503, 504, a stream that ended without a result, and an
 // attempt cut by its own lease ([budget.ErrLeaseExpired]); and on an error
 // event marked retryable. Never after the run's context ended. The sleep

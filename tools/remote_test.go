@@ -439,6 +439,10 @@ func TestAWriteWhoseStreamBrokeIsReconciled(t *testing.T) {
 	}
 }
 
+// A write whose every attempt failed to dial never reached its tool:
+// nothing of it can have happened, so it is neither reconciled nor an
+// orphan, and it is tried again with its key, up to its attempts, as a
+// write whose status says never received is.
 func TestAWriteThatNeverReachedTheServerIsNotReconciled(t *testing.T) {
 	srv := startServer(t, &toolServer{})
 	url := srv.URL
@@ -446,8 +450,8 @@ func TestAWriteThatNeverReachedTheServerIsNotReconciled(t *testing.T) {
 	reg := mustRegister(t, Remote(Spec{Name: "pay", Effect: Write}, url, nil))
 	rec := newRecorder(t)
 	res := reg.Call(t.Context(), remoteRun(t, rec, nil), "pay", nil)
-	if len(rec.reconciles) != 0 || res.State != "" || res.Outcome != trace.UpstreamError || res.Attempts != 1 {
-		t.Errorf("result %+v, %d reconciles; want a plain failure", res, len(rec.reconciles))
+	if len(rec.reconciles) != 0 || res.State != "" || res.Outcome != trace.UpstreamError || res.Attempts != DefaultMaxAttempts {
+		t.Errorf("result %+v, %d reconciles; want a plain failure after %d attempts", res, len(rec.reconciles), DefaultMaxAttempts)
 	}
 	if !strings.Contains(res.Err, "could not reach the tool") {
 		t.Errorf("Err %q", res.Err)

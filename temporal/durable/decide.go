@@ -60,7 +60,9 @@ func decide(f facts) decision {
 		}
 	}
 	d.next = fail
-	if !f.write && f.retry && f.n < f.max && !f.runEnded {
+	// A write that never reached its tool may be sent again with its key,
+	// as one whose status says never received (tools.decide's rule).
+	if (!f.write || !f.sent) && f.retry && f.n < f.max && !f.runEnded {
 		d.next = again
 	}
 	return d

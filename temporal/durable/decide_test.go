@@ -26,7 +26,8 @@ func TestWhatFollowsAToolAttempt(t *testing.T) {
 		{"a cut write when the run must land is an orphan", facts{write: true, n: 1, max: 3, cut: true, sent: true, canStatus: true, runEnded: true}, decision{next: orphan, state: stateOrphaned}},
 		{"a write with no answer is reconciled", facts{write: true, n: 1, max: 3, sent: true, canStatus: true, retry: true}, decision{next: ask}},
 		{"a write the tool refused in words fails, never retried", facts{write: true, n: 1, max: 3, sent: true, answered: true, retry: true}, decision{next: fail}},
-		{"a write never sent fails and is not retried blindly", facts{write: true, n: 1, max: 3, retry: true}, decision{next: fail}},
+		{"a write never sent is tried again with its key: nothing of it can have happened", facts{write: true, n: 1, max: 3, retry: true}, decision{next: again}},
+		{"a write never sent, on its last attempt, fails", facts{write: true, n: 3, max: 3, retry: true}, decision{next: fail}},
 		{"a cut write that can be cancelled is cancelled and reconciled", facts{write: true, n: 1, max: 3, cut: true, sent: true, canCancel: true, canStatus: true}, decision{next: ask, cancel: true}},
 	}
 	for _, tc := range cases {

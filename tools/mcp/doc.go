@@ -41,8 +41,9 @@
 // connect waits only as long as its own context lets it. An HTTP call
 // whose session had failed before its request went out, or whose request
 // the server refused with 404 as one of a session it had ended, is known
-// not to have reached the tool (the answer says NotSent: a write fails,
-// and is no orphan); any other failure may have.
+// not to have reached the tool (the answer says NotSent: a write is no
+// orphan, and is sent again with its key on a fresh session); any other
+// failure may have.
 //
 // # Reconnects
 //
