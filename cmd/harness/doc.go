@@ -134,7 +134,10 @@
 // quiet period; --trace FILE gets every child's records, each child's
 // run_start naming the call's key, and --journal the children's orphans.
 // Each call is logged on standard error as it ends. A FILE with no agent
-// entries is bad usage; its other entries are not served.
+// entries is bad usage; its other entries are not served. As for harness
+// run, a command tool of a child whose program is not there, or a
+// --journal that cannot be opened, is bad config before anything is
+// served (exit 2).
 //
 // # harness plan
 //

@@ -84,6 +84,11 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	if err := models.check(tc); err != nil {
 		return usage(err)
 	}
+	// The children's command tools must be there, as for harness run
+	// (SPEC §4): a missing program is bad config before anything is served.
+	if err := lookCommands(tc); err != nil {
+		return usage(err)
+	}
 	ts := &harness.Toolset{Config: tc, Model: parent, Models: models.get, Quiet: quiet,
 		Warn: func(err error) { fmt.Fprintf(c.stderr, "harness serve: warning: %v\n", err) }}
 	closeTrace := func() error { return nil }

@@ -23,6 +23,7 @@ func TestBadUsageNamesWhatTheUserWroteAndWhere(t *testing.T) {
 		}
 		return path
 	}
+	write("missing-cmd.yaml", "tools:\n  - name: lister\n    command: [./no-such-program]\n")
 	misindented := write("misindented.yaml", "tools:\n  - name: search\n    builtin: search\n    ceiling: 1s\n   effect: read\n")
 	tabbed := write("tabbed.yaml", "# faults\nrules:\n  - request: 1\n\tstatus: 500\n")
 	cases := []struct {
@@ -44,6 +45,9 @@ func TestBadUsageNamesWhatTheUserWroteAndWhere(t *testing.T) {
 		{"harness serve's journal that cannot be opened is bad usage too, before anything is served",
 			[]string{"serve", "--addr", "127.0.0.1:0", "--tools", write("agents.yaml", "tools:\n  - name: r\n    agent: {}\n"), "--journal", dir},
 			"harness serve: --journal " + dir + ": ", ""},
+		{"harness serve refuses a child's command that is not there, before anything is served",
+			[]string{"serve", "--addr", "127.0.0.1:0", "--tools", write("served.yaml", "tools:\n  - name: r\n    agent:\n      tools: missing-cmd.yaml\n"), "--model", "sim"},
+			"command \"./no-such-program\"", ""},
 		{"a tools file's syntax error names the line of the fault",
 			[]string{"run", "--tools", misindented, "q"}, "misindented.yaml:5: did not find expected '-' indicator", ""},
 		{"a scenario's tab names the line it is on",
