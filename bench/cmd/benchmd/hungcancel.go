@@ -99,18 +99,9 @@ func hungCancelProc(ctx context.Context, harness string) (hungCancelProcResult, 
 	args := append(procArgs(hungCancelBudget, model.URL, dir), "--quiet", hungCancelQuiet.String(),
 		"--tools", cfg, "--trace", tracePath, "look up cats")
 	for range hungCancelRuns {
-		os.Remove(tracePath)
-		p, err := procOnce(ctx, harness, dir, args)
+		p, recs, clock, _, err := tracedRun(ctx, harness, dir, tracePath, args)
 		if err != nil {
 			return res, err
-		}
-		recs, err := traceOf(tracePath)
-		if err != nil {
-			return res, err
-		}
-		clock, _, err := recs.clock()
-		if err != nil {
-			return res, fmt.Errorf("%s: %w", tracePath, err)
 		}
 		land, ok := recs.first(trace.Landing)
 		if !ok {

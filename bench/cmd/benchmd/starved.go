@@ -152,18 +152,9 @@ func starvedProc(ctx context.Context, harness string, hogs int) (starvedProcResu
 	}
 	exits := map[int]int{}
 	for range starvedProcRuns {
-		os.Remove(tracePath)
-		p, err := procOnce(ctx, harness, dir, args)
+		p, _, clock, runEnd, err := tracedRun(ctx, harness, dir, tracePath, args)
 		if err != nil {
 			return res, err
-		}
-		recs, err := traceOf(tracePath)
-		if err != nil {
-			return res, err
-		}
-		clock, runEnd, err := recs.clock()
-		if err != nil {
-			return res, fmt.Errorf("%s: %w", tracePath, err)
 		}
 		res.late = append(res.late, p.took-starvedProcBudget)
 		res.startup = append(res.startup, clock.Sub(p.started))
@@ -193,6 +184,27 @@ func starvedProc(ctx context.Context, harness string, hogs int) (starvedProcResu
 		res.hogShare = fmt.Sprintf("%.0f%%", 100*float64(h.CPU())/float64(wall*time.Duration(h.Len())))
 	}
 	return res, nil
+}
+
+// tracedRun runs harness once with args, whose --trace is tracePath
+// (removed first, so that the records read are this run's), and returns
+// the process's run, its records, and when its budget started and its
+// run_end was stamped.
+func tracedRun(ctx context.Context, harness, dir, tracePath string, args []string) (procRun, records, time.Time, time.Time, error) {
+	os.Remove(tracePath)
+	p, err := procOnce(ctx, harness, dir, args)
+	if err != nil {
+		return p, nil, time.Time{}, time.Time{}, err
+	}
+	recs, err := traceOf(tracePath)
+	if err != nil {
+		return p, nil, time.Time{}, time.Time{}, err
+	}
+	start, end, err := recs.clock()
+	if err != nil {
+		return p, nil, time.Time{}, time.Time{}, fmt.Errorf("%s: %w", tracePath, err)
+	}
+	return p, recs, start, end, nil
 }
 
 // traceOf reads the JSONL trace at path.
