@@ -222,8 +222,9 @@
 //     records orphans nowhere, and the model is told so; Observer nil
 //     hears nothing; Cancels nil makes each call wait for its own
 //     cancel's answer; Backoff and Keep zero use their defaults.
-//   - [Call]: one not made by a Registry (a test driving a tool's Attempt)
-//     is valid; Progress, Keepalive and Pause do nothing on it.
+//   - [Call]: one not made by a Registry (a test driving a tool's Attempt,
+//     a durable run's activity) is valid; Progress and Keepalive go to its
+//     Heard when set, and else, like Pause, do nothing.
 //   - [Config], [Entry], [MCPServer]: a zero Config has no tools; a field
 //     an entry leaves out is filled by a manifest or its default.
 //   - [Result]: State empty is a call that finished; it is made by Call,

@@ -86,14 +86,21 @@ type baseURLer interface {
 // block, and are dropped once the attempt has ended.
 //
 // A Call not made by a Registry — the zero Call, or one a test builds to
-// drive a tool's Attempt directly — is valid: Progress, Keepalive and
-// Pause do nothing on it.
+// drive a tool's Attempt directly — is valid: Progress and Keepalive go to
+// its Heard, if set, and else, like Pause, do nothing.
 type Call struct {
 	Key    cancel.Key
 	Args   json.RawMessage
 	N      int          // 1-based
 	Lease  budget.Lease // its Granted is the Budget-Remaining-Ms to send
 	Budget *budget.Budget
+
+	// Heard, on a Call no Registry made, receives what the attempt hears —
+	// progress heartbeats and keepalives, as a Registry's run would — for
+	// an attempt made away from its run: a durable run's activity forwards
+	// them to the quiet clock of its workflow (temporal/durable). It must
+	// not block. A Registry's Call reports to its run and ignores it.
+	Heard func(trace.Signal)
 
 	c          *call
 	keepalives atomic.Int64
@@ -105,10 +112,17 @@ type Call struct {
 // strictly increase over the call's most, across its attempts); every
 // heartbeat is reported as heard.
 func (c *Call) Progress(units, total int64, msg string) {
-	if c.c == nil || c.ended.Load() {
+	if c.ended.Load() {
 		return
 	}
-	c.c.signal(trace.Signal{Event: watchdog.Progress, Units: units, Total: total, Message: clip(msg, 256)})
+	s := trace.Signal{Event: watchdog.Progress, Units: units, Total: total, Message: clip(msg, 256)}
+	switch {
+	case c.c != nil:
+		c.c.signal(s)
+	case c.Heard != nil:
+		s.Key = string(c.Key)
+		c.Heard(s)
+	}
 }
 
 // Pause stops the run's quiet clock while the call waits by a choice of
@@ -125,11 +139,16 @@ func (c *Call) Pause() (resume func()) {
 // Keepalive reports a sign of life that says nothing of progress, such as
 // an SSE comment. It is counted and resets nothing.
 func (c *Call) Keepalive() {
-	if c.c == nil || c.ended.Load() {
+	if c.ended.Load() {
 		return
 	}
 	c.keepalives.Add(1)
-	c.c.signal(trace.Signal{Event: watchdog.Keepalive})
+	switch {
+	case c.c != nil:
+		c.c.signal(trace.Signal{Event: watchdog.Keepalive})
+	case c.Heard != nil:
+		c.Heard(trace.Signal{Event: watchdog.Keepalive, Key: string(c.Key)})
+	}
 }
 
 // An Answer is what one attempt came back with. A successful attempt sets

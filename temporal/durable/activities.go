@@ -21,6 +21,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 )
 
 // Activity names, as registered by [Activities.Register] and scheduled by
@@ -80,7 +81,7 @@ func (a *Activities) JournalOrphan(ctx context.Context, req OrphanRequest) (Orph
 	e := cancel.Entry{TS: time.Now(), RunID: req.RunID, Tool: req.Tool, Kind: req.Kind,
 		IdempotencyKey: cancel.Key(req.Key), ArgsSHA256: cancel.ArgsSHA256(buf.Bytes()), State: cancel.Open}
 	var reachable bool
-	if ts := a.Tools; ts != nil {
+	if ts := a.Tools.sub(req.Toolset); ts != nil {
 		e.URL, e.ToolsFile = ts.urls[req.Tool], ts.file
 		_, impl, _ := ts.lookup(req.Tool)
 		_, asks := impl.(cancel.StatusReader)
@@ -152,12 +153,13 @@ func heartbeat(ctx context.Context, stop <-chan struct{}, wg *sync.WaitGroup) {
 	})
 }
 
-// withHeartbeat runs f with heartbeats going, when the workflow asked for
-// them, and waits for the heartbeat goroutine before it returns.
+// withHeartbeat runs f with heartbeats going, and waits for the
+// heartbeat goroutine before it returns. Heartbeats find a dead worker
+// (when the workflow set a HeartbeatTimeout) and bring the attempt its
+// cancellation — the run's quiet clock fired, or the run was cancelled —
+// which the SDK delivers only in a heartbeat's answer ([WorkerOptions]
+// says how soon).
 func withHeartbeat[T any](ctx context.Context, f func() T) T {
-	if activity.GetInfo(ctx).HeartbeatTimeout <= 0 {
-		return f()
-	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	heartbeat(ctx, stop, &wg)
@@ -188,7 +190,7 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 		} else {
 			r := model.Request{Messages: msgs, Parallel: req.Parallel}
 			if req.Tools {
-				r.Tools = harness.Offer(a.Tools.specs())
+				r.Tools = harness.Offer(a.Tools.sub(req.Toolset).specs())
 			}
 			resp, err = client.Complete(ctx, b, r, nil)
 		}
@@ -253,10 +255,20 @@ func params(msgs []Message) []openai.ChatCompletionMessageParamUnion {
 
 // ToolInfos lists the worker's tools with their capabilities. It is the
 // run's setup step (SPEC §3).
-func (a *Activities) ToolInfos(ctx context.Context) ([]ToolInfo, error) {
+func (a *Activities) ToolInfos(ctx context.Context, toolset string) ([]ToolInfo, error) {
+	ts := a.Tools.sub(toolset)
+	if toolset != "" && ts == nil {
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("the worker has no sub-agent %q in its tools file", toolset), "NoToolset", nil)
+	}
 	var out []ToolInfo
-	for _, s := range a.Tools.specs() {
-		_, impl, _ := a.Tools.lookup(s.Name)
+	for _, s := range ts.specs() {
+		if at, ok := ts.agents[s.Name]; ok {
+			info := at.info
+			out = append(out, ToolInfo{Spec: s, Agent: &info})
+			continue
+		}
+		_, impl, _ := ts.lookup(s.Name)
 		_, canStatus := impl.(cancel.StatusReader)
 		out = append(out, ToolInfo{Spec: s, CanCancel: s.Cancellable, CanStatus: canStatus})
 	}
@@ -267,7 +279,7 @@ func (a *Activities) ToolInfos(ctx context.Context) ([]ToolInfo, error) {
 // minted, on the activity's lease, and reports what the tool's Answer
 // said.
 func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolReply, error) {
-	t, _, ok := a.Tools.lookup(req.Tool)
+	t, _, ok := a.Tools.sub(req.Toolset).lookup(req.Tool)
 	if !ok {
 		return ToolReply{Outcome: trace.Invalid, Answered: true, NotSent: true, Err: fmt.Sprintf("unknown tool %q", req.Tool)}, nil
 	}
@@ -279,7 +291,9 @@ func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolRepl
 	return withHeartbeat(ctx, func() ToolReply {
 		actx, stop := lease.Context(ctx)
 		defer stop()
-		call := &tools.Call{Key: cancel.Key(req.Key), Args: args, N: req.Attempt, Lease: lease, Budget: localBudget(lease.Granted)}
+		p := newProgressor(ctx, t.Spec())
+		defer p.stop()
+		call := &tools.Call{Key: cancel.Key(req.Key), Args: args, N: req.Attempt, Lease: lease, Budget: localBudget(lease.Granted), Heard: p.heard}
 		return replyOf(actx, t.Spec().Name, t.Attempt(actx, call))
 	}), nil
 }
@@ -320,7 +334,7 @@ func replyOf(actx context.Context, name string, ans tools.Answer) ToolReply {
 // ToolStatus asks the tool how the call with the request's key went,
 // without sending it again.
 func (a *Activities) ToolStatus(ctx context.Context, req StatusRequest) (StatusReply, error) {
-	_, impl, ok := a.Tools.lookup(req.Tool)
+	_, impl, ok := a.Tools.sub(req.Toolset).lookup(req.Tool)
 	if !ok {
 		return StatusReply{Err: fmt.Sprintf("unknown tool %q", req.Tool)}, nil
 	}
@@ -338,7 +352,7 @@ func (a *Activities) ToolStatus(ctx context.Context, req StatusRequest) (StatusR
 // ToolCancel asks the tool to stop the call with the request's key. It
 // returns the cancel_sent state: accepted, unknown (404) or failed.
 func (a *Activities) ToolCancel(ctx context.Context, req StatusRequest) (string, error) {
-	_, impl, ok := a.Tools.lookup(req.Tool)
+	_, impl, ok := a.Tools.sub(req.Toolset).lookup(req.Tool)
 	if !ok {
 		return string(trace.CancelStateFailed), nil
 	}

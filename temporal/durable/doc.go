@@ -1,8 +1,10 @@
 // Package durable runs a Glidepath run as a Temporal workflow (SPEC §9),
 // with the guarantees of a run in one process: one deadline, leases out of
-// it, retries decided by our rules, keys minted once, and a labeled
-// landing inside the budget. It is the foundation of issue 19; what is not
-// here yet is listed under # Not yet.
+// it, retries decided by our rules, keys minted once, a quiet clock,
+// sub-agents on slices, and a labeled landing inside the budget. A worker
+// serves it with [Activities] (register both, and build the worker with
+// [WorkerOptions]); `harness-temporal worker | run | dev` is the command
+// line.
 //
 // # Budget
 //
@@ -58,6 +60,59 @@
 // flight). A write's tool must then be reachable from the other worker: a
 // remote tool is; the demo's in-memory builtins are per process.
 //
+// # Quiet clock
+//
+// The quiet clock Q (Input.Quiet, default 60s) is workflow state, reset
+// by the semantic events the workflow sees: a tool call issued, a tool's
+// answer, a model message completed, and progress from a running attempt
+// whose units grew. An attempt hears its tool's progress on the worker
+// ([tools.Call.Heard]) and sends it to its workflow as a [SignalProgress]
+// signal, coalesced to one per [ProgressEvery]; keepalives, tokens and a
+// count that does not grow send nothing. The clock is paused while the
+// run waits by its own choice (a backoff sleep, a server's Retry-After)
+// and during setup, and resumes with the quiet time it had left. It
+// sleeps on one workflow timer per Q, not one per event. When Q passes
+// with no event, the run's work context is cancelled: the attempts in
+// flight end with outcome quiet (the running activity learns it in its
+// next heartbeat's answer, within [CancelWithin] on a worker built with
+// [WorkerOptions]; a cancellable tool is also cancelled by key), and the
+// run lands with cause quiet. HeartbeatTimeout finds dead workers only.
+// Progress reaches the workflow up to ProgressEvery and a signal's
+// delivery late, never early, so the clock can fire that much later than
+// in one process, never sooner than Q after the last event.
+//
+// # Sub-agents
+//
+// An agent entry of the worker's tools file (SPEC §5b) is offered to the
+// model as a tool; a call runs the child as a child workflow of the same
+// [Workflow], on a slice of the parent's budget: min(ceiling, available −
+// keep), keep being the parent's p95 for one model turn and at least 2·F,
+// refused below the floor and, like any new branch, from narrow on. The
+// child's Input.Deadline is the slice's end in the parent's workflow
+// time, so the child's start is spent from its slice; its tools are its
+// entry's tools file, loaded by the worker with the parent's
+// (Input.Toolset names them); it runs on the worker's model (an entry
+// naming another is refused, [ErrUnsupported]). The child's semantic
+// events are sent to the parent as coalesced [SignalProgress] signals, so
+// they count for the parent's quiet clock. Its labeled result is the tool
+// message's content, exactly the `--json` object of `harness run`, and
+// its records join the parent's trace with their own run_id and the
+// parent's as parent_run_id. A cancelled or stalled parent cancels its
+// child and waits for it to land (within the child's reserve); a child
+// with no answer by its slice's end and half of keep is given up and
+// cancelled, and the call is interrupted. The child workflow's ID is the
+// entry's name and the call's key, minted once, so a replay or a worker
+// that takes the run over starts the same child. A child's backoff
+// sleeps do not pause its parent's quiet clock (one process's harness
+// does), so a child that sleeps longer than Q can stall its parent.
+//
+// # MCP servers
+//
+// A tools file with mcpServers is refused ([ErrUnsupported]): an MCP
+// session lives in one process, while a durable run's calls go to
+// whichever worker takes them; serve such tools from a tool server of
+// their own (package kit, or `harness serve`) and name it by url.
+//
 // # Cancellation
 //
 // A cancelled workflow (harness-temporal run's first Ctrl-C) lands now
@@ -99,12 +154,8 @@
 //
 // # Not yet
 //
-// The quiet clock (semantic events from activities as coalesced signals),
-// sub-agents as child workflows on a slice, MCP servers, observed tool
-// latencies feeding the p50 refusals and the fit gate (the workflow uses
-// the tools' declared p50 and p95; for the model, the median of the run's
-// own attempts), progress of a tool reaching the run (a [tools.Call] no
-// Registry made drops it), the final ask of a reconciliation before it
-// gives up (cancel.Reconcile's FinalAsk), and `make temporal-demo` are
-// issue 19's next steps.
+// Observed tool latencies feeding the p50 refusals and the fit gate (the
+// workflow uses the tools' declared p50 and p95; for the model, the
+// run's own attempts), and the final ask of a reconciliation before it
+// gives up (cancel.Reconcile's FinalAsk).
 package durable

@@ -48,14 +48,30 @@ func newEnvJournal(t *testing.T, toolsYAML string, j *cancel.Journal) *env {
 // (nil: the default policy).
 func newEnvWith(t *testing.T, toolsYAML string, j *cancel.Journal, sc *sim.Scenario) *env {
 	t.Helper()
-	e := &env{ts: temporaltest.NewServer(temporaltest.WithT(t)), sim: sim.NewServer(sc), queue: "glidepath-" + t.Name()}
+	var files map[string]string
+	if toolsYAML != "" {
+		files = map[string]string{"tools.yaml": toolsYAML}
+	}
+	return newEnvFiles(t, files, j, sc)
+}
+
+// newEnvFiles is newEnvWith with the tools files files (by name, in one
+// folder: a sub-agent's tools file is named relative to its parent's),
+// the worker's being tools.yaml (none: no tools).
+func newEnvFiles(t *testing.T, files map[string]string, j *cancel.Journal, sc *sim.Scenario) *env {
+	t.Helper()
+	ts := temporaltest.NewServer(temporaltest.WithT(t), temporaltest.WithBaseWorkerOptions(durable.WorkerOptions(worker.Options{})))
+	e := &env{ts: ts, sim: sim.NewServer(sc), queue: "glidepath-" + t.Name()}
 	t.Cleanup(e.sim.Close)
 	acts := &durable.Activities{Model: model.Config{BaseURL: e.sim.URL, Model: sim.ModelID}, Journal: j}
-	if toolsYAML != "" {
-		path := filepath.Join(t.TempDir(), "tools.yaml")
-		if err := os.WriteFile(path, []byte(toolsYAML), 0o600); err != nil {
-			t.Fatal(err)
+	if len(files) > 0 {
+		dir := t.TempDir()
+		for name, body := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}
+		path := filepath.Join(dir, "tools.yaml")
 		reg, err := durable.LoadTools(t.Context(), path, nil)
 		if err != nil {
 			t.Fatal(err)

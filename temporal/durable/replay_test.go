@@ -33,10 +33,14 @@ func TestARunsHistoryReplaysOnAFreshWorker(t *testing.T) {
 		name, tools string
 		budget      time.Duration
 		sc          *sim.Scenario
+		quiet       time.Duration
+		child       string // a sub-agent's tools file, child.yaml
 	}{
-		{"search-and-late-pay", "tools:\n  - name: search\n    builtin: search\n  - name: pay\n    builtin: late_commit\n    ceiling: 500ms\n", 20 * time.Second, nil},
-		{"landing-on-budget", "tools:\n  - name: deep_research\n    builtin: deep_research\n    p50: 100ms\n", 2500 * time.Millisecond, slowModel},
-		{"orphaned-write", "tools:\n  - name: transfer\n    effect: write\n    ceiling: 500ms\n    command: [sh, -c, \"sleep 5\"]\n", 20 * time.Second, nil},
+		{name: "search-and-late-pay", tools: "tools:\n  - name: search\n    builtin: search\n  - name: pay\n    builtin: late_commit\n    ceiling: 500ms\n", budget: 20 * time.Second},
+		{name: "landing-on-budget", tools: "tools:\n  - name: deep_research\n    builtin: deep_research\n    p50: 100ms\n", budget: 2500 * time.Millisecond, sc: slowModel},
+		{name: "orphaned-write", tools: "tools:\n  - name: transfer\n    effect: write\n    ceiling: 500ms\n    command: [sh, -c, \"sleep 5\"]\n", budget: 20 * time.Second},
+		{name: "quiet-progress-and-stall", tools: "tools:\n  - name: deep_research\n    builtin: deep_research\n  - name: silent\n    effect: read\n    command: [sh, -c, \"sleep 6\"]\n", budget: 20 * time.Second, quiet: 1500 * time.Millisecond},
+		{name: "sub-agent", tools: "tools:\n  - name: researcher\n    ceiling: 6s\n    agent:\n      instructions: You research.\n      tools: child.yaml\n", child: "tools:\n  - name: search\n    builtin: search\n", budget: 20 * time.Second},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,8 +49,12 @@ func TestARunsHistoryReplaysOnAFreshWorker(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer j.Close()
-			e := newEnvWith(t, tc.tools, j, tc.sc)
-			_, wr := e.run(t, durable.Input{Task: "a run to replay", Budget: tc.budget})
+			files := map[string]string{"tools.yaml": tc.tools}
+			if tc.child != "" {
+				files["child.yaml"] = tc.child
+			}
+			e := newEnvFiles(t, files, j, tc.sc)
+			_, wr := e.run(t, durable.Input{Task: "a run to replay", Budget: tc.budget, Quiet: tc.quiet})
 			h := e.history(t, wr)
 			if err := replayer(t).ReplayWorkflowHistory(nil, h); err != nil {
 				t.Fatalf("replay: %v", err)

@@ -6,15 +6,22 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/glidepath/glidepath/harness"
 
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/tools/demo"
 )
 
 // ErrUnsupported is matched by the error of a tools file that asks for
-// what a worker cannot run yet: sub-agents (agent entries) and MCP
-// servers, which are issue 19's next steps.
-var ErrUnsupported = errors.New("durable: not supported on Temporal yet")
+// what a worker cannot run: MCP servers (an MCP session lives in one
+// process, and a run's calls go to whichever worker takes them; a remote
+// tool server, or a tool wrapping the MCP server per call, can serve
+// them instead), and a sub-agent on a model of its own (a worker runs one
+// model).
+var ErrUnsupported = errors.New("durable: not supported on Temporal")
 
 // A Toolset is the tools a worker runs: a registry of them, and for each
 // the value whose type says what it can do (a builtin a config entry
@@ -26,6 +33,17 @@ type Toolset struct {
 	impl     map[string]tools.Tool
 	urls     map[string]string // a url entry's base URL, by name, for the orphan journal
 	file     string            // the tools file, absolute, for the orphan journal
+	agents   map[string]agentTools
+	order    map[string]int // the tools file's order of its entries, which the model is offered
+}
+
+// agentTools are a sub-agent entry: its spec, as package harness makes a
+// sub-agent's, what the child workflow is started with, and the child's
+// tools.
+type agentTools struct {
+	spec  tools.Spec
+	info  AgentInfo
+	tools *Toolset
 }
 
 // LoadTools reads a tools file as `harness run --tools` does (SPEC §5),
@@ -42,24 +60,55 @@ func LoadTools(ctx context.Context, path string, client *http.Client) (*Toolset,
 	if client == nil {
 		client = &http.Client{}
 	}
-	if len(cfg.MCPServers) > 0 {
-		return nil, fmt.Errorf("%s: mcpServers: %w", cfg.File, ErrUnsupported)
-	}
-	for _, e := range cfg.Entries {
-		if e.Agent != nil {
-			return nil, fmt.Errorf("%s: %s: agent entries: %w", cfg.File, e.Name, ErrUnsupported)
-		}
-	}
-	if err := cfg.Resolve(ctx, client, tools.DefaultResolveTimeout); err != nil {
+	ts, err := build(ctx, cfg, builtins, client, "")
+	if err != nil {
+		ts.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	ts := &Toolset{Registry: tools.NewRegistry(nil), impl: map[string]tools.Tool{}, urls: map[string]string{}, file: path}
-	if abs, err := filepath.Abs(path); err == nil {
+	return ts, nil
+}
+
+// build makes the Toolset of cfg, and of each of its sub-agents' tools
+// files, the agents named by their path from the worker's tools file
+// (prefix is this config's).
+func build(ctx context.Context, cfg *tools.Config, builtins map[string]tools.Tool, client *http.Client, prefix string) (*Toolset, error) {
+	ts := &Toolset{Registry: tools.NewRegistry(nil), impl: map[string]tools.Tool{}, urls: map[string]string{},
+		file: cfg.File, agents: map[string]agentTools{}, order: map[string]int{}}
+	if abs, err := filepath.Abs(cfg.File); err == nil {
 		ts.file = abs
+	}
+	if len(cfg.MCPServers) > 0 {
+		return ts, fmt.Errorf("%s: mcpServers: %w", cfg.File, ErrUnsupported)
+	}
+	if err := cfg.Resolve(ctx, client, tools.DefaultResolveTimeout); err != nil {
+		return ts, err
+	}
+	for i, e := range cfg.Entries {
+		ts.order[e.Name] = i
+		if e.Agent == nil {
+			continue
+		}
+		if e.Agent.Model != "" {
+			return ts, fmt.Errorf("%s: %s: model %s: a worker runs one model, its own: %w", cfg.File, e.Name, e.Agent.Model, ErrUnsupported)
+		}
+		at := agentTools{
+			spec:  harness.NewAgent(e.Spec(tools.Spec{}), harness.Config{}).Spec(),
+			info:  AgentInfo{Instructions: e.Agent.Instructions, MaxSteps: e.Agent.MaxSteps, Toolset: prefix + e.Name},
+			tools: &Toolset{}, // no tools file: a child with no tools
+		}
+		if e.Agent.Tools != nil {
+			child, err := build(ctx, e.Agent.Tools, builtins, client, prefix+e.Name+"/")
+			at.tools = child
+			ts.agents[e.Name] = at // so that closing ts closes what was built
+			if err != nil {
+				return ts, fmt.Errorf("agent %s: %w", e.Name, err)
+			}
+		}
+		ts.agents[e.Name] = at
 	}
 	for _, t := range cfg.Tools(client) {
 		if err := ts.Registry.Register(t); err != nil {
-			return nil, err
+			return ts, err
 		}
 	}
 	for _, e := range cfg.Entries {
@@ -73,12 +122,28 @@ func LoadTools(ctx context.Context, path string, client *http.Client) (*Toolset,
 	return ts, nil
 }
 
-// Close closes the tools, within ctx.
+// Close closes the tools, its sub-agents' among them, within ctx.
 func (ts *Toolset) Close(ctx context.Context) error {
 	if ts == nil || ts.Registry == nil {
 		return nil
 	}
-	return ts.Registry.Close(ctx)
+	errs := []error{ts.Registry.Close(ctx)}
+	for _, a := range ts.agents {
+		errs = append(errs, a.tools.Close(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// sub returns the tools of the sub-agent at path ("" is ts itself), nil
+// when there is none.
+func (ts *Toolset) sub(path string) *Toolset {
+	for name := range strings.SplitSeq(path, "/") {
+		if ts == nil || name == "" {
+			return ts
+		}
+		ts = ts.agents[name].tools
+	}
+	return ts
 }
 
 // lookup returns the tool registered under name, to attempt, and the value
@@ -98,9 +163,16 @@ func (ts *Toolset) lookup(name string) (tool, impl tools.Tool, ok bool) {
 	return tool, impl, true
 }
 
+// specs are the specs of ts's tools and sub-agents, in the tools file's
+// order: what the model is offered.
 func (ts *Toolset) specs() []tools.Spec {
 	if ts == nil || ts.Registry == nil {
 		return nil
 	}
-	return ts.Registry.Specs()
+	out := ts.Registry.Specs()
+	for _, a := range ts.agents {
+		out = append(out, a.spec)
+	}
+	slices.SortStableFunc(out, func(a, b tools.Spec) int { return ts.order[a.Name] - ts.order[b.Name] })
+	return out
 }

@@ -37,10 +37,25 @@ type Input struct {
 
 	// MaxAttempts bounds the attempts of a model turn; zero: 3.
 	MaxAttempts int
+	// Quiet is the quiet clock Q (SPEC §3): the run lands with cause
+	// quiet when Q passes with no semantic event. Zero selects
+	// watchdog.DefaultQuiet (60s).
+	Quiet time.Duration
 
 	// RunID names the run in its result and trace; empty: the workflow's
 	// own ID.
 	RunID string
+
+	// Deadline, if not zero, is when the run's budget ends, in workflow
+	// time: a sub-agent's slice ends when its parent granted it to, so the
+	// child starts at Deadline − Budget, and the time its start took is
+	// spent from its slice, not added to it.
+	Deadline time.Time
+	// Toolset names the worker's tools the run uses: empty for the tools
+	// file's own, a sub-agent's path of agent names for its tools file's.
+	Toolset string
+	// Parent is set on a sub-agent's run: the run that called it.
+	Parent *Parent
 }
 
 // Defaults of Input's fields, as `harness run` has them.
@@ -86,6 +101,7 @@ type ToolCall struct {
 
 // ModelRequest is one model attempt, as the workflow schedules it.
 type ModelRequest struct {
+	Toolset  string // the run's Input.Toolset
 	Messages []Message
 	Tools    bool // offer the worker's tools; false: no tools field at all (landing)
 	Parallel bool // the model may ask for several calls at once
@@ -112,12 +128,14 @@ type ModelReply struct {
 // worker.
 type ToolInfo struct {
 	Spec      tools.Spec
-	CanCancel bool // a cancel.Canceller whose spec did not turn it off
-	CanStatus bool // a cancel.StatusReader: a cut write is reconciled by key
+	CanCancel bool       // a cancel.Canceller whose spec did not turn it off
+	CanStatus bool       // a cancel.StatusReader: a cut write is reconciled by key
+	Agent     *AgentInfo // a sub-agent: a call runs a child workflow
 }
 
 // ToolRequest is one attempt of a logical tool call.
 type ToolRequest struct {
+	Toolset string // the run's Input.Toolset
 	Tool    string
 	Key     string // minted once per logical call, in workflow code
 	Args    json.RawMessage
@@ -142,8 +160,9 @@ type ToolReply struct {
 
 // StatusRequest asks how the call with Key went, by its key.
 type StatusRequest struct {
-	Tool string
-	Key  string
+	Toolset string // the run's Input.Toolset
+	Tool    string
+	Key     string
 }
 
 // StatusReply is the tool's answer to a StatusRequest. Err is set when
@@ -156,11 +175,12 @@ type StatusReply struct {
 
 // OrphanRequest journals a write whose outcome stays unknown.
 type OrphanRequest struct {
-	RunID string
-	Tool  string
-	Kind  string
-	Key   string
-	Args  json.RawMessage
+	Toolset string // the run's Input.Toolset
+	RunID   string
+	Tool    string
+	Kind    string
+	Key     string
+	Args    json.RawMessage
 }
 
 // OrphanReply says whether the orphan is in the worker's journal, and

@@ -14,6 +14,7 @@ import (
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -48,8 +49,26 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 			"BadInput", ErrBadInput)
 	}
 	r := newRun(ctx, in)
-	r.record(ctx, trace.Record{Event: trace.RunStart, TotalMs: r.total.Milliseconds()})
-	res := r.run(ctx)
+	start := trace.Record{Event: trace.RunStart, TotalMs: r.total.Milliseconds()}
+	if in.Parent != nil {
+		start.Key = in.Parent.Key // the call the child answers
+	}
+	r.record(ctx, start)
+	// The quiet clock and the signals that feed it run beside the loop;
+	// when the clock fires, it cancels the work context only, so the run
+	// still lands on its own.
+	watch, stopWatch := workflow.WithCancel(ctx)
+	work, stopWork := workflow.WithCancel(ctx)
+	r.stopWork = stopWork
+	workflow.Go(watch, r.listen)
+	workflow.Go(watch, func(ctx workflow.Context) { r.quiet.watch(ctx, r.stall) })
+	if in.Parent != nil {
+		workflow.Go(watch, r.forwardLoop)
+	}
+	res := r.run(ctx, work)
+	r.quiet.stopped = true
+	stopWatch()
+	stopWork()
 	end := trace.Record{Event: trace.RunEnd, Cause: string(res.Cause), Result: string(res.Status), TotalMs: r.total.Milliseconds()}
 	r.record(ctx, end)
 	return Output{Result: res, Trace: r.records, Dropped: r.dropped}, nil
@@ -87,6 +106,10 @@ type run struct {
 	// rng draws the jitter of backoff sleeps. It is seeded once from a
 	// SideEffect, so a replay draws the same sleeps.
 	rng *rand.Rand
+
+	quiet    quietClock
+	stopWork workflow.CancelFunc // ends the work context: the quiet clock fired
+	events   int64               // a sub-agent's semantic events, which its parent hears (forwardLoop)
 }
 
 func newRun(ctx workflow.Context, in Input) *run {
@@ -99,6 +122,9 @@ func newRun(ctx workflow.Context, in Input) *run {
 	if in.MaxAttempts <= 0 {
 		in.MaxAttempts = DefaultMaxAttempts
 	}
+	if in.Quiet <= 0 {
+		in.Quiet = watchdog.DefaultQuiet
+	}
 	r := &run{in: in, runID: in.RunID, total: in.Budget, reserve: in.Reserve, floor: in.Floor}
 	if r.runID == "" {
 		r.runID = workflow.GetInfo(ctx).WorkflowExecution.ID
@@ -110,7 +136,12 @@ func newRun(ctx workflow.Context, in Input) *run {
 		r.floor = budget.DefaultFloor
 	}
 	r.start = workflow.Now(ctx)
+	if !in.Deadline.IsZero() {
+		// A sub-agent's slice began when its parent granted it.
+		r.start = in.Deadline.Add(-r.total)
+	}
 	r.deadline = r.start.Add(r.total)
+	r.quiet = quietClock{q: in.Quiet, last: r.start, most: map[string]int64{}}
 	var seed [2]uint64
 	if err := workflow.SideEffect(ctx, func(workflow.Context) any {
 		return [2]uint64{rand.Uint64(), rand.Uint64()}
@@ -137,6 +168,9 @@ func (r *run) record(ctx workflow.Context, rec trace.Record) {
 	spent, remaining, _ := r.clock(ctx)
 	r.seq++
 	rec.TS, rec.RunID, rec.Seq = now, r.runID, r.seq
+	if p := r.in.Parent; p != nil {
+		rec.ParentRunID = p.RunID
+	}
 	rec.ElapsedMs, rec.RemainingMs, rec.Phase = spent.Milliseconds(), remaining.Milliseconds(), r.phase.String()
 	if rec.Event == trace.RunEnd && now.After(r.deadline) {
 		rec.LateMs = now.Sub(r.deadline).Milliseconds()
@@ -224,14 +258,24 @@ func (r *run) backoff(ctx workflow.Context, rec trace.Record, d budget.Delay) bo
 	if d.GiveUp {
 		return false
 	}
+	// A wait the run chose is not silence: the quiet clock is paused for
+	// it (SPEC §3).
+	resume := r.quiet.pause(ctx)
+	defer resume()
 	return workflow.Sleep(ctx, d.Sleep) == nil
 }
 
 // run is the loop: setup, then model turns and the tool calls they ask
-// for, until the model answers or the run must land.
-func (r *run) run(ctx workflow.Context) landing.Result {
+// for, until the model answers or the run must land. Work happens on ctx,
+// which the quiet clock cancels when it fires; root is the workflow's own
+// context, which only the run's cancellation ends, and the run lands on
+// it.
+func (r *run) run(root, ctx workflow.Context) landing.Result {
 	if cause, ok := r.setup(ctx); !ok {
-		return r.land(ctx, cause, false)
+		if c, ended := r.ended(root); ended {
+			cause = c
+		}
+		return r.land(root, cause, false)
 	}
 	prompt := systemPrompt
 	if in := strings.TrimSpace(r.in.Instructions); in != "" {
@@ -239,31 +283,32 @@ func (r *run) run(ctx workflow.Context) landing.Result {
 	}
 	r.conv = []Message{{Role: "system", Content: prompt}, {Role: "user", Content: r.in.Task}}
 	for {
-		if ctx.Err() != nil {
-			return r.land(ctx, landing.CauseCancelled, true)
+		if cause, ended := r.ended(root); ended {
+			return r.land(root, cause, true)
 		}
 		r.advance(ctx)
 		if r.phase == landing.Land {
-			return r.land(ctx, landing.CauseBudget, true)
+			return r.land(root, landing.CauseBudget, true)
 		}
 		if r.step >= r.in.MaxSteps {
-			return r.land(ctx, landing.CauseMaxSteps, true)
+			return r.land(root, landing.CauseMaxSteps, true)
 		}
 		if _, _, available := r.clock(ctx); available-r.floor <= 0 {
 			// No time for work, but the reserve is landing's (SPEC §3).
-			return r.land(ctx, landing.CauseBudget, true)
+			return r.land(root, landing.CauseBudget, true)
 		}
 		r.step++
 		reply, ok := r.turn(ctx)
+		if cause, ended := r.ended(root); ended {
+			return r.land(root, cause, true)
+		}
 		switch {
-		case ctx.Err() != nil:
-			return r.land(ctx, landing.CauseCancelled, true)
 		case !ok && reply.Outcome == "":
 			// The budget refused the turn's first attempt: the run is out
 			// of work time, not failed by its model.
-			return r.land(ctx, landing.CauseBudget, true)
+			return r.land(root, landing.CauseBudget, true)
 		case !ok:
-			return r.landFailed(ctx, reply)
+			return r.landFailed(root, reply)
 		}
 		if len(reply.ToolCalls) == 0 {
 			if why := model.CheckFinish(reply.FinishReason); why != nil || strings.TrimSpace(reply.Content) == "" {
@@ -274,8 +319,9 @@ func (r *run) run(ctx workflow.Context) landing.Result {
 				if why != nil {
 					r.failure = why.Error()
 				}
-				return r.land(ctx, landing.CauseUpstream, true)
+				return r.land(root, landing.CauseUpstream, true)
 			}
+			r.quiet.stopped = true
 			return r.finish(ctx, landing.Settle(r.landingRecord(""), reply.Content))
 		}
 		r.conv = append(r.conv, Message{Role: "assistant", Content: reply.Content, ToolCalls: reply.ToolCalls})
@@ -301,7 +347,11 @@ func (r *run) setup(ctx workflow.Context) (landing.Cause, bool) {
 	start := base
 	start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
 	r.record(ctx, start)
-	err := workflow.ExecuteActivity(options(ctx, granted), ToolsActivity).Get(ctx, &r.tools)
+	// Setup is not silence: the quiet clock starts when the loop does, as
+	// a Session's does after its Setup.
+	resume := r.quiet.pause(ctx)
+	err := workflow.ExecuteActivity(options(ctx, granted), ToolsActivity, r.in.Toolset).Get(ctx, &r.tools)
+	resume()
 	end := start
 	end.Event, end.Outcome = trace.AttemptEnd, trace.OK
 	cause := landing.Cause("")
@@ -338,6 +388,7 @@ func (r *run) turn(ctx workflow.Context) (ModelReply, bool) {
 			return last, false
 		}
 		req := ModelRequest{
+			Toolset:  r.in.Toolset,
 			Messages: r.withNote(landing.NoteFor(r.phase, remaining, available)),
 			Tools:    len(r.tools) > 0,
 			Parallel: r.in.Parallel > 1 && r.phase == landing.Explore,
@@ -368,6 +419,8 @@ func (r *run) modelAttempt(ctx workflow.Context, base trace.Record, granted time
 	if err := workflow.ExecuteActivity(options(ctx, granted), ModelActivity, req).Get(ctx, &reply); err != nil {
 		lease, dead := timedOut(err)
 		switch {
+		case temporal.IsCanceledError(err) && r.quiet.fired:
+			reply = ModelReply{Outcome: trace.Quiet, Failure: "stopped: nothing happened for " + landing.Human(r.quiet.q)}
 		case temporal.IsCanceledError(err):
 			reply = ModelReply{Outcome: trace.Cancelled, Failure: "the run was cancelled"}
 		case lease:
@@ -382,6 +435,7 @@ func (r *run) modelAttempt(ctx workflow.Context, base trace.Record, granted time
 	}
 	if reply.Outcome == trace.OK {
 		r.observeModel(workflow.Now(ctx).Sub(began))
+		r.heard(ctx) // a model message completed
 	}
 	end := start
 	end.Event, end.Outcome, end.Status, end.Tokens = trace.AttemptEnd, reply.Outcome, reply.Status, reply.Tokens
@@ -443,6 +497,7 @@ func (r *run) landFailed(ctx workflow.Context, reply ModelReply) landing.Result 
 // call is set and there is time for it, else the deterministic summary of
 // the run's record, built here in workflow code.
 func (r *run) land(ctx workflow.Context, cause landing.Cause, call bool) landing.Result {
+	r.quiet.stopped = true // landing is bounded by its lease, not by the quiet clock
 	var ceiling time.Duration
 	if ctx.Err() != nil {
 		// The run was cancelled (the first Ctrl-C): it lands now, within
@@ -463,7 +518,7 @@ func (r *run) land(ctx workflow.Context, cause landing.Cause, call bool) landing
 	default:
 		msgs := append(r.withNote(landing.NoteFor(landing.Land, remaining, 0)), Message{Role: "user", Content: landingPrompt(boundary)})
 		base := trace.Record{Step: model.Kind, StepIndex: r.step, Attempt: 1}
-		reply := r.modelAttempt(ctx, base, granted, ModelRequest{Messages: msgs, Landing: true})
+		reply := r.modelAttempt(ctx, base, granted, ModelRequest{Toolset: r.in.Toolset, Messages: msgs, Landing: true})
 		switch {
 		case reply.Outcome != trace.OK:
 			msg = "landing call failed: " + reply.Failure
@@ -483,7 +538,28 @@ func (r *run) land(ctx workflow.Context, cause landing.Cause, call bool) landing
 
 // landingRecord is what the run knows about itself when it lands.
 func (r *run) landingRecord(cause landing.Cause) landing.Record {
-	return landing.Record{Task: r.in.Task, Cause: cause, Step: r.step, Failure: r.failure, Calls: r.calls}
+	return landing.Record{Task: r.in.Task, Cause: cause, Step: r.step, Quiet: r.quiet.q, Failure: r.failure, Calls: r.calls}
+}
+
+// ended reports whether the run's work is over before its budget is:
+// cancelled (root ended: the first Ctrl-C) or stalled (the quiet clock
+// fired), and the cause it lands with.
+func (r *run) ended(root workflow.Context) (landing.Cause, bool) {
+	switch {
+	case root.Err() != nil:
+		return landing.CauseCancelled, true
+	case r.quiet.fired:
+		return landing.CauseQuiet, true
+	}
+	return "", false
+}
+
+// stopped says, for the model, why the run's work context ended.
+func (r *run) stopped() string {
+	if r.quiet.fired {
+		return "the run stalled: nothing happened for " + landing.Human(r.quiet.q)
+	}
+	return "the run was cancelled"
 }
 
 // finish fills in what every result carries: the run's ID, its budget in
@@ -551,6 +627,9 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 	if kind == "" {
 		kind = tools.KindPrefix + spec.Name
 	}
+	if t.Agent != nil {
+		return r.agentCall(ctx, tc, t, lc, kind)
+	}
 	maxAttempts := spec.MaxAttempts
 	if maxAttempts <= 0 {
 		maxAttempts = tools.DefaultMaxAttempts
@@ -568,9 +647,10 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 		return refused(1, "gated")
 	}
 	if ctx.Err() != nil {
-		// The run was cancelled before this call started: nothing is sent.
-		lc.Outcome, lc.Summary = landing.Refused, "not started: the run was cancelled"
-		return "error: not started: the run was cancelled", lc
+		// The run was cancelled, or stalled, before this call started:
+		// nothing is sent.
+		lc.Outcome, lc.Summary = landing.Refused, "not started: "+r.stopped()
+		return "error: not started: " + r.stopped(), lc
 	}
 	key := mintKey(ctx)
 	lc.Key = string(key)
@@ -588,7 +668,7 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 			return r.failed(lc, last, "; no retry: not enough time")
 		}
 		base := trace.Record{Step: kind, StepIndex: r.step, Attempt: n, ResendCount: n - 1, Key: string(key), CallID: tc.ID}
-		last = r.toolAttempt(ctx, base, granted, capped, ToolRequest{Tool: spec.Name, Key: string(key), Args: tc.Arguments, Attempt: n})
+		last = r.toolAttempt(ctx, base, granted, capped, ToolRequest{Toolset: r.in.Toolset, Tool: spec.Name, Key: string(key), Args: tc.Arguments, Attempt: n})
 		_, _, available = r.clock(ctx)
 		d := decide(facts{
 			write: spec.Effect != tools.Read, n: n, max: maxAttempts, runEnded: available <= r.floor || ctx.Err() != nil,
@@ -625,7 +705,7 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 			return content, lc
 		case orphan:
 			lc.Outcome, lc.State, lc.Summary = landing.Interrupted, stateOrphaned, "outcome unknown"
-			j := r.journal(ctx, OrphanRequest{RunID: r.runID, Tool: spec.Name, Kind: kind, Key: string(key), Args: tc.Arguments})
+			j := r.journal(ctx, OrphanRequest{Toolset: r.in.Toolset, RunID: r.runID, Tool: spec.Name, Kind: kind, Key: string(key), Args: tc.Arguments})
 			lc.Unreachable = !j.Journaled || !j.Reachable
 			r.record(ctx, trace.Record{Event: trace.Orphan, Step: kind, StepIndex: r.step, Key: string(key), State: "open", Message: j.Err})
 			// The model is told "recorded" only when the journal holds it.
@@ -641,7 +721,7 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 		}
 		if !r.backoff(ctx, base, r.delay(ctx, n, last.RetryAfter)) {
 			if ctx.Err() != nil {
-				return r.failed(lc, last, "; no retry: the run was cancelled")
+				return r.failed(lc, last, "; no retry: "+r.stopped())
 			}
 			return r.failed(lc, last, "; no retry: the next attempt would not fit in the time left")
 		}
@@ -672,10 +752,13 @@ func (r *run) toolAttempt(ctx workflow.Context, base trace.Record, granted time.
 	start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
 	r.record(ctx, start)
 	r.attempts++
+	r.heard(ctx) // a tool call issued
 	var reply ToolReply
 	if err := workflow.ExecuteActivity(options(ctx, granted), ToolActivity, req).Get(ctx, &reply); err != nil {
 		lease, dead := timedOut(err)
 		switch {
+		case temporal.IsCanceledError(err) && r.quiet.fired:
+			reply = ToolReply{Outcome: trace.Quiet, Cut: true, Err: req.Tool + ": stopped: nothing happened for " + landing.Human(r.quiet.q)}
 		case temporal.IsCanceledError(err):
 			reply = ToolReply{Outcome: trace.Cancelled, Cut: true, Err: req.Tool + ": stopped: the run was cancelled"}
 		case lease:
@@ -686,6 +769,9 @@ func (r *run) toolAttempt(ctx workflow.Context, base trace.Record, granted time.
 		default:
 			reply = ToolReply{Outcome: trace.UpstreamError, Err: req.Tool + " failed: " + err.Error()}
 		}
+	}
+	if reply.Outcome == trace.OK || reply.Answered {
+		r.heard(ctx) // a tool result returned
 	}
 	if reply.Cut && reply.Outcome == trace.GaveUp {
 		// A cut is a per-attempt timeout, which SPEC §2 retries, only when
@@ -710,7 +796,7 @@ func (r *run) cancel(ctx workflow.Context, kind, tool string, key cancel.Key) st
 	granted, _, rule := budget.Grant(remaining, r.floor, cancelLease, 0)
 	state := string(trace.CancelStateFailed)
 	if rule == 0 {
-		if err := workflow.ExecuteActivity(options(ctx, granted), CancelActivity, StatusRequest{Tool: tool, Key: string(key)}).Get(ctx, &state); err != nil {
+		if err := workflow.ExecuteActivity(options(ctx, granted), CancelActivity, StatusRequest{Toolset: r.in.Toolset, Tool: tool, Key: string(key)}).Get(ctx, &state); err != nil {
 			state = string(trace.CancelStateFailed)
 		}
 	}
@@ -750,7 +836,7 @@ func (r *run) reconcile(ctx workflow.Context, kind, tool string, key cancel.Key)
 			return StatusReply{Err: "no time to ask: " + rule.String()}
 		}
 		var st StatusReply
-		if err := workflow.ExecuteActivity(options(ctx, granted), StatusActivity, StatusRequest{Tool: tool, Key: string(key)}).Get(ctx, &st); err != nil {
+		if err := workflow.ExecuteActivity(options(ctx, granted), StatusActivity, StatusRequest{Toolset: r.in.Toolset, Tool: tool, Key: string(key)}).Get(ctx, &st); err != nil {
 			st = StatusReply{Err: err.Error()}
 		}
 		state := st.State

@@ -48,7 +48,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	parallel := fs.Int("parallel", durable.DefaultParallel, "tool calls of one turn at once")
 	traceFile := fs.String("trace", "", "write the run's JSONL trace to this file (SPEC §6)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
-	fs.Duration("quiet", 60*time.Second, "the quiet clock Q (accepted; not yet enforced on Temporal, issue 19)")
+	quiet := fs.Duration("quiet", 60*time.Second, "the quiet clock Q: the run lands when nothing happens for this long")
 	if err := fs.Parse(args); err != nil {
 		return usage("%v (try: harness-temporal run --help)", err)
 	}
@@ -66,7 +66,10 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if *b <= 0 {
 		return usage("--budget %v: must be positive", *b)
 	}
-	in := durable.Input{Task: task, Budget: *b, Floor: *floor, MaxSteps: *maxSteps, Parallel: *parallel}
+	if *quiet <= 0 {
+		return usage("--quiet %v: must be positive", *quiet)
+	}
+	in := durable.Input{Task: task, Budget: *b, Floor: *floor, MaxSteps: *maxSteps, Parallel: *parallel, Quiet: *quiet}
 	if *reserve != "auto" {
 		r, err := time.ParseDuration(*reserve)
 		if err != nil || r <= 0 || r >= *b {

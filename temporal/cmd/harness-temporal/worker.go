@@ -40,7 +40,7 @@ func (c *conn) dial(ctx context.Context) (client.Client, error) {
 	}
 	cl, err := client.DialContext(ctx, client.Options{HostPort: c.address, Namespace: c.namespace, Logger: quietLogger{}})
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach Temporal at %s: %w", c.address, err)
+		return nil, fmt.Errorf("cannot reach Temporal at %s (to try one on this machine: harness-temporal dev --address %s): %w", c.address, c.address, err)
 	}
 	return cl, nil
 }
@@ -82,7 +82,7 @@ func workerCommand(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer cl.Close()
-	w := worker.New(cl, c.queue, worker.Options{})
+	w := worker.New(cl, c.queue, durable.WorkerOptions(worker.Options{}))
 	w.RegisterWorkflowWithOptions(durable.Workflow, workflow.RegisterOptions{Name: durable.WorkflowName})
 	acts.Register(w)
 	fmt.Fprintf(stderr, "harness-temporal worker: serving task queue %q of %s (namespace %s)\n", c.queue, c.address, c.namespace)

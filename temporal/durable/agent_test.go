@@ -1,0 +1,190 @@
+package durable_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/temporal/durable"
+	"github.com/glidepath/glidepath/trace"
+	"go.temporal.io/sdk/converter"
+)
+
+// A sub-agent is a child workflow on a slice of its parent's budget
+// (SPEC §5b): the child's deadline is the slice's end, before the
+// parent's reserve with the parent's keep to spare; its labeled result is
+// the tool message's content, exactly the --json object of harness run;
+// its records join the parent's trace under its own run_id with the
+// parent's as parent_run_id; and the parent completes.
+func TestASubAgentRunsAsAChildWorkflowOnASliceOfItsParentsBudget(t *testing.T) {
+	e := newEnvFiles(t, map[string]string{
+		"tools.yaml": `tools:
+  - name: researcher
+    description: Researches one question.
+    ceiling: 8s
+    agent:
+      instructions: You research one question.
+      tools: child.yaml
+      max_steps: 4
+`,
+		"child.yaml": `tools:
+  - name: search
+    builtin: search
+`,
+	}, nil, nil)
+	const budget = 20 * time.Second
+	out, wr := e.run(t, durable.Input{Task: "research deadlines", Budget: budget})
+	res := out.Result
+	if res.Status != landing.Complete {
+		t.Fatalf("status %s cause %q: %s\n%s", res.Status, res.Cause, res.Boundary, dump(out))
+	}
+	starts := records(out, trace.AttemptStart, "agent:researcher")
+	ends := records(out, trace.AttemptEnd, "agent:researcher")
+	if len(starts) != 1 || len(ends) != 1 || ends[0].Outcome != trace.OK {
+		t.Fatalf("researcher attempts %+v / %+v, want one ok\n%s", starts, ends, dump(out))
+	}
+	// The slice is the ceiling, since the parent had more to give.
+	if starts[0].GrantedMs != 8000 {
+		t.Errorf("the child was granted %dms, want its ceiling of 8s", starts[0].GrantedMs)
+	}
+
+	// The child workflow's input, from the parent's history: its budget
+	// is the slice, its deadline the slice's end.
+	h := e.history(t, wr)
+	var child durable.Input
+	var childID string
+	for _, ev := range h.Events {
+		a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes()
+		if a == nil {
+			continue
+		}
+		childID = a.GetWorkflowId()
+		if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &child); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if childID == "" {
+		t.Fatal("the parent started no child workflow")
+	}
+	if child.Budget != 8*time.Second || child.Parent == nil || child.Parent.Key != starts[0].Key || child.Toolset != "researcher" {
+		t.Errorf("child input budget %v toolset %q parent %+v, want 8s, researcher, the call's key %s", child.Budget, child.Toolset, child.Parent, starts[0].Key)
+	}
+	parentStart := records(out, trace.RunStart, "")[0]
+	if dl := child.Deadline.Sub(parentStart.TS); dl > budget-time.Duration(res.Budget.ReserveMs)*time.Millisecond {
+		t.Errorf("the child's deadline is %v into the parent's run: past the parent's reserve", dl)
+	}
+
+	// The child's records are in the parent's trace, under its own run id.
+	var childRecs []trace.Record
+	for _, r := range out.Trace {
+		if r.RunID == childID {
+			childRecs = append(childRecs, r)
+		}
+	}
+	if len(childRecs) == 0 {
+		t.Fatalf("no record of the child %s in the parent's trace\n%s", childID, dump(out))
+	}
+	for _, r := range childRecs {
+		if r.ParentRunID != res.RunID {
+			t.Fatalf("child record %+v: parent_run_id %q, want %q", r, r.ParentRunID, res.RunID)
+		}
+	}
+	if first := childRecs[0]; first.Event != trace.RunStart || first.Key != starts[0].Key || first.TotalMs != 8000 {
+		t.Errorf("the child's first record %+v, want its run_start with the call's key and its slice", first)
+	}
+	if s := records(out, trace.AttemptEnd, "tool:search"); len(s) != 1 || s[0].RunID != childID {
+		t.Errorf("search attempts %+v, want one, the child's", s)
+	}
+
+	// The tool message the parent's model read is the child's result.
+	var msg string
+	for _, ev := range h.Events {
+		a := ev.GetActivityTaskScheduledEventAttributes()
+		if a == nil || a.GetActivityType().GetName() != durable.ModelActivity {
+			continue
+		}
+		var req durable.ModelRequest
+		if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &req); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range req.Messages {
+			if m.Role == "tool" {
+				msg = m.Content
+			}
+		}
+	}
+	var got landing.Result
+	if err := json.Unmarshal([]byte(msg), &got); err != nil || got.RunID != childID || got.Status != landing.Complete {
+		t.Errorf("tool message %q: want the child's --json result (err %v)", msg, err)
+	}
+}
+
+// A sub-agent is no new work once the run has narrowed: in narrow and
+// later its call is refused before any child starts.
+func TestASubAgentIsRefusedOnceTheRunHasNarrowed(t *testing.T) {
+	e := newEnvFiles(t, map[string]string{
+		"tools.yaml": `tools:
+  - name: slow
+    effect: read
+    ceiling: 9s
+    command: [sh, -c, "sleep 6.5"]
+  - name: researcher
+    agent:
+      instructions: You research one question.
+`,
+	}, nil, nil)
+	// slow takes 6.5s of a 10s budget: the researcher, asked for in the
+	// next turn (one call a turn), comes after 60%.
+	out, wr := e.run(t, durable.Input{Task: "research deadlines", Budget: 10 * time.Second, Parallel: 1})
+	for _, ev := range e.history(t, wr).Events {
+		if ev.GetStartChildWorkflowExecutionInitiatedEventAttributes() != nil {
+			t.Fatalf("a child was started after the run narrowed\n%s", dump(out))
+		}
+	}
+	if ends := records(out, trace.AttemptEnd, "tool:slow"); len(ends) != 1 || ends[0].Outcome != trace.OK {
+		t.Fatalf("slow attempts %+v, want one ok\n%s", ends, dump(out))
+	}
+	refused := records(out, trace.Refused, "agent:researcher")
+	if len(refused) != 1 || refused[0].Reason != "gated" || refused[0].Phase == "explore" {
+		t.Fatalf("researcher refusals %+v, want one gated, after explore\n%s", refused, dump(out))
+	}
+}
+
+// A sub-agent's semantic events count as its parent's (SPEC §3): a child
+// whose tool works for 2s with progress every 500ms keeps a parent whose
+// quiet clock is 1.5s from stalling, through the coalesced signals the
+// child sends it, which are on the parent's record as progress of the
+// call.
+func TestASubAgentsWorkKeepsItsParentsQuietClockFromFiring(t *testing.T) {
+	e := newEnvFiles(t, map[string]string{
+		"tools.yaml": `tools:
+  - name: researcher
+    ceiling: 10s
+    agent:
+      instructions: You research one question.
+      tools: child.yaml
+`,
+		"child.yaml": `tools:
+  - name: deep_research
+    builtin: deep_research
+`,
+	}, nil, nil)
+	out, _ := e.run(t, durable.Input{Task: "research deadlines", Budget: 30 * time.Second, Quiet: 1500 * time.Millisecond})
+	if res := out.Result; res.Status != landing.Complete {
+		t.Fatalf("status %s cause %q, want complete: %s\n%s", res.Status, res.Cause, res.Boundary, dump(out))
+	}
+	research := records(out, trace.AttemptEnd, "tool:deep_research")
+	if len(research) != 1 || research[0].Outcome != trace.OK {
+		t.Fatalf("the child's deep_research %+v, want one ok\n%s", research, dump(out))
+	}
+	var heard []trace.Record
+	for _, r := range records(out, trace.Progress, "agent:researcher") {
+		if r.ParentRunID == "" {
+			heard = append(heard, r) // the parent's own record of its child's work
+		}
+	}
+	if len(heard) < 2 {
+		t.Fatalf("the parent heard %d progress records of its child, want its work on the record\n%s", len(heard), dump(out))
+	}
+}
