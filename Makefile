@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 10s
 PKGS      := ./...
 
-.PHONY: build test temporal-test temporal-race demo subagents mcp plan bench fuzz lint screenshot
+.PHONY: build test temporal-test temporal-race temporal-demo demo subagents mcp plan bench fuzz lint screenshot
 
 build:
 	$(GO) build -o bin/harness ./cmd/harness
@@ -27,6 +27,21 @@ temporal-test:
 
 temporal-race:
 	cd temporal && $(GO) test -race -count=1 ./...
+
+# A worker SIGKILLed mid-payment is a non-event (SPEC §9, issue 19):
+# harness-temporal dev on a free loopback port, the demo's tool server
+# (examples/toolserver) at the address examples/temporal/tools.yaml names,
+# worker A, and a run whose simulated model pays and searches; once the
+# payment is running at the tool server (its key read from the run's
+# history, its state from the status endpoint), worker B starts and A is
+# killed. It checks that the run completes on B by its original deadline
+# and that the payment was sent and committed once, prints harness report
+# of the trace, and stops everything it started (temporal/cmd/
+# harness-temporal-demo; logs and the trace in bin/temporal-demo*).
+temporal-demo: build
+	cd temporal && $(GO) build -o ../bin/ ./cmd/harness-temporal ./cmd/harness-temporal-demo
+	$(GO) build -o bin/toolserver ./examples/toolserver
+	bin/harness-temporal-demo --bin bin --tools examples/temporal/tools.yaml
 
 # Two real runs on the embedded simulated model and the demo tools (see
 # examples/demo/tools.yaml), then the report over both traces: the first
@@ -76,7 +91,9 @@ plan:
 # with the command of each, the machine and the date (bench/cmd/benchmd):
 # micro-benchmarks, whole runs, the fault battery, duplicate writes, the
 # fleet, the harness run process, a tool whose POST and cancel both hang,
-# and a starved machine (a hog process on every core, for a few minutes).
+# a starved machine (a hog process on every core, for a few minutes), and
+# on Temporal (temporal/bench, built and run in the nested module as a
+# subprocess, so that the root module never imports it; about 2 minutes).
 # `go run ./bench/cmd/benchmd -only NAME` runs one section; `go test
 # -bench` in a package runs its own.
 bench: build

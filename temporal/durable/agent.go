@@ -98,7 +98,8 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 	r.attempts++
 	r.heard(ctx) // a tool call issued
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID: childID,
+		WorkflowID:          childID,
+		WorkflowTaskTimeout: WorkflowTaskTimeout,
 		// A cancelled parent cancels its child and waits for it to land,
 		// which it does within its own reserve, with its partial.
 		WaitForCancellation: true,

@@ -47,7 +47,7 @@ func workerMain() int {
 		return 1
 	}
 	acts := &durable.Activities{Model: model.Config{BaseURL: os.Getenv("DURABLE_TEST_MODEL"), Model: sim.ModelID}, Tools: ts}
-	w := worker.New(c, os.Getenv("DURABLE_TEST_QUEUE"), worker.Options{})
+	w := worker.New(c, os.Getenv("DURABLE_TEST_QUEUE"), durable.WorkerOptions(worker.Options{}))
 	register(w, acts)
 	if err := w.Run(worker.InterruptCh()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -132,7 +132,7 @@ func TestAWorkerKilledMidCallLeavesTheRunToAnotherWithItsKeysAndItsDeadline(t *t
 	const budget = 40 * time.Second
 	ctx, cancel := context.WithTimeout(t.Context(), budget+time.Minute)
 	defer cancel()
-	wr, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, durable.WorkflowName,
+	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: queue}), durable.WorkflowName,
 		durable.Input{Task: "pay and research", Budget: budget})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 )
 
@@ -109,16 +110,39 @@ func (p *progressor) stop() {
 // only in the answer to a heartbeat, and throttles heartbeats to this.
 const CancelWithin = time.Second
 
-// WorkerOptions returns o with the heartbeat throttles the runs need:
-// without them the SDK sends an attempt's heartbeats 30s apart unless it
-// has a HeartbeatTimeout, and a quiet clock's cancellation would reach
-// the tool call that long after. A throttle o already sets is kept.
+// WorkerOptions returns o with what the runs need of their workers. The
+// heartbeat throttles: without them the SDK sends an attempt's heartbeats
+// 30s apart unless it has a HeartbeatTimeout, and a quiet clock's
+// cancellation would reach the tool call that long after. The sticky
+// schedule-to-start timeout (the SDK's default is 5s): a run whose worker
+// died waits that long on the dead worker's own queue before another
+// worker takes its next workflow task, all of it spent from the run's
+// budget. A value o already sets is kept.
 func WorkerOptions(o worker.Options) worker.Options {
+	if o.StickyScheduleToStartTimeout == 0 {
+		o.StickyScheduleToStartTimeout = time.Second
+	}
 	if o.DefaultHeartbeatThrottleInterval == 0 {
 		o.DefaultHeartbeatThrottleInterval = CancelWithin
 	}
 	if o.MaxHeartbeatThrottleInterval == 0 {
 		o.MaxHeartbeatThrottleInterval = CancelWithin
+	}
+	return o
+}
+
+// WorkflowTaskTimeout is the workflow task timeout a run is started with
+// ([StartOptions]), and its sub-agents' child workflows: a worker that
+// dies holding a workflow task hands it to another after this, not after
+// the SDK's default of 10s. A workflow task is the workflow code between
+// two waits, milliseconds of work.
+const WorkflowTaskTimeout = 2 * DeadWorker
+
+// StartOptions returns o with what a run needs of its start: the
+// [WorkflowTaskTimeout], unless o sets one.
+func StartOptions(o client.StartWorkflowOptions) client.StartWorkflowOptions {
+	if o.WorkflowTaskTimeout == 0 {
+		o.WorkflowTaskTimeout = WorkflowTaskTimeout
 	}
 	return o
 }

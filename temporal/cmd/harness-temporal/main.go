@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -49,6 +50,16 @@ func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
 func usage(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
+
+// parseError is what a command returns when its flags do not parse: a
+// usage error, or nothing when help was asked for, which the flag package
+// has printed.
+func parseError(err error, cmd string) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return usage("%v (try: harness-temporal %s --help)", err, cmd)
+}
 
 // partialError reports a run that landed early; its result is printed.
 type partialError struct{ cause string }

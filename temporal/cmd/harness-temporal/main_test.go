@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/trace"
@@ -118,36 +117,5 @@ func TestBadUsageExitsTwoBeforeAnythingStarts(t *testing.T) {
 				t.Errorf("stderr %q does not mention %q", stderr.String(), tc.want)
 			}
 		})
-	}
-}
-
-// The dev server answers at the address it prints.
-func TestDevServesTemporalAtItsAddress(t *testing.T) {
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	var stdout, stderr syncBuffer
-	wg.Go(func() {
-		if err := run(ctx, []string{"dev", "--address", "127.0.0.1:0"}, nil, &stdout, &stderr); err != nil {
-			t.Errorf("dev: %v\n%s", err, stderr.String())
-		}
-	})
-	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(stdout.String(), "ready at ") {
-		if time.Now().After(deadline) {
-			t.Fatalf("dev printed no address: %q %q", stdout.String(), stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond) // polling a subprocess-like server's output; no event to wait on
-	}
-	addr := strings.Fields(strings.SplitN(stdout.String(), "ready at ", 2)[1])[0]
-	c := conn{address: addr, namespace: "default"}
-	cl, err := c.dial(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if _, err := cl.CheckHealth(t.Context(), nil); err != nil {
-		t.Errorf("health at %s: %v", addr, err)
 	}
 }

@@ -50,7 +50,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	quiet := fs.Duration("quiet", 60*time.Second, "the quiet clock Q: the run lands when nothing happens for this long")
 	if err := fs.Parse(args); err != nil {
-		return usage("%v (try: harness-temporal run --help)", err)
+		return parseError(err, "run")
 	}
 	if fs.NArg() != 1 {
 		return usage("%v: give exactly one TASK, or - to read it from standard input", errNoTask)
@@ -90,7 +90,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	// printed.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *b+waitGrace)
 	defer cancel()
-	wr, err := cl.ExecuteWorkflow(wctx, client.StartWorkflowOptions{TaskQueue: c.queue}, durable.WorkflowName, in)
+	wr, err := cl.ExecuteWorkflow(wctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: c.queue}), durable.WorkflowName, in)
 	if err != nil {
 		return fmt.Errorf("cannot start the run: %w", err)
 	}

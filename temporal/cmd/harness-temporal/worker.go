@@ -55,7 +55,7 @@ func workerCommand(ctx context.Context, args []string, stderr io.Writer) error {
 	baseURL := fs.String("base-url", "", "an OpenAI-compatible server's base URL, e.g. http://127.0.0.1:8080/v1")
 	journal := fs.String("journal", "", "the orphan journal (default $XDG_STATE_HOME/glidepath/orphans.jsonl)")
 	if err := fs.Parse(args); err != nil {
-		return usage("%v (try: harness-temporal worker --help)", err)
+		return parseError(err, "worker")
 	}
 	mc, closeModel, err := modelConfig(*modelName, *baseURL)
 	if err != nil {

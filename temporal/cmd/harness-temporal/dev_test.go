@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// devLine is dev's ready line: its address and its data folder.
+var devLine = regexp.MustCompile(`ready at (\S+) \(namespace default; data in (\S+), removed on exit\)`)
+
+// startDev runs `harness-temporal dev` in this process until stop, which
+// stops it, waits for it and returns what it printed. It returns once
+// dev printed its ready line, with the address and data folder it named.
+func startDev(t *testing.T, args ...string) (addr, dir string, stop func() string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var stdout, stderr syncBuffer
+	exited := make(chan struct{})
+	wg.Go(func() {
+		defer close(exited)
+		if err := run(ctx, append([]string{"dev"}, args...), nil, &stdout, &stderr); err != nil {
+			t.Errorf("dev: %v\n%s", err, stderr.String())
+		}
+	})
+	stop = func() string { cancel(); wg.Wait(); return stdout.String() }
+	t.Cleanup(func() { stop() })
+	// A real server on real sockets, out of synctest's sight: dev's output
+	// is polled, with a bound generous enough for a cold start on a busy
+	// machine.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if m := devLine.FindStringSubmatch(stdout.String()); m != nil {
+			return m[1], m[2], stop
+		}
+		select {
+		case <-exited:
+			t.Fatalf("dev exited before it was ready: %q %q", stdout.String(), stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dev printed no ready line: %q %q", stdout.String(), stderr.String())
+		}
+	}
+}
+
+// dev on a free port serves a run from start to end, keeps its data in
+// the folder it names while it runs, and removes the folder when it stops.
+func TestDevServesARunWithItsDataInAFolderItRemovesOnExit(t *testing.T) {
+	addr, dir, stop := startDev(t, "--address", "127.0.0.1:0")
+	if host, port, err := net.SplitHostPort(addr); err != nil || host != "127.0.0.1" || port == "0" {
+		t.Fatalf("dev is ready at %q, want 127.0.0.1 and the port it picked", addr)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "temporal.db")); err != nil || fi.Size() == 0 {
+		t.Fatalf("the data folder %s holds no database: %v", dir, err)
+	}
+	path := filepath.Join(t.TempDir(), "tools.yaml")
+	if err := os.WriteFile(path, []byte("tools:\n  - name: search\n    builtin: search\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wctx, stopWorker := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var werr syncBuffer
+	wg.Go(func() {
+		err := run(wctx, []string{"worker", "--address", addr, "--task-queue", "dev", "--tools", path,
+			"--journal", filepath.Join(t.TempDir(), "orphans.jsonl")}, nil, &syncBuffer{}, &werr)
+		if err != nil && wctx.Err() == nil {
+			t.Errorf("worker: %v\n%s", err, werr.String())
+		}
+	})
+	var stdout, stderr syncBuffer
+	err := run(t.Context(), []string{"run", "--address", addr, "--task-queue", "dev", "--budget", "20s", "find cats"}, nil, &stdout, &stderr)
+	stopWorker()
+	wg.Wait()
+	if code := exitCode(err, &stderr); code != exitOK {
+		t.Fatalf("run on dev: exit %d: %v\n%s", code, err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "find cats") || !strings.Contains(stderr.String(), "complete") {
+		t.Errorf("run on dev printed %q, %q", stdout.String(), stderr.String())
+	}
+	out := stop()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the data folder %s is still there after dev stopped: %v", dir, err)
+	}
+	if !strings.Contains(out, "stopped; "+dir+" removed") {
+		t.Errorf("dev did not say it removed its folder: %q", out)
+	}
+}
+
+// A --address dev cannot serve is bad usage, exit 2, with a line that says
+// why, and nothing started.
+func TestDevWithAnAddressItCannotServeExitsTwo(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	cases := []struct {
+		name, addr, want string
+	}{
+		{"no port", "127.0.0.1", "missing port in address"},
+		{"a host name", "example.com:7233", `"example.com" is not an IP address`},
+		{"a port out of range", "127.0.0.1:70000", `"70000" is not a port`},
+		{"a port in use", taken.Addr().String(), "address already in use (is a dev server running there already?"},
+		{"an address not of this machine", "192.0.2.1:7233", "cannot assign requested address"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr syncBuffer
+			err := run(t.Context(), []string{"dev", "--address", tc.addr}, nil, &stdout, &stderr)
+			if code := exitCode(err, &stderr); code != exitUsage {
+				t.Fatalf("exit %d (%v), want %d", code, err, exitUsage)
+			}
+			if !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("stderr %q does not say %q", stderr.String(), tc.want)
+			}
+			if stdout.String() != "" {
+				t.Errorf("dev printed %q", stdout.String())
+			}
+		})
+	}
+}
