@@ -156,5 +156,7 @@
 // (BenchmarkAppendJSON against BenchmarkEncodingJSON) in package trace;
 // stall detection against its baseline (BenchmarkStallDetection,
 // BenchmarkStallDetectionBaseline) in package watchdog. `make bench` runs
-// them too.
+// them too. The benchmarks on Temporal (SPEC §7's last bullet) live in
+// the nested module temporal/, package temporal/bench; benchmd builds and
+// runs them there, as a subprocess.
 package bench

@@ -135,13 +135,16 @@ func localBudget(left time.Duration) *budget.Budget {
 
 // heartbeat heartbeats until stop is closed, so that HeartbeatTimeout
 // finds a dead worker and nothing else. The SDK coalesces heartbeats
-// between sends; this only keeps them coming.
+// between sends; this only keeps them coming. The first waits a tick: the
+// SDK sends a first heartbeat at once, an RPC and a write of the run's
+// state on the server, which an attempt shorter than a tick does not need
+// (a dead worker is still found within DeadWorker; temporal/bench
+// measured a step at 1.2× a plain workflow's with it, 1.0× without).
 func heartbeat(ctx context.Context, stop <-chan struct{}, wg *sync.WaitGroup) {
 	wg.Go(func() {
 		t := time.NewTicker(DeadWorker / 4)
 		defer t.Stop()
 		for {
-			activity.RecordHeartbeat(ctx)
 			select {
 			case <-stop:
 				return
@@ -149,6 +152,7 @@ func heartbeat(ctx context.Context, stop <-chan struct{}, wg *sync.WaitGroup) {
 				return
 			case <-t.C:
 			}
+			activity.RecordHeartbeat(ctx)
 		}
 	})
 }

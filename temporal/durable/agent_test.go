@@ -127,23 +127,26 @@ func TestASubAgentIsRefusedOnceTheRunHasNarrowed(t *testing.T) {
 		"tools.yaml": `tools:
   - name: slow
     effect: read
-    ceiling: 9s
-    command: [sh, -c, "sleep 6.5"]
+    ceiling: 7500ms
+    max_attempts: 1
+    command: [sh, -c, "sleep 30"]
   - name: researcher
     agent:
       instructions: You research one question.
 `,
 	}, nil, nil)
-	// slow takes 6.5s of a 10s budget: the researcher, asked for in the
-	// next turn (one call a turn), comes after 60%.
-	out, wr := e.run(t, durable.Input{Task: "research deadlines", Budget: 10 * time.Second, Parallel: 1})
+	// slow is cut at its 7.5s ceiling, past 60% of a 12s budget whose
+	// reserve is 500ms: the researcher, asked for in the next turn (one
+	// call a turn), comes in narrow or later, however slowly the run
+	// started.
+	out, wr := e.run(t, durable.Input{Task: "research deadlines", Budget: 12 * time.Second, Reserve: 500 * time.Millisecond, Parallel: 1})
 	for _, ev := range e.history(t, wr).Events {
 		if ev.GetStartChildWorkflowExecutionInitiatedEventAttributes() != nil {
 			t.Fatalf("a child was started after the run narrowed\n%s", dump(out))
 		}
 	}
-	if ends := records(out, trace.AttemptEnd, "tool:slow"); len(ends) != 1 || ends[0].Outcome != trace.OK {
-		t.Fatalf("slow attempts %+v, want one ok\n%s", ends, dump(out))
+	if ends := records(out, trace.AttemptEnd, "tool:slow"); len(ends) != 1 || ends[0].ElapsedMs < 7200 {
+		t.Fatalf("slow attempts %+v, want one, past 60%%\n%s", ends, dump(out))
 	}
 	refused := records(out, trace.Refused, "agent:researcher")
 	if len(refused) != 1 || refused[0].Reason != "gated" || refused[0].Phase == "explore" {

@@ -143,6 +143,10 @@
 // so `harness report` reads a Temporal run's trace as any other. Records
 // in workflow state replay with the workflow and cost no activity; the
 // price is that a run's trace is written when it ends, not as it goes.
+// A record is stamped by the workflow task that saw what it records: an
+// attempt's end when its completion reached the workflow, which after a
+// worker died holding the run is up to the sticky timeout of
+// [WorkerOptions] (1s) or the [WorkflowTaskTimeout] after it happened.
 //
 // # Repeated from the core
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -28,6 +29,19 @@ type env struct {
 	sim   *sim.Server
 	c     client.Client
 	queue string
+	acts  *durable.Activities
+}
+
+// envOption changes what newEnvFiles starts.
+type envOption int
+
+// noWorker starts no worker: the test starts it (env.startWorker).
+const noWorker envOption = 1
+
+// startWorker starts the env's worker.
+func (e *env) startWorker(t *testing.T) {
+	t.Helper()
+	e.ts.NewWorker(e.queue, func(r worker.Registry) { register(r, e.acts) })
 }
 
 func register(r worker.Registry, acts *durable.Activities) {
@@ -58,7 +72,7 @@ func newEnvWith(t *testing.T, toolsYAML string, j *cancel.Journal, sc *sim.Scena
 // newEnvFiles is newEnvWith with the tools files files (by name, in one
 // folder: a sub-agent's tools file is named relative to its parent's),
 // the worker's being tools.yaml (none: no tools).
-func newEnvFiles(t *testing.T, files map[string]string, j *cancel.Journal, sc *sim.Scenario) *env {
+func newEnvFiles(t *testing.T, files map[string]string, j *cancel.Journal, sc *sim.Scenario, opts ...envOption) *env {
 	t.Helper()
 	ts := temporaltest.NewServer(temporaltest.WithT(t), temporaltest.WithBaseWorkerOptions(durable.WorkerOptions(worker.Options{})))
 	e := &env{ts: ts, sim: sim.NewServer(sc), queue: "glidepath-" + t.Name()}
@@ -79,8 +93,11 @@ func newEnvFiles(t *testing.T, files map[string]string, j *cancel.Journal, sc *s
 		t.Cleanup(func() { reg.Close(context.Background()) })
 		acts.Tools = reg
 	}
-	e.ts.NewWorker(e.queue, func(r worker.Registry) { register(r, acts) })
+	e.acts = acts
 	e.c = e.ts.GetDefaultClient()
+	if !slices.Contains(opts, noWorker) {
+		e.startWorker(t)
+	}
 	return e
 }
 

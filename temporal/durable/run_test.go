@@ -1,12 +1,14 @@
 package durable_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/temporal/durable"
 	"github.com/glidepath/glidepath/trace"
+	"go.temporal.io/sdk/client"
 )
 
 const searchAndFetch = `tools:
@@ -57,5 +59,36 @@ func TestARunOnTheSimCompletesWithEveryActivityLeasedAndTriedOnce(t *testing.T) 
 	}
 	if ends := records(out, trace.RunEnd, ""); len(ends) != 1 || ends[0].Result != "complete" || ends[0].TotalMs != 20000 {
 		t.Errorf("run_end records %+v", ends)
+	}
+}
+
+// The budget starts when the run is started, not when a worker first
+// takes it: a run started while no worker is up has spent the wait from
+// its B, and says so from its first record on.
+func TestTheWaitForAWorkerIsSpentFromTheBudget(t *testing.T) {
+	e := newEnvFiles(t, nil, nil, nil, noWorker)
+	const budget = 20 * time.Second
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}), durable.WorkflowName,
+		durable.Input{Task: "a run that waited", Budget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Nothing takes the run until the worker is up: wait for the server
+	// to have it, then some.
+	const wait = 1500 * time.Millisecond
+	time.Sleep(wait) // the wait being measured, not a synchronisation
+	e.startWorker(t)
+	var out durable.Output
+	if err := wr.Get(ctx, &out); err != nil {
+		t.Fatal(err)
+	}
+	first := out.Trace[0]
+	if first.Event != trace.RunStart || first.ElapsedMs < wait.Milliseconds() || first.RemainingMs > (budget-wait).Milliseconds() {
+		t.Errorf("run_start %+v: want the %v waited for a worker spent", first, wait)
+	}
+	if out.Result.Budget.SpentMs < wait.Milliseconds() {
+		t.Errorf("spent %dms, want at least the %v waited", out.Result.Budget.SpentMs, wait)
 	}
 }

@@ -135,7 +135,14 @@ func newRun(ctx workflow.Context, in Input) *run {
 	if r.floor == 0 {
 		r.floor = budget.DefaultFloor
 	}
+	// The budget starts when the run was started, not when a worker first
+	// took it: the wait for a worker is spent from B, as a process's start
+	// is spent from harness run's (SPEC §3). Both are workflow time, the
+	// server's, read from the history.
 	r.start = workflow.Now(ctx)
+	if st := workflow.GetInfo(ctx).WorkflowStartTime; !st.IsZero() && st.Before(r.start) {
+		r.start = st
+	}
 	if !in.Deadline.IsZero() {
 		// A sub-agent's slice began when its parent granted it.
 		r.start = in.Deadline.Add(-r.total)
@@ -335,35 +342,46 @@ func (r *run) run(root, ctx workflow.Context) landing.Result {
 // (SPEC §3). It reports whether the run may go on, and if not, why it
 // lands: its budget, or a worker that could not list them (upstream).
 func (r *run) setup(ctx workflow.Context) (landing.Cause, bool) {
-	_, _, available := r.clock(ctx)
-	granted, _, rule := budget.Grant(available, r.floor, tools.DefaultResolveTimeout, 0)
-	base := trace.Record{Step: "setup", Attempt: 1}
-	if rule != 0 {
-		rec := base
-		rec.Event, rec.Reason = trace.Refused, rule.String()
-		r.record(ctx, rec)
-		return landing.CauseBudget, false
-	}
-	start := base
-	start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
-	r.record(ctx, start)
 	// Setup is not silence: the quiet clock starts when the loop does, as
 	// a Session's does after its Setup.
 	resume := r.quiet.pause(ctx)
-	err := workflow.ExecuteActivity(options(ctx, granted), ToolsActivity, r.in.Toolset).Get(ctx, &r.tools)
-	resume()
-	end := start
-	end.Event, end.Outcome = trace.AttemptEnd, trace.OK
-	cause := landing.Cause("")
-	if err != nil {
-		end.Outcome, end.Message, cause = trace.UpstreamError, err.Error(), landing.CauseUpstream
-		r.failure = "the worker could not list its tools: " + err.Error()
-		if lease, _ := timedOut(err); lease {
-			end.Outcome, cause, r.failure = trace.GaveUp, landing.CauseBudget, ""
+	defer resume()
+	for n := 1; ; n++ {
+		_, _, available := r.clock(ctx)
+		granted, _, rule := budget.Grant(available, r.floor, tools.DefaultResolveTimeout, 0)
+		base := trace.Record{Step: "setup", Attempt: n, ResendCount: n - 1}
+		if rule != 0 {
+			rec := base
+			rec.Event, rec.Reason = trace.Refused, rule.String()
+			r.record(ctx, rec)
+			return landing.CauseBudget, false
 		}
+		start := base
+		start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
+		r.record(ctx, start)
+		err := workflow.ExecuteActivity(options(ctx, granted), ToolsActivity, r.in.Toolset).Get(ctx, &r.tools)
+		end := start
+		end.Event, end.Outcome = trace.AttemptEnd, trace.OK
+		if err == nil {
+			r.record(ctx, end)
+			return "", true
+		}
+		end.Outcome, end.Message = trace.UpstreamError, err.Error()
+		lease, dead := timedOut(err)
+		if lease {
+			end.Outcome = trace.GaveUp
+		}
+		r.record(ctx, end)
+		switch {
+		case lease:
+			return landing.CauseBudget, false
+		case dead && n < DefaultMaxAttempts && ctx.Err() == nil:
+			// Listing the tools is a read: another worker lists them.
+			continue
+		}
+		r.failure = "the worker could not list its tools: " + err.Error()
+		return landing.CauseUpstream, false
 	}
-	r.record(ctx, end)
-	return cause, err == nil
 }
 
 // turn makes one model turn: attempts on work leases, retried as SPEC §2
@@ -456,15 +474,18 @@ func (r *run) observeModel(took time.Duration) {
 	r.modelTook = append(r.modelTook, took)
 }
 
-// modelP50 is the median of the run's observed model attempts; zero
-// (unknown) before the first.
+// modelP50 is the median of the run's observed model attempts, the lower
+// of the two middle ones of an even count; zero (unknown) before the
+// first. An attempt's time in workflow time can hold a dead worker's
+// takeover, an outlier the lower median does not let refuse the next
+// turn.
 func (r *run) modelP50() time.Duration {
 	if len(r.modelTook) == 0 {
 		return 0
 	}
 	s := slices.Clone(r.modelTook)
 	slices.Sort(s)
-	return s[len(s)/2]
+	return s[(len(s)-1)/2]
 }
 
 // withNote is the conversation with a fresh budget note last; the note is

@@ -9,6 +9,9 @@
 // runs, whose output it reads; the fault battery, the duplicate count, the
 // fleet and the process runs are measured here, in this process, through
 // packages bench/battery and bench/fleet and the bin/harness binary.
+// The temporal section builds the test binary of the nested module's
+// temporal/bench (`go test -c` in temporal/) and reads its output: the
+// root module never imports the Temporal SDK.
 //
 // The starved section starts copies of this binary beside the runs it
 // times: hogs, one per core (package bench/internal/hog), and its

@@ -28,6 +28,7 @@ var sections = []section{
 	{"process", "The harness run process under hangs", processSection},
 	{"hungcancel", "A tool whose POST and cancel both hang", hungCancelSection},
 	{"starved", "A starved machine", starvedSection},
+	{"temporal", "On Temporal", temporalSection},
 }
 
 func sectionNames() []string {
