@@ -44,6 +44,11 @@ func TestTheQuietClockFiresAcrossActivitiesOnASilentTool(t *testing.T) {
 	if took := ends[0].ElapsedMs - starts[0].ElapsedMs; took < quiet.Milliseconds() || took > quiet.Milliseconds()+3000 {
 		t.Errorf("the silent call was cut %dms after it was issued, want Q (%v) or a little more", took, quiet)
 	}
+	// The attempt heard its cancellation at its next heartbeat and killed
+	// its process: the call is cancelled, not left running.
+	if len(res.InFlight) != 1 || res.InFlight[0].Tool != "silent" || res.InFlight[0].State != landing.StateCancelled {
+		t.Errorf("in flight %+v, want silent, cancelled", res.InFlight)
+	}
 	if l := records(out, trace.Landing, ""); len(l) != 1 || l[0].Cause != string(landing.CauseQuiet) {
 		t.Errorf("landing records %+v, want one with cause quiet", l)
 	}

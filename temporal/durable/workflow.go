@@ -774,8 +774,16 @@ func (r *run) toolAttempt(ctx workflow.Context, base trace.Record, granted time.
 	r.record(ctx, start)
 	r.attempts++
 	r.heard(ctx) // a tool call issued
-	var reply ToolReply
-	if err := workflow.ExecuteActivity(options(ctx, granted), ToolActivity, req).Get(ctx, &reply); err != nil {
+	reply, err := r.awaitTool(ctx, granted, req)
+	if err == nil && reply.Cut && ctx.Err() != nil {
+		// The attempt answered its cancellation: it says whether its work
+		// stopped; what cut it is the run's.
+		reply.Outcome, reply.Err = trace.Cancelled, req.Tool+": stopped: the run was cancelled"
+		if r.quiet.fired {
+			reply.Outcome, reply.Err = trace.Quiet, req.Tool+": stopped: nothing happened for "+landing.Human(r.quiet.q)
+		}
+	}
+	if err != nil {
 		lease, dead := timedOut(err)
 		switch {
 		case temporal.IsCanceledError(err) && r.quiet.fired:
@@ -808,6 +816,46 @@ func (r *run) toolAttempt(ctx workflow.Context, base trace.Record, granted time.
 	r.record(ctx, end)
 	return reply
 }
+
+// awaitTool schedules one tool attempt and waits for its reply. When the
+// run's work ends first (its quiet clock, its cancellation), the attempt
+// is cancelled and its own answer waited for a little — it learns of the
+// cancellation at its next heartbeat, stops its tool and says whether the
+// work stopped — but never past cancelWait, nor a quarter of the reserve
+// the run is about to land in: then it is taken for cut, its work
+// perhaps still running.
+func (r *run) awaitTool(ctx workflow.Context, granted time.Duration, req ToolRequest) (ToolReply, error) {
+	actx := workflow.WithWaitForCancellation(options(ctx, granted), true)
+	f := workflow.ExecuteActivity(actx, ToolActivity, req)
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	var reply ToolReply
+	var err error
+	done := false
+	take := func(f workflow.Future) { err, done = f.Get(dctx, &reply), true }
+	sel := workflow.NewSelector(dctx)
+	sel.AddFuture(f, take)
+	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+	sel.Select(dctx)
+	if done {
+		return reply, err
+	}
+	wait, stopWait := workflow.WithCancel(dctx)
+	defer stopWait()
+	grace := workflow.NewSelector(dctx)
+	grace.AddFuture(f, take)
+	grace.AddFuture(workflow.NewTimer(wait, min(cancelWait, r.reserve/4)), func(workflow.Future) {})
+	grace.Select(dctx)
+	if done {
+		return reply, err
+	}
+	return ToolReply{}, temporal.NewCanceledError()
+}
+
+// cancelWait bounds how long a cancelled tool attempt's own answer is
+// waited for: its next heartbeat brings it the cancellation (within
+// [CancelWithin] on a worker with [WorkerOptions]), a tick of the
+// heartbeat loop, and its answer's way back.
+const cancelWait = 2 * CancelWithin
 
 // cancel asks the tool to stop a cut call, on a landing lease of its own
 // (cleanup may spend the reserve), and records the answer.
