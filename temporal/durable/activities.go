@@ -346,11 +346,15 @@ func (a *Activities) ToolStatus(ctx context.Context, req StatusRequest) (StatusR
 	if !ok {
 		return StatusReply{Err: "the tool cannot be asked how a call went"}, nil
 	}
-	st, err := sr.Status(ctx, cancel.Key(req.Key))
-	if err != nil {
-		return StatusReply{Err: err.Error()}, nil
-	}
-	return StatusReply{State: string(st.State), Output: st.Output}, nil
+	// Its lease may have a HeartbeatTimeout: a slow status read is not a
+	// dead worker.
+	return withHeartbeat(ctx, func() StatusReply {
+		st, err := sr.Status(ctx, cancel.Key(req.Key))
+		if err != nil {
+			return StatusReply{Err: err.Error()}
+		}
+		return StatusReply{State: string(st.State), Output: st.Output}
+	}), nil
 }
 
 // ToolCancel asks the tool to stop the call with the request's key. It

@@ -139,6 +139,11 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 		r.adopt(rec)
 	}
 	r.dropped += out.Dropped
+	if resume, ok := r.quiet.paused[string(key)]; ok {
+		// The child ended while it waited: its wait is over.
+		resume()
+		delete(r.quiet.paused, string(key))
+	}
 	switch {
 	case err == nil && out.Result.Status != "":
 		end.Outcome = trace.OK
@@ -168,14 +173,8 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 }
 
 // adopt keeps a child's record as it was stamped, in the child's workflow
-// time and with its own run_id and seq, counting it against MaxRecords.
-func (r *run) adopt(rec trace.Record) {
-	if len(r.records) >= MaxRecords {
-		r.dropped++
-		return
-	}
-	r.records = append(r.records, rec)
-}
+// time and with its own run_id and seq, within the parent's bounds.
+func (r *run) adopt(rec trace.Record) { r.keep(rec) }
 
 // modelP95 is the 95th percentile of the run's observed model attempts;
 // zero before the first.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/temporal/durable"
 	"github.com/glidepath/glidepath/trace"
 	"go.temporal.io/sdk/converter"
@@ -189,5 +190,33 @@ func TestASubAgentsWorkKeepsItsParentsQuietClockFromFiring(t *testing.T) {
 	}
 	if len(heard) < 2 {
 		t.Fatalf("the parent heard %d progress records of its child, want its work on the record\n%s", len(heard), dump(out))
+	}
+}
+
+// A wait a sub-agent chose is not its parent's silence either: a child
+// told 503 with Retry-After 2s sleeps it out under a parent whose quiet
+// clock is 1.5s, and both complete.
+func TestASubAgentsBackoffSleepPausesItsParentsQuietClock(t *testing.T) {
+	// The parent's first model request is the sim's first; the child's
+	// first is the second.
+	sc := &sim.Scenario{Rules: []sim.Rule{{Request: 2, Status: 503, RetryAfter: "2"}}}
+	e := newEnvFiles(t, map[string]string{
+		"tools.yaml": `tools:
+  - name: researcher
+    ceiling: 10s
+    agent:
+      instructions: You research one question.
+`,
+	}, nil, sc)
+	out, _ := e.run(t, durable.Input{Task: "research deadlines", Budget: 30 * time.Second, Quiet: 1500 * time.Millisecond})
+	if res := out.Result; res.Status != landing.Complete {
+		t.Fatalf("status %s cause %q, want complete: %s\n%s", res.Status, res.Cause, res.Boundary, dump(out))
+	}
+	var slept bool
+	for _, r := range records(out, trace.Backoff, "model") {
+		slept = slept || r.ParentRunID != "" && r.SleepMs >= 2000
+	}
+	if !slept {
+		t.Fatalf("the child did not sleep out the server's 2s\n%s", dump(out))
 	}
 }

@@ -103,8 +103,8 @@
 // cancelled, and the call is interrupted. The child workflow's ID is the
 // entry's name and the call's key, minted once, so a replay or a worker
 // that takes the run over starts the same child. A child's backoff
-// sleeps do not pause its parent's quiet clock (one process's harness
-// does), so a child that sleeps longer than Q can stall its parent.
+// sleeps pause its parent's quiet clock as its own (a [Progress] whose
+// Wait is pause, then resume), as one process's harness does.
 //
 // # MCP servers
 //
@@ -147,6 +147,18 @@
 // attempt's end when its completion reached the workflow, which after a
 // worker died holding the run is up to the sticky timeout of
 // [WorkerOptions] (1s) or the [WorkflowTaskTimeout] after it happened.
+//
+// # Deploying a new build
+//
+// The histories in testdata replay against the workflow code (the replay
+// tests), so a change that alters the commands a run makes fails there
+// first. Such a change also breaks the replay of runs in flight on the
+// old build: drain the task queue before a worker on the new build joins
+// (no run outlives its budget B, so the wait is bounded), until this
+// package versions its changes with workflow.GetVersion. A run's history
+// grows by about one event per second of reported progress per running
+// call, besides its attempts; Temporal's limit of 51,200 events bounds a
+// run at hours of it.
 //
 // # Repeated from the core
 //

@@ -20,7 +20,8 @@ import (
 // blocks the tool: it keeps the latest and wakes the sender, a goroutine
 // the attempt owns and stop waits for.
 type progressor struct {
-	ctx  context.Context
+	ctx  context.Context // the sender's: stop ends a signal in flight, so it cannot hold the attempt's answer
+	end  context.CancelFunc
 	step string
 	wake chan struct{}
 	done chan struct{}
@@ -35,7 +36,8 @@ func newProgressor(ctx context.Context, spec tools.Spec) *progressor {
 	if step == "" {
 		step = tools.KindPrefix + spec.Name
 	}
-	p := &progressor{ctx: ctx, step: step, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	sctx, end := context.WithCancel(ctx)
+	p := &progressor{ctx: sctx, end: end, step: step, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	p.wg.Go(p.send)
 	return p
 }
@@ -100,6 +102,7 @@ func (p *progressor) send() {
 // stop ends the sender and waits for it. What it had not sent is not
 // needed: the attempt's answer is itself a semantic event.
 func (p *progressor) stop() {
+	p.end()
 	close(p.done)
 	p.wg.Wait()
 }

@@ -23,7 +23,19 @@ type Progress struct {
 	Units   int64  `json:"units"`
 	Total   int64  `json:"total,omitempty"`
 	Message string `json:"message,omitempty"`
+
+	// Wait, from a sub-agent, is pause when the child begins a wait of
+	// its own choosing (a backoff sleep, a server's Retry-After) and
+	// resume when it ends: the parent's quiet clock is paused with the
+	// child's (SPEC §3). Units is then not read.
+	Wait string `json:"wait,omitempty"`
 }
+
+// The values of Progress.Wait.
+const (
+	pauseSignal  = "pause"
+	resumeSignal = "resume"
+)
 
 // ProgressEvery is how often at most a running attempt signals its run:
 // the progress it hears in between is coalesced into the last, so that a
@@ -31,7 +43,7 @@ type Progress struct {
 // The quiet clock therefore hears of progress up to ProgressEvery plus a
 // signal's delivery late, never early: it can fire later than in one
 // process by that much, never sooner than Q after the last progress.
-const ProgressEvery = 250 * time.Millisecond
+const ProgressEvery = time.Second
 
 // quietClock is the run's quiet clock Q (SPEC §3), in workflow time: reset
 // by the semantic events the workflow sees (a tool call issued, a tool's
@@ -48,13 +60,24 @@ type quietClock struct {
 	pauses   int       // waits of the run's own choosing now going on (parallel calls each may sleep)
 	stopped  bool      // the run is landing or has ended: the clock fires no more
 	fired    bool
-	most     map[string]int64 // by key: the most units heard, across the call's attempts
+	most     map[string]int64  // by key: the most units heard, across the call's attempts
+	paused   map[string]func() // by a sub-agent call's key: the resume of the pause its child asked for
+}
+
+// overdue reports whether Q has passed since the last event with nothing
+// paused: the clock has fired, whether or not its watcher has run yet in
+// this workflow task, and nothing can revive it.
+func (c *quietClock) overdue(now time.Time) bool {
+	return c.fired || c.pauses == 0 && now.Sub(c.last) >= c.q
 }
 
 // heard resets the clock: a semantic event at workflow time now. An event
 // heard during a pause restarts the pause from now, so the quiet time left
 // after it is all of Q.
 func (c *quietClock) heard(now time.Time) {
+	if c.overdue(now) {
+		return
+	}
 	c.last = now
 	if c.pauses > 0 {
 		c.pausedAt = now
@@ -64,6 +87,9 @@ func (c *quietClock) heard(now time.Time) {
 // pause stops the clock until the returned resume is called; the clock
 // then resumes with the quiet time it had left.
 func (c *quietClock) pause(ctx workflow.Context) (resume func()) {
+	if c.overdue(workflow.Now(ctx)) {
+		return func() {}
+	}
 	if c.pauses == 0 {
 		c.pausedAt = workflow.Now(ctx)
 	}
@@ -127,6 +153,19 @@ func (r *run) listen(ctx workflow.Context) {
 // its units grew over the most heard for its call; nothing otherwise.
 func (r *run) progress(ctx workflow.Context, p Progress) {
 	c := &r.quiet
+	switch p.Wait {
+	case pauseSignal:
+		if _, ok := c.paused[p.Key]; !ok && !c.stopped {
+			c.paused[p.Key] = c.pause(ctx)
+		}
+		return
+	case resumeSignal:
+		if resume, ok := c.paused[p.Key]; ok {
+			resume()
+			delete(c.paused, p.Key)
+		}
+		return
+	}
 	if c.stopped || p.Units <= c.most[p.Key] {
 		return
 	}
@@ -139,11 +178,22 @@ func (r *run) progress(ctx workflow.Context, p Progress) {
 
 // heard is a semantic event the workflow itself saw.
 func (r *run) heard(ctx workflow.Context) {
+	r.forward() // a child's landing is work its parent hears of too
 	if r.quiet.stopped {
 		return
 	}
 	r.quiet.heard(workflow.Now(ctx))
-	r.forward()
+}
+
+// tellParent sends this run's parent, when it is a sub-agent, that a wait
+// of its own choosing begins (pause) or ends (resume), without waiting
+// for the signal's delivery.
+func (r *run) tellParent(ctx workflow.Context, wait string) {
+	p := r.in.Parent
+	if p == nil {
+		return
+	}
+	workflow.SignalExternalWorkflow(ctx, p.WorkflowID, "", SignalProgress, Progress{Step: p.Step, Key: p.Key, Wait: wait})
 }
 
 // stall is the quiet clock firing: the run's work ends now (its

@@ -64,14 +64,15 @@ func TestARunOnTheSimCompletesWithEveryActivityLeasedAndTriedOnce(t *testing.T) 
 
 // The budget starts when the run is started, not when a worker first
 // takes it: a run started while no worker is up has spent the wait from
-// its B, and says so from its first record on.
+// its B, and says so from its first record on. The wait is not the run's
+// silence: a quiet clock shorter than it does not fire.
 func TestTheWaitForAWorkerIsSpentFromTheBudget(t *testing.T) {
 	e := newEnvFiles(t, nil, nil, nil, noWorker)
 	const budget = 20 * time.Second
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}), durable.WorkflowName,
-		durable.Input{Task: "a run that waited", Budget: budget})
+		durable.Input{Task: "a run that waited", Budget: budget, Quiet: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +88,9 @@ func TestTheWaitForAWorkerIsSpentFromTheBudget(t *testing.T) {
 	first := out.Trace[0]
 	if first.Event != trace.RunStart || first.ElapsedMs < wait.Milliseconds() || first.RemainingMs > (budget-wait).Milliseconds() {
 		t.Errorf("run_start %+v: want the %v waited for a worker spent", first, wait)
+	}
+	if out.Result.Status != landing.Complete {
+		t.Errorf("status %s cause %q: the wait for a worker was taken for silence: %s", out.Result.Status, out.Result.Cause, out.Result.Boundary)
 	}
 	if out.Result.Budget.SpentMs < wait.Milliseconds() {
 		t.Errorf("spent %dms, want at least the %v waited", out.Result.Budget.SpentMs, wait)

@@ -82,6 +82,14 @@ type Output struct {
 // cannot grow its history without bound.
 const MaxRecords = 10_000
 
+// MaxTraceBytes bounds the trace a run keeps by its encoded size, under
+// the 2 MiB Temporal allows a workflow's result (the server terminates a
+// workflow whose result is larger, and the run's labeled result would be
+// lost with it): records past it are counted in Output.Dropped. A
+// sub-agent's records count against its parent's bound too, since the
+// parent returns them.
+const MaxTraceBytes = 1 << 20
+
 // Message is one message of the conversation as the workflow keeps it:
 // plain data that encodes the same on every worker, turned into
 // openai-go's parameter types only inside an activity.

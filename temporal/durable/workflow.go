@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -99,9 +100,10 @@ type run struct {
 	// latencies it observed.
 	modelTook []time.Duration
 
-	seq     int64
-	records []trace.Record
-	dropped int
+	seq        int64
+	records    []trace.Record
+	traceBytes int // the records' size as the workflow's result encodes them
+	dropped    int
 
 	// rng draws the jitter of backoff sleeps. It is seeded once from a
 	// SideEffect, so a replay draws the same sleeps.
@@ -148,7 +150,9 @@ func newRun(ctx workflow.Context, in Input) *run {
 		r.start = in.Deadline.Add(-r.total)
 	}
 	r.deadline = r.start.Add(r.total)
-	r.quiet = quietClock{q: in.Quiet, last: r.start, most: map[string]int64{}}
+	// The quiet clock starts when a worker first runs the run: a wait for
+	// a worker is spent from B, but it is not the run's silence.
+	r.quiet = quietClock{q: in.Quiet, last: workflow.Now(ctx), most: map[string]int64{}, paused: map[string]func(){}}
 	var seed [2]uint64
 	if err := workflow.SideEffect(ctx, func(workflow.Context) any {
 		return [2]uint64{rand.Uint64(), rand.Uint64()}
@@ -182,11 +186,31 @@ func (r *run) record(ctx workflow.Context, rec trace.Record) {
 	if rec.Event == trace.RunEnd && now.After(r.deadline) {
 		rec.LateMs = now.Sub(r.deadline).Milliseconds()
 	}
-	if len(r.records) >= MaxRecords {
+	r.keep(rec)
+}
+
+// keep adds rec to the run's trace while the trace stays under MaxRecords
+// and MaxTraceBytes, as the data converter encodes it; past either, it
+// counts rec as dropped. A landing and a run_end are always kept: without
+// them a trace does not say how its run ended.
+func (r *run) keep(rec trace.Record) {
+	size := encodedSize(rec)
+	last := rec.Event == trace.Landing || rec.Event == trace.RunEnd
+	if !last && (len(r.records) >= MaxRecords || r.traceBytes+size > MaxTraceBytes) {
 		r.dropped++
 		return
 	}
+	r.traceBytes += size
 	r.records = append(r.records, rec)
+}
+
+// encodedSize is rec's size as the workflow's result carries it.
+func encodedSize(rec trace.Record) int {
+	b, err := json.Marshal(rec)
+	if err != nil { // a Record is plain data: this is a bug
+		panic(err)
+	}
+	return len(b) + 1
 }
 
 // advance moves the ladder to the phase of the time spent; phases only
@@ -266,9 +290,11 @@ func (r *run) backoff(ctx workflow.Context, rec trace.Record, d budget.Delay) bo
 		return false
 	}
 	// A wait the run chose is not silence: the quiet clock is paused for
-	// it (SPEC §3).
+	// it (SPEC §3), the parent's too when this run is a sub-agent.
 	resume := r.quiet.pause(ctx)
 	defer resume()
+	r.tellParent(ctx, pauseSignal)
+	defer r.tellParent(ctx, resumeSignal)
 	return workflow.Sleep(ctx, d.Sleep) == nil
 }
 
@@ -371,11 +397,16 @@ func (r *run) setup(ctx workflow.Context) (landing.Cause, bool) {
 		if lease {
 			end.Outcome = trace.GaveUp
 		}
+		if ctx.Err() != nil {
+			end.Outcome = trace.Cancelled
+		}
 		r.record(ctx, end)
 		switch {
+		case ctx.Err() != nil:
+			return landing.CauseCancelled, false // the run says why: its caller's or its clock's
 		case lease:
 			return landing.CauseBudget, false
-		case dead && n < DefaultMaxAttempts && ctx.Err() == nil:
+		case dead && n < DefaultMaxAttempts:
 			// Listing the tools is a read: another worker lists them.
 			continue
 		}
@@ -599,6 +630,7 @@ func (r *run) finish(ctx workflow.Context, res landing.Result) landing.Result {
 // message. In explore they run side by side, Parallel at a time; later,
 // one after another (no new parallel branches, SPEC §3).
 func (r *run) callAll(ctx workflow.Context, asked []ToolCall) []string {
+	r.advance(ctx) // the phase now, not the one the model turn started in
 	out := make([]string, len(asked))
 	calls := make([]landing.Call, len(asked))
 	width := 1
@@ -648,6 +680,7 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 	if kind == "" {
 		kind = tools.KindPrefix + spec.Name
 	}
+	r.advance(ctx) // a call is gated by the phase it starts in
 	if t.Agent != nil {
 		return r.agentCall(ctx, tc, t, lc, kind)
 	}
@@ -785,10 +818,12 @@ func (r *run) toolAttempt(ctx workflow.Context, base trace.Record, granted time.
 	}
 	if err != nil {
 		lease, dead := timedOut(err)
+		// What cut an attempt whose run's work ended first is the run's,
+		// even when its lease ran out while its answer was waited for.
 		switch {
-		case temporal.IsCanceledError(err) && r.quiet.fired:
+		case (temporal.IsCanceledError(err) || lease) && ctx.Err() != nil && r.quiet.fired:
 			reply = ToolReply{Outcome: trace.Quiet, Cut: true, Err: req.Tool + ": stopped: nothing happened for " + landing.Human(r.quiet.q)}
-		case temporal.IsCanceledError(err):
+		case temporal.IsCanceledError(err) || lease && ctx.Err() != nil:
 			reply = ToolReply{Outcome: trace.Cancelled, Cut: true, Err: req.Tool + ": stopped: the run was cancelled"}
 		case lease:
 			reply = ToolReply{Outcome: trace.GaveUp, Cut: true, Err: req.Tool + ": no answer within its time limit"}
