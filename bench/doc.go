@@ -86,7 +86,16 @@
 // cancelled, land, and goroutines-left counts the goroutines beyond those
 // before they started (target: 0). The baseline, B/idle-sdk-call, is K
 // goroutines each blocked in a bare openai-go streaming call under
-// context.WithTimeout; run/sdk-call is the ratio. The test binary itself
+// context.WithTimeout, of the messages an idle run sends first
+// (fleet.FirstMessages: the system prompt, the task, the budget note);
+// run/sdk-call is the ratio. A second pass of both, sampling the heap
+// profile finely (every 512th byte, which deepens the allocating
+// goroutines' stacks, hence apart), splits the heap by the code that
+// allocated it: own-heap-B (Glidepath's packages), caller-heap-B (the
+// benchmark's own, a bare loop's), sdk-heap-B (openai-go and its JSON
+// libraries), http-heap-B (net/http and its connections), other-heap-B,
+// and slack-heap-B, what HeapInuse counts beyond the profiled objects:
+// the free room of the spans they sit in (issue 20). The test binary itself
 // serves as the sim's process: TestMain turns it into one when
 // GLIDEPATH_BENCH_SIM_CHILD is set.
 //

@@ -55,9 +55,22 @@ type Kind struct {
 
 	mu               sync.Mutex // guards the fields below
 	declP50, declP95 time.Duration
-	samples          [window]time.Duration
-	n                int // observations so far, saturating at window
-	next             int // ring index of the next observation
+	// samples is the ring of observations, made at the first: a run's
+	// kinds are made as it starts, most observe nothing while it waits on
+	// its first call, and a fleet of ten thousand of them would hold half
+	// a KB each for nothing (issue 20, item 5).
+	samples *[window]time.Duration
+	n       int // observations so far, saturating at window
+	next    int // ring index of the next observation
+}
+
+// ring returns the ring of observations, made now if it is not yet;
+// k.mu must be held.
+func (k *Kind) ring() *[window]time.Duration {
+	if k.samples == nil {
+		k.samples = new([window]time.Duration)
+	}
+	return k.samples
 }
 
 // Name returns the step kind's name.
@@ -89,7 +102,7 @@ func (k *Kind) Observe(d time.Duration) {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.samples[k.next] = d
+	k.ring()[k.next] = d
 	k.next = (k.next + 1) % window
 	k.n = min(k.n+1, window)
 	k.publish()
@@ -108,7 +121,7 @@ func (k *Kind) Warm(ds []time.Duration) {
 		if d < 0 {
 			continue
 		}
-		k.samples[k.next] = d
+		k.ring()[k.next] = d
 		k.next = (k.next + 1) % window
 		k.n = min(k.n+1, window)
 	}

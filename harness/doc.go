@@ -240,8 +240,12 @@
 //
 // # Goroutines
 //
-// A Session's methods block until their work is done. The goroutines it
-// starts are those of a step's parallel tool calls, which CallAll waits
+// Starting a run starts no goroutine: its deadline, quiet clock and phase
+// changes are timers and context callbacks, so that a fleet of runs holds
+// the goroutines of its callers and their connections and nothing more
+// (BenchmarkStart reports goroutines/run; issue 20). A Session's methods
+// block until their work is done. The goroutines it starts are those of a
+// step's parallel tool calls, which CallAll waits
 // for (a sub-agent's child runs on its call's goroutine, and has closed
 // when the call returns); the cancels it sends, which Land, Answer and
 // Close wait for during their grace and then cut, and Close waits for

@@ -52,7 +52,10 @@ func start(ctx context.Context, b *budget.Budget, cfg *Config) (*Session, contex
 	if cfg.Model == nil {
 		return nil, nil, &ConfigError{Field: "model", Err: errRequired}
 	}
-	return Start(ctx, b, *cfg)
+	if b == nil {
+		return nil, nil, &ConfigError{Field: "budget", Err: errRequired}
+	}
+	return startValid(ctx, b, *cfg)
 }
 
 // Run drives the session with the harness's own agent loop, on ctx, the

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base32"
 	"errors"
 	"fmt"
 	"slices"
@@ -109,6 +110,13 @@ func Start(ctx context.Context, b *budget.Budget, cfg Config) (*Session, context
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
+	return startValid(ctx, b, cfg)
+}
+
+// startValid is [Start] of a cfg already validated, with b not nil: [Run]
+// has validated it once, and a fleet's runs are started by the thousand
+// (issue 20).
+func startValid(ctx context.Context, b *budget.Budget, cfg Config) (*Session, context.Context, error) {
 	cfg = cfg.withDefaults()
 	if d, ok := ctx.Deadline(); ok {
 		b = b.Shorten(d)
@@ -118,7 +126,7 @@ func Start(ctx context.Context, b *budget.Budget, cfg Config) (*Session, context
 	// 13).
 	s := &Session{cfg: cfg, id: cfg.RunID, b: b, done: make(chan struct{})}
 	if s.id == "" {
-		s.id = "run-" + strings.ToLower(rand.Text())
+		s.id = newRunID()
 	}
 	// No OnChange: the ladder would call it under its lock, and recording
 	// calls the sinks, which do I/O. Changes are recorded by syncPhase.
@@ -133,17 +141,42 @@ func Start(ctx context.Context, b *budget.Budget, cfg Config) (*Session, context
 	s.w, s.stopB = w, stop
 	s.ctx = context.WithValue(wctx, runKey{}, runMark{s: s})
 	// The moment the caller cancels is when "land now" starts counting R.
-	s.unwatch = context.AfterFunc(ctx, func() {
-		if errors.Is(ctx.Err(), context.Canceled) {
-			s.mu.Lock()
-			s.cancelledAt = time.Now()
-			s.mu.Unlock()
-		}
-	})
+	// A ctx that can never be cancelled has no such moment, and needs no
+	// callback registered on it.
+	s.unwatch = neverUnwatched
+	if ctx.Done() != nil {
+		s.unwatch = context.AfterFunc(ctx, func() {
+			if errors.Is(ctx.Err(), context.Canceled) {
+				s.mu.Lock()
+				s.cancelledAt = time.Now()
+				s.mu.Unlock()
+			}
+		})
+	}
 	s.specs()
 	s.record(trace.Record{Event: trace.RunStart, TotalMs: b.Total().Milliseconds(), Key: cfg.CallKey})
 	s.armPhase()
 	return s, s.ctx, nil
+}
+
+// neverUnwatched is the unwatch of a run whose caller's context can never
+// be cancelled: there is nothing to stop.
+func neverUnwatched() bool { return false }
+
+// runIDEncoding is [rand.Text]'s base32 in lower case, so that an id is
+// made in one allocation rather than made and then lowered.
+var runIDEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// newRunID returns "run-" and 26 random characters of rand.Text's
+// alphabet, in lower case: 128 bits from crypto/rand.
+func newRunID() string {
+	var src [16]byte
+	rand.Read(src[:]) // never fails (crypto/rand)
+	const prefix = "run-"
+	var dst [len(prefix) + 26]byte
+	copy(dst[:], prefix)
+	runIDEncoding.Encode(dst[len(prefix):], src[:])
+	return string(dst[:])
 }
 
 // ID returns the run's id; empty for a Session that was never started.

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
@@ -25,17 +26,20 @@ import (
 // Config is a fleet. The zero value of each field selects its default.
 type Config struct {
 	Runs       int           // runs at once; default 1000
-	Budget     time.Duration // every run's B, all started together; default 5s
+	Budget     time.Duration // every run's B, all started together; default DefaultBudget
 	RetryAfter string        // the outage's Retry-After header; default "1"
 	Window     time.Duration // the window retries are counted in; default 50ms
 }
+
+// DefaultBudget is a fleet's B when Config.Budget is zero.
+const DefaultBudget = 5 * time.Second
 
 func (c Config) withDefaults() Config {
 	if c.Runs <= 0 {
 		c.Runs = 1000
 	}
 	if c.Budget <= 0 {
-		c.Budget = 5 * time.Second
+		c.Budget = DefaultBudget
 	}
 	if c.RetryAfter == "" {
 		c.RetryAfter = "1"
@@ -91,6 +95,44 @@ type Result struct {
 	// GoroutinesLeft is the goroutines beyond those before the fleet,
 	// once it has ended and the sim is closed.
 	GoroutinesLeft int
+	// StartCPUPerRun is the process's CPU time, user and system, from
+	// the fleet's start until its last first request went out, per run;
+	// StartBytesPerRun and StartAllocsPerRun the heap it allocated then,
+	// per run (issue 20: what a fleet's start is made of). The sim is in
+	// the same process: its side of those requests is in them too, for
+	// every system alike. Zero when not every run sent a first request.
+	StartCPUPerRun                      time.Duration
+	StartBytesPerRun, StartAllocsPerRun float64
+	// AwayCPUPerRun is the process's CPU from the fleet's start until
+	// the last of its runs was turned away and had its sleep decided (a
+	// Glidepath run's backoff record, the SDK's 503 with Retry-After),
+	// per run: the whole of each run's start, where StartCPUPerRun is what
+	// of it came before the last first request went out. Zero when fewer
+	// were turned away than there are runs.
+	AwayCPUPerRun time.Duration
+}
+
+// cost is what the process has spent so far: CPU time and heap
+// allocations.
+type cost struct {
+	cpu           time.Duration
+	bytes, allocs uint64
+}
+
+func costNow() cost {
+	var ru syscall.Rusage
+	var c cost
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		c.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	c.bytes, c.allocs = m.TotalAlloc, m.Mallocs
+	return c
+}
+
+func (c cost) minus(d cost) cost {
+	return cost{cpu: c.cpu - d.cpu, bytes: c.bytes - d.bytes, allocs: c.allocs - d.allocs}
 }
 
 // PeakOverMean is the busiest window against the mean one.
@@ -117,8 +159,8 @@ func Glidepath(ctx context.Context, cfg Config) (Result, error) {
 			if err != nil {
 				return false, false, err
 			}
-			res, err := harness.Run(ctx, b, harness.Config{Task: "explain deadline budgets", Model: c,
-				Sinks: []trace.Sink{&sentSink{sent, due}}})
+			res, err := harness.Run(ctx, b, harness.Config{Task: Task, Model: c,
+				Sinks: []trace.Sink{&sentSink{sent: sent, due: due}}})
 			if err != nil {
 				return false, false, err
 			}
@@ -130,11 +172,17 @@ func Glidepath(ctx context.Context, cfg Config) (Result, error) {
 
 // SDKDefaults is the baseline: the same first request from each of
 // cfg.Runs goroutines through openai-go as it comes (2 retries, Retry-After
-// honored as sent), each under context.WithTimeout(cfg.Budget). An answer
-// counts as labeled only in the sense that it is an answer: the SDK says
-// nothing of what it did not do.
+// honored as sent), each under context.WithTimeout(cfg.Budget). The same
+// request: the messages a Glidepath run of cfg sends first
+// ([FirstMessages]), built anew for each call as a loop builds its
+// conversation. An answer counts as labeled only in the sense that it is
+// an answer: the SDK says nothing of what it did not do.
 func SDKDefaults(ctx context.Context, cfg Config) (Result, error) {
 	cfg = cfg.withDefaults()
+	msgs, err := FirstMessages(ctx, Task, cfg.Budget, 0)
+	if err != nil {
+		return Result{}, err
+	}
 	return measure(ctx, cfg, func(srv *sim.Server, sent func(retry bool), due func(at time.Time)) (func(ctx context.Context) (bool, bool, error), error) {
 		hc := &http.Client{Transport: sentCounter{next: srv.Client().Transport, sent: sent, due: due}}
 		c := openai.NewClient(option.WithBaseURL(srv.URL), option.WithHTTPClient(hc), option.WithAPIKey("sim"))
@@ -143,7 +191,7 @@ func SDKDefaults(ctx context.Context, cfg Config) (Result, error) {
 			defer cancel()
 			resp, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
 				Model:    sim.ModelID,
-				Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("explain deadline budgets")},
+				Messages: Params(msgs),
 			})
 			if err != nil {
 				return false, false, nil // an error is what the user gets: not a fleet failure
@@ -155,13 +203,17 @@ func SDKDefaults(ctx context.Context, cfg Config) (Result, error) {
 }
 
 // SDKStreaming is the same baseline making the same call as Glidepath's
-// runs do: a streaming chat completion, read to its end, through openai-go
-// as it comes (2 retries, Retry-After honored as sent), each under
-// context.WithTimeout(cfg.Budget). It is the baseline a streaming run's
-// start cost and memory are judged against (SPEC §7: the same call on
-// both sides).
+// runs do: a streaming chat completion of the same messages, read to its
+// end, through openai-go as it comes (2 retries, Retry-After honored as
+// sent), each under context.WithTimeout(cfg.Budget). It is the baseline a
+// streaming run's start cost and memory are judged against (SPEC §7: the
+// same call on both sides).
 func SDKStreaming(ctx context.Context, cfg Config) (Result, error) {
 	cfg = cfg.withDefaults()
+	msgs, err := FirstMessages(ctx, Task, cfg.Budget, 0)
+	if err != nil {
+		return Result{}, err
+	}
 	return measure(ctx, cfg, func(srv *sim.Server, sent func(retry bool), due func(at time.Time)) (func(ctx context.Context) (bool, bool, error), error) {
 		hc := &http.Client{Transport: sentCounter{next: srv.Client().Transport, sent: sent, due: due}}
 		c := openai.NewClient(option.WithBaseURL(srv.URL), option.WithHTTPClient(hc), option.WithAPIKey("sim"))
@@ -169,8 +221,9 @@ func SDKStreaming(ctx context.Context, cfg Config) (Result, error) {
 			ctx, cancel := context.WithTimeout(ctx, cfg.Budget)
 			defer cancel()
 			stream := c.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
-				Model:    sim.ModelID,
-				Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("explain deadline budgets")},
+				Model:         sim.ModelID,
+				Messages:      Params(msgs),
+				StreamOptions: IncludeUsage,
 			})
 			defer stream.Close()
 			var acc openai.ChatCompletionAccumulator
@@ -204,11 +257,17 @@ func measure(ctx context.Context, cfg Config, newRun runner) (Result, error) {
 		mu                    sync.Mutex
 		firsts, retries, dues []time.Time
 	)
+	var awayCost cost // taken as the last run is turned away
 	due := func(at time.Time) {
 		mu.Lock()
 		dues = append(dues, at)
+		last := len(dues) == cfg.Runs
 		mu.Unlock()
+		if last {
+			awayCost = costNow()
+		}
 	}
+	var startCost cost // taken as the last first request goes out
 	sent := func(retry bool) {
 		t := time.Now()
 		mu.Lock()
@@ -217,7 +276,11 @@ func measure(ctx context.Context, cfg Config, newRun runner) (Result, error) {
 		} else {
 			firsts = append(firsts, t)
 		}
+		last := !retry && len(firsts) == cfg.Runs
 		mu.Unlock()
+		if last {
+			startCost = costNow()
+		}
 	}
 	run, err := newRun(srv, sent, due)
 	if err != nil {
@@ -253,6 +316,7 @@ func measure(ctx context.Context, cfg Config, newRun runner) (Result, error) {
 		})
 	}
 	start = time.Now()
+	startedAt := costNow()
 	close(go1)
 
 	// While the fleet waits out the server's Retry-After, before the first
@@ -261,6 +325,15 @@ func measure(ctx context.Context, cfg Config, newRun runner) (Result, error) {
 
 	wg.Wait()
 	srv.Close()
+	if startCost != (cost{}) {
+		n := float64(cfg.Runs)
+		d := startCost.minus(startedAt)
+		res.StartCPUPerRun = time.Duration(float64(d.cpu) / n)
+		res.StartBytesPerRun, res.StartAllocsPerRun = float64(d.bytes)/n, float64(d.allocs)/n
+	}
+	if awayCost != (cost{}) {
+		res.AwayCPUPerRun = time.Duration(float64(awayCost.minus(startedAt).cpu) / float64(cfg.Runs))
+	}
 	res.Labeled, res.Complete, res.Errors = int(labeled.Load()), int(complete.Load()), int(failed.Load())
 	if firstErr != nil && res.Errors == cfg.Runs {
 		return res, fmt.Errorf("every run failed: %w", firstErr)
@@ -332,9 +405,12 @@ func goroutinesAfter(before int) int {
 	return max(0, runtime.NumGoroutine()-before)
 }
 
-// sentSink calls sent for each model attempt of a run's first turn (the
-// first, and the retries the outage caused), and due with when each
-// backoff sleep before a retry will end.
+// sentSink calls sent for a run's first request, and for each retry of
+// its first turn the outage caused, and due with when each backoff sleep
+// before a retry will end. Only the run's first attempt is a first
+// request: a run whose retries came too late lands, and its landing call,
+// an attempt 1 of its own, is not one (issue 20: counted as one, it
+// stretched a fleet's "first requests sent over" to its last landing).
 //
 // It is a trace.ContextSink, so that the run calls it on its own path, in
 // seq order, as it sends: a queued sink is handed records a moment later,
@@ -342,8 +418,9 @@ func goroutinesAfter(before int) int {
 // end and records dropped for it (trace.QueueLen, trace.FlushGrace), which
 // would lose sends from the count and fail the run with harness.ErrTrace.
 type sentSink struct {
-	sent func(retry bool)
-	due  func(at time.Time)
+	sent  func(retry bool)
+	due   func(at time.Time)
+	first atomic.Bool // reports whether the run's first request was counted
 }
 
 // AttemptContext gives the attempt ctx as it is: the sink only counts.
@@ -351,9 +428,12 @@ func (s *sentSink) AttemptContext(ctx context.Context, _ trace.Record) context.C
 
 func (s *sentSink) Record(r trace.Record) error {
 	switch {
-	case r.Event == trace.AttemptStart && r.Step == "model" && r.StepIndex <= 1:
-		s.sent(r.Attempt > 1)
-	case r.Event == trace.Backoff && r.Step == "model" && !r.GaveUp:
+	case r.Event != trace.AttemptStart && r.Event != trace.Backoff, r.Step != model.Kind:
+	case r.Event == trace.AttemptStart && !s.first.Swap(true):
+		s.sent(false)
+	case r.Event == trace.AttemptStart && r.StepIndex <= 1 && r.Attempt > 1:
+		s.sent(true)
+	case r.Event == trace.Backoff && !r.GaveUp:
 		// From the record's stamp, the instant the sleep was decided: a
 		// sink is handed records from a queue, a moment later (trace).
 		s.due(r.TS.Add(time.Duration(r.SleepMs) * time.Millisecond))

@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,5 +60,33 @@ func TestTheSDKDefaultsFleetIsAnsweredAfterOneRetryEach(t *testing.T) {
 				t.Errorf("%d of %d answered after %d retries; want each answered after one", res.Labeled, res.Runs, res.Retries)
 			}
 		})
+	}
+}
+
+// The baselines send what a run sends first, built the same way: the
+// harness's system prompt, the task, the budget note — not the task
+// alone, a request a twentieth the size (issue 20). What they send is
+// read off the wire of a real run, so it cannot drift from the harness's.
+func TestTheBaselinesSendTheSameFirstRequestAsARun(t *testing.T) {
+	msgs, err := fleet.FirstMessages(t.Context(), fleet.Task, 5*time.Second, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	for _, m := range msgs {
+		roles = append(roles, m.Role)
+	}
+	if got, want := strings.Join(roles, ","), "system,user,system"; got != want {
+		t.Fatalf("roles %s, want %s (prompt, task, note)", got, want)
+	}
+	if msgs[1].Content != fleet.Task || !strings.HasPrefix(msgs[2].Content, "Budget: ") || len(msgs[0].Content) < 100 {
+		t.Errorf("messages %q: want the system prompt, the task %q and the budget note", msgs, fleet.Task)
+	}
+	p := fleet.Params(msgs)
+	if len(p) != 3 || p[0].OfSystem == nil || p[1].OfUser == nil || p[2].OfSystem == nil {
+		t.Fatalf("Params built %+v, want system, user, system", p)
+	}
+	if got := p[1].OfUser.Content.OfString.Value; got != fleet.Task {
+		t.Errorf("the user message says %q, want %q", got, fleet.Task)
 	}
 }

@@ -3,11 +3,11 @@ package fleet_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/glidepath/glidepath/bench/fleet"
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/model"
@@ -17,14 +17,18 @@ import (
 // BenchmarkOneTurn is the per-run cost the fleet pays before and around
 // its first request (issue 20, item 4): one whole run of one model turn
 // against an in-memory sim, Glidepath's harness.Run beside the bare SDK's
-// one call, streaming and not. Run it with -benchmem for allocations per
-// run, and -cpuprofile to see where Glidepath's extra time goes.
+// one call of the same messages (fleet.FirstMessages), streaming and not.
+// Run it with -benchmem for allocations per run, and -cpuprofile to see
+// where Glidepath's extra time goes.
 func BenchmarkOneTurn(b *testing.B) {
 	srv := sim.NewPipeServer(nil)
 	defer srv.Close()
-	params := openai.ChatCompletionNewParams{
-		Model:    sim.ModelID,
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("explain deadline budgets")},
+	msgs, err := fleet.FirstMessages(b.Context(), fleet.Task, fleetBudget, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	params := func() openai.ChatCompletionNewParams {
+		return openai.ChatCompletionNewParams{Model: sim.ModelID, Messages: fleet.Params(msgs)}
 	}
 	b.Run("system=glidepath", func(b *testing.B) {
 		c, err := model.New(model.Config{BaseURL: srv.URL, HTTPClient: srv.Client(), Model: sim.ModelID})
@@ -36,7 +40,7 @@ func BenchmarkOneTurn(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := harness.Run(b.Context(), bud, harness.Config{Task: "explain deadline budgets", Model: c}); err != nil {
+			if _, err := harness.Run(b.Context(), bud, harness.Config{Task: fleet.Task, Model: c}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -45,7 +49,9 @@ func BenchmarkOneTurn(b *testing.B) {
 	b.Run("system=sdk-stream", func(b *testing.B) {
 		for b.Loop() {
 			ctx, cancel := context.WithTimeout(b.Context(), fleetBudget)
-			stream := sdk.Chat.Completions.NewStreaming(ctx, params)
+			p := params()
+			p.StreamOptions = fleet.IncludeUsage
+			stream := sdk.Chat.Completions.NewStreaming(ctx, p)
 			for stream.Next() {
 			}
 			err := stream.Err()
@@ -59,7 +65,7 @@ func BenchmarkOneTurn(b *testing.B) {
 	b.Run("system=sdk", func(b *testing.B) {
 		for b.Loop() {
 			ctx, cancel := context.WithTimeout(b.Context(), fleetBudget)
-			_, err := sdk.Chat.Completions.New(ctx, params)
+			_, err := sdk.Chat.Completions.New(ctx, params())
 			cancel()
 			if err != nil {
 				b.Fatal(err)
@@ -69,4 +75,4 @@ func BenchmarkOneTurn(b *testing.B) {
 }
 
 // fleetBudget is the fleet's B (fleet.Config's default).
-const fleetBudget = 5 * time.Second
+const fleetBudget = fleet.DefaultBudget

@@ -23,13 +23,35 @@ func URL(raw string) string {
 // secretPatterns are what a secret looks like when nobody told us its
 // value: a bearer token, an API key of OpenAI's shape, an Authorization
 // header written out.
+//
+// Each is tried only on a string that holds its literal, foldCase telling
+// whether the pattern ignores case: a regexp's scan of every error message
+// was a run's own largest cost after a 503 in a fleet (issue 20), and most
+// messages hold none of the three.
 var secretPatterns = []struct {
-	re   *regexp.Regexp
-	with string
+	literal  string
+	foldCase bool
+	re       *regexp.Regexp
+	with     string
 }{
-	{regexp.MustCompile(`(?i)(authorization"?\s*[:=]\s*)("?)[^\s",}]+(\s+[^\s",}]+)?`), "${1}${2}[redacted]"},
-	{regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}`), "Bearer [redacted]"},
-	{regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{8,}`), "sk-[redacted]"},
+	{"authorization", true, regexp.MustCompile(`(?i)(authorization"?\s*[:=]\s*)("?)[^\s",}]+(\s+[^\s",}]+)?`), "${1}${2}[redacted]"},
+	{"bearer", true, regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}`), "Bearer [redacted]"},
+	{"sk-", false, regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{8,}`), "sk-[redacted]"},
+}
+
+// holds reports whether s holds lit, ignoring case if fold. Folding is
+// the simple folding (?i) uses; it is exact here because no letter of the
+// literals folds to a rune of another length (TestTheLiteralsFoldOnlyToASCII).
+func holds(s, lit string, fold bool) bool {
+	if !fold {
+		return strings.Contains(s, lit)
+	}
+	for i := 0; i+len(lit) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(lit)], lit) {
+			return true
+		}
+	}
+	return false
 }
 
 // Secrets returns s with every known secret (of eight bytes or more: a
@@ -44,7 +66,9 @@ func Secrets(s string, known ...string) string {
 		}
 	}
 	for _, p := range secretPatterns {
-		s = p.re.ReplaceAllString(s, p.with)
+		if holds(s, p.literal, p.foldCase) {
+			s = p.re.ReplaceAllString(s, p.with)
+		}
 	}
 	return s
 }

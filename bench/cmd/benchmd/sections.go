@@ -138,9 +138,9 @@ Read with bench/doc.go, which says what each figure is. The hanging run's figure
 		ratio := res.get("run/sdk-call")
 		note := ""
 		if ratio > memRatio {
-			note = fmt.Sprintf("heap %s KB, goroutine stacks %s KB per run, against the bare call's heap %s KB, stacks %s KB",
+			note = fmt.Sprintf("heap %s KB, goroutine stacks %s KB per run, against the bare call's heap %s KB, stacks %s KB; %s",
 				num(res.get("heap-B/idle-run")/1024), num(res.get("stack-B/idle-run")/1024),
-				num(res.get("heap-B/idle-sdk-call")/1024), num(res.get("stack-B/idle-sdk-call")/1024))
+				num(res.get("heap-B/idle-sdk-call")/1024), num(res.get("stack-B/idle-sdk-call")/1024), idleHeapBreakdown(res))
 		}
 		r.target(fmt.Sprintf("%s concurrent idle runs: at most %s× a bare openai-go streaming call's memory per run, no goroutine left", num(res.get("runs")), num(memRatio)),
 			fmt.Sprintf("%s KB per run (%s×), %s goroutines left", num(res.get("B/idle-run")/1024), num(ratio), num(res.get("goroutines-left"))),
@@ -148,6 +148,24 @@ Read with bench/doc.go, which says what each figure is. The hanging run's figure
 			ratio <= memRatio && res.get("goroutines-left") == 0, note)
 	}
 	return nil
+}
+
+// idleHeapBreakdown says what an idle run's heap is made of beside a bare
+// call's, as BenchmarkIdleRuns's memory profile pass measured it (issue
+// 20, item 5): each allocator's share per run, the run's against the
+// call's.
+func idleHeapBreakdown(res result) string {
+	kb := func(m string) string { return num(res.get(m)/1024) + " KB" }
+	other := ""
+	// A share under a tenth of a KB per run is sampling's noise, not code.
+	if max(res.get("other-heap-B/idle-run"), res.get("other-heap-B/idle-sdk-call")) >= 100 {
+		other = fmt.Sprintf("; none of these %s against %s", kb("other-heap-B/idle-run"), kb("other-heap-B/idle-sdk-call"))
+	}
+	return fmt.Sprintf("by the code that allocated it (a pass of its own, sampling the heap profile), Glidepath's own objects — the session, its watchdog, budget, ladder and recorder, their contexts and timers, the conversation it keeps for the next turn — %s against the bare loop's own %s; openai-go's %s against %s; net/http's %s against %s; the free room of the spans they sit in %s against %s",
+		kb("own-heap-B/idle-run"), kb("caller-heap-B/idle-sdk-call"),
+		kb("sdk-heap-B/idle-run"), kb("sdk-heap-B/idle-sdk-call"),
+		kb("http-heap-B/idle-run"), kb("http-heap-B/idle-sdk-call"),
+		kb("slack-heap-B/idle-run"), kb("slack-heap-B/idle-sdk-call")) + other
 }
 
 // expiringBudget is the B of the fleet whose budgets expire during the
@@ -159,6 +177,24 @@ const expiringBudget = time.Second
 const memRatio = 1.1
 
 func fleetSection(ctx context.Context, r *report) error {
+	msgs, err := fleet.FirstMessages(ctx, fleet.Task, fleet.DefaultBudget, 0)
+	if err != nil {
+		return fmt.Errorf("a run's first request: %w", err)
+	}
+	var roles []string
+	text := 0
+	for _, m := range msgs {
+		roles = append(roles, m.Role)
+		text += len(m.Content)
+	}
+	firstRequest := fmt.Sprintf("%d messages (%s), %d bytes of text", len(msgs), strings.Join(roles, ", "), text)
+	// One run's start alone, one at a time: what a fleet's start costs
+	// beyond it is what many at once cost together.
+	alone, aloneCmd, err := goBench(ctx, nil, "-bench", "^BenchmarkToFirstRetry$", "-benchtime", "2000x", "./bench/fleet")
+	if err != nil {
+		return err
+	}
+	aloneGP, aloneSDK := find(alone, "ToFirstRetry/system=glidepath"), find(alone, "ToFirstRetry/system=sdk-stream")
 	var rows [][]string
 	for _, n := range []int{1000, 10000} {
 		cfg := fleet.Config{Runs: n}
@@ -180,7 +216,7 @@ func fleetSection(ctx context.Context, r *report) error {
 		}{{"Glidepath", gp}, {"openai-go defaults, streaming", sdkStream}, {"openai-go defaults, non-streaming", sdk}} {
 			rows = append(rows, []string{fmt.Sprint(n), x.system,
 				fmt.Sprintf("%d of %d (%d complete, %d errors)", x.res.Labeled, x.res.Runs, x.res.Complete, x.res.Errors),
-				dur(x.res.FirstSpread), fmt.Sprint(x.res.Retries), fmt.Sprint(x.res.PeakWindow), num(x.res.MeanWindow), num(x.res.PeakOverMean()),
+				dur(x.res.FirstSpread), startCost(x.res), fmt.Sprint(x.res.Retries), fmt.Sprint(x.res.PeakWindow), num(x.res.MeanWindow), num(x.res.PeakOverMean()),
 				fmt.Sprintf("%d / %s", x.res.DuePeakWindow, num(x.res.DueMeanWindow)),
 				fmt.Sprintf("%s / %s / %s of %s", dur(x.res.EndP50), dur(x.res.EndP99), dur(x.res.EndMax), dur(x.res.Budget)),
 				fmt.Sprintf("%s (heap %s, stacks %s)", num(x.res.BytesPerRun/1024), num(x.res.HeapPerRun/1024), num(x.res.StackPerRun/1024)),
@@ -215,7 +251,7 @@ func fleetSection(ctx context.Context, r *report) error {
 			// taken finds some landing and some gone.
 			rows = append(rows, []string{fmt.Sprint(n), x.system,
 				fmt.Sprintf("%d of %d (%d complete, %d errors)", x.res.Labeled, x.res.Runs, x.res.Complete, x.res.Errors),
-				dur(x.res.FirstSpread), fmt.Sprint(x.res.Retries), fmt.Sprint(x.res.PeakWindow), num(x.res.MeanWindow), num(x.res.PeakOverMean()),
+				dur(x.res.FirstSpread), startCost(x.res), fmt.Sprint(x.res.Retries), fmt.Sprint(x.res.PeakWindow), num(x.res.MeanWindow), num(x.res.PeakOverMean()),
 				fmt.Sprintf("%d / %s", x.res.DuePeakWindow, num(x.res.DueMeanWindow)),
 				fmt.Sprintf("%s / %s / %s of %s", dur(x.res.EndP50), dur(x.res.EndP99), dur(x.res.EndMax), dur(x.res.Budget)),
 				"— (not waiting)", "—", fmt.Sprint(x.res.GoroutinesLeft)})
@@ -229,7 +265,7 @@ func fleetSection(ctx context.Context, r *report) error {
 		startRatio := float64(gp.FirstSpread) / float64(sdkStream.FirstSpread)
 		startNote := ""
 		if startRatio > 1.5 {
-			startNote = fmt.Sprintf("not yet found and removed (issue 20, item 4); for scale, the non-streaming SDK sent them over %s", dur(sdk.FirstSpread))
+			startNote = startShortfall(gp, sdkStream, sdk) + "; " + aloneNote(aloneGP, aloneSDK)
 		}
 		r.target(fmt.Sprintf("Starting %s runs costs at most 1.5× what the bare SDK takes to send the same first requests", num(float64(n))),
 			fmt.Sprintf("first requests sent over %s (%s×)", dur(gp.FirstSpread), num(startRatio)),
@@ -237,19 +273,70 @@ func fleetSection(ctx context.Context, r *report) error {
 			startRatio <= 1.5, startNote)
 		r.idle()
 	}
-	r.add("A fleet whose budgets expire together", []string{"go run ./bench/cmd/benchmd -only fleet"},
-		table([]string{"runs", "system", "labeled", "first requests sent over", "retries", "busiest 50ms", "mean 50ms", "busiest/mean", "as due, computed from the planned sleeps (not measured): busiest / mean", "end p50 / p99 / max", "KB per waiting run", "goroutines per waiting run", "goroutines left"}, rows)+`
+	r.add("A fleet whose budgets expire together", []string{"go run ./bench/cmd/benchmd -only fleet", aloneCmd},
+		table([]string{"runs", "system", "labeled", "first requests sent over", "until then, per run: CPU / KB allocated / objects; CPU until all were turned away", "retries", "busiest 50ms", "mean 50ms", "busiest/mean", "as due, computed from the planned sleeps (not measured): busiest / mean", "end p50 / p99 / max", "KB per waiting run", "goroutines per waiting run", "goroutines left"}, rows)+`
 Every run starts at one instant on B = 5s against one sim (in memory) that answers the first request of each run 503
 with Retry-After: 1. The mean is over the 50ms windows from the first retry to the last. openai-go waits exactly
 what the server said, so its fleet comes back in one burst; Glidepath waits at least that, then a spread of full
 jitter (budget.Backoff.Spread). A Glidepath run's retry is its model client's second attempt; the SDK's is a
 request it marked with X-Stainless-Retry-Count. Glidepath's runs stream, so the streaming SDK is the baseline its
-start cost and busiest window are judged against; the non-streaming one is shown for scale. The B = 1s fleets
+start cost and busiest window are judged against; the non-streaming one is shown for scale. Both send what a run's
+first request carries, read off the wire of a real run (fleet.FirstMessages): `+firstRequest+`, built anew for
+each call; until issue 20 they sent the task alone (`+fmt.Sprint(len(fleet.Task))+` bytes of text), for which the sim's side and
+openai-go's encoder paid less. A run's first request is its first attempt, not the landing call of a run whose retry
+came too late. *Until then, per run* is measured from the fleet's start to its last first request out: the process's
+CPU (the sim's side of every request included, for each system alike) and the heap allocated; and the CPU until
+the last run was turned away and had decided its sleep, the whole of every run's start. The B = 1s fleets
 are the same outage with budgets that expire in it: no run can wait out the server's second. *As due* is computed
 from each retry's planned sleep, not measured. Every time here depends on an idle machine (load average `+loadAverage()+`
 at the end of this section): a fleet on 2 cores is CPU-bound, and under load its runs end past B; see `+starvedLink+`.
-`)
+
+One run's start alone, one run at a time against a sim that answers 503 (BenchmarkToFirstRetry), until it has decided
+its sleep (Glidepath) or has its 503 back (the SDK): `+aloneNote(aloneGP, aloneSDK)+`.
+
+`+resultsTable(alone))
 	return nil
+}
+
+// startCost is a fleet's start as measured: the process's CPU, the heap
+// allocated and the objects, per run, from its start until its last
+// first request went out.
+func startCost(r fleet.Result) string {
+	if r.StartCPUPerRun == 0 {
+		return "—"
+	}
+	away := "—"
+	if r.AwayCPUPerRun > 0 {
+		away = num(float64(r.AwayCPUPerRun)/float64(time.Microsecond)) + " µs"
+	}
+	return fmt.Sprintf("%s µs / %s / %s; %s", num(float64(r.StartCPUPerRun)/float64(time.Microsecond)), num(r.StartBytesPerRun/1024), num(r.StartAllocsPerRun), away)
+}
+
+// startShortfall says, as measured, what a fleet's start cost is made of
+// beside the SDK's sending the same messages (issue 20, item 4): the
+// CPU and the heap each spent per run until its last first request went
+// out, on a process CPU-bound on its cores.
+func startShortfall(gp, sdkStream, sdk fleet.Result) string {
+	why := fmt.Sprintf("until its last first request went out, Glidepath spent %s µs of CPU and allocated %s KB in %s objects per run, the streaming SDK sending the same messages %s µs, %s KB in %s objects",
+		num(float64(gp.StartCPUPerRun)/float64(time.Microsecond)), num(gp.StartBytesPerRun/1024), num(gp.StartAllocsPerRun),
+		num(float64(sdkStream.StartCPUPerRun)/float64(time.Microsecond)), num(sdkStream.StartBytesPerRun/1024), num(sdkStream.StartAllocsPerRun))
+	if gp.AwayCPUPerRun > 0 && sdkStream.AwayCPUPerRun > 0 {
+		why += fmt.Sprintf("; until every run was turned away, %s µs against %s µs (%s×)",
+			num(float64(gp.AwayCPUPerRun)/float64(time.Microsecond)), num(float64(sdkStream.AwayCPUPerRun)/float64(time.Microsecond)),
+			num(float64(gp.AwayCPUPerRun)/float64(sdkStream.AwayCPUPerRun)))
+	}
+	if gp.FirstSpread > time.Second {
+		why += "; past the server's Retry-After of 1s the first requests still going out compete with the retries of those turned away"
+	}
+	return why + fmt.Sprintf(" (the process is CPU-bound on %d cores, the sim's side included for both); for scale, the non-streaming SDK sent them over %s", runtime.NumCPU(), dur(sdk.FirstSpread))
+}
+
+// aloneNote says what one run's start costs alone beside the SDK's, as
+// BenchmarkToFirstRetry measured it.
+func aloneNote(gp, sdk result) string {
+	return fmt.Sprintf("alone, one run at a time, Glidepath reaches its first retry in %s µs of CPU, %s KB, %s objects, the SDK its 503 in %s µs, %s KB, %s objects",
+		num(gp.get("cpu-us-to-retry")), num(gp.get("B-to-retry")/1024), num(gp.get("allocs-to-retry")),
+		num(sdk.get("cpu-us-to-retry")), num(sdk.get("B-to-retry")/1024), num(sdk.get("allocs-to-retry")))
 }
 
 // fleetShortfall says what kept a fleet from its numbers, as measured:
