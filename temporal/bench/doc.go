@@ -93,9 +93,10 @@
 // − start time on the server, against budget-ms (B); past-B, the runs
 // whose end passed start + B; past-D, those whose own budget report says
 // they ended past their deadline D (SpentMs beyond TotalMs, or a run_end
-// record with late_ms), D being their first workflow task's workflow time
+// record with late_ms), D being their start request's time
 // + B; start-lag-p99-ms, the start request to the first workflow task,
-// time that B does not see; writes, the write keys the tool received, and
+// time spent from B before any work (a run's budget counts from its start
+// request); writes, the write keys the tool received, and
 // of them writes-sent-twice (POSTed more than once) and
 // writes-committed-twice (the write's work ran more than once); for the
 // kill, killed-at-ms since the fleet began, runs-cut-by-kill (runs with an

@@ -43,11 +43,11 @@ type fleetResult struct {
 	Ends []time.Duration
 	// PastB counts the runs whose end − start passed B; PastD those the
 	// run's own budget report says ended past their deadline D (spent
-	// beyond B, or a run_end with late_ms), D = the first workflow task's
-	// workflow time + B.
+	// beyond B, or a run_end with late_ms), D = the start request's time
+	// + B, in workflow time.
 	PastB, PastD int
-	// StartLag is, per run, the start request to its budget's start (the
-	// first workflow task): time the budget never saw.
+	// StartLag is, per run, the start request to its first workflow
+	// task: time spent from its budget before any work.
 	StartLag []time.Duration
 
 	Writes, SentTwice, RanTwice int // write keys POSTed; of them POSTed twice, committed twice

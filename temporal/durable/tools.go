@@ -21,7 +21,7 @@ import (
 // tool server, or a tool wrapping the MCP server per call, can serve
 // them instead), and a sub-agent on a model of its own (a worker runs one
 // model).
-var ErrUnsupported = errors.New("durable: not supported on Temporal")
+var ErrUnsupported = errors.New("not supported on Temporal")
 
 // A Toolset is the tools a worker runs: a registry of them, and for each
 // the value whose type says what it can do (a builtin a config entry
@@ -78,7 +78,9 @@ func build(ctx context.Context, cfg *tools.Config, builtins map[string]tools.Too
 		ts.file = abs
 	}
 	if len(cfg.MCPServers) > 0 {
-		return ts, fmt.Errorf("%s: mcpServers: %w", cfg.File, ErrUnsupported)
+		return ts, fmt.Errorf("%s: mcpServers: %w: an MCP session lives in one process, and a run's calls go to "+
+			"whichever worker takes them; serve those tools from a tool server (package kit, or harness serve) and name it by url",
+			cfg.File, ErrUnsupported)
 	}
 	if err := cfg.Resolve(ctx, client, tools.DefaultResolveTimeout); err != nil {
 		return ts, err
@@ -89,7 +91,8 @@ func build(ctx context.Context, cfg *tools.Config, builtins map[string]tools.Too
 			continue
 		}
 		if e.Agent.Model != "" {
-			return ts, fmt.Errorf("%s: %s: model %s: a worker runs one model, its own: %w", cfg.File, e.Name, e.Agent.Model, ErrUnsupported)
+			return ts, fmt.Errorf("%s: %s: model %s: %w: a worker runs one model, its own (--model); leave the agent's model out",
+				cfg.File, e.Name, e.Agent.Model, ErrUnsupported)
 		}
 		at := agentTools{
 			spec:  harness.NewAgent(e.Spec(tools.Spec{}), harness.Config{}).Spec(),

@@ -110,20 +110,28 @@ func goBench(ctx context.Context, env []string, args ...string) ([]result, strin
 	argv := append([]string{"test", "-run", "^$"}, args...)
 	cmd := exec.CommandContext(ctx, "go", argv...)
 	cmd.Env = append(os.Environ(), env...)
+	shown := strings.TrimSpace(strings.Join(env, " ") + " go " + quoteArgs(argv))
+	res, err := runBench(cmd, shown)
+	return res, shown, err
+}
+
+// runBench runs cmd, a benchmark binary or `go test -bench`, and parses
+// its results; shown is the command as a reader would type it, for the
+// errors. A run that fails says so with the last lines it printed.
+func runBench(cmd *exec.Cmd, shown string) ([]result, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	shown := strings.TrimSpace(strings.Join(env, " ") + " go " + quoteArgs(argv))
 	if err := cmd.Run(); err != nil {
-		return nil, shown, fmt.Errorf("%s: %v\n%s%s", shown, err, lastLines(stdout.String(), 20), stderr.String())
+		return nil, fmt.Errorf("%s: %v\n%s%s", shown, err, lastLines(stdout.String(), 20), lastLines(stderr.String(), 20))
 	}
 	res, err := parseBench(&stdout)
 	if err != nil {
-		return nil, shown, fmt.Errorf("%s: %w", shown, err)
+		return nil, fmt.Errorf("%s: %w", shown, err)
 	}
 	if len(res) == 0 {
-		return nil, shown, fmt.Errorf("%s: no benchmark ran\n%s", shown, lastLines(stdout.String(), 20))
+		return nil, fmt.Errorf("%s: no benchmark ran\n%s", shown, lastLines(stdout.String(), 20))
 	}
-	return res, shown, nil
+	return res, nil
 }
 
 func quoteArgs(args []string) string {
