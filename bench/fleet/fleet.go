@@ -178,27 +178,9 @@ func Glidepath(ctx context.Context, cfg Config) (Result, error) {
 // conversation. An answer counts as labeled only in the sense that it is
 // an answer: the SDK says nothing of what it did not do.
 func SDKDefaults(ctx context.Context, cfg Config) (Result, error) {
-	cfg = cfg.withDefaults()
-	msgs, err := FirstMessages(ctx, Task, cfg.Budget, 0)
-	if err != nil {
-		return Result{}, err
-	}
-	return measure(ctx, cfg, func(srv *sim.Server, sent func(retry bool), due func(at time.Time)) (func(ctx context.Context) (bool, bool, error), error) {
-		hc := &http.Client{Transport: sentCounter{next: srv.Client().Transport, sent: sent, due: due}}
-		c := openai.NewClient(option.WithBaseURL(srv.URL), option.WithHTTPClient(hc), option.WithAPIKey("sim"))
-		return func(ctx context.Context) (bool, bool, error) {
-			ctx, cancel := context.WithTimeout(ctx, cfg.Budget)
-			defer cancel()
-			resp, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
-				Model:    sim.ModelID,
-				Messages: Params(msgs),
-			})
-			if err != nil {
-				return false, false, nil // an error is what the user gets: not a fleet failure
-			}
-			ok := len(resp.Choices) > 0 && resp.Choices[0].Message.Content != ""
-			return ok, ok, nil
-		}, nil
+	return sdkFleet(ctx, cfg, func(ctx context.Context, c openai.Client, p openai.ChatCompletionNewParams) bool {
+		resp, err := c.Chat.Completions.New(ctx, p)
+		return err == nil && len(resp.Choices) > 0 && resp.Choices[0].Message.Content != ""
 	})
 }
 
@@ -209,6 +191,23 @@ func SDKDefaults(ctx context.Context, cfg Config) (Result, error) {
 // streaming run's start cost and memory are judged against (SPEC §7: the
 // same call on both sides).
 func SDKStreaming(ctx context.Context, cfg Config) (Result, error) {
+	return sdkFleet(ctx, cfg, func(ctx context.Context, c openai.Client, p openai.ChatCompletionNewParams) bool {
+		p.StreamOptions = IncludeUsage
+		stream := c.Chat.Completions.NewStreaming(ctx, p)
+		defer stream.Close()
+		var acc openai.ChatCompletionAccumulator
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+		}
+		return stream.Err() == nil && len(acc.Choices) > 0 && acc.Choices[0].Message.Content != ""
+	})
+}
+
+// sdkFleet measures a fleet of bare openai-go calls: call makes one run's
+// request of the run's first messages, under context.WithTimeout(cfg.Budget),
+// and reports whether it answered. An error is what the user gets, not a
+// fleet failure.
+func sdkFleet(ctx context.Context, cfg Config, call func(ctx context.Context, c openai.Client, p openai.ChatCompletionNewParams) bool) (Result, error) {
 	cfg = cfg.withDefaults()
 	msgs, err := FirstMessages(ctx, Task, cfg.Budget, 0)
 	if err != nil {
@@ -220,20 +219,9 @@ func SDKStreaming(ctx context.Context, cfg Config) (Result, error) {
 		return func(ctx context.Context) (bool, bool, error) {
 			ctx, cancel := context.WithTimeout(ctx, cfg.Budget)
 			defer cancel()
-			stream := c.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
-				Model:         sim.ModelID,
-				Messages:      Params(msgs),
-				StreamOptions: IncludeUsage,
-			})
-			defer stream.Close()
-			var acc openai.ChatCompletionAccumulator
-			for stream.Next() {
-				acc.AddChunk(stream.Current())
-			}
-			if stream.Err() != nil {
-				return false, false, nil // an error is what the user gets: not a fleet failure
-			}
-			ok := len(acc.Choices) > 0 && acc.Choices[0].Message.Content != ""
+			// The messages are built anew for each call, as a loop builds
+			// its conversation.
+			ok := call(ctx, c, openai.ChatCompletionNewParams{Model: sim.ModelID, Messages: Params(msgs)})
 			return ok, ok, nil
 		}, nil
 	})
