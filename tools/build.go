@@ -27,11 +27,11 @@ func (c *Config) Tools(client *http.Client) []Tool {
 			out = append(out, t)
 		case len(e.Command) > 0 && len(e.Status) > 0:
 			t := CommandWithStatus(e.spec(Spec{}), e.Command, e.Status).(*statusCommandTool)
-			t.file = c.File
+			t.file, t.env = c.File, e.Env
 			out = append(out, t)
 		case len(e.Command) > 0:
 			t := Command(e.spec(Spec{}), e.Command).(*commandTool)
-			t.file = c.File
+			t.file, t.env = c.File, e.Env
 			out = append(out, t)
 		default:
 			t := c.builtins[e.Builtin]

@@ -39,7 +39,9 @@ const waitDelay = 250 * time.Millisecond
 // value, else as a JSON string. A non-zero exit is a tool error carrying
 // the tail of its standard error.
 //
-// The process learns its lease and its call from its environment:
+// Its environment is not the harness's: it is [Environ]'s, which passes
+// PATH, HOME and the like but no key or token the harness holds. The
+// process learns its lease and its call from it:
 // GLIDEPATH_BUDGET_REMAINING_MS is the attempt's lease in whole
 // milliseconds (as Budget-Remaining-Ms is to a remote tool), and
 // GLIDEPATH_IDEMPOTENCY_KEY the call's key, the same on every attempt. It
@@ -60,7 +62,8 @@ func Command(spec Spec, argv []string) Tool {
 type commandTool struct {
 	spec Spec
 	argv []string
-	file string // the tools file whose entry built it; empty when built in code
+	env  map[string]string // the entry's env ([Environ]); nil when built in code
+	file string            // the tools file whose entry built it; empty when built in code
 }
 
 // ToolsFile returns the tools file whose entry built the tool, if any.
@@ -70,8 +73,8 @@ func (t *commandTool) ToolsFile() string { return t.file }
 // went, so that a write whose attempt was cut is reconciled by its key
 // rather than left an orphan, and an orphan of it can be settled later by
 // `harness reconcile --tools FILE`. Its Status runs status, in a process
-// group of its own, with the call's key in GLIDEPATH_IDEMPOTENCY_KEY and
-// nothing on its standard input; it must print one JSON object
+// group of its own, with the call's key in GLIDEPATH_IDEMPOTENCY_KEY (in
+// the environment a command tool gets) and nothing on its standard input; it must print one JSON object
 // {"state":"running|done|failed|never_received","output":…,"units":n} and
 // exit 0. never_received licenses sending the call again with the same
 // key, so print it only when the key is surely unknown. Any other exit, or
@@ -107,7 +110,7 @@ func (t *statusCommandTool) Status(ctx context.Context, key cancel.Key) (cancel.
 	stdout := &capped{max: cancel.MaxAnswer}
 	stderr := &tail{max: stderrTail}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.Env = append(os.Environ(), envKey+"="+string(key))
+	cmd.Env = Environ(t.env, envKey+"="+string(key))
 	fail := func(err error) (cancel.Status, error) {
 		return cancel.Status{}, fmt.Errorf("%w: %s status command: %w", cancel.ErrUnreachable, t.spec.Name, err)
 	}
@@ -168,9 +171,7 @@ func (t *commandTool) Attempt(ctx context.Context, call *Call) Answer {
 	stdout := &capped{max: MaxOutput}
 	stderr := &tail{max: stderrTail}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.Env = append(os.Environ(),
-		envBudget+"="+call.Lease.Millis(),
-		envKey+"="+string(call.Key))
+	cmd.Env = Environ(t.env, envBudget+"="+call.Lease.Millis(), envKey+"="+string(call.Key))
 	progress, report, err := os.Pipe()
 	if err != nil {
 		return Answer{Err: &ToolError{Message: "progress pipe: " + err.Error()}, Outcome: trace.UpstreamError, NotSent: true}

@@ -51,11 +51,12 @@ type Entry struct {
 	MaxAttempts int
 
 	// Exactly one of URL, Command, Builtin and Agent is set.
-	URL     string      // the base URL U of a remote tool server
-	Command []string    // argv of a subprocess tool
-	Status  []string    // with Command only: argv of its status command ([CommandWithStatus]); nil: none
-	Builtin string      // the name of a tool the caller supplied
-	Agent   *AgentEntry // a sub-agent (SPEC §5b), which package harness runs
+	URL     string            // the base URL U of a remote tool server
+	Command []string          // argv of a subprocess tool
+	Status  []string          // with Command only: argv of its status command ([CommandWithStatus]); nil: none
+	Env     map[string]string // with Command only: added to what the process inherits ([Environ]); nil: none
+	Builtin string            // the name of a tool the caller supplied
+	Agent   *AgentEntry       // a sub-agent (SPEC §5b), which package harness runs
 
 	// RemoteAgent reports that the url entry's manifest says the tool is a
 	// sub-agent, as harness serve's are: it is leased as a slice of the
@@ -248,7 +249,7 @@ func configError(file string, e *yamlfield.Error) *ConfigError {
 
 // entryFields are the fields of an entry, in the order SPEC §5 gives them.
 var entryFields = []string{"name", "description", "parameters", "effect", "ceiling", "p50", "p95",
-	"speculative", "cancellable", "max_attempts", "url", "command", "status", "builtin", "agent"}
+	"speculative", "cancellable", "max_attempts", "url", "command", "status", "env", "builtin", "agent"}
 
 // agentFields are the fields of an entry's agent block (SPEC §5b).
 var agentFields = []string{"instructions", "tools", "model", "max_steps"}
@@ -264,6 +265,7 @@ var (
 	errNoProgram   = errors.New("no program to run")
 
 	errStatusNotCommand = errors.New("only a command entry has a status command; a url tool's status is its server's")
+	errEnvNotCommand    = errors.New("only a command entry has an environment; a url tool's is its server's")
 	errCommandCancel    = errors.New("a command tool cannot be cancelled by key: its process group is killed when its lease ends")
 )
 
@@ -321,7 +323,7 @@ func (p *configParser) entry(m yamlfield.Field) (Entry, bool) {
 	e := Entry{Line: m.Value.Line}
 	named := false
 	var kinds []yamlfield.Field // the url, command, builtin and agent fields given
-	var params, cancellable, status yamlfield.Field
+	var params, cancellable, status, env yamlfield.Field
 	notForAgent := []*yamlfield.Field{&params, &cancellable}
 	for f := range p.w.Fields(m, entryFields...) {
 		switch f.Name {
@@ -383,6 +385,9 @@ func (p *configParser) entry(m yamlfield.Field) (Entry, bool) {
 		case "status":
 			status = f
 			e.Status = p.argv(f)
+		case "env":
+			env = f
+			e.Env = p.env(f)
 		case "agent":
 			kinds = append(kinds, f)
 			e.Agent = p.agent(f)
@@ -411,6 +416,9 @@ func (p *configParser) entry(m yamlfield.Field) (Entry, bool) {
 	}
 	if status.Value != nil && len(e.Command) == 0 {
 		p.w.Fail(status, errStatusNotCommand)
+	}
+	if env.Value != nil && len(e.Command) == 0 {
+		p.w.Fail(env, errEnvNotCommand)
 	}
 	if cancellable.Value != nil && e.Cancellable != nil && *e.Cancellable {
 		// A claim the tool's type cannot honour is bad config here,

@@ -27,7 +27,8 @@
 //   - [Command]: a subprocess in its own process group, the arguments JSON
 //     on its standard input and its standard output the result, its lease
 //     and key in its environment (GLIDEPATH_BUDGET_REMAINING_MS,
-//     GLIDEPATH_IDEMPOTENCY_KEY), progress as JSON lines on file descriptor
+//     GLIDEPATH_IDEMPOTENCY_KEY), which holds of the harness's own only
+//     what a program needs to run, never a key ([Environ]), progress as JSON lines on file descriptor
 //     3, killed as a group when its lease ends; [CommandWithStatus] adds a
 //     status command that says how a call went by its key (the entry's
 //     status field), so that its writes can be reconciled;

@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/glidepath/glidepath/internal/yamlfield"
@@ -17,7 +18,7 @@ type MCPServer struct {
 	Name    string            // the key of the entry: the SERVER of mcp__SERVER__TOOL
 	Command string            // stdio: the program, started in a process group of its own
 	Args    []string          // stdio: its arguments
-	Env     map[string]string // stdio: added to the harness's own environment
+	Env     map[string]string // stdio: added to what the process inherits ([Environ])
 	Cwd     string            // stdio: its working directory; empty: the harness's
 	URL     string            // streamable HTTP: the MCP endpoint
 	Headers map[string]string // streamable HTTP: sent with every request (never logged)
@@ -109,7 +110,7 @@ func (p *configParser) mcpServer(m yamlfield.Field) (MCPServer, bool) {
 		case "args":
 			s.Args = p.scalars(f)
 		case "env":
-			s.Env = p.stringMap(f)
+			s.Env = p.env(f)
 		case "cwd":
 			s.Cwd, _ = p.w.String(f)
 		case "url":
@@ -215,7 +216,28 @@ func (p *configParser) scalars(f yamlfield.Field) []string {
 	return out
 }
 
-// stringMap reads a mapping of names to scalars, such as an environment.
+// env reads an environment: a mapping of names to scalars. A name must
+// be one a process can be given: not empty, without "=" or NUL; a value
+// must hold no NUL.
+func (p *configParser) env(f yamlfield.Field) map[string]string {
+	out := map[string]string{}
+	for g := range p.w.Map(f) {
+		if strings.ContainsAny(g.Name, "=\x00") || g.Name == "" {
+			p.w.Fail(g, errors.New(`not an environment variable's name: empty, or holding "=" or NUL`))
+			continue
+		}
+		if s, ok := p.w.Scalar(g); ok {
+			if strings.Contains(s, "\x00") {
+				p.w.Fail(g, errors.New("holds NUL, which no environment can"))
+				continue
+			}
+			out[g.Name] = s
+		}
+	}
+	return out
+}
+
+// stringMap reads a mapping of names to scalars, such as headers.
 func (p *configParser) stringMap(f yamlfield.Field) map[string]string {
 	out := map[string]string{}
 	for g := range p.w.Map(f) {

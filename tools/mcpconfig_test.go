@@ -54,6 +54,7 @@ func TestABadMCPServerNamesTheFieldAndTheLine(t *testing.T) {
 		{"a tool override with a bad effect", server("command: x", "tools: {echo: {effect: sometimes}}"), "mcpServers.s.tools.echo.effect", "read or write"},
 		{"a tool override with an unknown field", server("command: x", "tools: {echo: {readonly: true}}"), "mcpServers.s.tools.echo.readonly", "unknown field"},
 		{"env not a mapping", server("command: x", "env: [A=b]"), "mcpServers.s.env", "not a mapping"},
+		{"an env value holding NUL", server("command: x", `env: {A: "b\0c"}`), "mcpServers.s.env.A", "holds NUL"},
 		{"servers not a mapping", "mcpServers: [x]\n", "mcpServers", "not a mapping"},
 		{"no tool allowed", server("command: x", "allowed_tools: []"), "mcpServers.s.allowed_tools", "offer none"},
 		{"a null server in JSON", `{"mcpServers": {"x": null}}`, "mcpServers.x", "one of command"},

@@ -3,7 +3,9 @@
 // the run's budget like any other tool.
 //
 // [Connect] starts a stdio server (command, args, env: a process group of
-// its own, killed when the [Server] closes) or reaches a streamable HTTP
+// its own, killed when the [Server] closes, in the environment a command
+// tool gets, [tools.Environ]: no key of the harness's unless its env names
+// it; its standard error to [Options].Stderr) or reaches a streamable HTTP
 // one (url, headers), initializes a session and lists the server's tools,
 // on a context the caller bounds: inside a run, the lease of a setup step
 // (see # Connecting).

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -73,6 +72,12 @@ type Options struct {
 	// added. Nil: one with no Timeout of its own; every call's context is
 	// its lease.
 	HTTPClient *http.Client
+
+	// Stderr is where a stdio server's standard error goes, as it writes
+	// it. Nil: the process's own (os.Stderr). `harness run` gives one
+	// that redacts secrets and, with --log-format json, makes each of the
+	// server's lines a JSON object (issue 24).
+	Stderr io.Writer
 }
 
 // A Server is a connection to one MCP server of a tool config's
@@ -393,13 +398,19 @@ func (s *Server) transport(ctx context.Context) (sdk.Transport, *process, error)
 	case s.cfg.Stdio():
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 		cmd.Dir = s.cfg.Cwd
-		cmd.Env = os.Environ()
-		for _, k := range slices.Sorted(maps.Keys(s.cfg.Env)) {
-			cmd.Env = append(cmd.Env, k+"="+s.cfg.Env[k])
-		}
+		// The environment a command tool gets, not the harness's: no key
+		// the harness holds reaches the server unless its env names it
+		// (issue 24).
+		cmd.Env = tools.Environ(s.cfg.Env)
 		// The server's messages go where the harness's do: they are the
 		// server's own, and a server that fails to start says why there.
-		cmd.Stderr = os.Stderr
+		cmd.Stderr = s.opts.Stderr
+		if cmd.Stderr == nil {
+			cmd.Stderr = os.Stderr
+		}
+		// Copied through a pipe when it is not a file: a process that left
+		// the group may hold the pipe, and must not hold Close.
+		cmd.WaitDelay = closeGrace
 		cmd.SysProcAttr = procAttr()
 		p := &process{}
 		return &startedTransport{CommandTransport: sdk.CommandTransport{Command: cmd, TerminateDuration: closeGrace}, p: p}, p, nil
