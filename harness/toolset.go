@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -39,6 +40,10 @@ type Toolset struct {
 	// Client is the HTTP client of url tools and of their manifests. Nil
 	// uses one with no Timeout of its own: the leases bound every request.
 	Client *http.Client
+
+	// Stderr is where the MCP stdio servers' standard error goes
+	// ([mcp.Options].Stderr). Nil: the process's own.
+	Stderr io.Writer
 
 	// Quiet is each sub-agent's quiet period. Zero: the parent's, or the
 	// default where there is no parent.
@@ -129,7 +134,7 @@ func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 		for _, cfg := range c.MCPServers {
 			steps = append(steps, step{"mcp server " + cfg.Name + ": connect and tools/list", mcp.ConnectTimeout(cfg, work),
 				func(ctx context.Context) error {
-					srv, err := mcp.Connect(ctx, cfg, mcp.Options{HTTPClient: ts.Client})
+					srv, err := mcp.Connect(ctx, cfg, mcp.Options{HTTPClient: ts.Client, Stderr: ts.Stderr})
 					if err != nil {
 						// Its tools are known only once listed: those the
 						// config allows are named, else the server is.

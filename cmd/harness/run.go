@@ -19,6 +19,7 @@ import (
 	"github.com/glidepath/glidepath/budget/profile"
 	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/harness"
+	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools"
@@ -107,8 +108,13 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		// Every line on stderr is one JSON object from here on, the errors
 		// the command ends with included; a live line would not be one.
 		c.stderr = newJSONLines(c.stderr, apiKey)
-		c.setStderr(c.stderr)
 		f.progress = "never"
+	} else {
+		// Whatever stderr shows is scrubbed as the trace is (issue 24).
+		c.stderr = &redacting{w: c.stderr, secrets: []string{apiKey}}
+	}
+	if c.setStderr != nil {
+		c.setStderr(c.stderr)
 	}
 	// The task is the run's input, read before its clock starts: a person
 	// typing it on standard input is not the run spending its budget.
@@ -257,7 +263,13 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 			}
 		}
 	}
-	ts := &harness.Toolset{Config: tc, Model: cfg.Model, Models: models.get,
+	// What the MCP servers say on stderr is shown as the run's own lines
+	// are: scrubbed, through the live line, and in JSON mode one object
+	// a line (issue 24). Closed after the servers are (closers run last
+	// first), so that a last line without its newline is shown too.
+	serverErr := &serverLines{w: line, secrets: []string{apiKey}}
+	closers = append(closers, serverErr.Close)
+	ts := &harness.Toolset{Config: tc, Model: cfg.Model, Models: models.get, Stderr: serverErr,
 		Warn: func(err error) {
 			if ue, ok := errors.AsType[*harness.UnavailableError](err); ok {
 				warnUnavailable([]landing.Unavailable{{Tool: ue.Tool, Why: ue.Why}})
@@ -316,7 +328,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if err := closeTrace(); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("writing the trace: %w", err))
 	}
-	if err := c.print(res, f.json); err != nil {
+	if err := c.print(res, f.json, apiKey); err != nil {
 		return err
 	}
 	if res.Cause == landing.CauseUpstream {
@@ -498,12 +510,21 @@ func openJournal(path string) (*cancel.Journal, error) {
 
 // print writes the result: the JSON object, or the text a person reads
 // (which leads with the boundary of a partial result) and a summary line
-// on stderr.
-func (c *runCommand) print(res landing.Result, asJSON bool) error {
+// on stderr. Both are scrubbed of secrets, as the trace is: a tool's error
+// or a model's answer may repeat a key (issue 24).
+func (c *runCommand) print(res landing.Result, asJSON bool, secrets ...string) error {
 	if asJSON {
-		return json.NewEncoder(c.stdout).Encode(res)
+		data, err := json.Marshal(res)
+		if err == nil {
+			data, err = redact.JSON(data, secrets...)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = c.stdout.Write(append(data, '\n'))
+		return err
 	}
-	if _, err := fmt.Fprintln(c.stdout, res.Text()); err != nil {
+	if _, err := fmt.Fprintln(c.stdout, redact.Secrets(res.Text(), secrets...)); err != nil {
 		return err
 	}
 	fmt.Fprintln(c.stderr, res.Line())

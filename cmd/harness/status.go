@@ -72,7 +72,7 @@ type statusLine struct {
 // the times are read from b, so its reserve is the run's.
 func newStatusLine(w io.Writer, mode string, b *budget.Budget) *statusLine {
 	fd := -1
-	if f, ok := w.(*os.File); ok {
+	if f, ok := fileOf(w); ok {
 		fd = int(f.Fd())
 	}
 	on := mode == "always" || mode == "auto" && fd >= 0 && term.IsTerminal(fd)

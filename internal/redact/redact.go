@@ -4,8 +4,12 @@
 package redact
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -71,4 +75,66 @@ func Secrets(s string, known ...string) string {
 		}
 	}
 	return s
+}
+
+// JSON returns the JSON text data with [Secrets] applied to every string
+// in it, keys included, and everything else as it was: the order of
+// fields, the numbers as written. Redacting the text itself could cut a
+// string's escape in two ("…\"" after a secret), so it is done string by
+// string. data that is not JSON is an error.
+func JSON(data []byte, known ...string) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var out bytes.Buffer
+	// open holds, for each container being written, whether it is an
+	// object and how many tokens it holds so far (an object's keys and
+	// values both count), which decides the separator before the next.
+	type container struct {
+		object bool
+		n      int
+	}
+	var open []container
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF && len(open) == 0 {
+			return out.Bytes(), nil
+		}
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF // a container left open
+		}
+		if err != nil {
+			return nil, err
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			open = open[:len(open)-1]
+			out.WriteByte(byte(d))
+			continue
+		}
+		if len(open) > 0 {
+			c := &open[len(open)-1]
+			switch {
+			case c.object && c.n%2 == 1:
+				out.WriteByte(':')
+			case c.n > 0:
+				out.WriteByte(',')
+			}
+			c.n++
+		} else if out.Len() > 0 {
+			out.WriteByte('\n') // values one after another, as an Encoder writes them
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			out.WriteByte(byte(v))
+			open = append(open, container{object: v == '{'})
+		case string:
+			s, _ := json.Marshal(Secrets(v, known...)) // a string always encodes
+			out.Write(s)
+		case json.Number:
+			out.WriteString(string(v))
+		case bool:
+			out.WriteString(strconv.FormatBool(v))
+		case nil:
+			out.WriteString("null")
+		}
+	}
 }

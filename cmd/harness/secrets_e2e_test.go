@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Issue 24, item 2: a run whose tools and MCP server repeat the API key
+// on every stream they have, and whose model (the sim, which quotes its
+// tools' results and errors in its answer) repeats it too, leaves no copy
+// of it in anything it writes or prints: stdout, text or --json; stderr,
+// text or --log-format json (one JSON object a line, the server's lines
+// included); the trace; the orphan journal. And a tool sees the key only
+// when its entry's env names it.
+func TestE2EAKeyEchoedByToolsServersAndTheModelIsInNoByteTheRunWrites(t *testing.T) {
+	const key = "sk-test-e2e0123456789abcdefXYZ"
+	tools := `tools:
+  - name: plain
+    description: says whether it sees the key
+    effect: read
+    command: [sh, -c, 'echo "plain sees [$OPENAI_API_KEY]"']
+  - name: show
+    description: repeats the key it was given in its output
+    effect: read
+    command: [sh, -c, 'echo "out $OPENAI_API_KEY"']
+    env: {OPENAI_API_KEY: "${OPENAI_API_KEY}"}
+  - name: leak
+    description: repeats the key it was given on stderr, and fails
+    effect: read
+    command: [sh, -c, 'echo "err $OPENAI_API_KEY" >&2; exit 1']
+    env: {OPENAI_API_KEY: "${OPENAI_API_KEY}"}
+  - name: pay
+    description: repeats the key and never answers, an orphan to journal
+    effect: write
+    ceiling: 1s
+    command: [sh, -c, 'echo "pay $OPENAI_API_KEY" >&2; exec sleep 30']
+    env: {OPENAI_API_KEY: "${OPENAI_API_KEY}"}
+mcpServers:
+  chatty:
+    command: sh
+    args: [-c, 'echo "server says $K" >&2; printf "last words $K" >&2; exit 1']
+    env: {K: "${OPENAI_API_KEY}"}
+`
+	cases := []struct {
+		name string
+		args []string
+		json bool // reports whether stderr is JSON lines
+	}{
+		{"printed as text", nil, false},
+		{"printed as JSON on stdout", []string{"--json"}, false},
+		{"logged as JSON on stderr", []string{"--json", "-v", "--log-format", "json"}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			file := filepath.Join(dir, "tools.yaml")
+			if err := os.WriteFile(file, []byte(tools), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			trc, journal := filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "orphans.jsonl")
+			args := append([]string{"run", "--budget", "20s", "--tools", file, "--trace", trc, "--journal", journal}, tc.args...)
+			stdout, stderr, code := runHarness(t, []string{"OPENAI_API_KEY=" + key}, append(args, "find-cats")...)
+
+			if code != exitPartial {
+				t.Fatalf("exit %d, want 3 (the payment is an orphan)\nstdout: %s\nstderr: %s", code, stdout, stderr)
+			}
+			traceData, err := os.ReadFile(trc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			journalData, err := os.ReadFile(journal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outputs := map[string]string{"stdout": stdout, "stderr": stderr, "trace": string(traceData), "journal": string(journalData)}
+			for name, out := range outputs {
+				if n := strings.Count(out, key); n > 0 {
+					t.Errorf("%d copies of the key in %s:\n%s", n, name, out)
+				}
+			}
+			// The key was there to leak: each stream carried it, redacted.
+			for _, want := range []struct{ in, what string }{
+				{stdout, "out [redacted]"},         // the tool's output, in the model's answer
+				{stdout, "err [redacted]"},         // its error, in the model's answer
+				{stdout, "plain sees []"},          // a tool whose entry does not ask sees no key
+				{stderr, "server says [redacted]"}, // the server's stderr, passed through
+				{stderr, "last words [redacted]"},  // its last line, without a newline
+			} {
+				if !strings.Contains(want.in, want.what) {
+					t.Errorf("no %q in\n%s", want.what, want.in)
+				}
+			}
+			if !strings.Contains(string(journalData), `"pay"`) {
+				t.Errorf("the journal holds no orphan: %s", journalData)
+			}
+			if tc.json {
+				sc := bufio.NewScanner(strings.NewReader(stderr))
+				for sc.Scan() {
+					if !json.Valid(sc.Bytes()) {
+						t.Errorf("a stderr line is not JSON: %q", sc.Text())
+					}
+				}
+			}
+		})
+	}
+}
