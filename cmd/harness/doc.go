@@ -72,7 +72,15 @@
 // budget's glidepath.* — are exported over OTLP/HTTP, the other OTEL_*
 // variables applying as the SDK reads them; the export is given at most 2s
 // after the run. API keys, bearer tokens and Authorization values are
-// scrubbed from logs, traces, spans and errors alike. --profile FILE (default
+// scrubbed from logs, traces, spans and errors alike, and from everything
+// harness run prints (issue 24): the answer on standard output, as text or
+// --json (every string of the object), every line on standard error, and
+// the standard error of the MCP stdio servers, which is passed through
+// line by line (with --log-format json, each of its lines one JSON object;
+// a last line without its newline is shown when the servers stop). A
+// command tool and an MCP stdio server never see OPENAI_API_KEY or any
+// other key of the harness's environment: they get only what a program
+// needs to run (tools.Environ) and what their entry's env names. --profile FILE (default
 // profile.json in the state folder beside the journal; off for none) is the
 // latency profile: the run starts its kinds' p50 and p95 from what runs on
 // this machine recorded in the last 7 days at the same place — the same

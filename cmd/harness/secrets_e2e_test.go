@@ -14,7 +14,8 @@ import (
 // tools' results and errors in its answer) repeats it too, leaves no copy
 // of it in anything it writes or prints: stdout, text or --json; stderr,
 // text or --log-format json (one JSON object a line, the server's lines
-// included); the trace; the orphan journal. And a tool sees the key only
+// included), the warning that quotes the server's answer; the trace; the
+// orphan journal. And a tool sees the key only
 // when its entry's env names it.
 func TestE2EAKeyEchoedByToolsServersAndTheModelIsInNoByteTheRunWrites(t *testing.T) {
 	const key = "sk-test-e2e0123456789abcdefXYZ"
@@ -42,7 +43,9 @@ func TestE2EAKeyEchoedByToolsServersAndTheModelIsInNoByteTheRunWrites(t *testing
 mcpServers:
   chatty:
     command: sh
-    args: [-c, 'echo "server says $K" >&2; printf "last words $K" >&2; exit 1']
+    args: [-c, 'echo "server says $K" >&2; read line; id=$(echo "$line" | sed "s/.*\"id\":\([0-9]*\).*/\1/");
+      printf "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32000,\"message\":\"refused key %s\"}}\n" "$id" "$K";
+      printf "last words $K" >&2; sleep 30']
     env: {K: "${OPENAI_API_KEY}"}
 `
 	cases := []struct {
@@ -90,6 +93,7 @@ mcpServers:
 				{stdout, "plain sees []"},          // a tool whose entry does not ask sees no key
 				{stderr, "server says [redacted]"}, // the server's stderr, passed through
 				{stderr, "last words [redacted]"},  // its last line, without a newline
+				{stderr, "refused key [redacted]"}, // what it answered, in the warning that it did not come up
 			} {
 				if !strings.Contains(want.in, want.what) {
 					t.Errorf("no %q in\n%s", want.what, want.in)
