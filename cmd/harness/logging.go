@@ -92,21 +92,29 @@ type serverLines struct {
 
 func (s *serverLines) Write(p []byte) (int, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.buf.Write(p)
+	var lines []string
 	for {
 		i := bytes.IndexByte(s.buf.Bytes(), '\n')
 		if i < 0 && s.buf.Len() > maxServerLine {
-			i = s.buf.Len() - 1 // a line without end is shown in pieces, not held without bound
+			i = s.buf.Len() - 1 // a line without end is shown as it is so far, not held without bound
 		}
 		if i < 0 {
-			return len(p), nil
+			break
 		}
-		s.emit(string(s.buf.Next(i + 1)))
+		lines = append(lines, string(s.buf.Next(i+1)))
 	}
+	s.mu.Unlock()
+	// Written once s.mu is let go: the live line's lock is not waited for
+	// under it. Each server's lines come from one pipe, one write after
+	// another, so they keep their order.
+	for _, line := range lines {
+		s.emit(line)
+	}
+	return len(p), nil
 }
 
-// emit writes one line, scrubbed, with its newline; s.mu is held.
+// emit writes one line, scrubbed, with its newline.
 func (s *serverLines) emit(line string) {
 	line = strings.TrimRight(line, "\r\n")
 	if strings.TrimSpace(line) != "" {
@@ -118,9 +126,10 @@ func (s *serverLines) emit(line string) {
 // servers are stopped before it is called.
 func (s *serverLines) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.emit(s.buf.String())
+	rest := s.buf.String()
 	s.buf.Reset()
+	s.mu.Unlock()
+	s.emit(rest)
 	return nil
 }
 
