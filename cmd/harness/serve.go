@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -89,7 +90,11 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	if err := lookCommands(tc); err != nil {
 		return usage(err)
 	}
-	ts := &harness.Toolset{Config: tc, Model: parent, Models: models.get, Quiet: quiet,
+	// As for harness run, what the MCP servers say is shown line by line,
+	// scrubbed of secrets, once the servers are closed too (issue 24).
+	serverErr := &serverLines{w: c.stderr, secrets: []string{os.Getenv("OPENAI_API_KEY")}}
+	closers = append(closers, serverErr.Close)
+	ts := &harness.Toolset{Config: tc, Model: parent, Models: models.get, Quiet: quiet, Stderr: serverErr,
 		Warn: func(err error) { fmt.Fprintf(c.stderr, "harness serve: warning: %v\n", err) }}
 	closeTrace := func() error { return nil }
 	if *traceFile != "" {
