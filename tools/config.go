@@ -209,7 +209,8 @@ func readConfig(path string, builtins map[string]Tool) (*Config, error) {
 // or is negative, a p50 above the p95 or the ceiling, max_attempts below 1,
 // a name that is not a function name or is used twice, none or several of
 // url / command / builtin, a URL that is not http(s), an empty command, an
-// unknown builtin, parameters that are not a JSON Schema. A field whose
+// env on an entry that is not a command or with a name no process can
+// have, an unknown builtin, parameters that are not a JSON Schema. A field whose
 // value is null is left out. Every error found is returned, joined, each a
 // [*ConfigError] naming the field and the line.
 //
