@@ -34,6 +34,11 @@ var (
 	// ErrManifest is matched by every [*ManifestError].
 	ErrManifest = errors.New("tools: bad manifest")
 
+	// ErrNotListed is matched by the [*ManifestError] of a url entry whose
+	// tool its server's manifest does not list: the server does not serve
+	// it, so every call would fail (issue 24).
+	ErrNotListed = errors.New("tools: the tool is not in its server's manifest")
+
 	// ErrInvalidArguments is matched by every [*ArgumentsError]: the model's
 	// arguments are not JSON or do not match the tool's parameters.
 	ErrInvalidArguments = errors.New("tools: invalid arguments")

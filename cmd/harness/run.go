@@ -390,10 +390,13 @@ func flagError(err error) error {
 }
 
 // lookCommands checks that the program of every command entry of tc, and
-// of its status command, and of every sub-agent's tools file, is there:
-// exec.LookPath, as the tool's own start would look it up (a bare name on
-// PATH, a path with a slash as it is written). One that is not is bad
-// config, named by its tools file and entry.
+// of its status command, and of every stdio MCP server it names, and of
+// every sub-agent's tools file, is there: exec.LookPath, as the tool's
+// own start would look it up (a bare name on PATH, a path with a slash as
+// it is written, an MCP server's relative to its cwd). One that is not is
+// bad config, named by its tools file and entry: "not found" is exit 2
+// for every kind that starts a program (issue 24). harness run, serve and
+// plan --tools all ask it.
 func lookCommands(tc *tools.Config) error {
 	for _, c := range tc.Configs() {
 		for _, e := range c.Entries {
@@ -404,6 +407,20 @@ func lookCommands(tc *tools.Config) error {
 				if _, err := exec.LookPath(argv[0]); err != nil {
 					return fmt.Errorf("tools: %s: tool %s: command %q: %w", c.File, e.Name, argv[0], errors.Unwrap(err))
 				}
+			}
+		}
+		for _, m := range c.MCPServers {
+			if !m.Stdio() {
+				continue
+			}
+			// exec.Cmd evaluates a relative path with a slash against
+			// its Dir, the server's cwd.
+			prog := m.Command
+			if m.Cwd != "" && strings.ContainsRune(prog, filepath.Separator) && !filepath.IsAbs(prog) {
+				prog = filepath.Join(m.Cwd, prog)
+			}
+			if _, err := exec.LookPath(prog); err != nil {
+				return fmt.Errorf("tools: %s: mcp server %s: command %q: %w", c.File, m.Name, m.Command, errors.Unwrap(err))
 			}
 		}
 	}
