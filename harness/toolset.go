@@ -280,7 +280,7 @@ func (ts *Toolset) Register(reg *tools.Registry) {
 		}
 		a, err := ts.Agent(e)
 		if err != nil {
-			ts.unavailable(ts.Config, e.Name, "its sub-agent cannot be made: "+err.Error())
+			ts.unavailable(ts.Config, e.Name, err.Error()) // "agent scribe: model missing: …"
 			continue
 		}
 		all = append(all, a)
