@@ -240,6 +240,13 @@ func manifestFailures(err error) (whole error, each map[string]error) {
 // manifest's lease), so that its tools would fail the same way at every
 // call; else what it sent instead of a manifest.
 func manifestReason(err error, within time.Duration) string {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "was not heard from: its manifest's fetch was cancelled"
+	case !errors.Is(err, tools.ErrManifest):
+		// Not asked at all: the budget refused the fetch, or the run ended.
+		return "was not asked for its manifest: " + err.Error()
+	}
 	if !serverDown(err) {
 		inner := err
 		if me, ok := errors.AsType[*tools.ManifestError](err); ok {

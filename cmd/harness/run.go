@@ -91,7 +91,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	f.profile = profileFlag(fs)
 	fs.BoolVar(&f.verbose, "v", false, "log the run's records on stderr: console lines on a terminal, JSON lines otherwise")
 	fs.StringVar(&f.logFormat, "log-format", "auto", "the logs' `format`: auto, console, or json (every line on stderr one JSON object)")
-	fs.BoolVar(&f.requireTools, "require-tools", false, "a tool the config names that the run cannot use (a server down, a ceiling below its p50) is bad usage, exit 2, before the first model turn")
+	fs.BoolVar(&f.requireTools, "require-tools", false, "a tool the config names that the run cannot use (a server down, a manifest without it, a ceiling below its p50) is bad usage, exit 2, before the first model turn")
 
 	pos, help, err := parseFlags(fs, "run", args, c.stdout, func(w io.Writer) { runUsage(w, fs) })
 	if help || err != nil {
@@ -536,8 +536,9 @@ deadline, a reserve is kept for landing, and the answer is labeled complete
 or partial. First Ctrl-C: land now (a line on stderr says within how
 long); second: exit at once (130).
 A tool the config names that the run cannot use (its server down, its
-ceiling below its p50) is warned about and listed in --json "unavailable";
-a command that is not found is bad config. A model that sent nothing
+manifest unusable or without it, its ceiling below its p50) is warned
+about and listed in --json "unavailable"; a command or MCP server command
+that is not found is bad config. A model that sent nothing
 before its lease or the quiet clock ended it is named in the boundary, and
 is not sent the landing call.
 Exit codes: 0 complete, 3 partial, 2 bad usage or config (--require-tools:
