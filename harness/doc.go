@@ -210,7 +210,8 @@
 // server's connect_timeout asks for its own), so that mute servers cost a
 // run one share, never all of it (issue 24). A tool that cannot serve its
 // calls is unavailable, by one rule: its tool server is down or sends no
-// usable manifest (an HTTP error, an HTML page, garbage, the wrong shape),
+// usable manifest (an HTML page, garbage, the wrong shape; an HTTP error
+// is a server with no manifest, a warning),
 // its manifest or its MCP server does not list it, its ceiling is below
 // the p50 its builtin or manifest declares, or its sub-agent cannot be
 // made. It is marked unavailable on the Session and not registered, and

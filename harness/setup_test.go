@@ -3,6 +3,8 @@ package harness_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -182,4 +184,54 @@ func TestWithNoRunAToolItsServerDoesNotListIsNotOffered(t *testing.T) {
 			t.Errorf("warnings %q", warnings)
 		}
 	})
+}
+
+// A server that answers GET /tools with an HTTP error has no manifest:
+// its entry must say enough, its tool is still offered, and that is a
+// warning; a 200 that is not a manifest makes the tool unavailable.
+func TestAServerWithNoManifestIsAWarningAndOneWithABadOneIsUnavailable(t *testing.T) {
+	cases := []struct {
+		name    string
+		status  int
+		body    string
+		offered bool
+		warning string
+	}{
+		{"404: no manifest", http.StatusNotFound, "not found", true, "tools: manifest of http://tools.invalid: HTTP 404"},
+		{"200 with a page", http.StatusOK, "<html>hello</html>", false,
+			"tool lookup is unavailable: its tool server http://tools.invalid sent no usable manifest: not a manifest (text/html): invalid character '<' looking for beginning of value"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mux := http.NewServeMux()
+				mux.HandleFunc("GET /tools", func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "text/html")
+					w.WriteHeader(tc.status)
+					fmt.Fprint(w, tc.body)
+				})
+				hs := serveHandler(mux)
+				defer hs.close()
+				cfg := writeConfigs(t, [2]string{"t.yaml", "tools:\n  - name: lookup\n    effect: read\n    description: Looks up.\n    url: http://tools.invalid\n"})
+				var warnings []string
+				ts := &harness.Toolset{Config: cfg, Client: hs.client(), Warn: func(err error) { warnings = append(warnings, err.Error()) }}
+				s, ctx := start(t, time.Minute, harness.Config{Task: "q"})
+				defer s.Close()
+				reg := tools.NewRegistry(nil)
+
+				ts.Resolve(ctx, s)
+				ts.Register(reg)
+
+				if _, ok := reg.Lookup("lookup"); ok != tc.offered {
+					t.Errorf("offered: %v, want %v", ok, tc.offered)
+				}
+				if u := s.Unavailable(); (len(u) == 0) != tc.offered {
+					t.Errorf("unavailable %+v", u)
+				}
+				if len(warnings) != 1 || warnings[0] != tc.warning {
+					t.Errorf("warnings %q, want %q", warnings, tc.warning)
+				}
+			})
+		})
+	}
 }

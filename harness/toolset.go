@@ -90,15 +90,17 @@ type Toolset struct {
 // A tool that cannot serve its calls is unavailable, by one rule (SPEC
 // §4, issue 24): its tool server is down (refused, not resolved, or
 // silent until the manifest's lease ended), its manifest is not one (an
-// HTTP error, an HTML page, garbage, the wrong shape), the manifest does
+// HTML page, garbage, the wrong shape), the manifest does
 // not list it or says something of it that cannot be used, its MCP server
 // does not come up within its lease or does not list it; and, at
 // [Toolset.Register], a tool that cannot be registered (a ceiling below
 // the p50 its builtin or its manifest declares) or a sub-agent that cannot
 // be made. Such a tool is not offered, is marked unavailable on s
 // ([Session.MarkUnavailable]) and is warned about as an
-// [*UnavailableError]; the run goes on with the rest. Close the Toolset
-// when the runs that use it are done.
+// [*UnavailableError]; the run goes on with the rest. A server that
+// answers GET /tools with an HTTP error has no manifest
+// ([tools.ErrNoManifest]): its entries must say enough, and that is a
+// warning. Close the Toolset when the runs that use it are done.
 func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 	type step struct {
 		what    string
@@ -117,6 +119,12 @@ func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 				do: func(ctx context.Context) error { return c.ResolveServer(ctx, ts.Client, base) },
 				failed: func(err error, within time.Duration) {
 					whole, each := manifestFailures(err)
+					if errors.Is(whole, tools.ErrNoManifest) {
+						// A server with no manifest (GET /tools is an HTTP
+						// error) may serve what its entries say: a warning.
+						ts.warn(whole)
+						whole = nil
+					}
 					if whole != nil {
 						why := "its tool server " + redact.URL(base) + " " + manifestReason(whole, within)
 						mu.Lock()

@@ -194,7 +194,7 @@ func fetchManifest(ctx context.Context, client *http.Client, base string) (*mani
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fail(fmt.Errorf("HTTP %d", resp.StatusCode))
+		return fail(statusError(resp.StatusCode))
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
 	if err != nil {
@@ -211,3 +211,12 @@ func fetchManifest(ctx context.Context, client *http.Client, base string) (*mani
 	}
 	return &m, nil
 }
+
+// statusError is the HTTP status a tool server answered GET U/tools with,
+// other than 200: it has no manifest ([ErrNoManifest]).
+type statusError int
+
+func (e statusError) Error() string { return fmt.Sprintf("HTTP %d", int(e)) }
+
+// Is reports whether target is [ErrNoManifest].
+func (e statusError) Is(target error) bool { return target == ErrNoManifest }

@@ -47,8 +47,9 @@
 // A tool the config names that the run cannot use — a tool server that
 // cannot be reached for its manifest (refused, not resolved, or silent
 // until the manifest's lease ends: "its manifest did not arrive in
-// 1.1s"), one that sends no usable manifest (an HTTP error, an HTML page,
-// garbage, the wrong shape) or a manifest that does not list the tool, an
+// 1.1s"), one that sends no usable manifest (an HTML page, garbage, the
+// wrong shape; an HTTP error is a server with no manifest, whose entries
+// must say enough: a warning) or a manifest that does not list the tool, an
 // MCP server that does not come up or does not list an allowed tool, a
 // tool whose ceiling is below the p50 its builtin or manifest declares or
 // its p50 on this machine (the latency profile says it is slower than its
