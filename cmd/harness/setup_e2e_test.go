@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -102,11 +103,13 @@ func TestE2EASetupThatTookTheWorkTimeIsNamedInTheBoundary(t *testing.T) {
 		t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitPartial, stderr)
 	}
 	res := jsonResult(t, stdout)
-	want := "Ran out of allotted time at step 0: in setup, mcp server mute: connect and tools/list did not finish in 4."
-	if !strings.HasPrefix(res.Boundary, want) {
-		t.Errorf("boundary %q, want %q…", res.Boundary, want)
+	// The lease is what the work time had left once the process was up:
+	// about 4.4s, less on a loaded machine.
+	want := regexp.MustCompile(`^Ran out of allotted time at step 0: in setup, mcp server mute: connect and tools/list did not finish in [34](\.\d)?s\.$`)
+	if !want.MatchString(res.Boundary) {
+		t.Errorf("boundary %q, want %v", res.Boundary, want)
 	}
-	if len(res.Unavailable) != 1 || !strings.HasPrefix(res.Unavailable[0].Why, "its mcp server mute did not come up in 4.") {
+	if len(res.Unavailable) != 1 || !strings.HasPrefix(res.Unavailable[0].Why, "its mcp server mute did not come up in ") {
 		t.Errorf("unavailable %+v, want the mute server, not up in its lease", res.Unavailable)
 	}
 }
