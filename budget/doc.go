@@ -76,6 +76,15 @@
 // process, a starved machine): it is never capped at Total, so a late run
 // reads as late (SPEC §3); remaining never goes below zero.
 //
+// # Setup
+//
+// The work a run does before its first model turn — a tool server's
+// manifest, an MCP server's connect — is leased like any other, with one
+// ceiling for every piece: [SetupCeiling], what the piece asks for of its
+// own, else the smaller of [DefaultSetupCeiling] (5s) and a quarter of the
+// work time B − R ([Budget.SetupCeiling]). The pieces go at once, so one
+// mute server, or several, cost a run a quarter of its work time at most.
+//
 // # Sub-agents
 //
 // [Budget.Slice] carves a child budget out of the parent's available time,

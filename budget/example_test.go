@@ -180,3 +180,15 @@ func ExampleBudget_Lease() {
 	// context ends with the lease: true
 	// true budget: refused tool:search: 10s left, below p50 30s
 }
+
+// A piece of a run's setup gets a quarter of the run's work time, at most
+// 5s, unless it asks for its own ceiling.
+func ExampleSetupCeiling() {
+	fmt.Println(budget.SetupCeiling(4500*time.Millisecond, 0)) // a 6s run: B − R = 4.5s
+	fmt.Println(budget.SetupCeiling(100*time.Second, 0))       // a 2m run
+	fmt.Println(budget.SetupCeiling(4500*time.Millisecond, 30*time.Second))
+	// Output:
+	// 1.125s
+	// 5s
+	// 30s
+}

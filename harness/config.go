@@ -10,6 +10,7 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
@@ -159,6 +160,22 @@ func (e *UnavailableError) Error() string {
 
 // Is reports whether target is [ErrUnavailable].
 func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// SetupError reports a piece of a run's setup ([Session.Setup]) that its
+// lease, or the run's deadline, ended before it finished: a tool server
+// whose manifest did not arrive, an MCP server that did not come up in
+// time. Granted is the lease it had; Err is what the piece returned.
+type SetupError struct {
+	What    string // the piece of setup, as the trace names it ("manifest of http://…")
+	Granted time.Duration
+	Err     error
+}
+
+func (e *SetupError) Error() string {
+	return fmt.Sprintf("harness: setup: %s did not finish in %s: %v", e.What, landing.Human(e.Granted), e.Err)
+}
+
+func (e *SetupError) Unwrap() error { return e.Err }
 
 // ConfigError reports a [Config] field, or an argument of [Start], that
 // cannot be used. Field is named as the flag of `harness run` that sets it

@@ -204,11 +204,22 @@
 // how `harness serve` runs one on a remote caller's Budget-Remaining-Ms.
 // A [Toolset] builds a run's tools from a tools file: its entries' tools,
 // an Agent for each agent entry with the tools of the entry's own file,
-// and the manifests of their servers fetched as setup steps. A tool
-// server that cannot be reached for its manifest, or an MCP server that
-// does not come up, is down: its tools are marked unavailable on the
-// Session and not registered, and [Toolset.Warn] hears an
-// [*UnavailableError] for each.
+// and the manifests of their servers fetched as setup steps, all at once,
+// each on a lease of the run's setup share ([budget.Budget.SetupCeiling]:
+// the smaller of 5s and a quarter of the work time B − R, unless an MCP
+// server's connect_timeout asks for its own), so that mute servers cost a
+// run one share, never all of it (issue 24). A tool that cannot serve its
+// calls is unavailable, by one rule: its tool server is down or sends no
+// usable manifest (an HTML page, garbage, the wrong shape; an HTTP error
+// is a server with no manifest, a warning),
+// its manifest or its MCP server does not list it, its ceiling is below
+// the p50 its builtin or manifest declares, or its sub-agent cannot be
+// made. It is marked unavailable on the Session and not registered, and
+// [Toolset.Warn] hears an [*UnavailableError] for it. A run that lands
+// before its first model turn names the setup that did not finish in its
+// boundary ("Ran out of allotted time at step 0: in setup, mcp server fs:
+// connect and tools/list did not finish in 4.4s."); a piece of setup its
+// lease ended returns a [*SetupError].
 //
 // # Trace
 //

@@ -86,6 +86,7 @@ type Session struct {
 	done        chan struct{}                        // closed once the result is made and run_end recorded
 	closed      bool
 	unavailable []landing.Unavailable // the tools the run could not offer, and why, each named once
+	setup       []string              // the pieces of setup that did not finish, in words ([Session.setupLeft])
 	silence     time.Duration         // how long the last model attempt of a step went unanswered before it was ended; 0: it was answered, or none was made
 }
 
@@ -332,12 +333,17 @@ func (s *Session) MustLand(ctx context.Context) (landing.Cause, bool) {
 
 // Setup runs fn, work the run does before its first model turn such as
 // fetching a manifest, on a work lease of the run's budget with ceiling
-// (zero: none but the budget's), and records it as an attempt of step
-// "setup" whose message is what. It returns fn's error, or the budget's
-// refusal, in which case fn is not called. Setup is safe to call for
-// several pieces of setup at once. The quiet clock waits while fn runs:
-// setup is bounded by its lease and the wall, and the run's work, which
-// the quiet clock watches, has not begun.
+// (zero: the run's setup share, [budget.Budget.SetupCeiling]: the smaller
+// of 5s and a quarter of its work time B − R), and records it as an
+// attempt of step "setup" whose message is what. It returns fn's error,
+// as a [*SetupError] when the lease or the run's deadline ended fn, or the
+// budget's refusal, in which case fn is not called. Setup is safe to call
+// for several pieces of setup at once, and they should go at once: each
+// has its own share, so several mute servers cost a run one share, not
+// one each (issue 24). The quiet clock waits while fn runs: setup is
+// bounded by its lease and the wall, and the run's work, which the quiet
+// clock watches, has not begun. A run that lands before its first model
+// turn names the setup that did not finish in its boundary.
 func (s *Session) Setup(ctx context.Context, what string, ceiling time.Duration, fn func(ctx context.Context) error) error {
 	if !s.started() {
 		return ErrNoSession
@@ -350,11 +356,12 @@ func (s *Session) Setup(ctx context.Context, what string, ceiling time.Duration,
 	s.busy.Add()
 	defer s.busy.Done()
 	kind := s.b.Estimates().Kind(SetupStep)
-	lease, err := s.b.Lease(kind, ceiling)
+	lease, err := s.b.Lease(kind, s.b.SetupCeiling(ceiling))
 	if err != nil {
 		rec := refusedRecord(SetupStep, 0, 1, "", err)
 		rec.Message = what + ": " + rec.Message
 		s.record(rec)
+		s.setupLeft(what + " was not started (not enough time)")
 		return err
 	}
 	a := trace.Attempt{Step: SetupStep, N: 1, Lease: lease, Start: time.Now(), Message: what}
@@ -379,7 +386,26 @@ func (s *Session) Setup(ctx context.Context, what string, ceiling time.Duration,
 	}
 	stop()
 	obs.OnAttemptEnd(a)
+	switch a.Outcome {
+	case trace.OK:
+	case trace.GaveUp:
+		err = &SetupError{What: what, Granted: lease.Granted, Err: err}
+		s.setupLeft(what + " did not finish in " + landing.Human(lease.Granted))
+	case trace.Cancelled:
+		s.setupLeft(what + " was cancelled")
+	default:
+		s.setupLeft(what + " failed")
+	}
 	return err
+}
+
+// setupLeft notes a piece of setup that did not finish, for the boundary
+// of a run that lands before its first model turn: then it, not "no tool
+// call had finished", is what the run was doing (issue 24).
+func (s *Session) setupLeft(what string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.setup = append(s.setup, what)
 }
 
 // Close ends the session. It stops the run's work (the run's context ends,
@@ -637,8 +663,13 @@ func (s *Session) cancelAccepted(key string) {
 func (s *Session) landingRecord(cause landing.Cause) landing.Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return landing.Record{Task: s.cfg.Task, Cause: cause, Step: s.step, Quiet: s.cfg.Quiet, Failure: s.failure,
+	rec := landing.Record{Task: s.cfg.Task, Cause: cause, Step: s.step, Quiet: s.cfg.Quiet, Failure: s.failure,
 		Calls: slices.Clone(s.calls)}
+	if s.step == 0 {
+		// No model turn was made: the setup is all the run did.
+		rec.Setup = slices.Clone(s.setup)
+	}
+	return rec
 }
 
 // over reports whether the run has ended, or is landing: no more work is

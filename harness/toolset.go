@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/internal/redact"
+	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/tools/mcp"
 	"github.com/glidepath/glidepath/trace"
@@ -59,10 +61,19 @@ type Toolset struct {
 	// names them, for Register to offer their tools.
 	mcp map[*tools.Config][]*mcp.Server
 
-	// down holds the tool servers Resolve could not reach, by the config
-	// that names them and their base URL, and why: Register does not
-	// offer their tools (SPEC §4).
+	// down holds the tool servers whose manifest Resolve could not have,
+	// and the tools their manifests do not serve, by the config that
+	// names them, their base URL and the tool, and why: Register does not
+	// offer those tools (SPEC §4).
 	down map[serverOf]string
+
+	// root is the run's own tools config, for a sub-agent's Toolset: its
+	// tools are named with their tools file. Nil: Config is the run's.
+	root *tools.Config
+
+	// s is the run Resolve resolved for, on which Register marks the
+	// tools it cannot offer too. Nil: none (harness serve).
+	s *Session
 
 	// Warn hears what makes a tool unusable, or what its user should
 	// know, without stopping the run: a manifest that could not be had, a
@@ -76,109 +87,127 @@ type Toolset struct {
 // left out ([tools.Config.ResolveServer]); and it connects to every MCP
 // server they name and lists its tools ([mcp.Connect]). It does all at
 // once. With a session, each is a setup step of it, leased from its
-// budget; without one, each is bounded by its own timeout and ctx. A
-// manifest that cannot be had is a warning: such a tool still works if its
-// entry said enough. A tool server that cannot be reached for its
-// manifest at all (refused, not resolved, or silent until the manifest's
-// lease ends) is down, and so is an MCP server that does not come up
-// within its lease: their tools are not offered, and each is marked
-// unavailable on s ([Session.MarkUnavailable]) and warned about as an
-// [*UnavailableError] (SPEC §4); the run goes on with the rest. Close the
-// Toolset when the runs that use it are done.
+// budget with the run's setup share ([budget.Budget.SetupCeiling]; an MCP
+// server's connect_timeout where it gives one), so that one mute server,
+// or several, cost the run one share of its work time, never all of it
+// (issue 24); without one, each is bounded by its own timeout and ctx.
+//
+// A tool that cannot serve its calls is unavailable, by one rule (SPEC
+// §4, issue 24): its tool server is down (refused, not resolved, or
+// silent until the manifest's lease ended), its manifest is not one (an
+// HTML page, garbage, the wrong shape), the manifest does
+// not list it or says something of it that cannot be used, its MCP server
+// does not come up within its lease or does not list it; and, at
+// [Toolset.Register], a tool that cannot be registered (a ceiling below
+// the p50 its builtin or its manifest declares) or a sub-agent that cannot
+// be made. Such a tool is not offered, is marked unavailable on s
+// ([Session.MarkUnavailable]) and is warned about as an
+// [*UnavailableError]; the run goes on with the rest. A server that
+// answers GET /tools with an HTTP error has no manifest
+// ([tools.ErrNoManifest]): its entries must say enough, and that is a
+// warning. Close the Toolset when the runs that use it are done.
 func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 	type step struct {
 		what    string
-		ceiling time.Duration
+		ceiling time.Duration // what the step asks for; zero: the run's setup share
 		do      func(ctx context.Context) error
+		failed  func(err error, within time.Duration) // marks what err leaves unavailable
 	}
 	var steps []step
 	var mu sync.Mutex
+	ts.s = s
 	ts.mcp = map[*tools.Config][]*mcp.Server{}
 	ts.down = map[serverOf]string{}
-	// unavailable says that tool of c cannot be used, on the run and to
-	// its user; a sub-agent's tools file is named, as its tools are not
-	// the run's own.
-	unavailable := func(c *tools.Config, tool, why string) {
-		if c != ts.Config {
-			why += " (tools file " + c.File + ")"
-		}
-		s.MarkUnavailable(tool, why)
-		ts.warn(&UnavailableError{Tool: tool, Why: why})
-	}
-	// The run's work time, B − R: a quarter of it bounds an MCP server's
-	// connect when its entry gives no connect_timeout (SPEC §5b). 0: no run.
-	var work time.Duration
-	if b := s.Budget(); b != nil { // nil for no Session, or one never started
-		work = b.Total() - b.Reserve()
-	}
 	for _, c := range ts.Config.Configs() {
 		for _, base := range c.Servers() {
-			steps = append(steps, step{"manifest of " + redact.URL(base), tools.DefaultResolveTimeout,
-				func(ctx context.Context) error {
-					err := c.ResolveServer(ctx, ts.Client, base)
-					if err == nil || !serverDown(err) {
-						return err // a manifest that is wrong is a warning: the entry may say enough
+			steps = append(steps, step{what: "manifest of " + redact.URL(base),
+				do: func(ctx context.Context) error { return c.ResolveServer(ctx, ts.Client, base) },
+				failed: func(err error, within time.Duration) {
+					whole, each := manifestFailures(err)
+					if errors.Is(whole, tools.ErrNoManifest) {
+						// A server with no manifest (GET /tools is an HTTP
+						// error) may serve what its entries say: a warning.
+						ts.warn(whole)
+						whole = nil
 					}
-					why := "its tool server " + redact.URL(base) + " is down: " + downReason(err)
-					mu.Lock()
-					ts.down[serverOf{c, base}] = why
-					mu.Unlock()
-					for _, e := range c.Entries {
-						if e.URL == base {
-							unavailable(c, e.Name, why)
+					if whole != nil {
+						why := "its tool server " + redact.URL(base) + " " + manifestReason(whole, within)
+						mu.Lock()
+						ts.down[serverOf{c, base, ""}] = why
+						mu.Unlock()
+						for _, e := range c.Entries {
+							if e.URL == base {
+								ts.unavailable(c, e.Name, why)
+							}
 						}
 					}
-					return warned{err}
+					for tool, err := range each {
+						why := "its tool server " + redact.URL(base) + " does not list it in its manifest"
+						if !errors.Is(err, tools.ErrNotListed) {
+							why = "the manifest of its tool server " + redact.URL(base) + " cannot be used for it: " + errors.Unwrap(err).Error()
+						}
+						mu.Lock()
+						ts.down[serverOf{c, base, tool}] = why
+						mu.Unlock()
+						ts.unavailable(c, tool, why)
+					}
 				}})
 		}
 		for _, cfg := range c.MCPServers {
-			steps = append(steps, step{"mcp server " + cfg.Name + ": connect and tools/list", mcp.ConnectTimeout(cfg, work),
-				func(ctx context.Context) error {
+			steps = append(steps, step{what: "mcp server " + cfg.Name + ": connect and tools/list", ceiling: cfg.ConnectTimeout,
+				do: func(ctx context.Context) error {
 					srv, err := mcp.Connect(ctx, cfg, mcp.Options{HTTPClient: ts.Client, Stderr: ts.Stderr})
 					if err != nil {
-						// Its tools are known only once listed: those the
-						// config allows are named, else the server is.
-						why := "its mcp server " + cfg.Name + " did not come up: " + err.Error()
-						if len(cfg.AllowedTools) == 0 {
-							unavailable(c, "mcp server "+cfg.Name, why)
-						}
-						for _, name := range cfg.AllowedTools {
-							unavailable(c, mcp.ToolName(cfg.Name, name), why)
-						}
-						return warned{err}
+						return err
 					}
 					mu.Lock()
 					ts.mcp[c] = append(ts.mcp[c], srv)
 					mu.Unlock()
 					for _, name := range srv.Missing() {
-						ts.warn(fmt.Errorf("mcp server %s: allowed tool %q is not among its tools", cfg.Name, name))
+						ts.unavailable(c, mcp.ToolName(cfg.Name, name), "its mcp server "+cfg.Name+" does not list it among its tools")
 					}
 					for _, err := range srv.Warnings() {
 						ts.warn(err)
 					}
 					return nil
+				},
+				failed: func(err error, within time.Duration) {
+					// Its tools are known only once listed: those the
+					// config allows are named, else the server is.
+					why := "its mcp server " + cfg.Name + " did not come up: " + err.Error()
+					if _, ok := errors.AsType[*SetupError](err); ok {
+						why = "its mcp server " + cfg.Name + " did not come up in " + landing.Human(within)
+					}
+					if len(cfg.AllowedTools) == 0 {
+						ts.unavailable(c, "mcp server "+cfg.Name, why)
+					}
+					for _, name := range cfg.AllowedTools {
+						ts.unavailable(c, mcp.ToolName(cfg.Name, name), why)
+					}
 				}})
 		}
 	}
-	errs := make([]error, len(steps))
 	var wg sync.WaitGroup
-	for i, st := range steps {
+	for _, st := range steps {
 		wg.Go(func() {
+			var err error
+			within := budget.SetupCeiling(0, st.ceiling) // with no run, the step's own bound
 			if s != nil {
-				errs[i] = s.Setup(ctx, st.what, st.ceiling, st.do)
-				return
+				err = s.Setup(ctx, st.what, st.ceiling, st.do)
+			} else {
+				rctx, cancel := context.WithTimeout(ctx, within)
+				err = st.do(rctx)
+				cancel()
 			}
-			rctx, cancel := context.WithTimeout(ctx, st.ceiling)
-			defer cancel()
-			errs[i] = st.do(rctx)
+			if se, ok := errors.AsType[*SetupError](err); ok {
+				within = se.Granted
+			}
+			if err != nil {
+				st.failed(err, within)
+			}
 		})
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if _, ok := errors.AsType[warned](err); err != nil && !ok {
-			ts.warn(err)
-		}
-	}
 	// Offered in the config's order of servers, whichever answered first.
 	for c, servers := range ts.mcp {
 		slices.SortFunc(servers, func(a, b *mcp.Server) int {
@@ -188,19 +217,76 @@ func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 	}
 }
 
-// warned is the failure of a setup step that has been warned about
-// already, as an [*UnavailableError]: the step's record still says it
-// failed, and the user is not told twice.
-type warned struct{ err error }
+// unavailable says that tool of c cannot be used, on the run and to its
+// user, once; a sub-agent's tools file is named, as its tools are not the
+// run's own.
+func (ts *Toolset) unavailable(c *tools.Config, tool, why string) {
+	if c != cmp.Or(ts.root, ts.Config) {
+		why += " (tools file " + c.File + ")"
+	}
+	ts.s.MarkUnavailable(tool, why)
+	ts.warn(&UnavailableError{Tool: tool, Why: why})
+}
 
-func (w warned) Error() string { return w.err.Error() }
-func (w warned) Unwrap() error { return w.err }
+// manifestFailures splits err, what [tools.Config.ResolveServer]
+// returned, into the failure of the whole manifest (nil: it was read) and
+// those of the tools it could not fill in, by tool.
+func manifestFailures(err error) (whole error, each map[string]error) {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	each = map[string]error{}
+	for _, err := range errs {
+		if me, ok := errors.AsType[*tools.ManifestError](err); ok && me.Tool != "" {
+			each[me.Tool] = me
+			continue
+		}
+		whole = err
+	}
+	return whole, each
+}
+
+// manifestReason is why a tool server's manifest could not be had, in
+// words that follow "its tool server U": down, when it could not be
+// reached at all (refused, not resolved, or silent through within, the
+// manifest's lease), so that its tools would fail the same way at every
+// call; else what it sent instead of a manifest.
+func manifestReason(err error, within time.Duration) string {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "was not heard from: its manifest's fetch was cancelled"
+	case !errors.Is(err, tools.ErrManifest):
+		// Not asked at all: the budget refused the fetch, or the run ended.
+		return "was not asked for its manifest: " + err.Error()
+	}
+	if !serverDown(err) {
+		inner := err
+		if me, ok := errors.AsType[*tools.ManifestError](err); ok {
+			inner = me.Err
+		}
+		return "sent no usable manifest: " + inner.Error()
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, budget.ErrLeaseExpired) || errors.Is(err, budget.ErrDeadline) {
+		return "is down: its manifest did not arrive in " + landing.Human(within)
+	}
+	if oe, ok := errors.AsType[*net.OpError](err); ok {
+		return "is down: " + oe.Error()
+	}
+	if de, ok := errors.AsType[*net.DNSError](err); ok {
+		return "is down: " + de.Error()
+	}
+	return "is down: " + err.Error()
+}
 
 // Register registers the config's tools on reg, a sub-agent for each
 // agent entry among them, and the tools of the MCP servers Resolve
-// connected to, after the entries. A tool that cannot be registered is a warning,
-// and so is a tool whose effect neither its entry nor its manifest states:
-// it is treated as a write. Two MCP servers' tools offered under one name
+// connected to, after the entries. A tool that cannot be registered (a
+// ceiling below the p50 its builtin or manifest declares), or a sub-agent
+// that cannot be made, is unavailable, as Resolve marks a tool whose
+// server is down: marked on the run Resolve resolved for and warned about
+// as an [*UnavailableError] (issue 24). A tool whose effect neither its
+// entry nor its manifest states is a warning: it is treated as a write. Two MCP servers' tools offered under one name
 // are a warning that names both as their servers do; the first keeps it. A sub-agent's default is write, as SPEC §5b
 // says, and needs no warning.
 func (ts *Toolset) Register(reg *tools.Registry) {
@@ -214,13 +300,16 @@ func (ts *Toolset) Register(reg *tools.Registry) {
 		}
 		a, err := ts.Agent(e)
 		if err != nil {
-			ts.warn(fmt.Errorf("not offered: %w", err))
+			ts.unavailable(ts.Config, e.Name, err.Error()) // "agent scribe: model missing: …"
 			continue
 		}
 		all = append(all, a)
 	}
 	for _, t := range ts.Config.Tools(ts.Client) {
-		if _, down := ts.down[serverOf{ts.Config, toolURL(ts.Config, t)}]; down {
+		base := toolURL(ts.Config, t)
+		_, down := ts.down[serverOf{ts.Config, base, ""}]
+		_, unlisted := ts.down[serverOf{ts.Config, base, t.Spec().Name}]
+		if base != "" && (down || unlisted) {
 			continue // Resolve marked it unavailable
 		}
 		if t.Spec().Effect == "" {
@@ -254,7 +343,13 @@ func (ts *Toolset) Register(reg *tools.Registry) {
 			}
 		}
 		if err := reg.Register(t); err != nil {
-			ts.warn(fmt.Errorf("not offered: %w", err))
+			// It cannot serve a call: a ceiling below the p50 its builtin
+			// or its manifest declares, parameters that are no schema.
+			why := "it cannot be offered: " + err.Error()
+			if se, ok := errors.AsType[*tools.SpecError](err); ok {
+				why = fmt.Sprintf("its %s %v", se.Field, se.Err)
+			}
+			ts.unavailable(ts.Config, name, why)
 			continue
 		}
 		offered[name] = t
@@ -282,7 +377,7 @@ func (ts *Toolset) Agent(e tools.Entry) (*Agent, error) {
 	reg := tools.NewRegistry(nil)
 	if e.Agent.Tools != nil {
 		child := *ts // the servers Resolve connected, the child's among them
-		child.Config = e.Agent.Tools
+		child.Config, child.root = e.Agent.Tools, cmp.Or(ts.root, ts.Config)
 		child.Sinks, child.Journal = nil, nil // the child's children are its own: they inherit through it
 		child.Warn = func(err error) { ts.warn(fmt.Errorf("agent %s: %w", e.Name, err)) }
 		child.Register(reg)
@@ -319,10 +414,12 @@ func (ts *Toolset) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// serverOf names a tool server as a config names it: its base URL.
+// serverOf names a tool server as a config names it, its base URL, or
+// one tool of it.
 type serverOf struct {
 	c    *tools.Config
 	base string
+	tool string // "": the whole server
 }
 
 // toolURL is the base URL of t, one of c's Tools, when it is a url
@@ -348,22 +445,6 @@ func serverDown(err error) bool {
 	}
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, budget.ErrLeaseExpired) ||
 		errors.Is(err, budget.ErrDeadline)
-}
-
-// downReason is the transport's own words for why a server is down
-// ("dial tcp 127.0.0.1:1: connect: connection refused"), without the
-// wrapping that names the manifest again.
-func downReason(err error) string {
-	if oe, ok := errors.AsType[*net.OpError](err); ok {
-		return oe.Error()
-	}
-	if de, ok := errors.AsType[*net.DNSError](err); ok {
-		return de.Error()
-	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, budget.ErrLeaseExpired) || errors.Is(err, budget.ErrDeadline) {
-		return "no answer before the manifest's lease ended"
-	}
-	return err.Error()
 }
 
 func (ts *Toolset) warn(err error) {

@@ -100,11 +100,14 @@ func TestAToolsetRegistersSubAgentsInTheFilesOrderWithTheirOwnTools(t *testing.T
 			t.Errorf("researcher's spec %+v", sp)
 		}
 		want := []string{"tool echo: neither its entry nor its manifest says whether it only reads",
-			"not offered: agent scribe: model missing: no such model"}
+			"tool scribe is unavailable: agent scribe: model missing: no such model"}
 		for _, w := range want {
 			if !slices.ContainsFunc(warnings, func(s string) bool { return strings.Contains(s, w) }) {
 				t.Errorf("warnings %q lack %q", warnings, w)
 			}
+		}
+		if u := s.Unavailable(); len(u) != 1 || u[0].Tool != "scribe" {
+			t.Errorf("unavailable %+v, want scribe, the sub-agent that cannot be made (issue 24)", u)
 		}
 		// The child's url tool got its manifest, fetched as the parent's setup.
 		lookup := tc.Entries[0].Agent.Tools.Entries[0]

@@ -50,8 +50,10 @@ type InFlight struct {
 }
 
 // Unavailable is a tool the config names that the run could not use, and
-// why (SPEC §4): a tool server or MCP server that is down, a tool whose
-// ceiling cannot fit its own p50. Such a tool is not offered to the model.
+// why (SPEC §4): a tool server or MCP server that is down, a manifest that
+// is not one or does not list the tool, a tool whose ceiling cannot fit
+// its own p50, a sub-agent that cannot be made (issue 24). Such a tool is
+// not offered to the model.
 type Unavailable struct {
 	Tool string `json:"tool"`
 	Why  string `json:"why"`

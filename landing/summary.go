@@ -56,6 +56,12 @@ type Record struct {
 	Failure string
 
 	Calls []Call
+
+	// Setup names, for a run that landed before its first model turn,
+	// the pieces of its setup that did not finish ("manifest of http://…
+	// did not finish in 1.1s"): what the run was doing, which the boundary
+	// says rather than that no tool call had finished (issue 24).
+	Setup []string
 }
 
 // Boundary says where a run stopped and what that leaves out, e.g. "Ran
@@ -135,6 +141,8 @@ func Boundary(rec Record) string {
 		fmt.Fprintf(&b, ": %s.", strings.Join(parts, "; "))
 	case len(orphans) > 0 || len(byHand) > 0:
 		b.WriteString(".")
+	case len(rec.Setup) > 0:
+		fmt.Fprintf(&b, ": in setup, %s.", strings.Join(rec.Setup, "; "))
 	default:
 		b.WriteString(": no tool call had finished.")
 	}

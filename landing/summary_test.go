@@ -148,3 +148,29 @@ func TestResultJSONHasEveryFieldAndEmptyListsNotNull(t *testing.T) {
 		t.Errorf("partial JSON %s", partial)
 	}
 }
+
+// A run that landed before its first model turn was in setup: the
+// boundary says which pieces did not finish, not that no tool call had
+// (issue 24).
+func TestTheBoundaryOfARunThatLandedInSetupNamesTheSetup(t *testing.T) {
+	cases := []struct {
+		name string
+		rec  Record
+		want string
+	}{
+		{"one piece ran out", Record{Cause: CauseBudget, Setup: []string{"mcp server fs: connect and tools/list did not finish in 4.4s"}},
+			"Ran out of allotted time at step 0: in setup, mcp server fs: connect and tools/list did not finish in 4.4s."},
+		{"two pieces cancelled", Record{Cause: CauseCancelled, Setup: []string{"manifest of http://a was cancelled", "manifest of http://b was cancelled"}},
+			"Cancelled at step 0: in setup, manifest of http://a was cancelled; manifest of http://b was cancelled."},
+		{"a failure of the model's says it first", Record{Cause: CauseUpstream, Failure: "401 Incorrect API key provided", Setup: []string{"manifest of http://a failed"}},
+			"The model failed at step 0: 401 Incorrect API key provided."},
+		{"no setup left: as before", Record{Cause: CauseCancelled}, "Cancelled at step 0: no tool call had finished."},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Boundary(tc.rec); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}

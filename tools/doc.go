@@ -244,5 +244,8 @@
 // [*SpecError] ([ErrBadSpec]; [ErrNoCapability] for a claimed capability
 // the type lacks); config parsing with every [*ConfigError]
 // found ([ErrConfig]), joined; Resolve with every [*ManifestError]
-// ([ErrManifest]), joined.
+// ([ErrManifest]), joined: one that matches [ErrNoManifest] is a server
+// that answered GET U/tools with an HTTP error (it serves no manifest);
+// one that matches [ErrNotListed] is a tool its server's manifest does not
+// list (issue 24: package harness makes such a tool unavailable).
 package tools

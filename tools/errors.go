@@ -34,6 +34,18 @@ var (
 	// ErrManifest is matched by every [*ManifestError].
 	ErrManifest = errors.New("tools: bad manifest")
 
+	// ErrNoManifest is matched by the [*ManifestError] of a tool server
+	// that answered GET U/tools with an HTTP error: it serves no manifest,
+	// so its entries must say what one would have, and its tools may
+	// still work. A server that answers 200 with something that is not a
+	// manifest (an HTML page, garbage) does not match it.
+	ErrNoManifest = errors.New("tools: no manifest")
+
+	// ErrNotListed is matched by the [*ManifestError] of a url entry whose
+	// tool its server's manifest does not list: the server does not serve
+	// it, so every call would fail (issue 24).
+	ErrNotListed = errors.New("tools: the tool is not in its server's manifest")
+
 	// ErrInvalidArguments is matched by every [*ArgumentsError]: the model's
 	// arguments are not JSON or do not match the tool's parameters.
 	ErrInvalidArguments = errors.New("tools: invalid arguments")

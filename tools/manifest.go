@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,8 +31,11 @@ type ManifestError struct {
 }
 
 func (e *ManifestError) Error() string {
-	if e.Tool == "" {
+	switch {
+	case e.Tool == "":
 		return fmt.Sprintf("tools: manifest of %s: %v", e.URL, e.Err)
+	case errors.Is(e.Err, ErrNotListed):
+		return fmt.Sprintf("tools: manifest of %s: tool %q: not in the manifest", e.URL, e.Tool)
 	}
 	return fmt.Sprintf("tools: manifest of %s: tool %q: %v", e.URL, e.Tool, e.Err)
 }
@@ -134,7 +138,7 @@ func (e *Entry) fill(m *manifest) error {
 		}
 	}
 	if i < 0 {
-		return errors.New("not in the manifest")
+		return ErrNotListed
 	}
 	t := m.Tools[i]
 	switch t.Effect {
@@ -190,7 +194,7 @@ func fetchManifest(ctx context.Context, client *http.Client, base string) (*mani
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fail(fmt.Errorf("HTTP %d", resp.StatusCode))
+		return fail(statusError(resp.StatusCode))
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
 	if err != nil {
@@ -201,7 +205,18 @@ func fetchManifest(ctx context.Context, client *http.Client, base string) (*mani
 	}
 	var m manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return fail(fmt.Errorf("not a manifest: %v", err))
+		// An HTML page (a proxy's, a web server's at the wrong base URL)
+		// is named by its type rather than by the JSON error alone.
+		return fail(fmt.Errorf("not a manifest (%s): %v", cmp.Or(resp.Header.Get("Content-Type"), "no Content-Type"), err))
 	}
 	return &m, nil
 }
+
+// statusError is the HTTP status a tool server answered GET U/tools with,
+// other than 200: it has no manifest ([ErrNoManifest]).
+type statusError int
+
+func (e statusError) Error() string { return fmt.Sprintf("HTTP %d", int(e)) }
+
+// Is reports whether target is [ErrNoManifest].
+func (e statusError) Is(target error) bool { return target == ErrNoManifest }

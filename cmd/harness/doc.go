@@ -39,15 +39,22 @@
 // 2.0s; press Ctrl-C again to quit at once, without one" (the reserve, or
 // what is left of the budget if less). The second exits with 130.
 //
-// Tools that are really there (SPEC §4): a command entry (or its status
-// command) whose program exec.LookPath cannot find — a bare name on PATH,
-// a path with a slash as it is written — is bad config, exit 2, before
-// anything is sent. A tool the config names that the run cannot use — a
-// tool server that cannot be reached for its manifest (refused, not
-// resolved, or silent until the manifest's lease ends), an MCP server that
-// does not come up, a tool whose ceiling is below its p50 on this
-// machine (the latency profile says it is slower than its ceiling lets it
-// be) — is not offered to the model, is warned about on standard error
+// Tools that are really there (SPEC §4, issue 24): a command entry (or
+// its status command), or a stdio MCP server, whose program exec.LookPath
+// cannot find — a bare name on PATH, a path with a slash as it is written
+// (an MCP server's against its cwd) — is bad config, exit 2, before
+// anything is sent; harness serve and harness plan --tools refuse it too.
+// A tool the config names that the run cannot use — a tool server that
+// cannot be reached for its manifest (refused, not resolved, or silent
+// until the manifest's lease ends: "its manifest did not arrive in
+// 1.1s"), one that sends no usable manifest (an HTML page, garbage, the
+// wrong shape; an HTTP error is a server with no manifest, whose entries
+// must say enough: a warning) or a manifest that does not list the tool, an
+// MCP server that does not come up or does not list an allowed tool, a
+// tool whose ceiling is below the p50 its builtin or manifest declares or
+// its p50 on this machine (the latency profile says it is slower than its
+// ceiling lets it be), a sub-agent that cannot be made — is not offered
+// to the model, is warned about on standard error
 // by name and reason ("harness run: warning: tool lookup is unavailable:
 // its tool server http://… is down: dial tcp …: connection refused"), and
 // is listed in --json as "unavailable":[{"tool","why"}] (always present,
@@ -111,7 +118,11 @@
 // process's own start-up, reading the tools file and fetching the remote tools'
 // manifests are spent from it, each manifest recorded in the trace as a
 // step "setup" on a lease of its own, so that --budget 20s reports a total
-// of 20000ms whatever came first. The numbers are judged where they are
+// of 20000ms whatever came first. The manifests are fetched, and the MCP
+// servers started, all at once, each on the run's setup share: the
+// smaller of 5s and a quarter of the work time B − R (an MCP server's
+// connect_timeout, when given, instead), so that mute servers cost a 6s
+// run 1.1s, not its work time (issue 24). The numbers are judged where they are
 // defined — the budget's by package budget, the quiet period by the
 // watchdog, the steps and parallel calls by the harness — and an error
 // names the flag the user gave: "--reserve 30s: must be less than --budget
@@ -120,8 +131,8 @@
 // ("--max-steps abc: not a whole number"); a file's syntax error names the
 // line of the fault; an orphan journal that cannot be opened is bad usage
 // naming --journal (exit 2). A duration or count of 0 selects its default. The whole configuration is checked
-// before any request is sent; a manifest that cannot be had is a warning,
-// and the run goes on with the tools it has.
+// before any request is sent; a manifest that cannot be had makes its
+// tools unavailable, and the run goes on with the tools it has.
 //
 // # harness serve
 //

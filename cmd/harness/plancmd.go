@@ -16,6 +16,7 @@ import (
 
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/plan"
+	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/tools/demo"
 )
 
@@ -75,9 +76,16 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 		if len(cfg.Tools) > 0 {
 			return &usageError{cmd: "plan", err: fmt.Errorf("both %s and --tools %s list tools; give them in one place", sources[0], f.tools)}
 		}
-		if cfg.Tools, err = plan.LoadTools(f.tools, demo.Builtins(), cfg.Origin); err != nil {
+		tc, err := tools.LoadConfig(f.tools, demo.Builtins())
+		if err != nil {
 			return &usageError{cmd: "plan", err: err}
 		}
+		// The file harness run would refuse is refused here too: a
+		// command or MCP server's command not found (issue 24).
+		if err := lookCommands(tc); err != nil {
+			return &usageError{cmd: "plan", err: err}
+		}
+		cfg.Tools = plan.FromTools(tc, cfg.Origin)
 		cfg.ToolsFile = f.tools
 		sources = append(sources, "--tools "+f.tools)
 	}

@@ -92,7 +92,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	f.profile = profileFlag(fs)
 	fs.BoolVar(&f.verbose, "v", false, "log the run's records on stderr: console lines on a terminal, JSON lines otherwise")
 	fs.StringVar(&f.logFormat, "log-format", "auto", "the logs' `format`: auto, console, or json (every line on stderr one JSON object)")
-	fs.BoolVar(&f.requireTools, "require-tools", false, "a tool the config names that the run cannot use (a server down, a ceiling below its p50) is bad usage, exit 2, before the first model turn")
+	fs.BoolVar(&f.requireTools, "require-tools", false, "a tool the config names that the run cannot use (a server down, a manifest without it, a ceiling below its p50) is bad usage, exit 2, before the first model turn")
 
 	pos, help, err := parseFlags(fs, "run", args, c.stdout, func(w io.Writer) { runUsage(w, fs) })
 	if help || err != nil {
@@ -402,10 +402,13 @@ func flagError(err error) error {
 }
 
 // lookCommands checks that the program of every command entry of tc, and
-// of its status command, and of every sub-agent's tools file, is there:
-// exec.LookPath, as the tool's own start would look it up (a bare name on
-// PATH, a path with a slash as it is written). One that is not is bad
-// config, named by its tools file and entry.
+// of its status command, and of every stdio MCP server it names, and of
+// every sub-agent's tools file, is there: exec.LookPath, as the tool's
+// own start would look it up (a bare name on PATH, a path with a slash as
+// it is written, an MCP server's relative to its cwd). One that is not is
+// bad config, named by its tools file and entry: "not found" is exit 2
+// for every kind that starts a program (issue 24). harness run, serve and
+// plan --tools all ask it.
 func lookCommands(tc *tools.Config) error {
 	for _, c := range tc.Configs() {
 		for _, e := range c.Entries {
@@ -416,6 +419,20 @@ func lookCommands(tc *tools.Config) error {
 				if _, err := exec.LookPath(argv[0]); err != nil {
 					return fmt.Errorf("tools: %s: tool %s: command %q: %w", c.File, e.Name, argv[0], errors.Unwrap(err))
 				}
+			}
+		}
+		for _, m := range c.MCPServers {
+			if !m.Stdio() {
+				continue
+			}
+			// exec.Cmd evaluates a relative path with a slash against
+			// its Dir, the server's cwd.
+			prog := m.Command
+			if m.Cwd != "" && strings.ContainsRune(prog, filepath.Separator) && !filepath.IsAbs(prog) {
+				prog = filepath.Join(m.Cwd, prog)
+			}
+			if _, err := exec.LookPath(prog); err != nil {
+				return fmt.Errorf("tools: %s: mcp server %s: command %q: %w", c.File, m.Name, m.Command, errors.Unwrap(err))
 			}
 		}
 	}
@@ -540,8 +557,9 @@ deadline, a reserve is kept for landing, and the answer is labeled complete
 or partial. First Ctrl-C: land now (a line on stderr says within how
 long); second: exit at once (130).
 A tool the config names that the run cannot use (its server down, its
-ceiling below its p50) is warned about and listed in --json "unavailable";
-a command that is not found is bad config. A model that sent nothing
+manifest unusable or without it, its ceiling below its p50) is warned
+about and listed in --json "unavailable"; a command or MCP server command
+that is not found is bad config. A model that sent nothing
 before its lease or the quiet clock ended it is named in the boundary, and
 is not sent the landing call.
 Exit codes: 0 complete, 3 partial, 2 bad usage or config (--require-tools:

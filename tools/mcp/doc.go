@@ -69,7 +69,9 @@
 // [ConnectTimeout] is its ceiling: the entry's connect_timeout when it
 // gives one (still a lease out of the budget, which may cut it shorter),
 // else the smaller of [MaxConnectTimeout] (5s) and a quarter of the run's
-// work time B − R, so that a mute server cannot eat a short run: a server
+// work time B − R — the share [budget.SetupCeiling] gives every piece of
+// a run's setup, manifests too (issue 24) — so that a mute server cannot
+// eat a short run: a server
 // that never answers initialize costs a 10s run (R 2.5s) 1875ms, not its
 // whole work time. [Connect] bounds itself by the entry's connect_timeout
 // or 5s when its caller's context does not bound it sooner.

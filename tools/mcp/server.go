@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/internal/inflight"
 	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/tools"
@@ -26,25 +27,21 @@ import (
 // MaxConnectTimeout is the most a server's connect and tools/list may
 // take when its entry gives no connect_timeout: a mute server costs a
 // short run a quarter of its work time at most, and a long one 5s (SPEC
-// §5b).
-const MaxConnectTimeout = 5 * time.Second
+// §5b). It is the budget's [budget.DefaultSetupCeiling]: every piece of a
+// run's setup has the same share (issue 24).
+const MaxConnectTimeout = budget.DefaultSetupCeiling
 
 // ConnectTimeout is how long connecting to the server of cfg and listing
 // its tools may take in a run whose work time (B − R, the time its work
 // may spend) is work: the entry's connect_timeout when it gives one, else
-// the smaller of [MaxConnectTimeout] and a quarter of work. A work of 0
+// the smaller of [MaxConnectTimeout] and a quarter of work, as
+// [budget.SetupCeiling] says of every piece of a run's setup. A work of 0
 // or less (no run, or one not known) gives MaxConnectTimeout. Inside a
 // run it is the ceiling of a setup lease, which the budget may cut
 // shorter still: an explicit connect_timeout is a lease out of the run's
 // budget too.
 func ConnectTimeout(cfg tools.MCPServer, work time.Duration) time.Duration {
-	switch {
-	case cfg.ConnectTimeout > 0:
-		return cfg.ConnectTimeout
-	case work <= 0:
-		return MaxConnectTimeout
-	}
-	return min(MaxConnectTimeout, work/4)
+	return budget.SetupCeiling(work, cfg.ConnectTimeout)
 }
 
 // initialVersion is the protocol the first initialize asks for: the
