@@ -96,15 +96,16 @@ func (s *Session) land(ctx context.Context, cause landing.Cause, failure string,
 		// the landing call, with this result in it.
 		summarize = nil
 	}
-	// A model that sent nothing until its lease or the quiet clock ended
-	// it is named, and is not sent the landing call on what is left: the
-	// same server would most likely keep the landing waiting as long
-	// (SPEC §4). The harness summarizes instead.
+	// A model that sent nothing, only keepalives, or an answer it never
+	// finished until its lease or the quiet clock ended it is named, and
+	// is not sent the landing call on what is left: the same server would
+	// most likely keep the landing waiting as long (SPEC §4, issue 24).
+	// The harness summarizes instead.
 	s.mu.Lock()
-	if s.silence > 0 {
+	if s.unanswered != "" {
 		summarize = nil
 		if s.failure == "" {
-			s.failure = "the model sent nothing for " + landing.Human(s.silence)
+			s.failure = s.unanswered
 		}
 	}
 	s.mu.Unlock()

@@ -111,22 +111,31 @@ func (s *Session) observer(index int, w *watchdog.Watchdog) *trace.Observer {
 	}
 }
 
-// heardModel keeps whether a, a model attempt of a step (not the landing
-// call), was silent: its lease or the quiet clock ended it before its
-// server sent anything of an answer — no status, no chunk, not even a
-// keepalive. The landing of such a run is not sent to that server, and
-// its boundary names the silence (SPEC §4); an attempt that was answered
-// in any way clears it. Headers alone are not seen here: a server that
+// heardModel keeps how a, a model attempt of a step (not the landing
+// call), went unanswered when its lease or the quiet clock ended it: its
+// server sent nothing of an answer — no status, no chunk, not even a
+// keepalive; only keepalives; or chunks of an answer it never finished
+// (issue 24). The landing of such a run is not sent to that server, which
+// would most likely keep the landing waiting the same way, and its
+// boundary names what happened (SPEC §4); an attempt that ended in any
+// other way clears it. Headers alone are not seen here: a server that
 // answers 200 and then nothing has sent nothing of an answer either.
 func (s *Session) heardModel(a trace.Attempt) {
-	silent := (a.Outcome == trace.GaveUp || a.Outcome == trace.Quiet) &&
-		a.Status == 0 && a.Chunks == 0 && a.Keepalives == 0
+	var unanswered string
+	if (a.Outcome == trace.GaveUp || a.Outcome == trace.Quiet) && a.Status == 0 {
+		took := landing.Human(max(a.End.Sub(a.Start), time.Nanosecond))
+		switch {
+		case a.Chunks > 0:
+			unanswered = "the model's answer was still streaming after " + took + "; it never finished"
+		case a.Keepalives > 0:
+			unanswered = "the model sent only keepalives for " + took
+		default:
+			unanswered = "the model sent nothing for " + took
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.silence = 0
-	if silent {
-		s.silence = max(a.End.Sub(a.Start), time.Nanosecond)
-	}
+	s.unanswered = unanswered
 }
 
 // pause stops w's quiet clock, and the parent's for this run's call when

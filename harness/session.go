@@ -86,7 +86,7 @@ type Session struct {
 	done        chan struct{}                        // closed once the result is made and run_end recorded
 	closed      bool
 	unavailable []landing.Unavailable // the tools the run could not offer, and why, each named once
-	silence     time.Duration         // how long the last model attempt of a step went unanswered before it was ended; 0: it was answered, or none was made
+	unanswered  string                // how the last model attempt of a step went unanswered until it was ended, for the boundary; "": it was answered, or none was made (heardModel)
 }
 
 // Start starts a run on b, the budget the caller started (so that what the
