@@ -206,8 +206,10 @@ func TestE2EAKitToolCutByOurLeaseIsOurs(t *testing.T) {
 
 	_, stderr, code := runHarness(t, nil, "run", "--budget", "10s", "--trace", trc, "--tools", cfg, "q")
 
-	if code != exitOK {
-		t.Fatalf("exit %d, stderr %s", code, stderr)
+	// The model answers without fetch's result: partial, tools_failed
+	// (issue 24), not complete.
+	if code != exitPartial || !strings.Contains(stderr, "(cause tools_failed)") {
+		t.Fatalf("exit %d, stderr %s; want 3, tools_failed", code, stderr)
 	}
 	recs := readTrace(t, trc)
 	var outcomes []trace.Outcome
