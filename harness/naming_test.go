@@ -44,6 +44,16 @@ func TestABoundaryWithNoToolCallSaysWhatTheRunWasDoing(t *testing.T) {
 			boundary: "Ran out of allotted time at step 0: there was no time for a model turn: its lease would have been 3.7s, below the model's p50 of 10s.",
 		},
 		{
+			// The 503 takes 1s, the backoff 125ms: the retry's lease would
+			// be 2.575s, below the p50 of 3s.
+			name: "the model failed and there was no time to try again", p50: 3 * time.Second,
+			rules: []sim.Rule{{Status: 503, Message: "overloaded", Delay: time.Second}},
+			cause: landing.CauseBudget,
+			boundary: "Stopped at step 1: the model failed (503 overloaded), and there was no time for another attempt: " +
+				"its lease would have been 2.5s, below the model's p50 of 3s.",
+			requests: 2, // the landing call: a 503 is not a refusal of the run
+		},
+		{
 			name: "it was cancelled before the first model turn", cancelAt: -1,
 			cause: landing.CauseCancelled, boundary: "Cancelled at step 0: no model turn had started.", requests: 1, // the landing call
 		},
