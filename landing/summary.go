@@ -51,8 +51,12 @@ type Record struct {
 	// Incorrect API key provided"), or a wait the budget could not afford
 	// for CauseBudget ("the model's server asked to wait 30s before a
 	// retry, and the run had only 7.4s left before its reserve"), or, for
-	// CauseBudget and CauseQuiet, a model that sent nothing ("the model sent
-	// nothing for 3.7s", SPEC §4). Empty: the cause says it all.
+	// CauseBudget, CauseQuiet and CauseCancelled, a model that never
+	// answered ("the model sent nothing for 3.7s", SPEC §4; "the model
+	// sent only keepalives for 3.7s", "the model's answer was still
+	// streaming after 3.7s; it never finished", issue 24). It is shown for
+	// every cause but those of a run whose model answered (CauseUnsettled,
+	// CauseToolsFailed). Empty: the cause says it all.
 	Failure string
 
 	// Doing says, for a boundary with no Failure and no call to list,
