@@ -116,7 +116,10 @@
 // from turn to turn.
 //
 // A step is one model turn plus the tool calls it asked for. An answer
-// without tool calls ends the run: complete. A reply without tool calls
+// without tool calls ends the run: complete, unless the run made tool
+// calls and none of them brought a result — each failed, was not started
+// or was cut —: then the answer is kept but the result is partial with
+// [landing.CauseToolsFailed] (issue 24; [landing.Settle]). A reply without tool calls
 // that is not a whole answer (empty, or cut by the token limit or a
 // content filter: finish reason "length" or "content_filter") lands the
 // run with [landing.CauseUpstream]. Otherwise every call gets a tool
@@ -155,15 +158,27 @@
 // fetch was in flight and is not included."), and the established, not
 // established and in-flight lists of the record.
 //
-// A model that sent nothing is not asked to land (SPEC §4): when the last
-// model attempt of a step received nothing — no status, no chunk, not even
-// a keepalive — before its lease or the quiet clock ended it, the boundary
-// names it ("Stopped at step 1: the model sent nothing for 3.6s.") and
-// the landing call is not sent to that same server, which would most
-// likely keep it waiting as long: the answer is [landing.Summarize]'s. An
-// attempt that was answered in any way clears this; one cancelled by the
-// caller does not set it (after a Ctrl-C the landing call is sent, leased
-// within the reserve).
+// A model that never answered is not asked to land (SPEC §4, issue 24):
+// when the last model attempt of a step received nothing — no status, no
+// chunk, not even a keepalive —, only keepalives, or chunks of an answer
+// it never finished before its lease or the quiet clock ended it, the
+// boundary names it ("Stopped at step 1: the model sent nothing for
+// 3.6s.", "… the model sent only keepalives for 3.7s.", "… the model's
+// answer was still streaming after 3.7s; it never finished.") and the
+// landing call is not sent to that same server, which would most likely
+// keep it waiting as long: the answer is [landing.Summarize]'s. An attempt
+// that was answered in any way clears this; one cancelled by the caller is
+// named the same way ("Cancelled at step 1: the model sent nothing for
+// 2s.") but still asked to land (after a Ctrl-C the landing call is sent,
+// leased within the reserve). Nor is the landing call sent to a server
+// that refused the run ([model.Refused]), which includes a base URL that
+// is not a model server ([model.ErrNotModelServer]).
+//
+// A boundary never falls back on words about tool calls a run may not
+// have had: with no call to list and no failure to name, it says where
+// the run was ([landing.Record.Doing]): "no model turn had started",
+// "there was no time for a model turn: …" (the budget's refusal, in
+// words), or "the model had not answered yet".
 //
 // # Cancelling is not waiting
 //

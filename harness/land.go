@@ -96,16 +96,17 @@ func (s *Session) land(ctx context.Context, cause landing.Cause, failure string,
 		// the landing call, with this result in it.
 		summarize = nil
 	}
-	// A model that sent nothing until its lease or the quiet clock ended
-	// it is named, and is not sent the landing call on what is left: the
-	// same server would most likely keep the landing waiting as long
-	// (SPEC §4). The harness summarizes instead.
+	// A model that sent nothing, only keepalives, or an answer it never
+	// finished until its lease or the quiet clock ended it is named, and
+	// is not sent the landing call on what is left: the same server would
+	// most likely keep the landing waiting as long (SPEC §4, issue 24).
+	// The harness summarizes instead.
 	s.mu.Lock()
-	if s.silence > 0 {
+	if s.mute {
 		summarize = nil
-		if s.failure == "" {
-			s.failure = "the model sent nothing for " + landing.Human(s.silence)
-		}
+	}
+	if s.failure == "" {
+		s.failure = s.unanswered
 	}
 	s.mu.Unlock()
 	boundary := landing.Summarize(s.landingRecord(cause)).Boundary
@@ -208,6 +209,11 @@ func (s *Session) LandFailed(ctx context.Context, err error, summarize func(ctx 
 	if model.Refused(err) {
 		summarize = nil
 	}
+	if doing := doingOf(err); doing != "" {
+		s.mu.Lock()
+		s.doing = doing
+		s.mu.Unlock()
+	}
 	return s.land(ctx, cause, failureOf(s.b, cause, err), summarize)
 }
 
@@ -231,7 +237,61 @@ func failureOf(b *budget.Budget, cause landing.Cause, err error) string {
 		}
 		return model.Describe(err)
 	}
-	return ""
+	if cause != landing.CauseBudget {
+		return ""
+	}
+	// The time ran out because of the model: say how, rather than leave
+	// the boundary to a catch-all (issue 24).
+	if ae, ok := errors.AsType[*trace.AttemptError](err); ok && cutShort(ae) {
+		return "" // heardModel names what the attempt sent before it was cut
+	}
+	if ge, ok := errors.AsType[*trace.GaveUpError](err); ok && ge.Last != nil {
+		return fmt.Sprintf("the model failed (%s), and the wait before a retry would have outlasted the %s left before the reserve",
+			model.Describe(ge.Last), landing.Human(max(b.Available(), 0)))
+	}
+	re, ok := errors.AsType[*budget.RefusedError](err)
+	if !ok {
+		return ""
+	}
+	ae, ok := errors.AsType[*trace.AttemptError](err)
+	if !ok {
+		return "" // no model attempt to name: the boundary says what the run was doing (doingOf)
+	}
+	return fmt.Sprintf("the model failed (%s), and there was no time for another attempt: %s", model.Describe(ae), refusedWords(re))
+}
+
+// doingOf says, for the boundary of a run whose model turn the budget
+// refused with err before anything was sent, where the run was when it
+// stopped: that there was no time for a model turn, and why. It is said
+// only when the run has no call to list (landing.Record.Doing): after a
+// tool that took the time, the tool is the reason, and the boundary names
+// it. Empty for any other err.
+func doingOf(err error) string {
+	re, ok := errors.AsType[*budget.RefusedError](err)
+	if !ok {
+		return ""
+	}
+	if _, ok := errors.AsType[*trace.AttemptError](err); ok {
+		return "" // a retry refused: failureOf or heardModel names the attempt
+	}
+	return "there was no time for a model turn: " + refusedWords(re)
+}
+
+// cutShort reports whether ae is a model attempt we ended, rather than
+// one the server failed: [Session.heardModel] has named what it sent.
+func cutShort(ae *trace.AttemptError) bool {
+	return ae.Outcome == trace.GaveUp || ae.Outcome == trace.Quiet || ae.Outcome == trace.Cancelled
+}
+
+// refusedWords says, for a person, why the budget refused a model attempt.
+func refusedWords(re *budget.RefusedError) string {
+	switch re.Rule {
+	case budget.BelowP50:
+		return fmt.Sprintf("its lease would have been %s, below the model's p50 of %s", landing.Human(re.Left), landing.Human(re.Need))
+	case budget.ParentKeep:
+		return fmt.Sprintf("%s was left, and the parent run keeps %s", landing.Human(re.Left), landing.Human(re.Need))
+	}
+	return fmt.Sprintf("only %s was left before the reserve (the floor is %s)", landing.Human(max(re.Left, 0)), landing.Human(re.Need))
 }
 
 // landingCall runs summarize on the landing context, with the run's

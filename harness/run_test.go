@@ -238,9 +238,10 @@ func TestAStalledModelLandsOnTheQuietClock(t *testing.T) {
 		wantAt  time.Duration
 		landing string // who summarized
 	}{
-		{"the first request sends only keepalives", sim.Rule{Request: 1, Keepalive: sim.Forever}, 5 * time.Second, "model"},
-		// The landing call is watched by a quiet clock of its own.
-		{"every request sends only keepalives", sim.Rule{Keepalive: sim.Forever}, 10 * time.Second, "harness"},
+		// Issue 24: a model that sent only keepalives is not asked to land
+		// either; the harness summarizes at once.
+		{"the first request sends only keepalives", sim.Rule{Request: 1, Keepalive: sim.Forever}, 5 * time.Second, "harness"},
+		{"every request sends only keepalives", sim.Rule{Keepalive: sim.Forever}, 5 * time.Second, "harness"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -259,12 +260,12 @@ func TestAStalledModelLandsOnTheQuietClock(t *testing.T) {
 					t.Errorf("returned after %v, want %v", got, tc.wantAt)
 				}
 				if res.Status != landing.Partial || res.Cause != landing.CauseQuiet ||
-					res.Boundary != "Stopped at step 1: no progress for 5s: no tool call had finished." {
+					res.Boundary != "Stopped at step 1: no progress for 5s: the model sent only keepalives for 5s." {
 					t.Errorf("result %s, cause %s, boundary %q", res.Status, res.Cause, res.Boundary)
 				}
 				recs := records(t, &tr)
 				ends := only(recs, trace.AttemptEnd, "model")
-				if len(ends) != 2 || ends[0].Outcome != trace.Quiet || ends[0].Keepalives < 4 || ends[0].ElapsedMs != 5000 {
+				if len(ends) != 1 || ends[0].Outcome != trace.Quiet || ends[0].Keepalives < 4 || ends[0].ElapsedMs != 5000 {
 					t.Errorf("model attempt ends %+v, want the turn ended quiet at 5s after a keepalive a second (the one due at 5s may come first)", ends)
 				}
 				if land := only(recs, trace.Landing, ""); len(land) != 1 || land[0].Result != tc.landing || land[0].Cause != "quiet" {
@@ -276,6 +277,40 @@ func TestAStalledModelLandsOnTheQuietClock(t *testing.T) {
 			})
 		})
 	}
+}
+
+// The landing call is watched by a quiet clock of its own: one that sends
+// only keepalives ends as a stall does, and the harness summarizes.
+func TestALandingCallThatSendsOnlyKeepalivesEndsOnItsOwnQuietClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Request: 2, Keepalive: sim.Forever}}})
+		defer srv.Close()
+		c := newCalls()
+		reg := registry(t, c.sleeper("search", time.Minute, "3 cats"))
+		ctx, cancel := context.WithCancelCause(t.Context())
+		time.AfterFunc(2*time.Second, func() { cancel(harness.ErrInterrupted) })
+		var tr bytes.Buffer
+		start := time.Now()
+
+		res, err := run(t, ctx, time.Minute, harness.Config{Task: "find cats", Quiet: 5 * time.Second, Model: newModel(t, srv), Tools: reg}, &tr)
+
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Since(start); got != 7*time.Second {
+			t.Errorf("returned after %v, want 7s: cancelled at 2s, the landing call quiet for 5s", got)
+		}
+		if res.Cause != landing.CauseCancelled || !strings.HasPrefix(res.Answer, "Partial answer, summarized by the harness") {
+			t.Errorf("cause %s, answer %q; want cancelled, the harness's summary", res.Cause, res.Answer)
+		}
+		recs := records(t, &tr)
+		if ends := only(recs, trace.AttemptEnd, "model"); len(ends) != 2 || ends[1].StepIndex != 0 || ends[1].Outcome != trace.Quiet {
+			t.Errorf("model attempt ends %+v, want the landing call's ended quiet", ends)
+		}
+		if land := only(recs, trace.Landing, ""); len(land) != 1 || land[0].Result != "harness" {
+			t.Errorf("landing records %+v, want one by the harness", land)
+		}
+	})
 }
 
 func TestCancellingTheRunLandsWithCauseCancelled(t *testing.T) {

@@ -87,7 +87,10 @@ type Session struct {
 	closed      bool
 	unavailable []landing.Unavailable // the tools the run could not offer, and why, each named once
 	setup       []string              // the pieces of setup that did not finish, in words ([Session.setupLeft])
-	silence     time.Duration         // how long the last model attempt of a step went unanswered before it was ended; 0: it was answered, or none was made
+	unanswered  string                // how the last model attempt of a step went unanswered until it was ended, for the boundary; "": it was answered, or none was made (heardModel)
+	mute        bool                  // reports whether that attempt's lease or the quiet clock ended it: the landing call is not sent to its server
+	doing       string                // where the run was when it stopped, for a boundary with no call to list, when the harness knows better than asked says (doingOf)
+	asked       bool                  // reports whether a model attempt of a step was started: a boundary with nothing else to say says whether the model had been asked
 }
 
 // Start starts a run on b, the budget the caller started (so that what the
@@ -663,8 +666,16 @@ func (s *Session) cancelAccepted(key string) {
 func (s *Session) landingRecord(cause landing.Cause) landing.Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	doing := s.doing
+	switch {
+	case doing != "":
+	case s.asked:
+		doing = "the model had not answered yet"
+	default:
+		doing = "no model turn had started"
+	}
 	rec := landing.Record{Task: s.cfg.Task, Cause: cause, Step: s.step, Quiet: s.cfg.Quiet, Failure: s.failure,
-		Calls: slices.Clone(s.calls)}
+		Doing: doing, Calls: slices.Clone(s.calls)}
 	if s.step == 0 {
 		// No model turn was made: the setup is all the run did.
 		rec.Setup = slices.Clone(s.setup)

@@ -151,10 +151,11 @@ func TestEveryRecordCarriesThePhaseOfItsInstant(t *testing.T) {
 // summary, not cancelled by the caller's deadline.
 func TestARunUnderAShorterCallerDeadlineLandsInsideIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		// The first request only keeps its stream alive: a model that is
-		// there, so the landing call is sent to it (one that sent nothing
-		// would not be asked, SPEC §4).
-		srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Request: 1, Keepalive: sim.Forever}}})
+		// The first request asks for a wait longer than the budget: the
+		// run lands on the budget at once, and the model, which answered,
+		// is sent the landing call (one that sent nothing or only
+		// keepalives would not be asked, SPEC §4, issue 24).
+		srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Request: 1, Status: 503, RetryAfter: "60"}}})
 		defer srv.Close()
 		ctx, stop := context.WithTimeout(t.Context(), 5*time.Second)
 		defer stop()

@@ -39,11 +39,25 @@ func TestAModelThatSendsNothingIsNamedAndIsNotAskedToLand(t *testing.T) {
 			name: "the quiet clock ends it", quiet: 2 * time.Second, rule: sim.Rule{Hang: true},
 			cause: landing.CauseQuiet, boundary: "Stopped at step 1: no progress for 2s: the model sent nothing for 2s.", requests: 1,
 		},
+		// Issue 24: keepalives, or an answer that never finishes, are no
+		// more an answer than silence: named, and not asked to land.
 		{
-			// Keepalives are bytes: the model is there, only slow, and the
-			// landing call is made as before.
-			name: "it sent keepalives", quiet: 2 * time.Second, rule: sim.Rule{Keepalive: sim.Forever},
-			cause: landing.CauseQuiet, boundary: "Stopped at step 1: no progress for 2s: no tool call had finished.", requests: 2,
+			name: "it sent only keepalives until its lease ended", rule: sim.Rule{Keepalive: sim.Forever},
+			cause: landing.CauseBudget, boundary: "Stopped at step 1: the model sent only keepalives for 3.7s.", requests: 1,
+		},
+		{
+			name: "it sent only keepalives until the quiet clock fired", quiet: 2 * time.Second, rule: sim.Rule{Keepalive: sim.Forever},
+			cause: landing.CauseQuiet, boundary: "Stopped at step 1: no progress for 2s: the model sent only keepalives for 2s.", requests: 1,
+		},
+		{
+			name: "its answer streamed until its lease ended", rule: sim.Rule{ChunkGap: 100 * time.Millisecond, Answer: strings.Repeat("and so on ", 200)},
+			cause:    landing.CauseBudget,
+			boundary: "Stopped at step 1: the model's answer was still streaming after 3.7s; it never finished.", requests: 1,
+		},
+		{
+			name: "its answer stalled halfway until its lease ended", rule: sim.Rule{HangAfterChunks: new(2)},
+			cause:    landing.CauseBudget,
+			boundary: "Stopped at step 1: the model's answer was still streaming after 3.7s; it never finished.", requests: 1,
 		},
 	}
 	for _, tc := range cases {

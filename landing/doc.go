@@ -56,6 +56,12 @@
 // there are none. They do not make a result partial; `harness run
 // --require-tools` refuses to run with any.
 //
+// A run whose model answered is complete ([Settle]) unless a write's
+// outcome is unknown ([CauseUnsettled]) or it made tool calls none of
+// which brought a result ([CauseToolsFailed]): then the answer is kept,
+// and the result is partial. A boundary with no call to list says where
+// the run was ([Record.Doing]), or that nothing was established.
+//
 // A sub-agent's call that brought back a partial result is done, but the
 // boundary names it by what it brought ([Call.Landed]): "Cancelled at
 // step 1: child_a partial (budget), child_b cancelled."

@@ -25,6 +25,14 @@ const (
 	CauseMaxSteps  Cause = "max_steps" // the run used all its model turns
 	CauseUpstream  Cause = "upstream"  // the model failed and could not be retried
 	CauseUnsettled Cause = "unsettled" // the model answered, but a write's outcome is still unknown
+
+	// CauseToolsFailed: the model answered, but every tool call it made
+	// failed or never started, so nothing the answer says came from a
+	// tool (issue 24). The answer is kept and labeled partial, as for
+	// CauseUnsettled, rather than presented as complete: a run whose tools
+	// all failed is most often a run whose tools are broken, which a
+	// script reading exit 0 would never learn.
+	CauseToolsFailed Cause = "tools_failed"
 )
 
 // MarshalJSON writes null for the zero Cause.

@@ -51,9 +51,20 @@ type Record struct {
 	// Incorrect API key provided"), or a wait the budget could not afford
 	// for CauseBudget ("the model's server asked to wait 30s before a
 	// retry, and the run had only 7.4s left before its reserve"), or, for
-	// CauseBudget and CauseQuiet, a model that sent nothing ("the model sent
-	// nothing for 3.7s", SPEC §4). Empty: the cause says it all.
+	// CauseBudget, CauseQuiet and CauseCancelled, a model that never
+	// answered ("the model sent nothing for 3.7s", SPEC §4; "the model
+	// sent only keepalives for 3.7s", "the model's answer was still
+	// streaming after 3.7s; it never finished", issue 24). It is shown for
+	// every cause but those of a run whose model answered (CauseUnsettled,
+	// CauseToolsFailed). Empty: the cause says it all.
 	Failure string
+
+	// Doing says, for a boundary with no Failure and no call to list,
+	// where the run was when it stopped: "no model turn had started", "the
+	// model had not answered yet". Empty: the boundary says only that
+	// nothing was established. A run with no tool calls never says
+	// anything about tool calls (issue 24).
+	Doing string
 
 	Calls []Call
 
@@ -70,12 +81,17 @@ type Record struct {
 // write whose outcome is unknown is named apart, with its key and what to
 // do: "The outcome of payment (key gp_…) is unknown: it may or may not have
 // happened; run `harness reconcile` to settle it." A run whose model
-// answered while such a write was open (CauseUnsettled) says so first.
+// answered while such a write was open (CauseUnsettled) says so first, and
+// one whose model answered though every tool call failed or never started
+// (CauseToolsFailed) says that: "Answered at step 2 without a tool's
+// result: search failed."
 func Boundary(rec Record) string {
 	var head string
 	switch rec.Cause {
 	case CauseUnsettled:
 		head = fmt.Sprintf("Answered at step %d", rec.Step)
+	case CauseToolsFailed:
+		head = fmt.Sprintf("Answered at step %d without a tool's result", rec.Step)
 	case CauseQuiet:
 		head = fmt.Sprintf("Stopped at step %d: no progress for %s", rec.Step, Human(rec.Quiet))
 	case CauseCancelled:
@@ -132,7 +148,7 @@ func Boundary(rec Record) string {
 	var b strings.Builder
 	b.WriteString(head)
 	switch {
-	case rec.Failure != "" && (rec.Cause == CauseUpstream || rec.Cause == CauseBudget || rec.Cause == CauseQuiet || rec.Cause == ""):
+	case rec.Failure != "" && !answered(rec.Cause):
 		fmt.Fprintf(&b, ": %s.", strings.TrimSuffix(rec.Failure, "."))
 		if len(parts) > 0 {
 			fmt.Fprintf(&b, " Before that: %s.", strings.Join(parts, "; "))
@@ -143,8 +159,12 @@ func Boundary(rec Record) string {
 		b.WriteString(".")
 	case len(rec.Setup) > 0:
 		fmt.Fprintf(&b, ": in setup, %s.", strings.Join(rec.Setup, "; "))
+	case rec.Doing != "":
+		fmt.Fprintf(&b, ": %s.", strings.TrimSuffix(rec.Doing, "."))
 	default:
-		b.WriteString(": no tool call had finished.")
+		// The catch-all says what is true of every such run, and nothing
+		// about tool calls it may never have had (issue 24).
+		b.WriteString(": nothing was established.")
 	}
 	if len(orphans) > 0 {
 		fmt.Fprintf(&b, " The %s of %s %s unknown: %s may or may not have happened; run `harness reconcile` to settle %s.",
@@ -164,18 +184,36 @@ func Boundary(rec Record) string {
 // boundary that names the write and says to reconcile it, and the write in
 // InFlight: an answer given while a payment may or may not have happened is
 // not one a script should act on as complete.
+//
+// An answer given after tool calls of which none brought a result — each
+// failed, was not started, or was cut — is kept too, and partial with
+// cause [CauseToolsFailed] (issue 24): whatever it says did not come from
+// a tool, and a run whose tools all failed is not presented as complete.
+// A run that made no tool call at all is complete.
 func Settle(rec Record, answer string) Result {
-	rec.Cause = CauseUnsettled
-	open := false
+	open, results := false, false
 	for _, c := range rec.Calls {
 		open = open || c.Outcome == Interrupted && c.State == StateOrphaned
+		results = results || c.Outcome == Done
 	}
-	if !open {
+	switch {
+	case open:
+		rec.Cause = CauseUnsettled
+	case len(rec.Calls) > 0 && !results:
+		rec.Cause = CauseToolsFailed
+	default:
 		return Result{Status: Complete, Answer: answer, Steps: rec.Step}
 	}
+	rec.Failure, rec.Doing = "", ""
 	r := Summarize(rec)
 	r.Answer = answer
 	return r
+}
+
+// answered reports whether cause is one of a run whose model answered:
+// its boundary says what the answer lacks, not what stopped the run.
+func answered(cause Cause) bool {
+	return cause == CauseUnsettled || cause == CauseToolsFailed
 }
 
 // Summarize builds the deterministic landing summary from a run's record,

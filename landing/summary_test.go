@@ -67,8 +67,17 @@ func TestTheBoundaryNamesTheCause(t *testing.T) {
 		rec  Record
 		want string
 	}{
-		{Record{Cause: CauseQuiet, Step: 3, Quiet: time.Minute}, "Stopped at step 3: no progress for 1m0s: no tool call had finished."},
-		{Record{Cause: CauseCancelled, Step: 1}, "Cancelled at step 1: no tool call had finished."},
+		// Issue 24: a run with no call to list says where it was, and
+		// nothing about tool calls.
+		{Record{Cause: CauseQuiet, Step: 3, Quiet: time.Minute}, "Stopped at step 3: no progress for 1m0s: nothing was established."},
+		{Record{Cause: CauseCancelled, Step: 1}, "Cancelled at step 1: nothing was established."},
+		{Record{Cause: CauseBudget, Step: 0, Doing: "no model turn had started"}, "Ran out of allotted time at step 0: no model turn had started."},
+		{Record{Cause: CauseCancelled, Step: 1, Failure: "the model sent only keepalives for 1.5s"},
+			"Cancelled at step 1: the model sent only keepalives for 1.5s."},
+		{Record{Cause: CauseMaxSteps, Step: 1, Doing: "the model had not answered yet", Calls: []Call{{Tool: "a", Outcome: Done}}},
+			"Reached the step limit at step 1: a done."},
+		{Record{Cause: CauseToolsFailed, Step: 2, Failure: "ignored", Calls: []Call{{Tool: "search", Outcome: Failed}, {Tool: "fetch", Outcome: Refused}}},
+			"Answered at step 2 without a tool's result: search failed; fetch was not started (not enough time)."},
 		{Record{Cause: CauseCancelled, Step: 1, Calls: []Call{{Tool: "child_a", Outcome: Done, Landed: CauseBudget}, {Tool: "child_b", Outcome: Done, Landed: CauseCancelled}}},
 			"Cancelled at step 1: child_a partial (budget), child_b cancelled."},
 		{Record{Cause: CauseBudget, Step: 2, Calls: []Call{{Tool: "search", Outcome: Done}, {Tool: "child_a", Outcome: Done, Landed: CauseQuiet}}},
@@ -118,6 +127,40 @@ func TestSettleKeepsTheAnswerAndIsPartialOnlyWhileAWriteIsUnknown(t *testing.T) 
 	if !strings.Contains(r.Boundary, "pay (key gp_9)") || !strings.Contains(r.Boundary, "harness reconcile") ||
 		!strings.HasPrefix(r.Text(), "PARTIAL RESULT. Answered at step 2") {
 		t.Errorf("boundary %q, text %q", r.Boundary, r.Text())
+	}
+}
+
+// Issue 24: "complete", exit 0, for a run whose every tool call failed.
+func TestSettleIsPartialWhenEveryToolCallFailedOrNeverStarted(t *testing.T) {
+	cases := []struct {
+		name  string
+		calls []Call
+		want  Cause // "": complete
+	}{
+		{"no tool call at all", nil, ""},
+		{"one call done among failures", []Call{{Tool: "a", Outcome: Failed}, {Tool: "b", Outcome: Done}}, ""},
+		{"a sub-agent that brought a partial result", []Call{{Tool: "child", Outcome: Done, Landed: CauseBudget}}, ""},
+		{"every call failed", []Call{{Tool: "a", Outcome: Failed}, {Tool: "a", Outcome: Failed}}, CauseToolsFailed},
+		{"every call failed or was not started", []Call{{Tool: "a", Outcome: Failed}, {Tool: "b", Outcome: Refused}}, CauseToolsFailed},
+		{"every call was cut", []Call{{Tool: "a", Outcome: Interrupted, State: StateCancelled}}, CauseToolsFailed},
+		{"an orphan is named first", []Call{{Tool: "pay", Key: "gp_1", Outcome: Interrupted, State: StateOrphaned}}, CauseUnsettled},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Settle(Record{Step: 2, Calls: tc.calls}, "42")
+			if r.Answer != "42" {
+				t.Errorf("answer %q, want the model's kept", r.Answer)
+			}
+			if tc.want == "" {
+				if r.Status != Complete || r.Cause != "" || r.Boundary != "" {
+					t.Errorf("%+v, want complete", r)
+				}
+				return
+			}
+			if r.Status != Partial || r.Cause != tc.want || !strings.HasPrefix(r.Text(), "PARTIAL RESULT. Answered at step 2") {
+				t.Errorf("status %s, cause %s, text %q; want partial, %s", r.Status, r.Cause, r.Text(), tc.want)
+			}
+		})
 	}
 }
 

@@ -291,6 +291,11 @@ func (c *Client) end(actx context.Context, lease budget.Lease, n int, start time
 	}
 	if err == nil && finish == "" {
 		err = ErrIncomplete
+		if ns := counts.notServer(); ns != nil && acc == nil {
+			// Nothing of an answer came, and not as a stream: it is not
+			// a model server, not a stream cut short (issue 24).
+			err = ns
+		}
 	}
 	info := trace.Attempt{Step: Kind, N: n, Lease: lease, Start: start, End: time.Now()}
 	info.Keepalives, info.Chunks = counts.keepalives.Load(), counts.chunks.Load()

@@ -21,7 +21,11 @@
 // transport, a stream cut short), [trace.RateLimited], [trace.Invalid],
 // [trace.Quiet] (the run's context ended with [watchdog.ErrQuiet]) or
 // [trace.Cancelled]. A stream that ends without a finish reason is a failed
-// attempt ([ErrIncomplete]), never an answer. Failures are
+// attempt ([ErrIncomplete]), never an answer. An answer with a success
+// status and no event stream — an HTML page, an empty body, JSON of any
+// shape — is not a stream cut short but a server that is not a model
+// server: a [*NotServerError] matching [ErrNotModelServer], invalid, not
+// retried, and [Refused] (issue 24). Failures are
 // [*trace.AttemptError]s of step "model" matching [trace.ErrGaveUp] ("we
 // gave up") or [trace.ErrFailed] ("they failed").
 //

@@ -3,6 +3,7 @@ package model
 import (
 	"io"
 	"net/http"
+	"net/url"
 	"sync/atomic"
 
 	"github.com/glidepath/glidepath/internal/ssecount"
@@ -14,21 +15,46 @@ import (
 // counter counts the SSE comments (keepalives) and data lines (chunks) of a
 // response body as it is read, and signals each. It sits below the SDK's
 // decoder, which drops comments silently.
+//
+// It also keeps what the answer was, for [Client] to tell a server that
+// is not a model server from a stream cut short (issue 24): where the
+// request went, the status, the media type, and how many bytes of body
+// came. The middleware runs, and the body is read, on the attempt's own
+// goroutine, before the attempt ends; the atomics are for the signals.
 type counter struct {
 	obs                *trace.Observer
 	keepalives, chunks atomic.Int64
+	bytes              atomic.Int64
+
+	url         *url.URL // the request's URL; nil until it is sent
+	status      int      // the answer's status; 0 until one came
+	contentType string   // the answer's Content-Type, as sent
 }
 
 func (c *counter) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	c.url = req.URL
 	res, err := next(req)
 	if err == nil && res != nil && res.Body != nil {
-		r := ssecount.NewReader(res.Body, c.keepalive, c.chunk)
+		c.status, c.contentType = res.StatusCode, res.Header.Get("Content-Type")
+		r := ssecount.NewReader(bodyCounter{res.Body, &c.bytes}, c.keepalive, c.chunk)
 		res.Body = struct {
 			io.Reader
 			io.Closer
 		}{r, res.Body}
 	}
 	return res, err
+}
+
+// bodyCounter counts the bytes read from r into n.
+type bodyCounter struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (b bodyCounter) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.n.Add(int64(n))
+	return n, err
 }
 
 func (c *counter) keepalive() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,6 +19,73 @@ import (
 // ErrIncomplete is matched when a stream ended without a finish reason: the
 // answer is cut short and is not an answer.
 var ErrIncomplete = errors.New("model: stream ended without a finish reason")
+
+// ErrNotModelServer is matched by every [*NotServerError]: the base URL
+// answered, but not as an OpenAI-compatible model server does.
+var ErrNotModelServer = errors.New("model: not an OpenAI-compatible model server")
+
+// NotServerError reports a server that answered a streamed chat completion
+// request with a success status and no event stream: an HTML page, an
+// empty body, JSON of any shape, anything the SDK cannot read a chunk
+// from. It is not a model server, or not one this client can talk to, and
+// asking it again, or asking it to land, would get the same answer (issue
+// 24): [Classify] makes it [trace.Invalid], which is not retried, and
+// [Refused] reports it. An answer with an event stream's media type that
+// ends before its first event is a stream cut short ([ErrIncomplete]),
+// not this: a model server may drop a connection. It matches
+// [ErrNotModelServer].
+type NotServerError struct {
+	URL         string // the base URL, without credentials or query
+	Status      int    // the status it answered
+	ContentType string // the media type it answered; empty when it sent none
+	Empty       bool   // reports whether its answer had no body at all
+}
+
+func (e *NotServerError) Error() string { return "model: " + e.words() }
+
+// words says it for a person: "http://127.0.0.1:8000/v1 is not an
+// OpenAI-compatible model server: it answered 200 text/html".
+func (e *NotServerError) words() string {
+	what := e.ContentType
+	switch {
+	case e.Empty:
+		what = "with an empty body"
+	case what == "":
+		what = "with no content type"
+	}
+	return fmt.Sprintf("%s is not an OpenAI-compatible model server: it answered %d %s", e.URL, e.Status, what)
+}
+
+// Is reports whether target is [ErrNotModelServer].
+func (e *NotServerError) Is(target error) bool { return target == ErrNotModelServer }
+
+// notServer returns the failure of an attempt whose answer, as counted by
+// c, was a success status with no event stream and nothing in it the SDK
+// could read as a chunk or a keepalive; nil when it was not that.
+func (c *counter) notServer() *NotServerError {
+	if c.url == nil || c.status < 200 || c.status > 299 || c.keepalives.Load() > 0 {
+		return nil
+	}
+	media, _, err := mime.ParseMediaType(c.contentType)
+	if err != nil {
+		media = strings.ToLower(strings.TrimSpace(c.contentType))
+	}
+	if media == "text/event-stream" {
+		return nil
+	}
+	return &NotServerError{URL: baseURL(c.url), Status: c.status, ContentType: media, Empty: c.bytes.Load() == 0}
+}
+
+// baseURL is the base URL of the chat completions request u, without its
+// credentials, query or fragment: what a person typed as --base-url, and
+// safe to print.
+func baseURL(u *url.URL) string {
+	v := *u
+	v.User, v.RawQuery, v.ForceQuery, v.Fragment, v.RawFragment = nil, "", false, "", ""
+	v.Path = strings.TrimSuffix(v.Path, "/chat/completions")
+	v.RawPath = ""
+	return v.String()
+}
 
 // Classify turns the error of attempt n of a model request made with
 // openai-go into the attempt's failure and its outcome (SPEC §6). actx is
@@ -49,6 +117,10 @@ func Classify(actx context.Context, attempt int, err error) *trace.AttemptError 
 		ae.Outcome = trace.Invalid
 		return ae
 	}
+	if errors.Is(err, ErrNotModelServer) {
+		ae.Outcome = trace.Invalid // asking again gets the same page
+		return ae
+	}
 	if _, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
 		ae.Outcome = trace.Invalid
 		return ae
@@ -73,9 +145,11 @@ func (e *statusError) Unwrap() error { return e.err }
 
 // Describe says in a line, for a person, why a model request failed: the
 // status and the server's own message for an error answer ("401 Incorrect
-// API key provided"), that the server could not be reached and why, or
-// that the answer ended before it was whole. The URL is left out: it may
-// carry credentials.
+// API key provided"), that the server could not be reached and why, that
+// it is not a model server ("http://127.0.0.1:8000/v1 is not an
+// OpenAI-compatible model server: it answered 200 text/html"), or that the
+// answer ended before it was whole. A URL is given only as the base URL of
+// a [*NotServerError], without credentials or query: it may carry them.
 func Describe(err error) string {
 	if apiErr, ok := errors.AsType[*openai.Error](err); ok {
 		msg := strings.TrimSpace(apiErr.Message)
@@ -86,6 +160,9 @@ func Describe(err error) string {
 	}
 	if ue, ok := errors.AsType[*url.Error](err); ok {
 		return "could not reach the model: " + ue.Err.Error()
+	}
+	if ns, ok := errors.AsType[*NotServerError](err); ok {
+		return ns.words()
 	}
 	if errors.Is(err, ErrIncomplete) {
 		return "its answer ended before it was whole"
@@ -106,10 +183,14 @@ func Describe(err error) string {
 }
 
 // Refused reports whether err says the model's server refused the run
-// itself rather than one request: a 401, 403 or 404, or a server that could
-// not be reached at all. Sending it another request, the landing call
+// itself rather than one request: a 401, 403 or 404, a server that could
+// not be reached at all, or one that is not a model server
+// ([ErrNotModelServer]). Sending it another request, the landing call
 // included, would only be refused again.
 func Refused(err error) bool {
+	if errors.Is(err, ErrNotModelServer) {
+		return true
+	}
 	if apiErr, ok := errors.AsType[*openai.Error](err); ok {
 		switch apiErr.StatusCode {
 		case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:

@@ -18,7 +18,7 @@ type Report struct {
 	Runs       int            `json:"runs"`
 	Unfinished int            `json:"unfinished"` // runs whose trace has no run_end
 	Results    map[string]int `json:"results"`    // finished runs by result: complete, partial
-	Causes     map[string]int `json:"causes"`     // finished runs by cause: budget, quiet, cancelled, max_steps, upstream, unsettled
+	Causes     map[string]int `json:"causes"`     // finished runs by cause: budget, quiet, cancelled, max_steps, upstream, unsettled, tools_failed
 
 	// Late counts the finished runs that ended after their deadline: their
 	// run_end carries late_ms (SPEC §3). LateMaxMs is the latest of them.
@@ -140,7 +140,7 @@ const landPhase = "land"
 func Summarize(records []Record) Report {
 	rep := Report{
 		Results:    zeros("complete", "partial"),
-		Causes:     zeros("budget", "quiet", "cancelled", "max_steps", "upstream", "unsettled"),
+		Causes:     zeros("budget", "quiet", "cancelled", "max_steps", "upstream", "unsettled", "tools_failed"),
 		Steps:      []StepTime{},
 		Exhausted:  []Exhaustion{},
 		Cancels:    zeros("sent", "accepted", "unknown", "failed"),
@@ -261,7 +261,7 @@ func (rep *Report) child(recs []Record, step string, children map[string]*childS
 	c := children[step]
 	if c == nil {
 		c = &childSum{sum: SubAgent{Step: step, Results: zeros("complete", "partial"),
-			Causes: zeros("budget", "quiet", "cancelled", "max_steps", "upstream", "unsettled")}, steps: map[string]*StepTime{}}
+			Causes: zeros("budget", "quiet", "cancelled", "max_steps", "upstream", "unsettled", "tools_failed")}, steps: map[string]*StepTime{}}
 		children[step] = c
 	}
 	rs := rep.walk(recs, c.steps)

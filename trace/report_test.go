@@ -126,7 +126,7 @@ func TestTheReportSumsUpEveryRun(t *testing.T) {
 		Runs:       4,
 		Unfinished: 1,
 		Results:    map[string]int{"complete": 1, "partial": 2},
-		Causes:     map[string]int{"budget": 1, "quiet": 1, "cancelled": 0, "max_steps": 0, "upstream": 0, "unsettled": 0},
+		Causes:     map[string]int{"budget": 1, "quiet": 1, "cancelled": 0, "max_steps": 0, "upstream": 0, "unsettled": 0, "tools_failed": 0},
 		// 12/60, 30/60, 49.5/60; the cut run has no end.
 		Utilization: trace.Utilization{Runs: 3, P50: 0.5, P90: 0.825, P99: 0.825},
 		Steps: []trace.StepTime{
@@ -375,7 +375,7 @@ func TestASubAgentsTimeIsItsParentsAgentStep(t *testing.T) {
 	}
 	want := []trace.SubAgent{{Step: "agent:alpha", Runs: 2,
 		Results:    map[string]int{"complete": 1, "partial": 1},
-		Causes:     map[string]int{"budget": 1, "quiet": 0, "cancelled": 0, "max_steps": 0, "upstream": 0, "unsettled": 0},
+		Causes:     map[string]int{"budget": 1, "quiet": 0, "cancelled": 0, "max_steps": 0, "upstream": 0, "unsettled": 0, "tools_failed": 0},
 		SliceP50Ms: 7300, SliceMaxMs: 7400, SpentMs: 11000,
 		Steps: []trace.StepTime{{Step: "tool:crawl", Attempts: 2, Ms: 10780, Share: 10780.0 / 10800}, {Step: "model", Attempts: 2, Ms: 20, Share: 20.0 / 10800}}}}
 	if !reflect.DeepEqual(rep.SubAgents, want) {

@@ -68,7 +68,24 @@
 // or the quiet clock ended it is in the boundary ("Stopped at step 1: the
 // model sent nothing for 3.6s."), and the landing call is not sent to
 // that same server: the result is the harness's summary of its own
-// record.
+// record. So is one that received only keepalives ("the model sent only
+// keepalives for 3.7s") or chunks of an answer it never finished ("the
+// model's answer was still streaming after 3.7s; it never finished"), for
+// keepalives and tokens are not an answer (issue 24). A --base-url that
+// answers 200 with no event stream — an HTML page, an empty body, JSON of
+// any shape — is not a model server and is named so once, not retried
+// and not sent the landing call: cause upstream, exit 3, and standard
+// error says "harness run: The model failed at step 1: http://…/v1 is not
+// an OpenAI-compatible model server: it answered 200 text/html." A run
+// with no call to list says where it was ("Ran out of allotted time at
+// step 0: no model turn had started."), never anything about tool calls.
+//
+// A run whose model answered after tool calls none of which brought a
+// result — each failed, was not started or was cut — keeps the answer but
+// is partial, cause tools_failed, exit 3 ("Answered at step 2 without a
+// tool's result: search failed."): an answer made without its tools is
+// not presented as complete, and a script learns that the tools are
+// broken. A run that made no tool call at all is complete.
 //
 // Seeing a run (SPEC §8): -v logs each record of the run on standard error
 // through zerolog — console lines on a terminal, JSON lines otherwise or
@@ -344,7 +361,8 @@
 //	   what is wrong, nothing is started and nothing is printed on standard
 //	   output
 //	3  run: a partial result, labeled with its boundary (the run landed early,
-//	   or a write's outcome is unknown); reconcile: orphans still open
+//	   a write's outcome is unknown, or every tool call failed or never
+//	   started); reconcile: orphans still open
 //	130 a second Ctrl-C
 //
 // A run whose record is not whole — a trace file that could not be

@@ -134,7 +134,9 @@ func TestE2EACutMCPCallIsCancelledOnTheWireWithItsKeyAndBudgetInMeta(t *testing.
 
 	res, recs, stderr := runWithTools(t, scripted(t, longCall(5, 5)), "mcpServers:\n"+entry, "--budget", "30s")
 
-	if res.Status != landing.Complete {
+	// The model answers without the cut call's result: partial,
+	// tools_failed (issue 24), not complete.
+	if res.Status != landing.Partial || res.Cause != landing.CauseToolsFailed {
 		t.Fatalf("result %+v\nstderr: %s", res, stderr)
 	}
 	var start trace.Record

@@ -47,6 +47,11 @@ func (e *partialError) Error() string {
 		return "partial result: the model answered, but whether a write took effect is unknown " +
 			"(cause unsettled); run harness reconcile"
 	}
+	if e.cause == landing.CauseToolsFailed {
+		// Nor did this one: the model answered without a tool's result
+		// (issue 24).
+		return "partial result: the model answered, but every tool call it made failed or never started (cause tools_failed)"
+	}
 	return "partial result: the run landed early (cause " + string(e.cause) + ")"
 }
 
@@ -559,9 +564,12 @@ long); second: exit at once (130).
 A tool the config names that the run cannot use (its server down, its
 manifest unusable or without it, its ceiling below its p50) is warned
 about and listed in --json "unavailable"; a command or MCP server command
-that is not found is bad config. A model that sent nothing
-before its lease or the quiet clock ended it is named in the boundary, and
-is not sent the landing call.
+that is not found is bad config. A model that sent nothing, only
+keepalives, or an answer it never finished before its lease or the quiet
+clock ended it is named in the boundary, and is not sent the landing call;
+nor is a --base-url that is not a model server (it answered 200 with no
+event stream), which is asked once. A run whose model answered though
+every tool call failed or never started is partial (cause tools_failed).
 Exit codes: 0 complete, 3 partial, 2 bad usage or config (--require-tools:
 any unavailable tool), 1 internal error.
 

@@ -136,6 +136,8 @@ func causeWords(cause string) string {
 		return "a server failed it"
 	case "unsettled":
 		return "a write's outcome is unknown"
+	case "tools_failed":
+		return "answered, but every tool call failed or never started"
 	case "":
 		return "no cause given"
 	}
