@@ -207,7 +207,9 @@ func TestTheBoundaryOfARunThatLandedInSetupNamesTheSetup(t *testing.T) {
 			"Cancelled at step 0: in setup, manifest of http://a was cancelled; manifest of http://b was cancelled."},
 		{"a failure of the model's says it first", Record{Cause: CauseUpstream, Failure: "401 Incorrect API key provided", Setup: []string{"manifest of http://a failed"}},
 			"The model failed at step 0: 401 Incorrect API key provided."},
-		{"no setup left: as before", Record{Cause: CauseCancelled}, "Cancelled at step 0: no tool call had finished."},
+		{"setup before where the run was", Record{Cause: CauseBudget, Doing: "no model turn had started", Setup: []string{"manifest of http://a did not finish in 1.1s"}},
+			"Ran out of allotted time at step 0: in setup, manifest of http://a did not finish in 1.1s."},
+		{"no setup left: where the run was", Record{Cause: CauseCancelled, Doing: "no model turn had started"}, "Cancelled at step 0: no model turn had started."},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
