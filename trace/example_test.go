@@ -1,7 +1,6 @@
 package trace_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -97,10 +96,9 @@ func ExampleRecorder() {
 		panic(err)
 	}
 	ladder := landing.New(b, landing.Config{})
-	var file bytes.Buffer // the trace file of a real run
-	bw := bufio.NewWriter(&file)
+	var file bytes.Buffer // the trace file (an *os.File) of a real run
 	rec := trace.NewRecorder("run-1", b, func(spent time.Duration) string { return ladder.Peek(spent).String() },
-		trace.NewJSONL(bw))
+		trace.NewJSONL(&file)) // each record in the file before the next one
 
 	lease, err := b.Lease(b.Estimates().Kind("tool:search"), 30*time.Second)
 	if err != nil {
