@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/glidepath/glidepath/internal/lines"
 )
 
 // MaxLine is the longest trace line [ReadRecords] accepts, in bytes. The
@@ -93,7 +94,7 @@ var errTorn = errors.New("cut short: the last line has no newline (its write was
 func ReadRecords(r io.Reader) ([]Record, error) {
 	var recs []Record
 	var bad []*LineError
-	err := eachLine(r, func(n int, line []byte, last bool, tooLong bool) {
+	err := lines.Each(r, MaxLine, func(n int, line []byte, last, tooLong bool) {
 		var err error
 		switch {
 		case tooLong:
@@ -119,40 +120,6 @@ func ReadRecords(r io.Reader) ([]Record, error) {
 		return recs, &SkippedError{Lines: bad}
 	}
 	return recs, nil
-}
-
-// eachLine calls f with each line of r and its 1-based number, without its
-// end of line; last reports a line that ends the input without a newline,
-// and a line longer than MaxLine is passed as tooLong, with nothing of it,
-// and reading goes on after it. It returns r's error.
-func eachLine(r io.Reader, f func(n int, line []byte, last, tooLong bool)) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var line []byte
-	n, long := 0, false
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if !long {
-			line = append(line, chunk...)
-			if len(line) > MaxLine+1 { // +1: room for the newline
-				long, line = true, line[:0]
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if len(chunk) > 0 || long || len(line) > 0 {
-			n++
-			last := len(chunk) == 0 || chunk[len(chunk)-1] != '\n'
-			f(n, bytes.TrimRight(line, "\r\n"), last, long)
-		}
-		line, long = line[:0], false
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
 
 // jsonRecord is a Record as the JSON of a trace line spells it. The fields
