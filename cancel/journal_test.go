@@ -441,3 +441,31 @@ func TestAnOrphanReportedBeforeSIGKILLIsInTheJournal(t *testing.T) {
 		t.Errorf("open orphans after the crash: %+v, want the one with key %s", got, k)
 	}
 }
+
+// The commands an orphan's next step is named by: the same for the run's
+// boundary, harness orphans and harness reconcile (issue 24).
+func TestTheCommandsThatSettleAnOrphanNameItsJournal(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	def := filepath.Join(state, "glidepath", "orphans.jsonl")
+	cases := []struct {
+		name    string
+		journal string
+		want    string
+	}{
+		{"the default journal goes unnamed", def, "harness reconcile"},
+		{"no journal path is the default", "", "harness reconcile"},
+		{"a journal of one's own is named", "bin/demo-orphans.jsonl", "harness reconcile --journal bin/demo-orphans.jsonl"},
+		{"a path a shell would split is quoted", "/tmp/my orphans/o'k.jsonl", `harness reconcile --journal '/tmp/my orphans/o'\''k.jsonl'`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := cancel.ReconcileCommand(tc.journal); got != tc.want {
+				t.Errorf("ReconcileCommand(%q) = %q, want %q", tc.journal, got, tc.want)
+			}
+			if got, want := cancel.SettleCommand(tc.journal, "gp_a1", cancel.Failed), tc.want+" --settle gp_a1=failed"; got != want {
+				t.Errorf("SettleCommand(%q) = %q, want %q", tc.journal, got, want)
+			}
+		})
+	}
+}
