@@ -124,7 +124,9 @@
 // when reconciliation had to stop has a [Resolution.Err] wrapping
 // [ErrStillRunning]. A lease the budget refused is a
 // [*budget.RefusedError]. A journal line that is not an entry is a
-// [*LineError] matching [ErrBadJournal], naming the file and line. An
+// [*LineError] matching [ErrBadJournal], naming the file and line; the
+// lines [ReadJournal] and [ReconcileJournal] skipped are a [*SkippedError]
+// of them, returned beside whole results. An
 // orphan [ReconcileJournal] found no way to ask has a [Settlement.Err]
 // matching [ErrNoStatusReader]. Error
 // messages never carry a URL's password.

@@ -149,8 +149,8 @@
 // and ordered by seq, so a run may be spread over files:
 //
 //	recs, err := trace.ReadRecords(file)
-//	if err != nil {
-//		return err // a *LineError names the line
+//	if _, skipped := errors.AsType[*trace.SkippedError](err); err != nil && !skipped {
+//		return err // the file could not be read; a bad line only costs itself
 //	}
 //	rep := trace.Summarize(recs)
 //	for _, e := range rep.Exhausted {
