@@ -55,8 +55,11 @@
 // "harness reconcile" learns it. [Journal.Append] writes one line and
 // fsyncs it before returning, so a run reports an orphan only once it would
 // survive a crash; appends are safe from many goroutines and processes.
-// [ReadJournal] reads it back, skipping a torn last line that a crash
-// left; [OpenOrphans] keeps the keys whose latest entry is open.
+// [ReadJournal] reads it back, skipping any line that is not an entry — a
+// torn last line that a crash left, a bad line in the middle — and reading
+// on, so that one bad line never hides the other orphans; the lines it
+// skipped are named in a [*SkippedError] (issue 24). [OpenOrphans] keeps
+// the keys whose latest entry is open.
 // [DefaultJournalPath] is $XDG_STATE_HOME/glidepath/orphans.jsonl, or
 // ~/.local/state/glidepath/orphans.jsonl.
 //
@@ -67,7 +70,12 @@
 // the way an embedder reconciles the orphans of a tool kind of its own,
 // and the way `harness reconcile` does it for the kinds a tools file
 // builds: it asks each once, on a lease of one budget, and appends the
-// settled state of each that settled.
+// settled state of each that settled. An orphan whose tool no program can
+// ask is settled by a person, who checks by hand and appends the state
+// they found, marked ByHand. [ReconcileCommand] and [SettleCommand] are
+// the harness commands that do either for a journal: a run's boundary,
+// `harness orphans` and `harness reconcile` name an orphan's next step
+// with them, so that the three name the same one.
 //
 //	j, err := cancel.OpenJournal(path)
 //	if err != nil {
@@ -116,7 +124,9 @@
 // when reconciliation had to stop has a [Resolution.Err] wrapping
 // [ErrStillRunning]. A lease the budget refused is a
 // [*budget.RefusedError]. A journal line that is not an entry is a
-// [*LineError] matching [ErrBadJournal], naming the file and line. An
+// [*LineError] matching [ErrBadJournal], naming the file and line; the
+// lines [ReadJournal] and [ReconcileJournal] skipped are a [*SkippedError]
+// of them, returned beside whole results. An
 // orphan [ReconcileJournal] found no way to ask has a [Settlement.Err]
 // matching [ErrNoStatusReader]. Error
 // messages never carry a URL's password.

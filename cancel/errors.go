@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 var (
@@ -28,7 +29,8 @@ var (
 	// reported running when the budget said stop asking.
 	ErrStillRunning = errors.New("cancel: call still running")
 
-	// ErrBadJournal is matched by every [*LineError].
+	// ErrBadJournal is matched by every [*LineError], and by a
+	// [*SkippedError].
 	ErrBadJournal = errors.New("cancel: bad journal line")
 )
 
@@ -92,3 +94,41 @@ func (e *LineError) Unwrap() error { return e.Err }
 
 // Is reports whether target is [ErrBadJournal].
 func (e *LineError) Is(target error) bool { return target == ErrBadJournal }
+
+// SkippedError reports the lines of a journal that [ReadJournal] skipped
+// because they were not entries, each a [*LineError], in file order; the
+// entries of every other line were read. It matches [ErrBadJournal], and
+// errors.AsType finds its first [*LineError].
+type SkippedError struct {
+	Lines []*LineError
+}
+
+func (e *SkippedError) Error() string {
+	const shown = 3
+	var b strings.Builder
+	noun := "lines"
+	if len(e.Lines) == 1 {
+		noun = "line"
+	}
+	fmt.Fprintf(&b, "cancel: %d bad journal %s skipped", len(e.Lines), noun)
+	for i, l := range e.Lines[:min(len(e.Lines), shown)] {
+		sep := "; "
+		if i == 0 {
+			sep = ": "
+		}
+		fmt.Fprintf(&b, "%s%s:%d: %v", sep, l.Path, l.Line, l.Err)
+	}
+	if len(e.Lines) > shown {
+		fmt.Fprintf(&b, "; and %d more", len(e.Lines)-shown)
+	}
+	return b.String()
+}
+
+// Unwrap returns the skipped lines' errors.
+func (e *SkippedError) Unwrap() []error {
+	errs := make([]error, len(e.Lines))
+	for i, l := range e.Lines {
+		errs[i] = l
+	}
+	return errs
+}

@@ -11,8 +11,9 @@ import (
 	"github.com/glidepath/glidepath/cancel"
 )
 
-// A journal is read back whatever it holds: ReadJournal never panics, and
-// what it accepts has a key and a state and survives being appended again.
+// A journal is read back whatever it holds: ReadJournal never panics, at
+// worst skips lines, and what it accepts has a key and a state and
+// survives being appended again.
 func FuzzReadJournal(f *testing.F) {
 	f.Add([]byte(`{"ts":"2025-03-14T15:09:26Z","run_id":"r","tool":"pay","url":"http://u","idempotency_key":"gp_a","args_sha256":"","state":"open"}` + "\n"))
 	f.Add([]byte(`{"idempotency_key":"gp_a","state":"open"}` + "\n" + `{"idempotency_key":"gp_a","st`))
@@ -31,11 +32,8 @@ func FuzzReadJournal(f *testing.F) {
 			t.Fatal(err)
 		}
 		entries, err := cancel.ReadJournal(path)
-		if err != nil {
-			if !errors.Is(err, cancel.ErrBadJournal) {
-				t.Fatalf("ReadJournal = %v, want nil or ErrBadJournal", err)
-			}
-			return
+		if err != nil && !errors.Is(err, cancel.ErrBadJournal) {
+			t.Fatalf("ReadJournal = %v, want nil or ErrBadJournal", err)
 		}
 		out := filepath.Join(dir, "out.jsonl")
 		j, err := cancel.OpenJournal(out)

@@ -1,7 +1,6 @@
 package cancel
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/glidepath/glidepath/internal/lines"
 )
 
 // Entry is one line of the orphan journal (SPEC §5).
@@ -31,10 +33,49 @@ type Entry struct {
 	IdempotencyKey Key       `json:"idempotency_key"`
 	ArgsSHA256     string    `json:"args_sha256"` // see [ArgsSHA256]
 	State          string    `json:"state"`       // "open", later "done" | "failed" | "never_received"
+
+	// ByHand reports, on a settled entry, that a person settled the
+	// orphan (`harness reconcile --settle`), having checked by hand what
+	// no program could ask its tool (issue 24), rather than the tool's
+	// answer.
+	ByHand bool `json:"by_hand,omitempty"`
 }
 
 // Open is the State of an entry whose outcome is unknown.
 const Open = "open"
+
+// ReconcileCommand is the harness command that asks the tools of the open
+// orphans of the journal at path again: "harness reconcile", with
+// "--journal path" unless path is the default journal. A run's boundary,
+// `harness orphans` and `harness reconcile` all name an orphan's next step
+// with it, or with [SettleCommand], so that they name the same one
+// (issue 24).
+func ReconcileCommand(path string) string {
+	if def, err := DefaultJournalPath(); err == nil && path == def || path == "" {
+		return "harness reconcile"
+	}
+	return "harness reconcile --journal " + shellQuote(path)
+}
+
+// SettleCommand is the harness command with which a person records that
+// the orphan key of the journal at path settled in state, having checked
+// by hand: for an orphan whose tool no program can ask, such as a builtin
+// that lived inside the run's process or an MCP server's tool (MCP has no
+// status to ask).
+func SettleCommand(path string, key Key, state State) string {
+	return ReconcileCommand(path) + " --settle " + shellQuote(string(key)+"="+string(state))
+}
+
+// shellQuote quotes s for a POSIX shell, when it needs it, so that a
+// command with a path in it can be pasted as it is printed.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
 
 // MaxLine bounds a journal line, newline included. [Journal.Append] refuses
 // an entry that would not fit, so that every line it writes can be read.
@@ -211,63 +252,61 @@ func (j *Journal) Close() error {
 }
 
 // ReadJournal returns every entry of the journal at path, in file order.
-// Only whole lines count: a last line with no newline is an Append that a
-// crash cut short (or one still being written) and is skipped, not an
-// error. Any other line that is not an entry with an idempotency_key and a
-// state is a [*LineError] naming the line. Empty lines are skipped. A
-// missing file is an error matching [io/fs.ErrNotExist].
+// A line that is not an entry with an idempotency_key and a state is
+// skipped, and the read goes on: one bad line must not hide the orphans
+// of every other (issue 24). So is a last line with no newline, an Append
+// that a crash cut short (or one still being written): only whole lines
+// count. The entries returned are those of every other line, and the
+// error is a [*SkippedError] naming each line skipped and why. Empty lines
+// are skipped silently. A missing file is an error matching
+// [io/fs.ErrNotExist]; an error reading the file ends the read, with the
+// entries read before it.
 func ReadJournal(path string) ([]Entry, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cancel: read journal: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 4096), MaxLine)
-	sc.Split(scanWholeLines)
 	var entries []Entry
-	n := 0
-	for sc.Scan() {
-		n++
-		line := sc.Bytes()
-		if line[len(line)-1] != '\n' {
-			break // torn: the last line, cut short
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var e Entry
-		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, &LineError{Path: path, Line: n, Err: err}
-		}
+	var bad []*LineError
+	err = lines.Each(f, MaxLine-1, func(n int, line []byte, unended, tooLong bool) {
+		var why error
 		switch {
-		case e.IdempotencyKey == "":
-			return nil, &LineError{Path: path, Line: n, Err: errors.New("no idempotency_key")}
-		case e.State == "":
-			return nil, &LineError{Path: path, Line: n, Err: errors.New("no state")}
+		case tooLong:
+			why = fmt.Errorf("longer than %d bytes", MaxLine)
+		case unended:
+			why = errTorn
+		case len(bytes.TrimSpace(line)) == 0:
+			return
+		default:
+			var e Entry
+			switch err := json.Unmarshal(line, &e); {
+			case err != nil:
+				why = err
+			case e.IdempotencyKey == "":
+				why = errors.New("no idempotency_key")
+			case e.State == "":
+				why = errors.New("no state")
+			default:
+				entries = append(entries, e)
+				return
+			}
 		}
-		entries = append(entries, e)
+		bad = append(bad, &LineError{Path: path, Line: n, Err: why})
+	})
+	if err != nil {
+		return entries, fmt.Errorf("cancel: read journal: %w", err)
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, &LineError{Path: path, Line: n + 1, Err: fmt.Errorf("longer than %d bytes", MaxLine)}
-		}
-		return nil, fmt.Errorf("cancel: read journal: %w", err)
+	if len(bad) > 0 {
+		return entries, &SkippedError{Lines: bad}
 	}
 	return entries, nil
 }
 
-// scanWholeLines is bufio.ScanLines keeping the newline, so that a last
-// line without one, a torn write, can be told apart.
-func scanWholeLines(data []byte, atEOF bool) (int, []byte, error) {
-	if i := bytes.IndexByte(data, '\n'); i >= 0 {
-		return i + 1, data[:i+1], nil
-	}
-	if atEOF && len(data) > 0 {
-		return len(data), data, nil
-	}
-	return 0, nil, nil
-}
+// errTorn is why a last line with no newline is skipped: [Journal.Append]
+// writes a line and its newline at once, so one without is a write a crash
+// cut short, or one still going on, and the next Append cuts it.
+var errTorn = errors.New("cut short: the last line has no newline (its write was interrupted, or is still going on)")
 
 // OpenOrphans returns, in journal order, the latest entry of each key
 // whose state is [Open]: an orphan stays open until reconcile appends a

@@ -214,10 +214,13 @@ func TestConcurrentAppendsAreAllPresentOneLineEach(t *testing.T) {
 	}
 }
 
+// A bad line, wherever it is, costs that line and no other: it is skipped
+// and named, and the entries of every other line are read (issue 24).
 func TestReadJournal(t *testing.T) {
 	line := func(k, state string) string {
 		return fmt.Sprintf(`{"ts":"2025-03-14T15:09:26Z","run_id":"r","tool":"pay","url":"http://u","idempotency_key":%q,"args_sha256":"","state":%q}`+"\n", k, state)
 	}
+	const torn = ":2: not a journal entry: cut short: the last line has no newline (its write was interrupted, or is still going on)"
 	cases := []struct {
 		name     string
 		content  string
@@ -226,15 +229,15 @@ func TestReadJournal(t *testing.T) {
 		wantErr  string
 	}{
 		{name: "an empty file has no entries", content: ""},
-		{name: "a torn last line is skipped", content: line("gp_a", "open") + `{"ts":"2025-03-14T15:09:26Z","run_id":"r","to`, wantKeys: []cancel.Key{"gp_a"}},
-		{name: "a whole entry without its newline is still torn", content: line("gp_a", "open") + strings.TrimSuffix(line("gp_b", "open"), "\n"), wantKeys: []cancel.Key{"gp_a"}},
-		{name: "empty lines are skipped", content: "\n" + line("gp_a", "open") + "\n", wantKeys: []cancel.Key{"gp_a"}},
-		{name: "a bad middle line is an error naming the line", content: line("gp_a", "open") + "not json\n" + line("gp_b", "open"), wantLine: 2, wantErr: ":2: not a journal entry: invalid character 'o' in literal null"},
-		{name: "a bad whole last line is an error", content: line("gp_a", "open") + "{\n", wantLine: 2, wantErr: ":2: not a journal entry: unexpected end of JSON input"},
-		{name: "a line without a key is an error", content: line("", "open"), wantLine: 1, wantErr: ":1: not a journal entry: no idempotency_key"},
-		{name: "a line without a state is an error", content: line("gp_a", ""), wantLine: 1, wantErr: ":1: not a journal entry: no state"},
-		{name: "a line that is not an object is an error", content: "[1,2]\n", wantLine: 1, wantErr: "cannot unmarshal array"},
-		{name: "an overlong line is an error", content: line("gp_a", "open") + strings.Repeat("x", cancel.MaxLine+1) + "\n", wantLine: 2, wantErr: ":2: not a journal entry: longer than 65536 bytes"},
+		{name: "a torn last line is skipped and named", content: line("gp_a", "open") + `{"ts":"2025-03-14T15:09:26Z","run_id":"r","to`, wantKeys: []cancel.Key{"gp_a"}, wantLine: 2, wantErr: torn},
+		{name: "a whole entry without its newline is still torn", content: line("gp_a", "open") + strings.TrimSuffix(line("gp_b", "open"), "\n"), wantKeys: []cancel.Key{"gp_a"}, wantLine: 2, wantErr: torn},
+		{name: "empty lines are skipped silently", content: "\n" + line("gp_a", "open") + "\n", wantKeys: []cancel.Key{"gp_a"}},
+		{name: "a bad middle line is skipped, naming the line, and the lines after it read", content: line("gp_a", "open") + "not json\n" + line("gp_b", "open"), wantKeys: []cancel.Key{"gp_a", "gp_b"}, wantLine: 2, wantErr: ":2: not a journal entry: invalid character 'o' in literal null"},
+		{name: "a bad whole last line is skipped", content: line("gp_a", "open") + "{\n", wantKeys: []cancel.Key{"gp_a"}, wantLine: 2, wantErr: ":2: not a journal entry: unexpected end of JSON input"},
+		{name: "a line without a key is skipped", content: line("", "open") + line("gp_a", "open"), wantKeys: []cancel.Key{"gp_a"}, wantLine: 1, wantErr: ":1: not a journal entry: no idempotency_key"},
+		{name: "a line without a state is skipped", content: line("gp_a", ""), wantLine: 1, wantErr: ":1: not a journal entry: no state"},
+		{name: "a line that is not an object is skipped", content: "[1,2]\n", wantLine: 1, wantErr: "cannot unmarshal array"},
+		{name: "an overlong line is skipped, and the next read", content: line("gp_a", "open") + strings.Repeat("x", cancel.MaxLine+1) + "\n" + line("gp_b", "open"), wantKeys: []cancel.Key{"gp_a", "gp_b"}, wantLine: 2, wantErr: ":2: not a journal entry: longer than 65536 bytes"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -243,19 +246,6 @@ func TestReadJournal(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, err := cancel.ReadJournal(path)
-			if tc.wantLine != 0 {
-				le, ok := errors.AsType[*cancel.LineError](err)
-				if !ok || le.Line != tc.wantLine || le.Path != path || !errors.Is(err, cancel.ErrBadJournal) {
-					t.Fatalf("err = %v, want a *LineError for line %d matching ErrBadJournal", err, tc.wantLine)
-				}
-				if !strings.Contains(err.Error(), tc.wantErr) || !strings.HasPrefix(err.Error(), "cancel: "+path) {
-					t.Errorf("err = %q, want cancel: PATH%s", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
 			var keys []cancel.Key
 			for _, e := range got {
 				keys = append(keys, e.IdempotencyKey)
@@ -263,7 +253,41 @@ func TestReadJournal(t *testing.T) {
 			if !slices.Equal(keys, tc.wantKeys) {
 				t.Errorf("keys %q, want %q", keys, tc.wantKeys)
 			}
+			if tc.wantLine == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			se, ok := errors.AsType[*cancel.SkippedError](err)
+			if !ok || len(se.Lines) != 1 || !errors.Is(err, cancel.ErrBadJournal) {
+				t.Fatalf("err = %v, want a *SkippedError of one line matching ErrBadJournal", err)
+			}
+			le := se.Lines[0]
+			if le.Line != tc.wantLine || le.Path != path {
+				t.Fatalf("skipped %s:%d, want %s:%d", le.Path, le.Line, path, tc.wantLine)
+			}
+			if !strings.Contains(le.Error(), tc.wantErr) || !strings.HasPrefix(le.Error(), "cancel: "+path) {
+				t.Errorf("line error %q, want cancel: PATH%s", le, tc.wantErr)
+			}
 		})
+	}
+}
+
+func TestEveryBadJournalLineIsNamedAndCounted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "orphans.jsonl")
+	content := "x\n" + `{"idempotency_key":"gp_a","state":"open"}` + "\n[1]\n{}\n7\n" + `{"idempotency_key":"gp_b","st`
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := cancel.ReadJournal(path)
+	if len(got) != 1 || got[0].IdempotencyKey != "gp_a" {
+		t.Errorf("entries %+v, want gp_a alone", got)
+	}
+	want := "cancel: 5 bad journal lines skipped: " + path + ":1: invalid character 'x' looking for beginning of value; " +
+		path + ":3: json: cannot unmarshal array into Go value of type cancel.Entry; " + path + ":4: no idempotency_key; and 2 more"
+	if err == nil || err.Error() != want {
+		t.Errorf("err\n%v\nwant\n%s", err, want)
 	}
 }
 
@@ -415,5 +439,33 @@ func TestAnOrphanReportedBeforeSIGKILLIsInTheJournal(t *testing.T) {
 	got := cancel.OpenOrphans(readAll(t, path))
 	if len(got) != 1 || got[0].IdempotencyKey != k {
 		t.Errorf("open orphans after the crash: %+v, want the one with key %s", got, k)
+	}
+}
+
+// The commands an orphan's next step is named by: the same for the run's
+// boundary, harness orphans and harness reconcile (issue 24).
+func TestTheCommandsThatSettleAnOrphanNameItsJournal(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	def := filepath.Join(state, "glidepath", "orphans.jsonl")
+	cases := []struct {
+		name    string
+		journal string
+		want    string
+	}{
+		{"the default journal goes unnamed", def, "harness reconcile"},
+		{"no journal path is the default", "", "harness reconcile"},
+		{"a journal of one's own is named", "bin/demo-orphans.jsonl", "harness reconcile --journal bin/demo-orphans.jsonl"},
+		{"a path a shell would split is quoted", "/tmp/my orphans/o'k.jsonl", `harness reconcile --journal '/tmp/my orphans/o'\''k.jsonl'`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := cancel.ReconcileCommand(tc.journal); got != tc.want {
+				t.Errorf("ReconcileCommand(%q) = %q, want %q", tc.journal, got, tc.want)
+			}
+			if got, want := cancel.SettleCommand(tc.journal, "gp_a1", cancel.Failed), tc.want+" --settle gp_a1=failed"; got != want {
+				t.Errorf("SettleCommand(%q) = %q, want %q", tc.journal, got, want)
+			}
+		})
 	}
 }

@@ -55,8 +55,11 @@ func (s Settlement) Open() bool { return !s.Recorded }
 // running, or not asked, stays open for a later call.
 //
 // It returns one [Settlement] per open orphan, in journal order, and an
-// error only when the journal could not be read or appended to; then the
-// settlements say which entries were appended before the failure. It
+// error when the journal could not be read or appended to; then the
+// settlements say which entries were appended before the failure. Lines
+// of the journal that are not entries are skipped, as [ReadJournal] skips
+// them, and the orphans of every other line settled: the error is then a
+// [*SkippedError] naming them, beside settlements that are whole. It
 // blocks until every ask has ended, each bounded by its lease and ctx.
 // reader is called from one goroutine, before any ask is sent; j and b
 // must not be nil.
@@ -65,7 +68,8 @@ func ReconcileJournal(ctx context.Context, j *Journal, b *budget.Budget, reader 
 		return nil, errNotOpened
 	}
 	entries, err := ReadJournal(j.path)
-	if err != nil {
+	skipped, ok := errors.AsType[*SkippedError](err)
+	if err != nil && !ok {
 		return nil, err
 	}
 	open := OpenOrphans(entries)
@@ -103,9 +107,15 @@ func ReconcileJournal(ctx context.Context, j *Journal, b *budget.Budget, reader 
 		e := out[i].Entry
 		e.TS, e.State = time.Time{}, string(st) // Append stamps it now
 		if err := j.Append(e); err != nil {
+			if skipped != nil {
+				return out, errors.Join(skipped, err)
+			}
 			return out, err
 		}
 		out[i].Recorded = true
+	}
+	if skipped != nil {
+		return out, skipped
 	}
 	return out, nil
 }

@@ -126,6 +126,39 @@ func TestReconcileJournalSettlesWithTheEmbeddersOwnStatusReader(t *testing.T) {
 	}
 }
 
+// One bad line in the middle of the journal costs that line: the orphans
+// of every other line are settled, and the error names the line skipped
+// (issue 24).
+func TestReconcileJournalSettlesAroundABadLine(t *testing.T) {
+	q := &queueStatus{jobs: map[cancel.Key]cancel.State{"gp_a": cancel.Done, "gp_b": cancel.Failed}}
+	j, path := openJournal(t, queued("gp_a", cancel.Open))
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"idempotency_key":"gp_x","sta` + "\n") // torn by a crash, then appended after
+	f.Close()
+	if err := j.Append(queued("gp_b", cancel.Open)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := budget.New(budget.Config{Total: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := cancel.ReconcileJournal(t.Context(), j, b, func(cancel.Entry) (cancel.StatusReader, error) { return q, nil })
+	se, ok := errors.AsType[*cancel.SkippedError](err)
+	if !ok || len(se.Lines) != 1 || se.Lines[0].Line != 2 {
+		t.Fatalf("err = %v, want a *SkippedError naming line 2", err)
+	}
+	if len(got) != 2 || !got[0].Recorded || !got[1].Recorded {
+		t.Errorf("settlements %+v, want gp_a and gp_b both settled and recorded", got)
+	}
+	entries, _ := cancel.ReadJournal(path)
+	if open := cancel.OpenOrphans(entries); len(open) != 0 {
+		t.Errorf("open after: %+v, want none", open)
+	}
+}
+
 func TestReconcileJournalNeedsAJournalAndTime(t *testing.T) {
 	q := &queueStatus{jobs: map[cancel.Key]cancel.State{"gp_done": cancel.Done}}
 	reader := func(cancel.Entry) (cancel.StatusReader, error) { return q, nil }

@@ -161,8 +161,10 @@ func TestAnAnswerWhileAWriteIsUnknownIsUnsettled(t *testing.T) {
 		reg := registry(t, tools.Remote(tools.Spec{Name: "pay", Effect: tools.Write, Ceiling: 500 * time.Millisecond},
 			"http://tools.invalid", tool.client()))
 		// Journaled, so that harness reconcile can settle it: an orphan
-		// in no journal is to be checked by hand (issue 17).
-		j, err := cancel.OpenJournal(filepath.Join(t.TempDir(), "orphans.jsonl"))
+		// in no journal is to be checked by hand (issue 17). The boundary
+		// names that journal in the command (issue 24).
+		journal := filepath.Join(t.TempDir(), "orphans.jsonl")
+		j, err := cancel.OpenJournal(journal)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +182,7 @@ func TestAnAnswerWhileAWriteIsUnknownIsUnsettled(t *testing.T) {
 			t.Fatalf("in flight %+v, orphans %d; want the payment orphaned", res.InFlight, res.Orphans)
 		}
 		want := "Answered at step 2. The outcome of pay (key " + res.InFlight[0].IdempotencyKey +
-			") is unknown: it may or may not have happened; run `harness reconcile` to settle it."
+			") is unknown: it may or may not have happened; run `harness reconcile --journal " + journal + "` to settle it."
 		if res.Boundary != want {
 			t.Errorf("boundary %q\nwant     %q", res.Boundary, want)
 		}

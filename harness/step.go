@@ -171,6 +171,7 @@ func callOf(step int, name, kind string, res tools.Result) landing.Call {
 			// harness reconcile settles it only when the journal holds it
 			// and names a way to ask its tool (issue 17).
 			c.Unreachable = !oe.Journaled || !oe.Reachable
+			c.Next = oe.Next
 		}
 	case res.Refused:
 		c.Outcome, c.Summary = landing.Refused, oneLine(res.Err)

@@ -37,6 +37,14 @@ type Call struct {
 	// no URL in the journal): `harness reconcile` cannot settle it, and
 	// the boundary says to check it by hand.
 	Unreachable bool
+
+	// Next is, for an orphan in the journal, the command that settles
+	// it: "harness reconcile --journal FILE" when its tool can be asked,
+	// or, when it is Unreachable, "… --settle KEY=done", with which a
+	// person records what they found by hand (issue 24). The boundary
+	// names it. Empty: "harness reconcile" for one that can be asked, and
+	// no command for one that cannot (it is in no journal).
+	Next string
 }
 
 // Record is what a run knows about itself when it lands.
@@ -107,6 +115,8 @@ func Boundary(rec Record) string {
 		}
 	}
 	var done, partial, failed, refused, inflight, orphans, byHand []string
+	reconcile := "harness reconcile"
+	var settle []string // the --settle commands of the orphans only a person can settle
 	for _, c := range rec.Calls {
 		switch {
 		case c.Outcome == Done && c.Landed == CauseCancelled:
@@ -121,8 +131,14 @@ func Boundary(rec Record) string {
 			refused = appendOnce(refused, c.Tool)
 		case c.Outcome == Interrupted && c.State == StateOrphaned && c.Unreachable:
 			byHand = append(byHand, fmt.Sprintf("%s (key %s)", c.Tool, c.Key))
+			if c.Next != "" {
+				settle = append(settle, c.Next)
+			}
 		case c.Outcome == Interrupted && c.State == StateOrphaned:
 			orphans = append(orphans, fmt.Sprintf("%s (key %s)", c.Tool, c.Key))
+			if c.Next != "" {
+				reconcile = c.Next // one journal per run: the same command for each
+			}
 		case c.Outcome == Interrupted:
 			inflight = appendOnce(inflight, c.Tool)
 		}
@@ -167,13 +183,21 @@ func Boundary(rec Record) string {
 		b.WriteString(": nothing was established.")
 	}
 	if len(orphans) > 0 {
-		fmt.Fprintf(&b, " The %s of %s %s unknown: %s may or may not have happened; run `harness reconcile` to settle %s.",
-			verb(orphans, "outcome", "outcomes"), list(orphans), verb(orphans, "is", "are"), verb(orphans, "it", "they"), verb(orphans, "it", "them"))
+		fmt.Fprintf(&b, " The %s of %s %s unknown: %s may or may not have happened; run `%s` to settle %s.",
+			verb(orphans, "outcome", "outcomes"), list(orphans), verb(orphans, "is", "are"), verb(orphans, "it", "they"),
+			reconcile, verb(orphans, "it", "them"))
 	}
 	if len(byHand) > 0 {
-		fmt.Fprintf(&b, " The %s of %s %s unknown: %s may or may not have happened, and %s cannot be asked from outside this run; check %s by hand.",
+		fmt.Fprintf(&b, " The %s of %s %s unknown: %s may or may not have happened, and %s cannot be asked from outside this run; check %s by hand",
 			verb(byHand, "outcome", "outcomes"), list(byHand), verb(byHand, "is", "are"), verb(byHand, "it", "they"),
 			verb(byHand, "its tool", "their tools"), verb(byHand, "it", "them"))
+		if len(settle) > 0 {
+			// Each command, whole, for a person to paste: with =done if
+			// it happened, =failed if it did not.
+			fmt.Fprintf(&b, ", then record what you found%s: `%s` if it happened, or =failed if not",
+				verb(settle, "", " for each"), strings.Join(settle, "`, `"))
+		}
+		b.WriteString(".")
 	}
 	return b.String()
 }

@@ -100,6 +100,19 @@ func TestTheBoundaryNamesTheCause(t *testing.T) {
 			{Tool: "book", Key: "gp_2", Outcome: Interrupted, State: StateOrphaned}}},
 			"Answered at step 2. The outcome of book (key gp_2) is unknown: it may or may not have happened; run `harness reconcile` to settle it. " +
 				"The outcome of pay (key gp_1) is unknown: it may or may not have happened, and its tool cannot be asked from outside this run; check it by hand."},
+		// Each orphan names the command that settles it (issue 24): the
+		// run's journal's reconcile, or the --settle a person records with.
+		{Record{Cause: CauseBudget, Step: 1, Calls: []Call{
+			{Tool: "pay", Key: "gp_1", Outcome: Interrupted, State: StateOrphaned, Unreachable: true, Next: "harness reconcile --journal o.jsonl --settle gp_1=done"},
+			{Tool: "book", Key: "gp_2", Outcome: Interrupted, State: StateOrphaned, Next: "harness reconcile --journal o.jsonl"}}},
+			"Ran out of allotted time at step 1. The outcome of book (key gp_2) is unknown: it may or may not have happened; run `harness reconcile --journal o.jsonl` to settle it. " +
+				"The outcome of pay (key gp_1) is unknown: it may or may not have happened, and its tool cannot be asked from outside this run; " +
+				"check it by hand, then record what you found: `harness reconcile --journal o.jsonl --settle gp_1=done` if it happened, or =failed if not."},
+		{Record{Cause: CauseBudget, Step: 1, Calls: []Call{
+			{Tool: "pay", Key: "gp_1", Outcome: Interrupted, State: StateOrphaned, Unreachable: true, Next: "harness reconcile --settle gp_1=done"},
+			{Tool: "pay", Key: "gp_2", Outcome: Interrupted, State: StateOrphaned, Unreachable: true, Next: "harness reconcile --settle gp_2=done"}}},
+			"Ran out of allotted time at step 1. The outcomes of pay (key gp_1) and pay (key gp_2) are unknown: they may or may not have happened, and their tools cannot be asked from outside this run; " +
+				"check them by hand, then record what you found for each: `harness reconcile --settle gp_1=done`, `harness reconcile --settle gp_2=done` if it happened, or =failed if not."},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.rec.Cause), func(t *testing.T) {

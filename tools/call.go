@@ -581,6 +581,10 @@ func (c *call) orphaned(res Result, last ended, why error) Result {
 		jerr = errNoJournal
 	} else if jerr = c.run.Journal.Append(e); jerr == nil {
 		oe.Journaled = true
+		oe.Next = cancel.SettleCommand(c.run.Journal.Path(), c.key, cancel.Done)
+		if oe.Reachable {
+			oe.Next = cancel.ReconcileCommand(c.run.Journal.Path())
+		}
 	} else {
 		oe.Err = errors.Join(why, jerr)
 	}

@@ -128,6 +128,13 @@ type OrphanError struct {
 	// process (a builtin does), so that `harness reconcile` can settle it.
 	Reachable bool
 
+	// Next is, for an orphan in the journal, the command a person runs
+	// next: [cancel.ReconcileCommand] of the journal when the tool can be
+	// asked, else [cancel.SettleCommand], to record what they found by
+	// hand. The run's boundary names it, as `harness orphans` and
+	// `harness reconcile` do (issue 24). Empty when it is in no journal.
+	Next string
+
 	Err error
 }
 

@@ -55,8 +55,8 @@ func TestAStatusCommandSaysHowACallWent(t *testing.T) {
 
 // A command write cut at its lease after it committed: with a status
 // command it is reconciled in the run; without, it is an orphan whose
-// journal entry names the tools file, so that harness reconcile --tools
-// can build it again.
+// journal entry names the tools file, so that harness reconcile can build
+// it again from there.
 func TestACommandWriteFromAToolsFileIsReconciledOrJournaledWithItsFile(t *testing.T) {
 	dir := t.TempDir()
 	ledger := filepath.Join(dir, "ledger")

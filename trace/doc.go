@@ -55,9 +55,8 @@
 // and the fields that event carries. Attempt records carry the granted
 // lease, the Budget-Remaining-Ms the attempt sent:
 //
-//	bw := bufio.NewWriter(file)
 //	rec := trace.NewRecorder(runID, b, func(spent time.Duration) string { return ladder.Peek(spent).String() },
-//		trace.NewJSONL(bw))
+//		trace.NewJSONL(file)) // each record in the file before the next one
 //	rec.Record(trace.Record{Event: trace.AttemptStart, Step: "tool:search", StepIndex: 3,
 //		Attempt: 1, GrantedMs: lease.Granted.Milliseconds(), Key: key})
 //	err := rec.Flush() // the first error of any sink
@@ -80,7 +79,8 @@
 // remaining_ms, phase), those of attempt records (step, step_index,
 // attempt, granted_ms, resend_count) and those that make an event what it
 // is, such as a backoff's sleep_ms and source; it escapes strings exactly
-// as encoding/json does. [ReadRecords] reads a trace back.
+// as encoding/json does. [ReadRecords] reads a trace back, skipping and
+// naming the lines that are not records (a torn last line among them).
 //
 // # Time
 //
@@ -120,9 +120,11 @@
 //     when that call returns, handing over nothing more. [Recorder.Wait]
 //     waits for them.
 //   - The trace file loses nothing: a [*JSONL] is called on the run's
-//     path, in order, because it only copies the record into the buffer
-//     the caller gave it (a bufio.Writer over a regular file, whose page
-//     cache takes a full buffer without waiting on a disk or a peer). So
+//     path, in order, and hands each record to the file in one write, which
+//     a regular file's page cache takes without waiting on a disk or a
+//     peer: every record is in the file before the run's next step, so a
+//     process killed at any instant leaves the trace up to that instant
+//     (issue 24; records are not fsync'd, see [JSONL]). So
 //     is a [ContextSink], which must give the run an attempt's context
 //     before the attempt is sent; it must not block (spans.Sink starts
 //     and ends spans, and the SDK's batch processor exports them off the
@@ -147,8 +149,8 @@
 // and ordered by seq, so a run may be spread over files:
 //
 //	recs, err := trace.ReadRecords(file)
-//	if err != nil {
-//		return err // a *LineError names the line
+//	if _, skipped := errors.AsType[*trace.SkippedError](err); err != nil && !skipped {
+//		return err // the file could not be read; a bad line only costs itself
 //	}
 //	rep := trace.Summarize(recs)
 //	for _, e := range rep.Exhausted {
@@ -189,6 +191,7 @@
 //		// our time, the quiet clock or a cancellation ended it
 //	}
 //
-// A line of a trace that is not a record makes [ReadRecords] fail with a
-// [*LineError] naming the line, which matches [ErrBadRecord].
+// A line of a trace that is not a record is skipped by [ReadRecords],
+// which reads the rest and returns a [*SkippedError] with a [*LineError]
+// for each line skipped, naming it and why; both match [ErrBadRecord].
 package trace

@@ -1,13 +1,15 @@
 package trace
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
+
+	"github.com/glidepath/glidepath/internal/lines"
 )
 
 // MaxLine is the longest trace line [ReadRecords] accepts, in bytes. The
@@ -15,12 +17,13 @@ import (
 const MaxLine = 1 << 20
 
 // ErrBadRecord is matched by every [*LineError]: a line of a trace that is
-// not a record.
+// not a record. A [*SkippedError] matches it too.
 var ErrBadRecord = errors.New("trace: bad record")
 
 // LineError reports a line of a trace that is not a record: not a JSON
 // object, a field of the wrong type, a field every record carries missing,
-// or a line longer than [MaxLine]. It matches [ErrBadRecord].
+// a line longer than [MaxLine], or a last line cut short by a crash. It
+// matches [ErrBadRecord].
 type LineError struct {
 	Line int // 1-based
 	Err  error
@@ -33,33 +36,88 @@ func (e *LineError) Unwrap() error { return e.Err }
 // Is reports whether target is [ErrBadRecord].
 func (e *LineError) Is(target error) bool { return target == ErrBadRecord }
 
+// SkippedError reports the lines [ReadRecords] skipped because they were
+// not records, each a [*LineError], in file order; the records of every
+// other line were read. It matches [ErrBadRecord], and errors.AsType finds
+// its first [*LineError].
+type SkippedError struct {
+	Lines []*LineError
+}
+
+func (e *SkippedError) Error() string { return skipped(e.Lines) }
+
+// Unwrap returns the skipped lines' errors.
+func (e *SkippedError) Unwrap() []error {
+	errs := make([]error, len(e.Lines))
+	for i, l := range e.Lines {
+		errs[i] = l
+	}
+	return errs
+}
+
+// skipped is a SkippedError's message: how many lines, and the first
+// few, each as its LineError says it.
+func skipped(lines []*LineError) string {
+	const shown = 3
+	var b strings.Builder
+	noun := "lines"
+	if len(lines) == 1 {
+		noun = "line"
+	}
+	fmt.Fprintf(&b, "trace: %d bad %s skipped", len(lines), noun)
+	for i, l := range lines[:min(len(lines), shown)] {
+		sep := "; "
+		if i == 0 {
+			sep = ": "
+		}
+		fmt.Fprintf(&b, "%sline %d: %v", sep, l.Line, l.Err)
+	}
+	if len(lines) > shown {
+		fmt.Fprintf(&b, "; and %d more", len(lines)-shown)
+	}
+	return b.String()
+}
+
+// errTorn is why a last line that is not JSON and has no newline was
+// skipped: a write cut short, by a crash or a kill of the process that
+// wrote it (issue 24), or one still being written.
+var errTorn = errors.New("cut short: the last line has no newline (its write was interrupted, or is still going on)")
+
 // ReadRecords parses a JSONL trace, as [JSONL] writes it, into its
 // records, in file order. Blank lines are skipped and unknown fields
-// ignored, so a newer trace still reads. The first line that is not a
-// record ends the read with a [*LineError] naming it; an error of r itself
-// is returned as it is.
+// ignored, so a newer trace still reads. A line that is not a record — a
+// bad line in the middle, a line longer than [MaxLine], the torn last line
+// of a process killed while it wrote — is skipped, and the read goes on:
+// the records returned are those of every other line, and the error is a
+// [*SkippedError] naming each line skipped and why. An error of r itself
+// ends the read and is returned as it is, with the records read before it.
 func ReadRecords(r io.Reader) ([]Record, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxLine+1) // +1: room for the newline
 	var recs []Record
-	n := 0
-	for sc.Scan() {
-		n++
-		line := sc.Bytes()
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
+	var bad []*LineError
+	err := lines.Each(r, MaxLine, func(n int, line []byte, last, tooLong bool) {
+		var err error
+		switch {
+		case tooLong:
+			err = fmt.Errorf("longer than %d bytes", MaxLine)
+		case len(bytes.TrimSpace(line)) == 0:
+			return
+		default:
+			var rec Record
+			if rec, err = parseRecord(line); err == nil {
+				recs = append(recs, rec)
+				return
+			}
+			if last && !json.Valid(line) {
+				err = errTorn
+			}
 		}
-		rec, err := parseRecord(line)
-		if err != nil {
-			return nil, &LineError{Line: n, Err: err}
-		}
-		recs = append(recs, rec)
+		bad = append(bad, &LineError{Line: n, Err: err})
+	})
+	if err != nil {
+		return recs, err
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, &LineError{Line: n + 1, Err: fmt.Errorf("longer than %d bytes", MaxLine)}
-		}
-		return nil, err
+	if len(bad) > 0 {
+		return recs, &SkippedError{Lines: bad}
 	}
 	return recs, nil
 }

@@ -3,6 +3,8 @@ package trace_test
 import (
 	"bytes"
 	"errors"
+	"io"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -12,7 +14,10 @@ import (
 
 const goodLine = `{"ts":"2025-03-14T15:09:26.535897932Z","run_id":"r","seq":1,"event":"run_start","elapsed_ms":0,"remaining_ms":120000,"phase":"explore","total_ms":120000}`
 
-func TestALineThatIsNotARecordIsAnErrorNamingIt(t *testing.T) {
+// Each case's trace has one bad line: it is skipped and named, and every
+// good line around it is read (issue 24: one bad line must not hide the
+// rest of a trace).
+func TestALineThatIsNotARecordIsSkippedAndNamedAndTheRestIsRead(t *testing.T) {
 	without := func(field string) string {
 		// The required fields are all followed by a comma in goodLine.
 		i := strings.Index(goodLine, `"`+field+`":`)
@@ -23,47 +28,77 @@ func TestALineThatIsNotARecordIsAnErrorNamingIt(t *testing.T) {
 		name     string
 		trace    string
 		wantLine int
-		want     string // the error message, exactly
+		want     string // the line's error message, exactly
+		wantRecs int
 	}{
-		{"not JSON", goodLine + "\nnot json\n", 2, "trace: line 2: not JSON: invalid character 'o' in literal null (expecting 'u')"},
-		{"cut short", goodLine + "\n" + goodLine[:40], 2, "trace: line 2: not JSON: unexpected end of JSON input"},
-		{"two objects on a line", goodLine + goodLine + "\n", 1, "trace: line 1: not JSON: invalid character '{' after top-level value"},
-		{"an array", "[1,2]\n", 1, "trace: line 1: a JSON array, not an object"},
-		{"a string", `"run_start"` + "\n", 1, "trace: line 1: a JSON string, not an object"},
-		{"null", "null\n", 1, "trace: line 1: no ts"},
-		{"a field of the wrong type", strings.Replace(goodLine, `"seq":1`, `"seq":"1"`, 1), 1, "trace: line 1: seq is a JSON string, want int64"},
-		{"a fraction where an integer belongs", strings.Replace(goodLine, `"elapsed_ms":0`, `"elapsed_ms":0.5`, 1), 1, "trace: line 1: elapsed_ms is a JSON number 0.5, want int64"},
-		{"a bad timestamp", strings.Replace(goodLine, `2025-03-14T`, `2025-03-14 `, 1), 1, `trace: line 1: ts: parsing time "2025-03-14 15:09:26.535897932Z" as "2006-01-02T15:04:05Z07:00": cannot parse " 15:09:26.535897932Z" as "T"`},
-		{"no ts", without("ts"), 1, "trace: line 1: no ts"},
-		{"no run_id", without("run_id"), 1, "trace: line 1: no run_id"},
-		{"no seq", without("seq"), 1, "trace: line 1: no seq"},
-		{"no event", without("event"), 1, "trace: line 1: no event"},
-		{"no elapsed_ms", without("elapsed_ms"), 1, "trace: line 1: no elapsed_ms"},
-		{"no remaining_ms", without("remaining_ms"), 1, "trace: line 1: no remaining_ms"},
-		{"no phase", without("phase"), 1, "trace: line 1: no phase"},
-		{"blank lines count", "\n\n" + goodLine + "\n  \n{}\n", 5, "trace: line 5: no ts"},
-		{"a line longer than MaxLine", goodLine + "\n" + strings.Repeat(" ", trace.MaxLine+1) + "\n", 2, "trace: line 2: longer than 1048576 bytes"},
+		{"not JSON", goodLine + "\nnot json\n" + goodLine + "\n", 2, "trace: line 2: not JSON: invalid character 'o' in literal null (expecting 'u')", 2},
+		{"a torn last line", goodLine + "\n" + goodLine[:40], 2, "trace: line 2: cut short: the last line has no newline (its write was interrupted, or is still going on)", 1},
+		{"a line cut short in the middle", goodLine + "\n" + goodLine[:40] + "\n" + goodLine + "\n", 2, "trace: line 2: not JSON: unexpected end of JSON input", 2},
+		{"two objects on a line", goodLine + goodLine + "\n" + goodLine, 1, "trace: line 1: not JSON: invalid character '{' after top-level value", 1},
+		{"an array", "[1,2]\n" + goodLine, 1, "trace: line 1: a JSON array, not an object", 1},
+		{"a string", `"run_start"` + "\n" + goodLine, 1, "trace: line 1: a JSON string, not an object", 1},
+		{"null", "null\n" + goodLine, 1, "trace: line 1: no ts", 1},
+		{"a field of the wrong type", strings.Replace(goodLine, `"seq":1`, `"seq":"1"`, 1) + "\n" + goodLine, 1, "trace: line 1: seq is a JSON string, want int64", 1},
+		{"a fraction where an integer belongs, on a last line without a newline", strings.Replace(goodLine, `"elapsed_ms":0`, `"elapsed_ms":0.5`, 1), 1, "trace: line 1: elapsed_ms is a JSON number 0.5, want int64", 0},
+		{"a bad timestamp", strings.Replace(goodLine, `2025-03-14T`, `2025-03-14 `, 1) + "\n", 1, `trace: line 1: ts: parsing time "2025-03-14 15:09:26.535897932Z" as "2006-01-02T15:04:05Z07:00": cannot parse " 15:09:26.535897932Z" as "T"`, 0},
+		{"no ts", without("ts") + "\n", 1, "trace: line 1: no ts", 0},
+		{"no run_id", without("run_id") + "\n", 1, "trace: line 1: no run_id", 0},
+		{"no seq", without("seq") + "\n", 1, "trace: line 1: no seq", 0},
+		{"no event", without("event") + "\n", 1, "trace: line 1: no event", 0},
+		{"no elapsed_ms", without("elapsed_ms") + "\n", 1, "trace: line 1: no elapsed_ms", 0},
+		{"no remaining_ms", without("remaining_ms") + "\n", 1, "trace: line 1: no remaining_ms", 0},
+		{"no phase", without("phase") + "\n", 1, "trace: line 1: no phase", 0},
+		{"blank lines count", "\n\n" + goodLine + "\n  \n{}\n", 5, "trace: line 5: no ts", 1},
+		{"a line longer than MaxLine", goodLine + "\n" + strings.Repeat(" ", trace.MaxLine+1) + "\n" + goodLine + "\n", 2, "trace: line 2: longer than 1048576 bytes", 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			recs, err := trace.ReadRecords(strings.NewReader(tc.trace))
-			if recs != nil {
-				t.Errorf("got records %+v beside the error", recs)
+			if len(recs) != tc.wantRecs {
+				t.Errorf("got %d records beside the bad line, want %d", len(recs), tc.wantRecs)
+			}
+			se, ok := errors.AsType[*trace.SkippedError](err)
+			if !ok || len(se.Lines) != 1 {
+				t.Fatalf("ReadRecords = %v, want a *SkippedError of one line", err)
 			}
 			le, ok := errors.AsType[*trace.LineError](err)
 			if !ok {
-				t.Fatalf("ReadRecords = %v, want a *LineError", err)
+				t.Fatalf("ReadRecords = %v, want a *LineError in it", err)
 			}
 			if le.Line != tc.wantLine {
 				t.Errorf("line %d, want %d", le.Line, tc.wantLine)
 			}
-			if got := err.Error(); got != tc.want {
+			if got := le.Error(); got != tc.want {
 				t.Errorf("error\n%s\nwant\n%s", got, tc.want)
 			}
 			if !errors.Is(err, trace.ErrBadRecord) {
 				t.Errorf("%v does not match ErrBadRecord", err)
 			}
 		})
+	}
+}
+
+func TestEveryBadLineIsNamedInFileOrderAndCounted(t *testing.T) {
+	in := "x\n" + goodLine + "\n[1]\n" + goodLine + "\n{}\n7\n" + goodLine[:30]
+	recs, err := trace.ReadRecords(strings.NewReader(in))
+	if len(recs) != 2 {
+		t.Errorf("got %d records, want the 2 good ones", len(recs))
+	}
+	se, ok := errors.AsType[*trace.SkippedError](err)
+	if !ok {
+		t.Fatalf("ReadRecords = %v, want a *SkippedError", err)
+	}
+	var lines []int
+	for _, l := range se.Lines {
+		lines = append(lines, l.Line)
+	}
+	if want := []int{1, 3, 5, 6, 7}; !slices.Equal(lines, want) {
+		t.Errorf("skipped lines %v, want %v", lines, want)
+	}
+	want := "trace: 5 bad lines skipped: line 1: not JSON: invalid character 'x' looking for beginning of value; " +
+		"line 3: a JSON array, not an object; line 5: no ts; and 2 more"
+	if err.Error() != want {
+		t.Errorf("error\n%s\nwant\n%s", err, want)
 	}
 }
 
@@ -91,8 +126,8 @@ func TestALineOfExactlyMaxLineBytesIsRead(t *testing.T) {
 
 func TestAReadErrorIsReturnedAsItIs(t *testing.T) {
 	boom := errors.New("disk on fire")
-	_, err := trace.ReadRecords(iotest.ErrReader(boom))
-	if err != boom {
+	recs, err := trace.ReadRecords(io.MultiReader(strings.NewReader(goodLine+"\n"), iotest.ErrReader(boom)))
+	if err != boom || len(recs) != 1 {
 		t.Errorf("ReadRecords = %v, want %v", err, boom)
 	}
 }
@@ -104,9 +139,10 @@ func TestAnEmptyTraceHasNoRecords(t *testing.T) {
 	}
 }
 
-// FuzzReadRecords checks that any input either fails with a *LineError or
-// an error of the reader, or reads into records that encode and read back
-// as themselves, where their timestamps in UTC are RFC 3339's.
+// FuzzReadRecords checks that any input reads into records, with at most
+// a *SkippedError naming the lines that were not, and that the records
+// read encode and read back as themselves, where their timestamps in UTC
+// are RFC 3339's.
 func FuzzReadRecords(f *testing.F) {
 	f.Add([]byte(goodLine + "\n"))
 	for i, r := range everyKind {
@@ -115,11 +151,8 @@ func FuzzReadRecords(f *testing.F) {
 	f.Add([]byte(`{"ts":"2025-03-14T15:09:26+02:00","run_id":"\u2028","seq":-1,"event":"x","elapsed_ms":0,"remaining_ms":0,"phase":"","gave_up":true}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		recs, err := trace.ReadRecords(bytes.NewReader(in))
-		if err != nil {
-			if !errors.Is(err, trace.ErrBadRecord) {
-				t.Fatalf("ReadRecords = %v, want a *LineError", err)
-			}
-			return
+		if err != nil && !errors.Is(err, trace.ErrBadRecord) {
+			t.Fatalf("ReadRecords = %v, want a *SkippedError", err)
 		}
 		var buf []byte
 		for _, r := range recs {

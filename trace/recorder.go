@@ -525,17 +525,25 @@ func (r *Recorder) Err() error {
 }
 
 // JSONL is the trace file's [Sink]: each record as one line of JSON, in the
-// fixed field order of [AppendJSON]. It is safe for concurrent use, and
-// Record blocks on nothing but the io.Writer it was given, which the caller
-// buffers (a bufio.Writer over the file); Flush flushes it.
+// fixed field order of [AppendJSON], handed to the io.Writer it was given
+// in one Write. It is safe for concurrent use, and Record blocks on nothing
+// but that Write.
 //
 // The trace loses nothing, so a [Recorder] calls a JSONL on the run's
-// path, not through a queue that could drop: a record is copied into the
-// caller's buffer, and only a full buffer (4 KiB for a bufio.Writer) is
-// written to the file, which a regular file's page cache takes without
-// waiting on a disk or a peer. That is why it cannot move the end of a
-// run; a writer that can block (a pipe nobody reads, a network file
-// system) can, and belongs behind a Sink of one's own, which is queued.
+// path, not through a queue that could drop. Given the trace file itself
+// (an *os.File, as harness run gives it), every record is in the file when
+// Record returns, before the run's next step: one write system call, which
+// a regular file's page cache takes without waiting on a disk or a peer.
+// So a process killed at any instant — Ctrl-C twice, SIGKILL, a crash —
+// leaves every record up to that instant, and at most a torn last line,
+// which [ReadRecords] skips and names (issue 24). A machine that loses
+// power can still lose what its page cache held: the records are not
+// fsync'd, since a sync costs a disk's latency on the run's path, which a
+// sink must not move (SPEC §3); the orphan journal, which a crash must not
+// lose, is (package cancel). A writer that buffers (a bufio.Writer) keeps
+// records from the file until it is flushed ([JSONL.Flush]); one that can
+// block (a pipe nobody reads, a network file system) can move the end of a
+// run, and belongs behind a Sink of one's own, which is queued.
 // A zero JSONL has no writer: see [ErrNoWriter].
 type JSONL struct {
 	mu  sync.Mutex // guards buf and serializes writes to w

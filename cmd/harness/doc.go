@@ -118,16 +118,21 @@
 // model answered while a write's outcome stayed unknown (its attempt timed
 // out and its tool could not say how it ended), the result is partial with
 // cause unsettled: the answer is kept, the write is in in_flight with its
-// idempotency key and in the orphan journal, and the boundary says to run
-// harness reconcile; the line on standard error says the model answered
-// and to run harness reconcile. When the model fails, its status and
+// idempotency key and in the orphan journal, and the boundary names the
+// command that settles it (harness reconcile, with --journal FILE for a
+// journal of one's own; or, for a tool no program can ask, the --settle with
+// which a person records what they found); the line on standard error says
+// the model answered and to run harness reconcile. When the model fails, its status and
 // message are printed on standard error, in the boundary and in the
 // attempt's attempt_end record (redacted of the key); a 401, 403 or 404, or a
 // server that cannot be reached, is not retried and gets no landing call, so
 // the result is built from the run's own record. A --base-url that is not an
 // absolute http or https URL, or a real model without OPENAI_API_KEY, is bad
 // usage before anything is sent; the --trace file is opened, its folder made
-// as --journal's is, before any request.
+// as --journal's is, before any request. Each record is written to it, one
+// write, no buffer, before the run's next step, so that a process killed
+// mid-run (Ctrl-C twice, SIGKILL) leaves every record up to that instant
+// (issue 24).
 //
 // The budget starts when the process does (package internal/procstart:
 // before the costly package initializers; issue 17), or, for a task read
@@ -254,11 +259,22 @@
 // WHERE the tool's URL, else the tools file that built it, else its kind. The
 // journal defaults to $XDG_STATE_HOME/glidepath/orphans.jsonl, falling back to
 // ~/.local/state/glidepath/orphans.jsonl; a journal that does not exist has
-// no orphans. --json prints a JSON array of the entries.
+// no orphans. --json prints a JSON array of the entries. Standard error then
+// names each orphan's next step, the command the run's boundary named
+// (cancel.ReconcileCommand, cancel.SettleCommand; issue 24): "harness
+// reconcile" for those whose tool can be asked, and for each one whose tool
+// no program can ask, why, and the --settle with which a person records what
+// they found by hand.
+//
+// A line of the journal that is not an entry — a torn last line a crash
+// left, one bad line in the middle — is named on standard error as
+// FILE:LINE: why, counted, and skipped; the orphans of every other line are
+// listed (issue 24). The same holds for harness reconcile.
 //
 // # harness reconcile
 //
 //	harness reconcile [--journal FILE] [--tools FILE] [--budget D]
+//	harness reconcile [--journal FILE] --settle KEY=STATE
 //
 // Reconcile asks the tool of every open orphan for the call's status, once,
 // and appends an entry with the settled state (done, failed or
@@ -266,18 +282,21 @@
 // does not answer stay open. The journal is only appended to, never
 // rewritten. Every status request is leased from one budget (--budget,
 // default 30s); the exit code is 0 when every orphan settled and 3 when some
-// stay open.
+// stay open, and the line on standard error says what is left to do.
 //
 // A remote tool's orphan is asked at the URL its call went to. Any other
-// orphan names the tools file that built its tool; with --tools, that file
-// (or one whose sub-agents use it), its tools are built again and each that can say how a call went is asked:
-// a command entry with a status command (status: [argv], run with the key
-// in GLIDEPATH_IDEMPOTENCY_KEY, printing {"state":…,"output":…}). A kind
-// that cannot — a command with no status command, a builtin (it lived in
-// the process that ran it), an MCP server's tool, a sub-agent — or an
-// orphan of another tools file stays open, and its line says why and what
-// to do. A program's own tool kinds are reconciled by that program
-// (cancel.ReconcileJournal).
+// orphan names the tools file that built its tool: reconcile reads it again
+// from there (--tools FILE stands in for one that moved), builds its tools
+// and asks each that can say how a call went: a command entry with a status
+// command (status: [argv], run with the key in GLIDEPATH_IDEMPOTENCY_KEY,
+// printing {"state":…,"output":…}). A kind that cannot — a command with no
+// status command, a builtin (it lived in the process that ran it), an MCP
+// server's tool, a sub-agent — stays open, and its line says why and names
+// the command with which a person settles it after checking by hand:
+// --settle KEY=done (it happened), KEY=failed (it did not) or
+// KEY=never_received, which appends that state for the open orphan KEY,
+// marked by_hand, and asks no tool. A program's own tool kinds are
+// reconciled by that program (cancel.ReconcileJournal).
 //
 // # harness sim serve
 //

@@ -106,15 +106,17 @@ func TestAnOrphanGoesFromARunThroughOrphansToReconcile(t *testing.T) {
 	}
 }
 
-// TestE2EReconcileWithToolsSettlesACommandToolsOrphan follows a write of a
-// command tool through two processes, as a user meets it: `harness run`
-// cuts the payment at its 500ms lease after it committed, asks its status
-// command, which is down, and journals an orphan that names the tools
-// file; `harness reconcile` without --tools says which file to give it;
-// once the status command answers, `harness reconcile --tools FILE` builds
-// the tool again, asks it, and records the call done. The payment is made
-// once. Real processes and clock: bounded generously, asserting outcomes.
-func TestE2EReconcileWithToolsSettlesACommandToolsOrphan(t *testing.T) {
+// TestE2EACommandToolsOrphanIsSettledByTheCommandItsBoundaryNames follows
+// a write of a command tool through processes, as a user meets it:
+// `harness run` cuts the payment at its 500ms lease after it committed,
+// asks its status command, which is down, and journals an orphan that
+// names the tools file. The boundary names the command that settles it,
+// `harness orphans` and `harness reconcile` name the same one, and that
+// command, as printed, builds the tool again from the tools file the
+// journal recorded, asks it once the status command answers, and records
+// the call done (issue 24: no dead end). The payment is made once. Real
+// processes and clock: bounded generously, asserting outcomes.
+func TestE2EACommandToolsOrphanIsSettledByTheCommandItsBoundaryNames(t *testing.T) {
 	dir := t.TempDir()
 	ledger, down := filepath.Join(dir, "ledger"), filepath.Join(dir, "down")
 	if err := os.WriteFile(down, nil, 0o600); err != nil {
@@ -144,8 +146,9 @@ if grep -qx "$GLIDEPATH_IDEMPOTENCY_KEY" `+ledger+`; then echo '{"state":"done",
 		t.Fatalf("harness run: exit %d, result %+v, want one orphan\nstderr:\n%s", code, res, stderr)
 	}
 	key := res.InFlight[0].IdempotencyKey
-	if !strings.Contains(res.Boundary, "run `harness reconcile`") || strings.Contains(res.Boundary, "by hand") {
-		t.Errorf("boundary %q, want it told to run harness reconcile: its tool can be asked again", res.Boundary)
+	next := quotedCommand(res.Boundary, "run `")
+	if want := "harness reconcile --journal " + journal; next != want || strings.Contains(res.Boundary, "by hand") {
+		t.Fatalf("boundary %q names %q, want %q: its tool can be asked again", res.Boundary, next, want)
 	}
 	entries, err := cancel.ReadJournal(journal)
 	if err != nil {
@@ -155,24 +158,29 @@ if grep -qx "$GLIDEPATH_IDEMPOTENCY_KEY" `+ledger+`; then echo '{"state":"done",
 		t.Fatalf("journal %+v, want one entry naming %s, kind tool:pay, key %s", entries, file, key)
 	}
 
-	stdout, _, code = runHarness(t, nil, "reconcile", "--journal", journal)
-	if code != exitPartial || !strings.Contains(stdout, "run harness reconcile --tools "+file) {
-		t.Errorf("reconcile without --tools: exit %d\n%s\nwant it open, naming the tools file", code, stdout)
+	_, stderr, code = runHarness(t, nil, "orphans", "--journal", journal)
+	if code != exitOK || !strings.Contains(stderr, key+": "+next+" asks its tool again") {
+		t.Errorf("harness orphans: exit %d\nstderr:\n%s\nwant it to name %q", code, stderr, next)
+	}
+	// The status command is down: the same command, later.
+	stdout, stderr, code = runHarness(t, nil, strings.Fields(next)[1:]...)
+	if code != exitPartial || !strings.Contains(stdout, key+"  pay  still open: ") || !strings.Contains(stderr, "run "+next+" again later") {
+		t.Errorf("%s while the status is down: exit %d\nstdout:\n%s\nstderr:\n%s\nwant it open, and told to run it again later", next, code, stdout, stderr)
 	}
 
 	if err := os.Remove(down); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, code = runHarness(t, nil, "reconcile", "--journal", journal, "--tools", file)
+	stdout, stderr, code = runHarness(t, nil, strings.Fields(next)[1:]...)
 	if code != exitOK || !strings.Contains(stdout, key+"  pay  done, output \"paid\"") {
-		t.Errorf("reconcile --tools: exit %d\nstdout:\n%s\nstderr:\n%s\nwant the orphan done", code, stdout, stderr)
+		t.Errorf("%s: exit %d\nstdout:\n%s\nstderr:\n%s\nwant the orphan done", next, code, stdout, stderr)
 	}
 	entries, err = cancel.ReadJournal(journal)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 2 || entries[1].State != "done" || string(entries[1].IdempotencyKey) != key {
-		t.Errorf("journal %+v, want the open entry, then its done one", entries)
+	if len(entries) != 2 || entries[1].State != "done" || string(entries[1].IdempotencyKey) != key || entries[1].ByHand {
+		t.Errorf("journal %+v, want the open entry, then its done one, from the tool", entries)
 	}
 	paid, err := os.ReadFile(ledger)
 	if err != nil {
@@ -181,4 +189,68 @@ if grep -qx "$GLIDEPATH_IDEMPOTENCY_KEY" `+ledger+`; then echo '{"state":"done",
 	if got := strings.Count(string(paid), "\n"); got != 1 {
 		t.Errorf("the ledger has %d payments, want 1: a cut write is never sent again\n%s", got, paid)
 	}
+}
+
+// TestE2ETheDemosOrphanIsSettledByTheCommandItsBoundaryNames is make demo's
+// short run as a user follows it (issue 24): its payment, a builtin that
+// lives inside the run's process, is orphaned; the boundary says only a
+// person can check it and names the command that records what they found;
+// `harness orphans` and `harness reconcile` name the same command; and
+// that command, run as printed, settles the orphan, which is then no
+// longer listed.
+func TestE2ETheDemosOrphanIsSettledByTheCommandItsBoundaryNames(t *testing.T) {
+	journal := filepath.Join(t.TempDir(), "demo-orphans.jsonl")
+	stdout, stderr, code := runHarness(t, nil, "run", "--budget", "1.2s", "--tools", demoTools, "--journal", journal, "--json",
+		"Pay-invoice-43,-then-explain-deadline-budgets")
+	res := jsonResult(t, stdout)
+	if code != exitPartial || res.Orphans != 1 {
+		t.Fatalf("the demo's short run: exit %d, result %+v, want its payment orphaned\nstderr:\n%s", code, res, stderr)
+	}
+	var key string
+	for _, f := range res.InFlight {
+		if f.State == "orphaned" {
+			key = f.IdempotencyKey
+		}
+	}
+	settle := quotedCommand(res.Boundary, "record what you found: `")
+	if want := "harness reconcile --journal " + journal + " --settle " + key + "=done"; settle != want ||
+		!strings.Contains(res.Boundary, "its tool cannot be asked from outside this run; check it by hand") {
+		t.Fatalf("boundary %q names %q, want %q", res.Boundary, settle, want)
+	}
+
+	_, stderr, code = runHarness(t, nil, "orphans", "--journal", journal)
+	if code != exitOK || !strings.Contains(stderr, "builtin late_commit lived inside the process that ran it") || !strings.Contains(stderr, settle+" if it happened") {
+		t.Errorf("harness orphans: exit %d\nstderr:\n%s\nwant it to say why and name %q", code, stderr, settle)
+	}
+	stdout, stderr, code = runHarness(t, nil, "reconcile", "--journal", journal)
+	if code != exitPartial || !strings.Contains(stdout, settle+" if it happened") || !strings.Contains(stderr, "only a person can settle it") {
+		t.Errorf("harness reconcile: exit %d\nstdout:\n%s\nstderr:\n%s\nwant it open, naming %q", code, stdout, stderr, settle)
+	}
+
+	stdout, stderr, code = runHarness(t, nil, strings.Fields(settle)[1:]...)
+	if code != exitOK || stdout != key+"  pay  done, settled by hand\n" {
+		t.Errorf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", settle, code, stdout, stderr)
+	}
+	_, stderr, code = runHarness(t, nil, "orphans", "--journal", journal)
+	if code != exitOK || !strings.Contains(stderr, "no open orphans") {
+		t.Errorf("harness orphans after the settle: exit %d\nstderr:\n%s\nwant none open", code, stderr)
+	}
+	entries, err := cancel.ReadJournal(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := entries[len(entries)-1]; len(entries) != 2 || last.State != "done" || !last.ByHand || string(last.IdempotencyKey) != key {
+		t.Errorf("journal %+v, want the open entry, then its done one, by hand", entries)
+	}
+}
+
+// quotedCommand is the command a text names in backquotes right after
+// lead: what a user copies from a boundary.
+func quotedCommand(text, lead string) string {
+	_, after, ok := strings.Cut(text, lead)
+	if !ok {
+		return ""
+	}
+	cmd, _, _ := strings.Cut(after, "`")
+	return cmd
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -36,7 +37,7 @@ func (c *orphansCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	open, err := readOrphans(path)
+	open, err := readOrphans(path, c.stderr, "orphans")
 	if err != nil {
 		return err
 	}
@@ -61,8 +62,29 @@ func (c *orphansCommand) Run(ctx context.Context, args []string) error {
 		}
 		tw.Flush()
 	}
-	_, err = c.stdout.Write(out.Bytes())
-	return err
+	if _, err = c.stdout.Write(out.Bytes()); err != nil {
+		return err
+	}
+	// What to do next, on stderr so that the list stays one line per
+	// orphan for a script: the same command the run's boundary and
+	// harness reconcile name (issue 24).
+	src := newToolsSource()
+	var asked []string
+	for _, e := range open {
+		if _, err := src.reader(e); err != nil {
+			fmt.Fprintf(c.stderr, "harness orphans: %s (%s): %v; %s\n", e.IdempotencyKey, e.Tool, err, settleWords(path, e))
+			continue
+		}
+		asked = append(asked, string(e.IdempotencyKey))
+	}
+	if len(asked) > 0 {
+		whose := "their tools"
+		if len(asked) == 1 {
+			whose = "its tool"
+		}
+		fmt.Fprintf(c.stderr, "harness orphans: %s: %s asks %s again\n", strings.Join(asked, ", "), cancel.ReconcileCommand(path), whose)
+	}
+	return nil
 }
 
 // journalFlag defines --journal on fs, as orphans and reconcile share it.
@@ -83,11 +105,25 @@ func journalPath(flagValue, cmd string) (string, error) {
 }
 
 // readOrphans returns the open orphans of the journal at path. A journal
-// that does not exist has none: no run has reported one yet.
-func readOrphans(path string) ([]cancel.Entry, error) {
+// that does not exist has none: no run has reported one yet. A line that
+// is not an entry is named on stderr as FILE:LINE: why, and skipped, and a
+// last line counts them: one bad line, a torn last one among them, must
+// not hide the orphans of every other (issue 24).
+func readOrphans(path string, stderr io.Writer, cmd string) ([]cancel.Entry, error) {
 	entries, err := cancel.ReadJournal(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
+	}
+	if se, ok := err.(*cancel.SkippedError); ok {
+		for _, l := range se.Lines {
+			fmt.Fprintf(stderr, "%s:%d: %v, skipped\n", l.Path, l.Line, l.Err)
+		}
+		read := fmt.Sprintf("%d entries", len(entries))
+		if len(entries) == 1 {
+			read = "1 entry"
+		}
+		fmt.Fprintf(stderr, "harness %s: %s: %s skipped, %s read\n", cmd, path, plural(len(se.Lines), "bad line"), read)
+		err = nil
 	}
 	if err != nil {
 		return nil, err
@@ -126,11 +162,20 @@ each:
   KEY  TOOL  WHERE  since TS  run RUN_ID
 
 WHERE is how to reach the tool again: its URL, else the tools file that
-built it (give it to harness reconcile --tools), else its kind.
+built it, else its kind. KEY is the call's Idempotency-Key, under which
+the tool knows it.
 
-KEY is the call's Idempotency-Key, under which the tool knows it.
-"harness reconcile" asks the tools again and closes the orphans that
-settled. A journal that does not exist has no orphans.
+Standard error then says what to do next, with the command the run's
+boundary named: for the orphans whose tool can be asked, "harness
+reconcile" (with --journal FILE for a journal of one's own), which asks
+them again and closes those that settled; for each one whose tool no
+program can ask (a builtin, an MCP server's tool, a sub-agent, a command
+with no status command), why, and the "harness reconcile --settle
+KEY=done" with which a person records what they found by hand.
+
+A journal that does not exist has no orphans. A line of it that is not an
+entry (a torn last line a crash left, among them) is named on stderr and
+skipped; the rest is listed.
 
 Flags:
 

@@ -57,7 +57,8 @@ func TestOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := filepath.Join(dir, "bad.jsonl")
-	if err := os.WriteFile(bad, []byte(`{"idempotency_key":"gp_a","state":"open"}`+"\nnot json\n"), 0o600); err != nil {
+	writeJournal(t, bad, orphan("gp_b", "http://u", cancel.Open))
+	if err := os.WriteFile(bad, append(append([]byte("\nnot json\n"), readFileBytes(t, bad)...), `{"idempotency_key":"gp_c","sta`...), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	kinds := filepath.Join(dir, "kinds.jsonl")
@@ -92,15 +93,24 @@ func TestOrphans(t *testing.T) {
 			wantStderr: []string{"no open orphans"},
 		},
 		{
-			name:       "open orphans are listed one per line with their key, passwords hidden",
+			name:       "open orphans are listed one per line with their key, passwords hidden, and the command that asks them again",
 			args:       []string{"orphans", "--journal", mixed},
 			wantStdout: "gp_lost  pay  http://user:xxxxx@127.0.0.1:9/  since 2025-03-14T15:09:26Z  run run-1\n",
+			wantStderr: []string{"harness orphans: gp_lost: harness reconcile --journal " + mixed + " asks its tool again\n"},
 		},
 		{
-			name: "an orphan with no URL says where its tool is found again",
+			name: "an orphan with no URL says where its tool is found again, and what a person does when no program can ask it",
 			args: []string{"orphans", "--journal", kinds},
 			wantStdout: "gp_cmd  pay  /etc/tools.yaml  since 2025-03-14T15:09:26Z  run run-1\n" +
 				"gp_job  pay  queue:pay        since 2025-03-14T15:09:26Z  run run-1\n",
+			wantStderr: []string{
+				"harness orphans: gp_cmd (pay): not asked: its tools file cannot be read now (tools: /etc/tools.yaml: open /etc/tools.yaml: no such file or directory); " +
+					"if it moved, give it with --tools FILE; check it by hand, then record what you found: " +
+					"harness reconcile --journal " + kinds + " --settle gp_cmd=done if it happened, or =failed if not\n",
+				"harness orphans: gp_job (pay): not asked: its tool (queue:pay) came from no tools file and has no URL: " +
+					"the program that made the call can reconcile it (cancel.ReconcileJournal); check it by hand, then record what you found: " +
+					"harness reconcile --journal " + kinds + " --settle gp_job=done if it happened, or =failed if not\n",
+			},
 		},
 		{
 			name:       "flags may follow in any order",
@@ -112,12 +122,17 @@ func TestOrphans(t *testing.T) {
 			args:       []string{"orphans"},
 			xdg:        xdg,
 			wantStdout: "gp_xdg  pay  http://u  since 2025-03-14T15:09:26Z  run run-1\n",
+			wantStderr: []string{"harness orphans: gp_xdg: harness reconcile asks its tool again\n"}, // no --journal: the default
 		},
 		{
-			name:       "a bad line is an internal error naming the line",
+			name:       "a bad line is named and skipped, and the orphans of the other lines listed",
 			args:       []string{"orphans", "--journal", bad},
-			wantCode:   1,
-			wantStderr: []string{"harness orphans: cancel: " + bad + ":2: not a journal entry"},
+			wantStdout: "gp_b  pay  http://u  since 2025-03-14T15:09:26Z  run run-1\n",
+			wantStderr: []string{
+				bad + ":2: invalid character 'o' in literal null (expecting 'u'), skipped\n",
+				bad + ":4: cut short: the last line has no newline (its write was interrupted, or is still going on), skipped\n",
+				"harness orphans: " + bad + ": 2 bad lines skipped, 1 entry read\n",
+			},
 		},
 		{
 			name:       "an unreadable journal is an internal error",
@@ -149,6 +164,15 @@ func TestOrphans(t *testing.T) {
 			invocation{args: tc.args, wantCode: tc.wantCode, wantStdout: tc.wantStdout, wantStderr: tc.wantStderr}.check(t)
 		})
 	}
+}
+
+func readFileBytes(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 func TestOrphansJSONIsAnArrayOfEntries(t *testing.T) {

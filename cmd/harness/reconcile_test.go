@@ -176,6 +176,13 @@ func TestReconcile(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("{}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	badMiddle := filepath.Join(dir, "middle.jsonl")
+	if err := os.WriteFile(badMiddle, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeJournal(t, badMiddle, orphan("gp_done", u, cancel.Open))
+	byHand := filepath.Join(dir, "byhand.jsonl")
+	writeJournal(t, byHand, orphan("gp_local", "", cancel.Open))
 
 	cases := []struct {
 		name       string
@@ -209,18 +216,53 @@ func TestReconcile(t *testing.T) {
 			wantStderr: "1 orphan is still open",
 		},
 		{
-			name:     "an orphan whose tool has no URL is not asked, and stays open to be settled by hand",
+			name:     "an orphan whose tool has no URL is not asked, and stays open, naming the command that settles it by hand",
 			args:     []string{"reconcile", "--journal", filepath.Join(dir, "local.jsonl")},
 			wantCode: exitPartial,
 			wantStdout: "gp_local  pay  still open: not asked: its tool (-) came from no tools file and has no URL: " +
-				"reconcile it from the program that made the call (cancel.ReconcileJournal), or settle it by hand",
-			wantStderr: "1 orphan is still open",
+				"the program that made the call can reconcile it (cancel.ReconcileJournal); check it by hand, then record what you found: " +
+				"harness reconcile --journal " + filepath.Join(dir, "local.jsonl") + " --settle gp_local=done if it happened, or =failed if not\n",
+			wantStderr: "1 orphan is still open: only a person can settle it, as its line says",
 		},
 		{
-			name:       "a bad journal line is an internal error",
+			name:       "a bad journal line is named and skipped",
 			args:       []string{"reconcile", "--journal", bad},
-			wantCode:   1,
-			wantStderr: ":1: not a journal entry: no idempotency_key",
+			wantStderr: bad + ":1: no idempotency_key, skipped\nharness reconcile: " + bad + ": 1 bad line skipped, 0 entries read\nharness reconcile: no open orphans in " + bad + "\n",
+		},
+		{
+			name:       "a bad journal line in the middle costs that line alone",
+			args:       []string{"reconcile", "--journal", badMiddle},
+			wantStdout: "gp_done  pay  done\nreconciled 1 open orphan: 1 done, 0 failed, 0 never received; 0 still open\n",
+			wantStderr: badMiddle + ":1: no idempotency_key, skipped\nharness reconcile: " + badMiddle + ": 1 bad line skipped, 1 entry read\n",
+		},
+		{
+			name:       "an orphan a person checked is settled by hand",
+			args:       []string{"reconcile", "--journal", byHand, "--settle", "gp_local=failed"},
+			wantStdout: "gp_local  pay  failed, settled by hand\n",
+		},
+		{
+			name:       "a key that is not an open orphan cannot be settled",
+			args:       []string{"reconcile", "--journal", settled, "--settle", "gp_done=done"},
+			wantCode:   2,
+			wantStderr: "harness reconcile: --settle gp_done=done: gp_done is not an open orphan of " + settled + " (harness orphans lists them)\ntry: harness reconcile --help\n",
+		},
+		{
+			name:       "a settle without a state is bad usage",
+			args:       []string{"reconcile", "--journal", byHand, "--settle", "gp_local"},
+			wantCode:   2,
+			wantStderr: `--settle "gp_local": want KEY=STATE`,
+		},
+		{
+			name:       "a settle to a state that is not settled is bad usage",
+			args:       []string{"reconcile", "--journal", byHand, "--settle", "gp_local=running"},
+			wantCode:   2,
+			wantStderr: `--settle gp_local=running: state "running": want done, failed or never_received`,
+		},
+		{
+			name:       "a settle asks no tool, so takes no --tools nor --budget",
+			args:       []string{"reconcile", "--journal", byHand, "--settle", "gp_local=done", "--budget", "1s"},
+			wantCode:   2,
+			wantStderr: "--settle records what a person found and asks no tool: not with --tools or --budget",
 		},
 		{
 			name:       "an unreadable journal is an internal error",
@@ -272,6 +314,11 @@ func TestReconcile(t *testing.T) {
 			}
 		})
 	}
+	// The orphan settled by hand is closed, by a person's word.
+	entries, err := cancel.ReadJournal(byHand)
+	if err != nil || len(entries) != 2 || entries[1].State != "failed" || !entries[1].ByHand || entries[1].IdempotencyKey != "gp_local" {
+		t.Errorf("%s: %+v (%v), want gp_local's open entry, then failed by hand", byHand, entries, err)
+	}
 }
 
 func runOK(t *testing.T, args ...string) string {
@@ -303,10 +350,12 @@ func readEntries(t *testing.T, lines []byte) []cancel.Entry {
 	return entries
 }
 
-// TestReconcileWithToolsSaysOfEveryKindWhyItWasNotAsked builds the tools
-// of --tools again and asks only those that can say how a call went; every
-// other orphan stays open with the reason and what is left to do.
-func TestReconcileWithToolsSaysOfEveryKindWhyItWasNotAsked(t *testing.T) {
+// TestReconcileSaysOfEveryKindWhyItWasNotAskedAndWhatAPersonDoes builds
+// the tools of the tools files the journal names again, and asks only
+// those that can say how a call went; every other orphan stays open with
+// the reason and the command with which a person settles it (issue 24).
+// --tools stands in for a tools file that moved.
+func TestReconcileSaysOfEveryKindWhyItWasNotAskedAndWhatAPersonDoes(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "tools.yaml")
 	err := os.WriteFile(file, []byte(`tools:
@@ -326,6 +375,13 @@ mcpServers:
 	if err != nil {
 		t.Fatal(err)
 	}
+	moved := filepath.Join(dir, "moved.yaml") // other.yaml, which the journal names, as it is now
+	err = os.WriteFile(moved, []byte(`tools:
+  - {name: pay, effect: write, command: [sh, -c, "exit 0"], status: [sh, -c, "echo '{\"state\":\"failed\"}'"]}
+`), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
 	from := func(k cancel.Key, tool, file string) cancel.Entry {
 		e := orphan(k, "", cancel.Open)
 		e.Tool, e.Kind, e.ToolsFile = tool, "tool:"+tool, file
@@ -340,32 +396,38 @@ mcpServers:
 		from("gp_mcp", "mcp__everything__echo", file),
 		from("gp_gone", "gone", file),
 		from("gp_other", "pay", other),
-		from("gp_child", "child_pay", child), // a sub-agent's tools file, reached through --tools
+		from("gp_child", "child_pay", child), // a sub-agent's tools file
 	)
+	byHand := func(k string) string {
+		return "; check it by hand, then record what you found: harness reconcile --journal " + journal + " --settle " + k + "=done if it happened, or =failed if not\n"
+	}
 	cases := []struct {
-		name string
-		args []string
-		want []string
+		name     string
+		args     []string
+		wantCode int
+		want     []string
 	}{
-		{"with --tools", []string{"reconcile", "--journal", journal, "--tools", file}, []string{
-			"gp_look    look                   still open: not asked: builtin search lives inside the process that ran it",
-			"gp_deploy  deploy                 still open: not asked: command tool deploy has no status command",
-			"gp_helper  helper                 still open: not asked: a sub-agent has no status to ask",
-			"gp_mcp     mcp__everything__echo  still open: not asked: an MCP server's tool has no status to ask",
-			"gp_gone    gone                   still open: not asked: " + file + " has no tool gone now",
-			"gp_other   pay                    still open: not asked: its tool is built by another tools file: run harness reconcile --tools " + other,
+		{"the tools files the journal names", []string{"reconcile", "--journal", journal}, exitPartial, []string{
+			"gp_look    look                   still open: not asked: builtin search lived inside the process that ran it, and its record of the call ended with that process" + byHand("gp_look"),
+			"gp_deploy  deploy                 still open: not asked: command tool deploy has no status command (give its entry one, status: [...], for the next run)" + byHand("gp_deploy"),
+			"gp_helper  helper                 still open: not asked: a sub-agent has no status to ask" + byHand("gp_helper"),
+			"gp_mcp     mcp__everything__echo  still open: not asked: an MCP server's tool has no status to ask (SPEC §5b)" + byHand("gp_mcp"),
+			"gp_gone    gone                   still open: not asked: " + file + " has no tool gone now" + byHand("gp_gone"),
+			"gp_other   pay                    still open: not asked: its tools file cannot be read now (tools: " + other + ": open " + other +
+				": no such file or directory); if it moved, give it with --tools FILE" + byHand("gp_other"),
 			"gp_child   child_pay              done\n",
 			"reconciled 7 open orphans: 1 done, 0 failed, 0 never received; 6 still open",
 		}},
-		{"without --tools", []string{"reconcile", "--journal", journal}, []string{
-			"gp_look    look                   still open: not asked: its tool is built by a tools file: run harness reconcile --tools " + file,
+		{"--tools for a tools file that moved", []string{"reconcile", "--journal", journal, "--tools", moved}, exitPartial, []string{
+			"gp_other   pay                    failed: the tool reports the call failed; it is not retried\n",
+			"reconciled 6 open orphans: 0 done, 1 failed, 0 never received; 5 still open",
 		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			if code := run(t.Context(), tc.args, nil, &stdout, &stderr); code != exitPartial {
-				t.Errorf("exit code %d, want %d\nstderr:\n%s", code, exitPartial, &stderr)
+			if code := run(t.Context(), tc.args, nil, &stdout, &stderr); code != tc.wantCode {
+				t.Errorf("exit code %d, want %d\nstderr:\n%s", code, tc.wantCode, &stderr)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(stdout.String(), w) {
@@ -375,8 +437,9 @@ mcpServers:
 		})
 	}
 	entries, err := cancel.ReadJournal(journal)
-	if err != nil || len(entries) != 8 || entries[7].IdempotencyKey != "gp_child" || entries[7].State != "done" {
-		t.Errorf("journal %+v (%v), want the 7 open entries and gp_child's done one", entries, err)
+	if err != nil || len(entries) != 9 || entries[7].IdempotencyKey != "gp_child" || entries[7].State != "done" ||
+		entries[8].IdempotencyKey != "gp_other" || entries[8].State != "failed" {
+		t.Errorf("journal %+v (%v), want the 7 open entries, gp_child's done one and gp_other's failed one", entries, err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -98,8 +97,9 @@ func (c *reportCommand) Run(ctx context.Context, args []string) error {
 
 // read returns the records of the trace name, or of standard input for
 // "-", and how many of its lines were not records. Each bad line is named
-// on stderr as FILE:LINE: why, and skipped. A file that cannot be read at
-// all is an error.
+// on stderr as FILE:LINE: why, and skipped, and a last line counts them:
+// a torn last line, left by a process killed as it wrote, costs that line
+// and no other (issue 24). A file that cannot be read at all is an error.
 func (c *reportCommand) read(name string) ([]trace.Record, int, error) {
 	var r io.Reader = c.stdin
 	if name == "-" {
@@ -112,67 +112,21 @@ func (c *reportCommand) read(name string) ([]trace.Record, int, error) {
 		defer f.Close()
 		r = f
 	}
-	var recs []trace.Record
-	bad := 0
-	err := eachLine(r, func(n int, line []byte, tooLong bool) {
-		if tooLong {
-			fmt.Fprintf(c.stderr, "%s:%d: longer than %d bytes, skipped\n", name, n, trace.MaxLine)
-			bad++
-			return
+	recs, err := trace.ReadRecords(r)
+	if se, ok := errors.AsType[*trace.SkippedError](err); ok {
+		for _, l := range se.Lines {
+			fmt.Fprintf(c.stderr, "%s:%d: %v, skipped\n", name, l.Line, l.Err)
 		}
-		// One line at a time through trace.ReadRecords, so that the
-		// trace's own reading decides what a record is; its line is 1.
-		got, err := trace.ReadRecords(bytes.NewReader(line))
-		if le, ok := errors.AsType[*trace.LineError](err); ok {
-			fmt.Fprintf(c.stderr, "%s:%d: %v, skipped\n", name, n, le.Err)
-			bad++
-			return
-		}
-		recs = append(recs, got...)
-	})
+		fmt.Fprintf(c.stderr, "harness report: %s: %s skipped, %s read\n", name, plural(len(se.Lines), "bad line"), plural(len(recs), "record"))
+		return recs, len(se.Lines), nil
+	}
 	if _, ok := errors.AsType[*fs.PathError](err); ok {
 		return nil, 0, err // it names the file
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("read %s: %w", name, err)
 	}
-	return recs, bad, nil
-}
-
-// eachLine calls f with each line of r and its 1-based number, without
-// its newline; a line longer than trace.MaxLine is passed as tooLong, with
-// nothing of it, and reading goes on after it. It returns r's error.
-func eachLine(r io.Reader, f func(n int, line []byte, tooLong bool)) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var line []byte
-	n, long := 0, false
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if !long {
-			line = append(line, chunk...)
-			if len(line) > trace.MaxLine+1 { // +1: room for the newline
-				long, line = true, line[:0]
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if len(chunk) > 0 || long || len(line) > 0 {
-			n++
-			if long {
-				f(n, nil, true)
-			} else if len(bytes.TrimSpace(line)) > 0 {
-				f(n, bytes.TrimRight(line, "\r\n"), false)
-			}
-		}
-		line, long = line[:0], false
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
+	return recs, 0, nil
 }
 
 func reportUsage(w io.Writer, fs *flag.FlagSet) {

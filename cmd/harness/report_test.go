@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -119,6 +120,7 @@ func reportFiles(t *testing.T, dir string) {
 		"short.jsonl":   append(jsonl(ex[:1]), `{"ts":"2025-03-14T15:09:26Z","run_id":"r","seq":2,"event":"progress"}`+"\n"...),
 		"long.jsonl":    append(append([]byte(`{"message":"`+strings.Repeat("x", trace.MaxLine)+`"}`+"\n"), jsonl(ex[:1])...), "\n"...),
 		"garbage.jsonl": []byte("not a trace\n\n42\n"),
+		"torn.jsonl":    append(jsonl(ex[:1]), jsonl(ex[1:2])[:40]...), // a run killed as it wrote its second record
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), body, 0o600); err != nil {
@@ -305,6 +307,15 @@ func TestReport(t *testing.T) {
 			wantStderr: []string{path("long.jsonl") + ":1: longer than 1048576 bytes, skipped\n"},
 		},
 		{
+			name:       "a torn last line, as a killed run leaves it, is named as cut short and the rest reported",
+			args:       []string{"report", path("torn.jsonl")},
+			wantStdout: wantStartOnly,
+			wantStderr: []string{
+				path("torn.jsonl") + ":2: cut short: the last line has no newline (its write was interrupted, or is still going on), skipped\n",
+				"harness report: " + path("torn.jsonl") + ": 1 bad line skipped, 1 record read\n",
+			},
+		},
+		{
 			name:       "a bad line on standard input is named as stdin, and nothing left to report is bad usage",
 			args:       []string{"report", "-"},
 			stdin:      "\n[]\n",
@@ -344,6 +355,36 @@ func TestReport(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			invocation{args: tc.args, stdin: tc.stdin, wantCode: tc.wantCode, wantStdout: tc.wantStdout, wantStderr: tc.wantStderr}.check(t)
 		})
+	}
+}
+
+// One bad line in the middle of a trace costs that line and no other:
+// the report is the one of the trace without it (issue 24).
+func TestReportSkipsABadMiddleLineAndReportsTheRest(t *testing.T) {
+	dir := t.TempDir()
+	recs := complete().recs
+	whole, middle := filepath.Join(dir, "whole.jsonl"), filepath.Join(dir, "middle.jsonl")
+	bad := append(append(jsonl(recs[:3]), "{\"ts\":\"2025-03-14T15:09:26Z\",\"run_id\":\n"...), jsonl(recs[3:])...)
+	if err := os.WriteFile(whole, jsonl(recs), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(middle, bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var want, got, wantErr, gotErr bytes.Buffer
+	if code := run(t.Context(), []string{"report", whole}, nil, &want, &wantErr); code != 0 {
+		t.Fatalf("report of the whole trace: exit %d: %s", code, &wantErr)
+	}
+	if code := run(t.Context(), []string{"report", middle}, nil, &got, &gotErr); code != 0 {
+		t.Fatalf("report of the trace with a bad line: exit %d: %s", code, &gotErr)
+	}
+	if got.String() != want.String() {
+		t.Errorf("report with a bad middle line:\n%s\nwant the whole trace's:\n%s", &got, &want)
+	}
+	wantStderr := middle + ":4: not JSON: unexpected end of JSON input, skipped\n" +
+		"harness report: " + middle + ": 1 bad line skipped, " + strconv.Itoa(len(recs)) + " records read\n"
+	if gotErr.String() != wantStderr {
+		t.Errorf("stderr:\n%s\nwant:\n%s", &gotErr, wantStderr)
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -497,7 +496,9 @@ func mayWrite(tc *tools.Config) bool {
 
 // openTrace creates the JSONL trace at path, and its folder as the
 // journal's is made: both are files a run writes, and neither should fail
-// a run half-way. close flushes and closes it, once.
+// a run half-way. The sink writes each record to the file as it is
+// recorded, unbuffered, so that Ctrl-C twice or SIGKILL mid-run leaves
+// every record up to that instant (issue 24). close closes it, once.
 func openTrace(path string) (sink *trace.JSONL, close func() error, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, nil, fmt.Errorf("--trace %s: %w", path, err)
@@ -506,8 +507,7 @@ func openTrace(path string) (sink *trace.JSONL, close func() error, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("--trace %s: %w", path, err)
 	}
-	bw := bufio.NewWriter(file)
-	return trace.NewJSONL(bw), sync.OnceValue(func() error { return errors.Join(bw.Flush(), file.Close()) }), nil
+	return trace.NewJSONL(file), sync.OnceValue(file.Close), nil
 }
 
 // openJournal opens the orphan journal at path, or at the default one.

@@ -10,12 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/trace"
 )
 
@@ -204,5 +206,82 @@ func TestARunWhoseToolAndItsCancelHangEndsInsideItsBudget(t *testing.T) {
 	}
 	if res.Cause != landing.CauseBudget || res.Budget.TotalMs != 5000 || len(res.InFlight) != 1 {
 		t.Errorf("result %+v", res)
+	}
+}
+
+// The trace is written as the run goes (issue 24): a process that dies
+// mid-run, by a second Ctrl-C or by SIGKILL, leaves every record up to
+// that instant, and harness report reads it. The model and the landing
+// call both hang; each signal is sent once the request it must interrupt
+// has reached the model's server, so the attempt_start recorded before
+// that request was sent must be in the file. Real process and clock:
+// bounded generously, asserting order and outcome.
+func TestE2EADeadRunLeavesItsTraceUpToItsDeath(t *testing.T) {
+	cases := []struct {
+		name     string
+		signals  []syscall.Signal // each sent once the model's server has seen one more request
+		wantCode int
+		wantLast int    // the step_index of the last record, an attempt_start of the model: 1 its first turn, 0 the landing call
+		wantEnd  string // an event the trace must hold before that last record
+	}{
+		{"Ctrl-C twice, the second in the landing call", []syscall.Signal{syscall.SIGINT, syscall.SIGINT}, exitInterrupted, 0, "attempt_end cancelled"},
+		{"SIGKILL in the first model turn", []syscall.Signal{syscall.SIGKILL}, -1, 1, "run_start"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := sim.NewServer(&sim.Scenario{Rules: []sim.Rule{{Hang: true}}})
+			defer srv.Close()
+			trc := filepath.Join(t.TempDir(), "trace.jsonl")
+			cmd := harnessCmd(t, nil, "run", "--model", "gpt-4.1", "--base-url", srv.URL, "--budget", "60s", "--quiet", "1h", "--trace", trc, "q")
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill() // if the test fails before its signals
+			for i, sig := range tc.signals {
+				waitFor(t, func() bool { return len(srv.Requests()) > i })
+				if err := cmd.Process.Signal(sig); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != tc.wantCode {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.wantCode, &stdout, &stderr)
+			}
+
+			recs := readTrace(t, trc)
+			var events []string
+			for i, r := range recs {
+				if r.Seq != int64(i+1) {
+					t.Fatalf("trace line %d has seq %d: records were lost", i+1, r.Seq)
+				}
+				ev := string(r.Event)
+				if r.Event == trace.AttemptEnd {
+					ev += " " + string(r.Outcome)
+				}
+				events = append(events, ev)
+			}
+			if len(recs) < 2 || recs[0].Event != trace.RunStart {
+				t.Fatalf("trace %q, want run_start and what followed", events)
+			}
+			last := recs[len(recs)-1]
+			if last.Event != trace.AttemptStart || last.Step != "model" || last.StepIndex != tc.wantLast {
+				t.Errorf("trace %q ends in %+v, want the model's attempt_start of step %d, the request that hung", events, last, tc.wantLast)
+			}
+			if !slices.Contains(events, tc.wantEnd) {
+				t.Errorf("trace %q, want %q in it", events, tc.wantEnd)
+			}
+			for _, r := range recs {
+				if r.Event == trace.RunEnd {
+					t.Errorf("trace %q has a run_end: the run was not killed mid-run", events)
+				}
+			}
+
+			out, errOut, code := runHarness(t, nil, "report", trc)
+			if code != exitOK || !strings.HasPrefix(out, "1 run: 0 complete, 0 partial, 1 unfinished (no run_end)") || errOut != "" {
+				t.Errorf("harness report: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+			}
+		})
 	}
 }

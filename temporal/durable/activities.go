@@ -94,7 +94,12 @@ func (a *Activities) JournalOrphan(ctx context.Context, req OrphanRequest) (Orph
 	if err := a.Journal.Append(e); err != nil {
 		return OrphanReply{Err: "the orphan journal could not be written: " + err.Error()}, nil
 	}
-	return OrphanReply{Journaled: true, Reachable: reachable}, nil
+	// The command that settles it, as harness run names it (issue 24).
+	next := cancel.SettleCommand(a.Journal.Path(), e.IdempotencyKey, cancel.Done)
+	if reachable {
+		next = cancel.ReconcileCommand(a.Journal.Path())
+	}
+	return OrphanReply{Journaled: true, Reachable: reachable, Next: next}, nil
 }
 
 // leaseOf is the lease an activity runs on: what is left of its

@@ -137,6 +137,11 @@ func TestACutWriteThatCannotBeAskedIsJournaledAsAnOrphan(t *testing.T) {
 		t.Fatalf("in_flight %+v", res.InFlight)
 	}
 	key := res.InFlight[0].IdempotencyKey
+	// The boundary names the command with which a person settles it, as
+	// harness run's does (issue 24).
+	if want := "`harness reconcile --journal " + path + " --settle " + key + "=done` if it happened"; !strings.Contains(res.Boundary, want) {
+		t.Errorf("boundary %q, want it to name %s", res.Boundary, want)
+	}
 	entries, err := cancel.ReadJournal(path)
 	if err != nil {
 		t.Fatal(err)

@@ -196,5 +196,6 @@ type OrphanRequest struct {
 type OrphanReply struct {
 	Journaled bool
 	Reachable bool
+	Next      string // the command that settles it, for the boundary (landing.Call.Next)
 	Err       string
 }

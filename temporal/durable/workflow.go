@@ -760,7 +760,7 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 		case orphan:
 			lc.Outcome, lc.State, lc.Summary = landing.Interrupted, stateOrphaned, "outcome unknown"
 			j := r.journal(ctx, OrphanRequest{Toolset: r.in.Toolset, RunID: r.runID, Tool: spec.Name, Kind: kind, Key: string(key), Args: tc.Arguments})
-			lc.Unreachable = !j.Journaled || !j.Reachable
+			lc.Unreachable, lc.Next = !j.Journaled || !j.Reachable, j.Next
 			r.record(ctx, trace.Record{Event: trace.Orphan, Step: kind, StepIndex: r.step, Key: string(key), State: "open", Message: j.Err})
 			// The model is told "recorded" only when the journal holds it.
 			if j.Journaled {
