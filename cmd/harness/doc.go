@@ -29,7 +29,11 @@
 // tools are offered as mcp__SERVER__TOOL, SPEC §5b). --trace FILE writes the JSONL trace, --journal
 // FILE the orphan journal, --max-steps (50) bounds the model turns and
 // --parallel (4) the tool calls at once. The answer is printed, a partial one
-// after its boundary, or with --json as one object. On a terminal a live line
+// after its boundary, or with --json as one object, the moment the run's
+// result exists (SPEC §3, issue 24): the tools and their servers, the
+// latency profile, the spans and the trace are released after it, each
+// within the run's deadline; its spent_ms is read in the same instant as
+// the trace's run_end, so a late answer says so in both. On a terminal a live line
 // on standard error, redrawn every 100ms, shows the budget as a bar with the
 // 60% and 80% marks and the reserve, the time spent and left, the phase, the
 // step and the call in flight with its lease (--progress auto|always|never).

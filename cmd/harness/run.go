@@ -291,10 +291,22 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	stopNote := landingNote(ctx, line, s)
 	defer stopNote()
 	res := s.Run(rctx)
-	runErr := s.Close()
+	// The answer is printed as soon as the run's result exists, whatever
+	// the tools (SPEC §3: nothing may delay a result that exists; issue
+	// 24: an in-memory tool server's Close held it until the deadline, a
+	// profile's lock up to a second more, and a Ctrl-C at 0.7s printed at
+	// 1.5s). What releases the run's parts comes after, each bounded by
+	// the run's deadline, so that the process still ends by B + 50ms.
 	stopNote()
 	line.Close()                     // the run is over: what follows is printed on a clean line
 	warnUnavailable(res.Unavailable) // those the run found on its way
+	printErr := c.print(res, f.json)
+	if printErr == nil && res.Cause == landing.CauseUpstream {
+		// Why the model failed is the first thing to fix, and is not only
+		// in the answer, which a script may not print.
+		fmt.Fprintf(c.stderr, "harness run: %s\n", res.Boundary)
+	}
+	runErr := s.Close()
 	// The tools are released within the budget: whatever still holds on
 	// past its deadline is not waited for.
 	cctx, stop := budget.WithBudget(context.Background(), s.Budget())
@@ -306,23 +318,21 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	stop()
 	if seen != nil {
 		// The profile is the machine's, not the run's: recording it waits
-		// for other runs' records, but not for long.
-		pctx, stop := context.WithTimeout(context.Background(), profileRecordBound)
+		// for other runs' records, but not for long, and not past the
+		// deadline (its lock is tried once even then).
+		pctx, stop := budget.WithBudget(context.Background(), s.Budget())
+		pctx, stopBound := context.WithTimeout(pctx, profileRecordBound)
 		if err := profile.Record(pctx, profileFile, seen.observations(), time.Now()); err != nil {
 			fmt.Fprintf(c.stderr, "harness run: warning: the latency profile was not updated: %v\n", err)
 		}
+		stopBound()
 		stop()
 	}
 	if err := closeTrace(); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("writing the trace: %w", err))
 	}
-	if err := c.print(res, f.json); err != nil {
-		return err
-	}
-	if res.Cause == landing.CauseUpstream {
-		// Why the model failed is the first thing to fix, and is not only
-		// in the answer, which a script may not print.
-		fmt.Fprintf(c.stderr, "harness run: %s\n", res.Boundary)
+	if printErr != nil {
+		return printErr
 	}
 	if runErr != nil {
 		// The answer stands and is printed; only the record of the run is
