@@ -75,7 +75,12 @@
 // invoke_agent, chat and execute_tool, GenAI attributes beside the
 // budget's glidepath.* — are exported over OTLP/HTTP, the other OTEL_*
 // variables applying as the SDK reads them; the export is given at most 2s
-// after the run. API keys, bearer tokens and Authorization values are
+// after the run. An endpoint variable that is not an absolute http or https
+// URL is warned about, by name and with what is wrong, and ignored (the
+// OpenTelemetry SDK's rule for an invalid value); the SDK's own errors and
+// warnings are warnings of the command, JSON lines with --log-format json,
+// and the spans not delivered are counted once, with the last export's
+// error. API keys, bearer tokens and Authorization values are
 // scrubbed from logs, traces, spans and errors alike. --profile FILE (default
 // profile.json in the state folder beside the journal; off for none) is the
 // latency profile: the run starts its kinds' p50 and p95 from what runs on

@@ -208,7 +208,8 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		closers = append(closers, closeTrace)
 		cfg.Sinks = append(cfg.Sinks, sink)
 	}
-	if exp, err := exportSpans(ctx, f.model, f.baseURL); err != nil {
+	warnSpans := func(err error) { fmt.Fprintf(c.stderr, "harness run: warning: %v\n", err) }
+	if exp, err := exportSpans(ctx, f.model, f.baseURL, warnSpans); err != nil {
 		return usage(err)
 	} else if exp != nil {
 		cfg.Sinks = append(cfg.Sinks, exp.sink)
