@@ -65,8 +65,8 @@ func TestE2EAnOTLPEndpointThatIsNotAURLIsWarnedAboutAndIgnored(t *testing.T) {
 		{name: "a base endpoint with spaces in it", env: []string{"OTEL_EXPORTER_OTLP_ENDPOINT=not a url"},
 			warning: `harness run: warning: OTEL_EXPORTER_OTLP_ENDPOINT "not a url": not an absolute http or https URL, such as http://localhost:4318; it is ignored, and spans are not exported`},
 		{name: "a traces endpoint without its scheme, beside a base one that is a URL",
-			env: []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=localhost:4318", "OTEL_EXPORTER_OTLP_ENDPOINT=" + collector.URL},
-			warning: `harness run: warning: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT "localhost:4318": not an absolute http or https URL, such as http://localhost:4318; it is ignored, and spans go to OTEL_EXPORTER_OTLP_ENDPOINT`,
+			env:      []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=localhost:4318", "OTEL_EXPORTER_OTLP_ENDPOINT=" + collector.URL},
+			warning:  `harness run: warning: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT "localhost:4318": not an absolute http or https URL, such as http://localhost:4318; it is ignored, and spans go to OTEL_EXPORTER_OTLP_ENDPOINT`,
 			exported: true},
 	}
 	for _, tc := range cases {
