@@ -120,7 +120,10 @@
 // one who gave no --floor; a value a flag cannot take says what is wrong
 // ("--max-steps abc: not a whole number"); a file's syntax error names the
 // line of the fault; an orphan journal that cannot be opened is bad usage
-// naming --journal (exit 2). A duration or count of 0 selects its default. The whole configuration is checked
+// naming --journal (exit 2). A duration or count of 0 selects its default,
+// except --reserve: a reserve of 0 would keep no time to land, and is bad
+// usage ("--reserve 0: no time would be kept for landing; want auto or a
+// duration above 0"), not the automatic reserve. The whole configuration is checked
 // before any request is sent; a manifest that cannot be had is a warning,
 // and the run goes on with the tools it has.
 //

@@ -77,7 +77,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	var f runFlags
 	durationVar(fs, &f.budget, "budget", 2*time.Minute, "the run's whole budget, a `duration`: it ends by then, with a labeled answer")
 	durationVar(fs, &f.quiet, "quiet", watchdog.DefaultQuiet, "how long, a `duration`, the run may go without a semantic event before it counts as stalled (0: the default)")
-	fs.StringVar(&f.reserve, "reserve", "auto", "time kept for landing: a `duration`, or auto for max(10%·B, min(20s, 25%·B))")
+	fs.StringVar(&f.reserve, "reserve", "auto", "time kept for landing: a `duration` above 0, or auto for max(10%·B, min(20s, 25%·B))")
 	durationVar(fs, &f.floor, "floor", budget.DefaultFloor, "below this much time, a `duration`, nothing is started (0: the default)")
 	fs.StringVar(&f.model, "model", sim.ModelID, "model `name`; sim is the embedded simulated model, any other goes to --base-url")
 	fs.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible `URL`, including /v1 (default: the SDK's, OpenAI's API)")
@@ -369,6 +369,9 @@ func (c *runCommand) task(pos []string) (string, error) {
 }
 
 // reserveFlag reads --reserve: auto (zero, the default rule) or a duration.
+// A reserve of 0 is bad usage, not auto: the reserve is the run's time to
+// land (SPEC §2), and taking 0 for the default reserve silently gave a
+// user who asked for none the automatic one (issue 24).
 func reserveFlag(v string) (time.Duration, error) {
 	if v == "auto" {
 		return 0, nil
@@ -376,6 +379,9 @@ func reserveFlag(v string) (time.Duration, error) {
 	r, err := time.ParseDuration(v)
 	if err != nil {
 		return 0, fmt.Errorf("--reserve %q: want auto or a duration such as 10s, 500ms or 2m", v)
+	}
+	if r == 0 {
+		return 0, fmt.Errorf("--reserve %s: no time would be kept for landing; want auto or a duration above 0, such as 500ms", v)
 	}
 	return r, nil
 }
