@@ -276,7 +276,11 @@
 // dates of the oldest and newest. Observations older than 7 days are
 // dropped and each place keeps a bounded number; the file is written
 // atomically under a file lock, so concurrent runs lose no update. --json
-// prints one object. A corrupt profile is reported and exits 1.
+// prints one object. A corrupt profile is reported and exits 1. A tool's
+// or sub-agent's COUNT below 5 is marked "*", with a line under the table:
+// a run leases it by the p50 and p95 it declares until it has 5
+// observations at that place (the profile's and its own), so those
+// numbers are not used yet (issue 24); a model's are used from the first.
 //
 // # harness report
 //
