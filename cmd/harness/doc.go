@@ -36,7 +36,10 @@
 // the trace's run_end, so a late answer says so in both. On a terminal a live line
 // on standard error, redrawn every 100ms, shows the budget as a bar with the
 // 60% and 80% marks and the reserve, the time spent and left, the phase, the
-// step and the call in flight with its lease (--progress auto|always|never).
+// step and the call in flight with its lease (--progress auto|always|never);
+// below 100 columns the bar has 10 cells, and the calls drop their "tool:",
+// then their leases, then the last of them ("+1"), so that what is in
+// flight stays in view on 80 columns (issue 24).
 // The first Ctrl-C lands the run at once (cause cancelled), its landing call
 // leased at most the reserve, and prints one line on standard error
 // saying so: "harness run: interrupted: landing now, with an answer within
