@@ -214,7 +214,12 @@
 // (max_attempts left out: 3), and a write, or a tool that does not say it
 // reads, never, as Glidepath would not retry it blindly. Plan fetches no
 // manifest, so a remote tool whose effect only its server states counts as a
-// write. The model is openai-go's unless --model-ceiling or --model-retries
+// write. The tools of mcpServers count too, as mcp__SERVER__TOOL called by
+// the MCP SDK (no timeout of its own): those allowed_tools names, else those
+// its tools entries name, with their limits; a server without
+// allowed_tools counts the tools the file cannot name, which plan, which
+// connects to nothing, cannot list, as one, mcp__SERVER__*, with no
+// ceiling, and says so (issue 24). The model is openai-go's unless --model-ceiling or --model-retries
 // say otherwise; the run is --budget and --max-steps. With FILE too, FILE
 // gives the run and the model and TOOLSFILE the tools, and FILE must list
 // none. A bad tools file is bad config, with harness run's messages.
