@@ -9,7 +9,10 @@ build:
 	$(GO) build -o bin/harness ./cmd/harness
 
 # The CI gate: formatting, vet, then every test under the race detector.
+# Each long stretch says what it does as it starts: the race run prints
+# nothing for minutes while cmd/harness's process tests run (issue 24).
 test: lint
+	@echo "== go test -race: every package under the race detector; minutes on 2 cores, cmd/harness (harness run as processes) about two"
 	$(GO) test -race -shuffle=on -count=1 $(PKGS)
 	$(MAKE) temporal-test
 
@@ -20,6 +23,7 @@ test: lint
 # second cold compile of it, which took CI past its 15 minutes on 2 cores
 # (issue 19); make temporal-race runs them under the race detector.
 temporal-test:
+	@echo "== temporal/: vet, go fix, then its tests on an in-process Temporal server (the first build compiles the server: minutes)"
 	cd temporal && $(GO) vet ./...
 	@out=$$(cd temporal && $(GO) fix -diff ./... 2>&1); \
 		if [ -n "$$out" ]; then echo "go fix would change (temporal):"; echo "$$out"; exit 1; fi
@@ -110,6 +114,7 @@ fuzz:
 	done
 
 lint:
+	@echo "== lint: gofmt, go vet, go fix -diff"
 	@out=$$(gofmt -l $$(git ls-files '*.go') $$(git ls-files --others --exclude-standard '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)

@@ -166,7 +166,14 @@ func (b *Budget) Spent() time.Duration {
 // the deadline they add up to Total; past it, spent keeps growing (by as
 // much as the run is late) and remaining stays zero.
 func (b *Budget) Read() (spent, remaining time.Duration) {
-	now := time.Now()
+	return b.ReadAt(time.Now())
+}
+
+// ReadAt is [Budget.Read] at the instant now, which must come from
+// time.Now: a record stamped with now and with the budget at now says one
+// instant, so that a run's result and its run_end record cannot disagree
+// about whether it ended late (issue 24).
+func (b *Budget) ReadAt(now time.Time) (spent, remaining time.Duration) {
 	return now.Sub(b.start), max(b.deadline.Sub(now), 0)
 }
 

@@ -313,7 +313,7 @@ func TestEstimatesUseDeclaredHintsUntilEnoughObservations(t *testing.T) {
 		t.Fatalf("a new kind knows p50 %v p95 %v", k.P50(), k.P95())
 	}
 	k.Declare(200*time.Millisecond, time.Second)
-	for i := range minObserved - 1 {
+	for i := range MinObserved - 1 {
 		k.Observe(time.Duration(i+1) * time.Millisecond)
 		if k.P50() != 200*time.Millisecond || k.P95() != time.Second {
 			t.Fatalf("after %d observations p50 %v p95 %v, want the declared hints", i+1, k.P50(), k.P95())

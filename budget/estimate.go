@@ -12,10 +12,12 @@ import (
 // yesterday's p95 is a poor lease for today.
 const window = 64
 
-// minObserved is how many observations a kind needs before they replace
+// MinObserved is how many observations a kind needs before they replace
 // its declared hints: a single fast sample should not undo a tool's own
-// statement that it usually takes seconds.
-const minObserved = 5
+// statement that it usually takes seconds. A latency profile's kind with
+// fewer is not used where the run declares the kind itself (a tool's,
+// a sub-agent's), which `harness profile` says (issue 24).
+const MinObserved = 5
 
 // Estimates holds latency estimates per step kind ("model", "tool:search").
 // A zero Estimates is not usable; call [NewEstimates]. It is safe for
@@ -130,7 +132,7 @@ func (k *Kind) Warm(ds []time.Duration) {
 
 // publish recomputes the estimates; k.mu must be held.
 func (k *Kind) publish() {
-	if k.n < minObserved {
+	if k.n < MinObserved {
 		k.p50.Store(int64(k.declP50))
 		k.p95.Store(int64(k.declP95))
 		return

@@ -18,10 +18,10 @@ func TestAKindMakesItsRingAtItsFirstObservation(t *testing.T) {
 	if k.P50() != time.Second {
 		t.Errorf("p50 %v before any observation, want the declared 1s", k.P50())
 	}
-	for range minObserved {
+	for range MinObserved {
 		k.Observe(100 * time.Millisecond)
 	}
 	if k.samples == nil || k.P50() != 100*time.Millisecond {
-		t.Errorf("after %d observations of 100ms: ring %v, p50 %v; want a ring and 100ms", minObserved, k.samples != nil, k.P50())
+		t.Errorf("after %d observations of 100ms: ring %v, p50 %v; want a ring and 100ms", MinObserved, k.samples != nil, k.P50())
 	}
 }

@@ -401,7 +401,6 @@ func (s *Session) wait() landing.Result {
 func (s *Session) finish(res landing.Result) landing.Result {
 	s.stopPhases()
 	res.RunID = s.id
-	res.Budget = landing.ReportOf(s.b)
 	res.Steps = s.steps()
 	res.Attempts = int(s.attempts.Load())
 	res.Orphans = int(s.orphans.Load())
@@ -410,6 +409,10 @@ func (s *Session) finish(res landing.Result) landing.Result {
 	s.mu.Unlock()
 	s.record(trace.Record{Event: trace.RunEnd, TotalMs: s.b.Total().Milliseconds(),
 		Cause: string(res.Cause), Result: string(res.Status)})
+	// The budget is reported as run_end was stamped, the instant the result
+	// exists: a late run's spent_ms is past total_ms exactly when run_end
+	// carries late_ms (SPEC §3, issue 24).
+	res.Budget = landing.ReportOf(s.b, s.rec.Ended())
 	s.mu.Lock()
 	s.result = &res
 	s.mu.Unlock()

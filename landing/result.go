@@ -2,6 +2,7 @@ package landing
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/glidepath/glidepath/budget"
 )
@@ -78,13 +79,16 @@ type BudgetReport struct {
 	RemainingMs int64 `json:"remaining_ms"`
 }
 
-// ReportOf reads b's state now.
-func ReportOf(b *budget.Budget) BudgetReport {
+// ReportOf reads b's state at the instant at, from time.Now: a run's is
+// read at the instant its run_end was stamped, so that spent_ms past
+// total_ms and run_end's late_ms say the same (SPEC §3).
+func ReportOf(b *budget.Budget, at time.Time) BudgetReport {
+	spent, remaining := b.ReadAt(at)
 	return BudgetReport{
 		TotalMs:     b.Total().Milliseconds(),
-		SpentMs:     b.Spent().Milliseconds(),
+		SpentMs:     spent.Milliseconds(),
 		ReserveMs:   b.Reserve().Milliseconds(),
-		RemainingMs: b.Remaining().Milliseconds(),
+		RemainingMs: remaining.Milliseconds(),
 	}
 }
 

@@ -32,7 +32,7 @@ func TestABudgetReportedAfterItsDeadlineSaysSpentAboveTotal(t *testing.T) {
 					t.Fatal(err)
 				}
 				time.Sleep(tc.after)
-				r := landing.ReportOf(b)
+				r := landing.ReportOf(b, time.Now())
 				if r.TotalMs != 2000 || r.SpentMs != tc.spent || r.RemainingMs != tc.remaining {
 					t.Errorf("report %+v, want total 2000, spent %d, remaining %d", r, tc.spent, tc.remaining)
 				}

@@ -14,8 +14,9 @@
 // [Make] is a pure function of a [Config]. A Config is built in code, read
 // from a plan file by [Load] (YAML or JSON, every mistake reported at once
 // with its line), or filled with the tools of a tool config — the file
-// harness run --tools reads — by [LoadTools] and [FromTools]. harness plan
-// is this package behind flags.
+// harness run --tools reads — by [LoadTools] and [FromTools], its
+// mcpServers' tools included ([MCPSDK]). harness plan is this package
+// behind flags.
 //
 // # Zero values
 //

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/glidepath/glidepath/internal/yamlfield"
 	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/tools/mcp"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -193,6 +195,14 @@ func LoadTools(path string, builtins map[string]tools.Tool, origin map[string]st
 // − 1 times for a read and never for a write (the config's own rule, SPEC
 // §5: a write is not retried blindly). A ceiling the entry leaves out is
 // its builtin's, or none: no timeout, as a plain client has.
+//
+// The tools of its mcpServers count too (issue 24: they were left out
+// without a word), each as mcp__SERVER__TOOL called by the MCP SDK: those
+// the file names — in allowed_tools, else in tools — with the ceiling,
+// effect and max_attempts its tools entry gives. A server without
+// allowed_tools may offer tools the file does not name, which plan, which
+// connects to nothing, cannot list: they count as one tool
+// mcp__SERVER__*, with no ceiling, as any of them would have.
 func FromTools(tc *tools.Config, origin map[string]string) []Tool {
 	built := map[string]tools.Spec{} // builds nothing that talks: specs, with builtins' filled in
 	for _, t := range tc.Tools(nil) {
@@ -230,7 +240,65 @@ func FromTools(tc *tools.Config, origin map[string]string) []Tool {
 		t.Retries, t.RetriesDefault = &retries, &note
 		out[i] = t
 	}
+	for _, srv := range tc.MCPServers {
+		names := srv.AllowedTools
+		if len(names) == 0 {
+			for name := range srv.Tools {
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			names = append(names, "*")
+		}
+		for _, name := range names {
+			field := fmt.Sprintf("tools[%d]", len(out))
+			where := fmt.Sprintf("%s:%d", tc.File, srv.Line)
+			o, named := srv.Tools[name]
+			if named && o.Line > 0 {
+				where = fmt.Sprintf("%s:%d", tc.File, o.Line)
+			}
+			for _, f := range []string{".name", ".ceiling", ".retries"} {
+				origin[field+f] = where
+			}
+			t := Tool{Name: mcp.ToolName(srv.Name, name), Caller: &MCPSDK}
+			if name == "*" {
+				t.Name = "mcp__" + srv.Name + "__*"
+				t.CeilingDefault = &Default{Field: "mcpServers." + srv.Name, Tool: t.Name, Value: "none",
+					Why: "its tools the file does not name are listed by the server when a run connects; plan connects to nothing, " +
+						"and none of them has a ceiling (give allowed_tools to count only those named)"}
+			}
+			if o.Ceiling > 0 {
+				t.Ceiling = new(o.Ceiling)
+			}
+			retries, note := mcpRetriesOf(field, t.Name, srv, o)
+			t.Retries, t.RetriesDefault = &retries, &note
+			out = append(out, t)
+		}
+	}
 	return out
+}
+
+// mcpRetriesOf returns how often a run retries a call of the MCP server
+// srv's tool name, whose tools entry is o (zero when the file has none),
+// and a note that says why: a read max_attempts − 1 times, a write never.
+func mcpRetriesOf(field, name string, srv tools.MCPServer, o tools.MCPTool) (int, Default) {
+	if o.Effect != tools.Read {
+		why := "a write is never retried blindly, so 0 retries"
+		switch {
+		case o.Effect != "":
+		case srv.TrustHints:
+			why = "left out: an MCP tool is a write unless its tools entry says read; " + why +
+				" (harness run may learn read from the server's readOnlyHint, which plan does not ask)"
+		default:
+			why = "left out: an MCP tool is a write unless its tools entry says read; " + why
+		}
+		return 0, Default{Field: field + ".effect", Tool: name, Value: string(tools.Write), Why: why}
+	}
+	attempts, from := o.MaxAttempts, ""
+	if attempts == 0 {
+		attempts, from = tools.DefaultMaxAttempts, "left out: tools.DefaultMaxAttempts; "
+	}
+	why := fmt.Sprintf("%seffect read, so max_attempts − 1 = %d retries", from, attempts-1)
+	return attempts - 1, Default{Field: field + ".max_attempts", Tool: name, Value: strconv.Itoa(attempts), Why: why}
 }
 
 // retriesOf returns how often a tools file retries the call of entry e,

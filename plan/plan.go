@@ -82,6 +82,15 @@ var (
 		},
 		whyRetries: "a function call does not retry",
 	}
+	// MCPSDK calls a tool of an MCP server (mcpServers): the MCP Go SDK's
+	// CallTool, bounded by nothing but its context.
+	MCPSDK = Library{
+		whyCeiling: "the MCP SDK's CallTool has no timeout of its own",
+		unbounded: func(name string) string {
+			return "tool " + name + " has no ceiling and the MCP SDK sets no timeout"
+		},
+		whyRetries: "the MCP SDK does not retry",
+	}
 	// SubAgent runs a child agent: without one deadline, a child starts
 	// a budget of its own, as agent frameworks' agent-as-tool does.
 	SubAgent = Library{

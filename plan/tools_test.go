@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -148,5 +149,51 @@ func TestMakePlanNamesWhatCallsAToolWithoutACeiling(t *testing.T) {
 	}
 	if !slices.Equal(p.Unbounded, want) {
 		t.Errorf("unbounded because %q, want %q", p.Unbounded, want)
+	}
+}
+
+// The tools of a tools file's mcpServers count in the worst case, called
+// by the MCP SDK (issue 24: they were left out without a word): those the
+// file names, with its tools entries' limits, and for a server without
+// allowed_tools, the tools the file cannot name as one without a ceiling.
+func TestPlanToolsCountsTheMCPServersTools(t *testing.T) {
+	cases := []struct {
+		name    string
+		servers string // under "mcpServers:"
+		want    []string
+	}{
+		{
+			name: "allowed_tools are the tools offered, each with its tools entry",
+			servers: "demo:\n  url: http://127.0.0.1:9/mcp\n  allowed_tools: [search, commit]\n" +
+				"  tools:\n    search: {effect: read, ceiling: 5s, max_attempts: 2}\n    other: {ceiling: 1s}\n",
+			want: []string{"mcp__demo__search ceiling 5s retries 1", "mcp__demo__commit ceiling none retries 0"},
+		},
+		{
+			name:    "without allowed_tools the tools the file cannot name count as one without a ceiling",
+			servers: "local:\n  command: sh\n  tools:\n    lookup: {effect: read, ceiling: 2s}\n",
+			want:    []string{"mcp__local__lookup ceiling 2s retries 2", "mcp__local__* ceiling none retries 0"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc2, err := tools.ParseConfig("t.yaml", []byte("mcpServers:\n"+indent(tc.servers)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tool := range FromTools(tc2, map[string]string{}) {
+				ceiling := "none"
+				if tool.Ceiling != nil {
+					ceiling = tool.Ceiling.String()
+				}
+				if tool.Caller != &MCPSDK {
+					t.Errorf("%s is called by %q, want the MCP SDK", tool.Name, tool.Caller.whyCeiling)
+				}
+				got = append(got, fmt.Sprintf("%s ceiling %s retries %d", tool.Name, ceiling, deref(tool.Retries)))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("tools\n got %q\nwant %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -182,6 +182,14 @@ func NewRecorder(runID string, b *budget.Budget, phase func(spent time.Duration)
 // RunID returns the ID the Recorder stamps.
 func (r *Recorder) RunID() string { return r.runID }
 
+// Ended returns the time stamped on the run_end record: the instant the
+// run's result exists. It is zero until run_end is recorded.
+func (r *Recorder) Ended() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.endedAt
+}
+
 // Record stamps rec — TS (now, in UTC), RunID, Seq, ElapsedMs,
 // RemainingMs and Phase, and on run_end LateMs, whatever the caller set in
 // them — and hands it to every sink: at once to those called on the run's
@@ -197,7 +205,9 @@ func (r *Recorder) Record(rec Record) {
 	rec.Seq = r.seq
 	var spent, remaining time.Duration
 	if r.b != nil {
-		spent, remaining = r.b.Read()
+		// One reading of the clock: elapsed_ms and late_ms say the same
+		// instant as ts (issue 24).
+		spent, remaining = r.b.ReadAt(rec.TS)
 	}
 	rec.ElapsedMs, rec.RemainingMs = spent.Milliseconds(), remaining.Milliseconds()
 	rec.LateMs = 0

@@ -29,10 +29,17 @@
 // tools are offered as mcp__SERVER__TOOL, SPEC §5b). --trace FILE writes the JSONL trace, --journal
 // FILE the orphan journal, --max-steps (50) bounds the model turns and
 // --parallel (4) the tool calls at once. The answer is printed, a partial one
-// after its boundary, or with --json as one object. On a terminal a live line
+// after its boundary, or with --json as one object, the moment the run's
+// result exists (SPEC §3, issue 24): the tools and their servers, the
+// latency profile, the spans and the trace are released after it, each
+// within the run's deadline; its spent_ms is read in the same instant as
+// the trace's run_end, so a late answer says so in both. On a terminal a live line
 // on standard error, redrawn every 100ms, shows the budget as a bar with the
 // 60% and 80% marks and the reserve, the time spent and left, the phase, the
-// step and the call in flight with its lease (--progress auto|always|never).
+// step and the call in flight with its lease (--progress auto|always|never);
+// below 100 columns the bar has 10 cells, and the calls drop their "tool:",
+// then their leases, then the last of them ("+1"), so that what is in
+// flight stays in view on 80 columns (issue 24).
 // The first Ctrl-C lands the run at once (cause cancelled), its landing call
 // leased at most the reserve, and prints one line on standard error
 // saying so: "harness run: interrupted: landing now, with an answer within
@@ -95,7 +102,12 @@
 // invoke_agent, chat and execute_tool, GenAI attributes beside the
 // budget's glidepath.* — are exported over OTLP/HTTP, the other OTEL_*
 // variables applying as the SDK reads them; the export is given at most 2s
-// after the run. API keys, bearer tokens and Authorization values are
+// after the run. An endpoint variable that is not an absolute http or https
+// URL is warned about, by name and with what is wrong, and ignored (the
+// OpenTelemetry SDK's rule for an invalid value); the SDK's own errors and
+// warnings are warnings of the command, JSON lines with --log-format json,
+// and the spans not delivered are counted once, with the last export's
+// error. API keys, bearer tokens and Authorization values are
 // scrubbed from logs, traces, spans and errors alike, and from everything
 // harness run prints (issue 24): the answer on standard output, as text or
 // --json (every string of the object), every line on standard error, and
@@ -152,7 +164,10 @@
 // one who gave no --floor; a value a flag cannot take says what is wrong
 // ("--max-steps abc: not a whole number"); a file's syntax error names the
 // line of the fault; an orphan journal that cannot be opened is bad usage
-// naming --journal (exit 2). A duration or count of 0 selects its default. The whole configuration is checked
+// naming --journal (exit 2). A duration or count of 0 selects its default,
+// except --reserve: a reserve of 0 would keep no time to land, and is bad
+// usage ("--reserve 0: no time would be kept for landing; want auto or a
+// duration above 0"), not the automatic reserve. The whole configuration is checked
 // before any request is sent; a manifest that cannot be had makes its
 // tools unavailable, and the run goes on with the tools it has.
 //
@@ -240,7 +255,12 @@
 // (max_attempts left out: 3), and a write, or a tool that does not say it
 // reads, never, as Glidepath would not retry it blindly. Plan fetches no
 // manifest, so a remote tool whose effect only its server states counts as a
-// write. The model is openai-go's unless --model-ceiling or --model-retries
+// write. The tools of mcpServers count too, as mcp__SERVER__TOOL called by
+// the MCP SDK (no timeout of its own): those allowed_tools names, else those
+// its tools entries name, with their limits; a server without
+// allowed_tools counts the tools the file cannot name, which plan, which
+// connects to nothing, cannot list, as one, mcp__SERVER__*, with no
+// ceiling, and says so (issue 24). The model is openai-go's unless --model-ceiling or --model-retries
 // say otherwise; the run is --budget and --max-steps. With FILE too, FILE
 // gives the run and the model and TOOLSFILE the tools, and FILE must list
 // none. A bad tools file is bad config, with harness run's messages.
@@ -319,7 +339,11 @@
 // dates of the oldest and newest. Observations older than 7 days are
 // dropped and each place keeps a bounded number; the file is written
 // atomically under a file lock, so concurrent runs lose no update. --json
-// prints one object. A corrupt profile is reported and exits 1.
+// prints one object. A corrupt profile is reported and exits 1. A tool's
+// or sub-agent's COUNT below 5 is marked "*", with a line under the table:
+// a run leases it by the p50 and p95 it declares until it has 5
+// observations at that place (the profile's and its own), so those
+// numbers are not used yet (issue 24); a model's are used from the first.
 //
 // # harness report
 //

@@ -10,10 +10,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
+	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/budget/profile"
+	"github.com/glidepath/glidepath/model"
 )
 
 // profileCommand is "harness profile [--profile FILE] [--json]": what the
@@ -79,14 +82,29 @@ func (c *profileCommand) Run(ctx context.Context, args []string) error {
 
 // writeProfile writes s as a table, one line per kind and place. A
 // version 1 profile's kinds, placed nowhere, show "-": they seed no run.
+// A tool's or sub-agent's kind with fewer than [budget.MinObserved]
+// observations is marked, and a line under the table says why: a run
+// leases it by what it declares until it has that many, so its numbers
+// here are not used yet (issue 24: they were ignored without a word). The
+// model declares nothing; its kinds are used from the first observation.
 func writeProfile(w io.Writer, s profile.Summary) {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tWHERE\tCOUNT\tP50\tP95\tOLDEST\tNEWEST")
+	few := false
 	for _, k := range s.Kinds {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", k.Kind, cmp.Or(k.Where, "-"), k.Count, latency(k.P50), latency(k.P95),
+		count := strconv.Itoa(k.Count)
+		if k.Kind != model.Kind && k.Where != "" && k.Count < budget.MinObserved {
+			count += "*"
+			few = true
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Kind, cmp.Or(k.Where, "-"), count, latency(k.P50), latency(k.P95),
 			k.Oldest.UTC().Format(time.RFC3339), k.Newest.UTC().Format(time.RFC3339))
 	}
 	tw.Flush()
+	if few {
+		fmt.Fprintf(w, "\n* fewer than %d: not used yet. A run leases a tool or sub-agent by the p50 and p95 it declares\n"+
+			"  until it has %d observations of it there, these and its own.\n", budget.MinObserved, budget.MinObserved)
+	}
 }
 
 // latency rounds d for a person reading latencies: microseconds under a
@@ -148,8 +166,12 @@ another's calls. "-" marks a kind from a profile of an older version,
 which seeds nothing and is dropped at the next run's record.
 
 P50 and P95 are nearest-rank percentiles of the COUNT observations, made
-between OLDEST and NEWEST (RFC 3339, UTC). A missing or empty profile
-has no kinds. A corrupt one is reported and exits 1; runs ignore it.
+between OLDEST and NEWEST (RFC 3339, UTC). A tool's or sub-agent's COUNT
+marked * is fewer than 5: a run leases it by the p50 and p95 it declares
+(its entry or manifest) until it has 5 observations of it at that place,
+the profile's and its own; a model's are used from the first. A missing
+or empty profile has no kinds. A corrupt one is reported and exits 1;
+runs ignore it.
 
 Flags:
 

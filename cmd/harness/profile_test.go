@@ -92,10 +92,13 @@ func TestProfile(t *testing.T) {
 			setup: someProfile("p.json"),
 			wantStdout: "" +
 				"KIND              WHERE                               COUNT  P50    P95     OLDEST                NEWEST\n" +
-				"agent:researcher  agent researcher of tools.yaml      1      12.3s  12.3s   1999-12-31T23:00:00Z  1999-12-31T23:00:00Z\n" +
+				"agent:researcher  agent researcher of tools.yaml      1*     12.3s  12.3s   1999-12-31T23:00:00Z  1999-12-31T23:00:00Z\n" +
 				"model             gpt-5 @ api.openai.com              1      2s     2s      1999-12-31T23:00:00Z  1999-12-31T23:00:00Z\n" +
 				"model             sim (embedded)                      3      900ms  1.434s  1999-12-29T00:00:00Z  1999-12-31T23:59:00Z\n" +
-				"tool:search       http://127.0.0.1:8700/tools/search  2      350µs  80ms    1999-12-31T22:00:00Z  1999-12-31T23:00:00Z\n",
+				"tool:search       http://127.0.0.1:8700/tools/search  2*     350µs  80ms    1999-12-31T22:00:00Z  1999-12-31T23:00:00Z\n" +
+				"\n" +
+				"* fewer than 5: not used yet. A run leases a tool or sub-agent by the p50 and p95 it declares\n" +
+				"  until it has 5 observations of it there, these and its own.\n",
 		},
 		{
 			name:  "--json is the shape of SPEC §5b",

@@ -193,3 +193,28 @@ func TestVerboseLogsOnATerminal(t *testing.T) {
 		t.Errorf("exit %d; with --log-format json the terminal showed:\n%q", code, shown)
 	}
 }
+
+// TestTheDemosParallelStepOnAnEightyColumnTerminal runs the demo's run on
+// 80 columns: while its four tools are in flight the line names them
+// (issue 24: it showed "step 1 · +4 more" throughout), every frame in 79
+// columns.
+func TestTheDemosParallelStepOnAnEightyColumnTerminal(t *testing.T) {
+	shown, code := runOnATerminal(t, 80, "run --budget 20s --progress auto --journal "+filepath.Join(t.TempDir(), "j.jsonl")+
+		" --profile off --tools "+demoTools+" Pay-invoice-43")
+	if code != 0 {
+		t.Fatalf("exit code %d; the terminal showed:\n%q", code, shown)
+	}
+	parts := strings.Split(shown, erase)
+	named := 0
+	for _, f := range parts[1 : len(parts)-1] {
+		if n := utf8.RuneCountInString(f); n > 79 || strings.ContainsAny(f, "\r\n\033") {
+			t.Errorf("frame %q (%d columns) does not fit one line of an 80-column terminal", f, n)
+		}
+		if strings.Contains(f, "step 1 · deep_research") {
+			named++
+		}
+	}
+	if named == 0 {
+		t.Errorf("no frame of step 1 names a call in flight; frames:\n%s", strings.Join(parts[1:len(parts)-1], "\n"))
+	}
+}

@@ -82,7 +82,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	var f runFlags
 	durationVar(fs, &f.budget, "budget", 2*time.Minute, "the run's whole budget, a `duration`: it ends by then, with a labeled answer")
 	durationVar(fs, &f.quiet, "quiet", watchdog.DefaultQuiet, "how long, a `duration`, the run may go without a semantic event before it counts as stalled (0: the default)")
-	fs.StringVar(&f.reserve, "reserve", "auto", "time kept for landing: a `duration`, or auto for max(10%·B, min(20s, 25%·B))")
+	fs.StringVar(&f.reserve, "reserve", "auto", "time kept for landing: a `duration` above 0, or auto for max(10%·B, min(20s, 25%·B))")
 	durationVar(fs, &f.floor, "floor", budget.DefaultFloor, "below this much time, a `duration`, nothing is started (0: the default)")
 	fs.StringVar(&f.model, "model", sim.ModelID, "model `name`; sim is the embedded simulated model, any other goes to --base-url")
 	fs.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible `URL`, including /v1 (default: the SDK's, OpenAI's API)")
@@ -218,7 +218,8 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		closers = append(closers, closeTrace)
 		cfg.Sinks = append(cfg.Sinks, sink)
 	}
-	if exp, err := exportSpans(ctx, f.model, f.baseURL); err != nil {
+	warnSpans := func(err error) { fmt.Fprintf(c.stderr, "harness run: warning: %v\n", err) }
+	if exp, err := exportSpans(ctx, f.model, f.baseURL, warnSpans); err != nil {
 		return usage(err)
 	} else if exp != nil {
 		cfg.Sinks = append(cfg.Sinks, exp.sink)
@@ -307,10 +308,22 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	stopNote := landingNote(ctx, line, s)
 	defer stopNote()
 	res := s.Run(rctx)
-	runErr := s.Close()
+	// The answer is printed as soon as the run's result exists, whatever
+	// the tools (SPEC §3: nothing may delay a result that exists; issue
+	// 24: an in-memory tool server's Close held it until the deadline, a
+	// profile's lock up to a second more, and a Ctrl-C at 0.7s printed at
+	// 1.5s). What releases the run's parts comes after, each bounded by
+	// the run's deadline, so that the process still ends by B + 50ms.
 	stopNote()
 	line.Close()                     // the run is over: what follows is printed on a clean line
 	warnUnavailable(res.Unavailable) // those the run found on its way
+	printErr := c.print(res, f.json, apiKey)
+	if printErr == nil && res.Cause == landing.CauseUpstream {
+		// Why the model failed is the first thing to fix, and is not only
+		// in the answer, which a script may not print.
+		fmt.Fprintf(c.stderr, "harness run: %s\n", res.Boundary)
+	}
+	runErr := s.Close()
 	// The tools are released within the budget: whatever still holds on
 	// past its deadline is not waited for.
 	cctx, stop := budget.WithBudget(context.Background(), s.Budget())
@@ -322,23 +335,21 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	stop()
 	if seen != nil {
 		// The profile is the machine's, not the run's: recording it waits
-		// for other runs' records, but not for long.
-		pctx, stop := context.WithTimeout(context.Background(), profileRecordBound)
+		// for other runs' records, but not for long, and not past the
+		// deadline (its lock is tried once even then).
+		pctx, stop := budget.WithBudget(context.Background(), s.Budget())
+		pctx, stopBound := context.WithTimeout(pctx, profileRecordBound)
 		if err := profile.Record(pctx, profileFile, seen.observations(), time.Now()); err != nil {
 			fmt.Fprintf(c.stderr, "harness run: warning: the latency profile was not updated: %v\n", err)
 		}
+		stopBound()
 		stop()
 	}
 	if err := closeTrace(); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("writing the trace: %w", err))
 	}
-	if err := c.print(res, f.json, apiKey); err != nil {
-		return err
-	}
-	if res.Cause == landing.CauseUpstream {
-		// Why the model failed is the first thing to fix, and is not only
-		// in the answer, which a script may not print.
-		fmt.Fprintf(c.stderr, "harness run: %s\n", res.Boundary)
+	if printErr != nil {
+		return printErr
 	}
 	if runErr != nil {
 		// The answer stands and is printed; only the record of the run is
@@ -374,6 +385,9 @@ func (c *runCommand) task(pos []string) (string, error) {
 }
 
 // reserveFlag reads --reserve: auto (zero, the default rule) or a duration.
+// A reserve of 0 is bad usage, not auto: the reserve is the run's time to
+// land (SPEC §2), and taking 0 for the default reserve silently gave a
+// user who asked for none the automatic one (issue 24).
 func reserveFlag(v string) (time.Duration, error) {
 	if v == "auto" {
 		return 0, nil
@@ -381,6 +395,9 @@ func reserveFlag(v string) (time.Duration, error) {
 	r, err := time.ParseDuration(v)
 	if err != nil {
 		return 0, fmt.Errorf("--reserve %q: want auto or a duration such as 10s, 500ms or 2m", v)
+	}
+	if r == 0 {
+		return 0, fmt.Errorf("--reserve %s: no time would be kept for landing; want auto or a duration above 0, such as 500ms", v)
 	}
 	return r, nil
 }

@@ -86,6 +86,8 @@ func TestRunCommand(t *testing.T) {
 		{"help names the type of every duration flag", []string{"run", "--help"}, "", exitOK,
 			[]string{"-budget duration", "-quiet duration", "-floor duration"}, nil},
 		{"a reserve as large as the budget is bad usage", []string{"run", "--budget", "1s", "--reserve", "1s", "q"}, "", exitUsage, nil, []string{"reserve"}},
+		{"a reserve of zero is bad usage, not the automatic one", []string{"run", "--budget", "2s", "--reserve", "0", "q"}, "", exitUsage, nil,
+			[]string{"--reserve 0: no time would be kept for landing; want auto or a duration above 0, such as 500ms"}},
 		{"no task is bad usage", []string{"run"}, "", exitUsage, nil, []string{"want exactly one TASK"}},
 		{"an empty task is bad usage", []string{"run", "-"}, "  \n", exitUsage, nil, []string{"the task is empty"}},
 		{"a bad tool config names the field and line", []string{"run", "--tools", badTools, "q"}, "", exitUsage, nil, []string{"bad.yaml:4", "efect"}},

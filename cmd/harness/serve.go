@@ -114,7 +114,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}
 	// The children's spans, when OTEL_* says where: each child's run is a
 	// child of its caller's span, read from the call's traceparent (SPEC §8).
-	exp, err := exportSpans(ctx, *modelName, *baseURL)
+	exp, err := exportSpans(ctx, *modelName, *baseURL, func(err error) { fmt.Fprintf(c.stderr, "harness serve: warning: %v\n", err) })
 	if err != nil {
 		return usage(err)
 	}

@@ -25,8 +25,16 @@ import (
 const statusEvery = 100 * time.Millisecond
 
 // barCells is the bar's width in cells, each 5% of the budget, so that the
-// ladder's 60% and 80% rungs fall on cell boundaries.
-const barCells = 20
+// ladder's 60% and 80% rungs fall on cell boundaries. On a terminal
+// narrower than wideLine the bar has narrowCells, each 10%, whose
+// boundaries hold the rungs too: the ten columns go to the calls in
+// flight (issue 24: on 80 columns the demo's parallel step showed only
+// "+4 more").
+const (
+	barCells    = 20
+	narrowCells = 10
+	wideLine    = 100
+)
 
 // erase returns the cursor to the start of the line and clears it.
 const erase = "\r\033[K"
@@ -262,36 +270,49 @@ func (st *statusState) follow(r trace.Record) bool {
 //
 //	[############|---!-|----] 6.1s of 10s · narrow · step 2 · tool:sleepy 4.5s, tool:fetch 2.0s, +1 more
 //
-// It keeps the last column free, so that no terminal wraps it, and drops
-// calls from the end of the list rather than wrap ("+2 more", or "+2" when
-// that keeps one more call in view: on 80 columns the head leaves about
-// twenty); a terminal too narrow for the rest gets the line cut.
+// It keeps the last column free, so that no terminal wraps it. The calls
+// in flight are shown in the first of these forms that fits: each with its
+// kind and the time left on its lease; without the "tool:" of a tool's
+// kind; by name alone; as many of the first as fit, with their time if it
+// fits too, and "+2 more" (or "+2", when that keeps one more in view);
+// "+3 more". A terminal too narrow for the rest gets the line cut.
 func (st *statusState) frame(spent, total, reserve time.Duration, width int) string {
 	phase := landing.PhaseAt(spent, total, reserve)
-	head := fmt.Sprintf("%s %s of %s · %s · step %d · ",
-		bar(spent, total, reserve), landing.Rounded(spent), landing.Rounded(total), laterPhase(st.phase, phase), st.step)
-	limit := width - 1
-	calls := make([]string, len(st.calls))
-	for i, c := range st.calls {
-		calls[i] = c.step
-		if c.leaseEnd > 0 {
-			calls[i] += " " + landing.Rounded(c.leaseEnd-spent)
-		}
+	cells := barCells
+	if width < wideLine {
+		cells = narrowCells
 	}
-	if len(calls) == 0 {
+	head := fmt.Sprintf("%s %s of %s · %s · step %d · ",
+		bar(spent, total, reserve, cells), landing.Rounded(spent), landing.Rounded(total), laterPhase(st.phase, phase), st.step)
+	limit := width - 1
+	if len(st.calls) == 0 {
 		return cut(head+"-", limit)
 	}
-	fits := func(s string) bool { return utf8.RuneCountInString(s) <= limit }
-	line := head + strings.Join(calls, ", ")
-	for k := len(calls) - 1; k >= 0 && !fits(line); k-- {
-		for _, more := range []string{" more", ""} {
-			line = head + strings.Join(append(calls[:k:k], fmt.Sprintf("+%d%s", len(calls)-k, more)), ", ")
-			if fits(line) {
-				break
+	full, short, names := make([]string, len(st.calls)), make([]string, len(st.calls)), make([]string, len(st.calls))
+	for i, c := range st.calls {
+		left := ""
+		if c.leaseEnd > 0 {
+			left = " " + landing.Rounded(c.leaseEnd-spent)
+		}
+		names[i] = strings.TrimPrefix(c.step, "tool:")
+		full[i], short[i] = c.step+left, names[i]+left
+	}
+	fits := func(s string) bool { return utf8.RuneCountInString(head+s) <= limit }
+	for _, all := range [][]string{full, short, names} {
+		if s := strings.Join(all, ", "); fits(s) {
+			return head + s
+		}
+	}
+	for k := len(st.calls) - 1; k >= 0; k-- { // as many calls named as fit, with their time if it fits too
+		for _, some := range [][]string{short, names} {
+			for _, more := range []string{" more", ""} {
+				if s := strings.Join(append(some[:k:k], fmt.Sprintf("+%d%s", len(some)-k, more)), ", "); fits(s) {
+					return head + s
+				}
 			}
 		}
 	}
-	return cut(line, limit)
+	return cut(head, limit)
 }
 
 // laterPhase returns the later of the phase the records named and the one
@@ -316,21 +337,23 @@ func cut(s string, n int) string {
 	return strings.TrimRight(s, " ·")
 }
 
-// bar draws the budget as barCells cells, those spent filled, with a mark
-// between cells at each of the ladder's rungs: '|' at 60% and 80%, '!' at
-// the start of the reserve, B − R, where landing begins. A cell fills once
-// it is wholly spent; a mark stands at the boundary nearest its instant,
-// and the reserve's wins a boundary it shares with another.
+// bar draws the budget as cells cells (barCells or narrowCells), those
+// spent filled, with a mark between cells at each of the ladder's rungs:
+// '|' at 60% and 80%, '!' at the start of the reserve, B − R, where
+// landing begins. A cell fills once it is wholly spent; a mark stands at
+// the boundary nearest its instant, and the reserve's wins a boundary it
+// shares with another.
 //
-//	[############|###!#|----]   B = 10s, R = 2.5s, 8s spent
-func bar(spent, total, reserve time.Duration) string {
-	at := func(f float64) int { return int(f*barCells + 0.5) }
+//	[############|###!#|----]   B = 10s, R = 2.5s, 8s spent, 20 cells
+//	[######|#!#|--]             the same, 10 cells
+func bar(spent, total, reserve time.Duration, cells int) string {
+	at := func(f float64) int { return int(f*float64(cells) + 0.5) }
 	frac := func(d time.Duration) float64 { return float64(d) / float64(total) }
-	filled := min(max(int(frac(spent)*barCells), 0), barCells)
+	filled := min(max(int(frac(spent)*float64(cells)), 0), cells)
 	narrow, fit, land := at(landing.NarrowAt), at(landing.FitAt), at(frac(total-reserve))
 	var b strings.Builder
 	b.WriteByte('[')
-	for i := 0; i <= barCells; i++ {
+	for i := 0; i <= cells; i++ {
 		switch i {
 		case land:
 			b.WriteByte('!')
@@ -338,7 +361,7 @@ func bar(spent, total, reserve time.Duration) string {
 			b.WriteByte('|')
 		}
 		switch {
-		case i == barCells:
+		case i == cells:
 		case i < filled:
 			b.WriteByte('#')
 		default:

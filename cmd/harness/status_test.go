@@ -41,7 +41,21 @@ func TestTheBarIsTheBudgetWithTheLaddersMarks(t *testing.T) {
 		{"large reserve", 10 * time.Second, 5 * time.Second, 0, "[----------!--|----|----]"},
 	}
 	for _, tc := range cases {
-		if got := bar(tc.spent, tc.total, tc.reserve); got != tc.want {
+		if got := bar(tc.spent, tc.total, tc.reserve, barCells); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	// On a narrow terminal, cells of 10%: the rungs still fall between
+	// cells, and the reserve's mark wins the boundary it shares.
+	for _, tc := range []struct {
+		name                  string
+		total, reserve, spent time.Duration
+		want                  string
+	}{
+		{"10s, narrow, at 80%", 10 * time.Second, 2500 * time.Millisecond, 8 * time.Second, "[######|##!--]"},
+		{"20s, narrow, at 65%", 20 * time.Second, 2 * time.Second, 13 * time.Second, "[######|--|-!-]"},
+	} {
+		if got := bar(tc.spent, tc.total, tc.reserve, narrowCells); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
 	}
@@ -54,22 +68,29 @@ func TestTheFrameFitsTheTerminalAndCutsTheCallsInFlight(t *testing.T) {
 		{step: "model", attempt: 1, leaseEnd: 4 * time.Second},
 	}}
 	const head = "[######------|---!-|----] 3.0s of 10s · explore · step 1 · "
+	// Below 100 columns the bar has 10 cells, and its columns go to the
+	// calls (issue 24).
+	const narrow = "[###---|--!--] 3.0s of 10s · explore · step 1 · "
 	cases := []struct {
 		width int
 		want  string
 	}{
 		{200, head + "tool:sleepy 4.5s, tool:fetch 2.0s, model 1.0s"},
 		{105, head + "tool:sleepy 4.5s, tool:fetch 2.0s, model 1.0s"}, // 104 columns, the last kept free
-		{104, head + "tool:sleepy 4.5s, tool:fetch 2.0s, +1 more"},
-		{100, head + "tool:sleepy 4.5s, tool:fetch 2.0s, +1"}, // the short form keeps a call in view
-		{96, head + "tool:sleepy 4.5s, +2 more"},
-		{85, head + "tool:sleepy 4.5s, +2 more"},
-		{84, head + "tool:sleepy 4.5s, +2"},
-		{80, head + "tool:sleepy 4.5s, +2"},
-		{79, head + "+3 more"},
-		{60, strings.TrimSuffix(head, " · ")},
-		{40, "[######------|---!-|----] 3.0s of 10s"},
-		{30, "[######------|---!-|----] 3.0"},
+		{104, head + "sleepy 4.5s, fetch 2.0s, model 1.0s"},           // a tool's kind without its "tool:"
+		{100, head + "sleepy 4.5s, fetch 2.0s, model 1.0s"},
+		{99, narrow + "tool:sleepy 4.5s, tool:fetch 2.0s, model 1.0s"},
+		{84, narrow + "sleepy 4.5s, fetch 2.0s, model 1.0s"},
+		{80, narrow + "sleepy, fetch, model"}, // every call by name rather than one with its time
+		{70, narrow + "sleepy, fetch, model"},
+		{66, narrow + "sleepy, fetch, +1"}, // two calls by name rather than one with its time
+		{65, narrow + "sleepy 4.5s, +2"},
+		{62, narrow + "sleepy, +2"},
+		{57, narrow + "+3 more"},
+		{55, narrow + "+3"},
+		{50, strings.TrimSuffix(narrow, " · ")},
+		{40, "[###---|--!--] 3.0s of 10s · explore"},
+		{20, "[###---|--!--] 3.0s"},
 		{1, ""},
 	}
 	for _, tc := range cases {
@@ -79,9 +100,19 @@ func TestTheFrameFitsTheTerminalAndCutsTheCallsInFlight(t *testing.T) {
 		}
 	}
 	idle := statusState{phase: "narrow", step: 2}
-	if got, want := idle.frame(6*time.Second, 10*time.Second, 2500*time.Millisecond, 80),
+	if got, want := idle.frame(6*time.Second, 10*time.Second, 2500*time.Millisecond, 100),
 		"[############|---!-|----] 6.0s of 10s · narrow · step 2 · -"; got != want {
 		t.Errorf("nothing in flight:\n got %q\nwant %q", got, want)
+	}
+	// The demo's parallel step on an 80-column terminal showed "step 1 ·
+	// +4 more" throughout (issue 24); it names what is in flight.
+	demo := statusState{phase: "explore", step: 1, calls: []statusCall{
+		{step: "tool:deep_research", leaseEnd: 10 * time.Second}, {step: "tool:pay", leaseEnd: 550 * time.Millisecond},
+		{step: "tool:search", leaseEnd: 2 * time.Second}, {step: "tool:fetch", leaseEnd: time.Second},
+	}}
+	if got, want := demo.frame(300*time.Millisecond, 20*time.Second, 2*time.Second, 80),
+		"[------|--|-!-] 0.3s of 20s · explore · step 1 · deep_research, pay, search, +1"; got != want {
+		t.Errorf("the demo's parallel step on 80 columns:\n got %q\nwant %q", got, want)
 	}
 }
 
@@ -244,7 +275,7 @@ func TestTheLineIsRedrawnFromTheBudgetsClock(t *testing.T) {
 // the budget's clock across both rungs and into the reserve.
 func TestTheLineMovesDuringALongModelCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		line, out, rec := startLine(t, budget.Config{Total: 20 * time.Second, Reserve: 2 * time.Second}, 80)
+		line, out, rec := startLine(t, budget.Config{Total: 20 * time.Second, Reserve: 2 * time.Second}, 100)
 		defer line.Close()
 		rec.Record(trace.Record{Event: trace.RunStart, TotalMs: 20000})
 		rec.Record(trace.Record{Event: trace.AttemptStart, Step: "model", StepIndex: 1, Attempt: 1, GrantedMs: 17950})
@@ -268,7 +299,7 @@ func TestTheLineMovesDuringALongModelCall(t *testing.T) {
 // erases the frame first, and the frame is drawn again after it.
 func TestAWarningStandsOnALineOfItsOwn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		line, out, _ := startLine(t, budget.Config{Total: 10 * time.Second}, 80)
+		line, out, _ := startLine(t, budget.Config{Total: 10 * time.Second}, 100)
 		defer line.Close()
 		time.Sleep(50 * time.Millisecond)
 		synctest.Wait()
