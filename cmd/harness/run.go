@@ -38,13 +38,19 @@ const profileRecordBound = time.Second
 
 // partialError reports a run that landed early. Its result is already
 // printed; the error only carries the exit code and a line for stderr.
-type partialError struct{ cause landing.Cause }
+type partialError struct {
+	cause landing.Cause
+	// reconcile is the command that settles the run's orphans, the one its
+	// boundary, harness orphans and harness reconcile name (issue 24 item
+	// 7): the journal it reads included, when it is not the default one.
+	reconcile string
+}
 
 func (e *partialError) Error() string {
 	if e.cause == landing.CauseUnsettled {
 		// It did not land early: the model answered (SPEC §4, issue 18).
 		return "partial result: the model answered, but whether a write took effect is unknown " +
-			"(cause unsettled); run harness reconcile"
+			"(cause unsettled); run " + e.reconcile
 	}
 	if e.cause == landing.CauseToolsFailed {
 		// Nor did this one: the model answered without a tool's result
@@ -359,7 +365,11 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stderr, "harness run: warning: the run's record is not whole: %v\n", runErr)
 	}
 	if res.Status == landing.Partial {
-		return &partialError{cause: res.Cause}
+		pe := &partialError{cause: res.Cause, reconcile: cancel.ReconcileCommand("")}
+		if cfg.Journal != nil {
+			pe.reconcile = cancel.ReconcileCommand(cfg.Journal.Path())
+		}
+		return pe
 	}
 	return nil
 }

@@ -94,7 +94,9 @@ func TestAnUnsettledRunSaysTheModelAnsweredAndToReconcile(t *testing.T) {
 			t.Errorf("a landing record %+v in a run whose model answered", r)
 		}
 	}
-	for _, want := range []string{"the model answered", "unknown", "run harness reconcile"} {
+	// The command named is the one that works: it reads this run's
+	// journal, not the default one (issue 24 item 7).
+	for _, want := range []string{"the model answered", "unknown", "run harness reconcile --journal " + filepath.Join(dir, "j.jsonl")} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr:\n%s\nwant it to say %q", stderr.String(), want)
 		}
