@@ -195,6 +195,9 @@ func (a *Agent) child(parent *parentCall, task, key string) Config {
 	if cfg.Quiet == 0 {
 		cfg.Quiet = pc.Quiet
 	}
+	// The child's records go where the parent's do: the parent's secrets
+	// are kept from them too.
+	cfg.Secrets = slices.Concat(cfg.Secrets, pc.Secrets)
 	if cfg.Parallel == 0 {
 		cfg.Parallel = pc.Parallel
 	}

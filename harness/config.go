@@ -93,6 +93,17 @@ type Config struct {
 	// first, as [ErrTrace].
 	Sinks []trace.Sink
 
+	// Secrets are values no record of the run may carry, whatever their
+	// shape: the model's API key, and any other credential the caller
+	// holds. Each is replaced by "[redacted]" in a record's free text
+	// before any sink sees it, as patterns shaped like an sk- key, a
+	// bearer token or an Authorization header always are; a tool given a
+	// key through its entry's env may echo it back in its error or its
+	// progress (issue 24). A sub-agent's run keeps its parent's. Nil: the
+	// patterns alone; one shorter than 8 bytes is not used (it would
+	// blank ordinary words).
+	Secrets []string
+
 	// Journal records orphaned writes (SPEC §5). Nil: an orphan is
 	// reported in the result only.
 	Journal *cancel.Journal

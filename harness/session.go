@@ -15,6 +15,7 @@ import (
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/internal/inflight"
+	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
@@ -613,6 +614,14 @@ func (s *Session) record(rec trace.Record) {
 	s.syncPhaseLocked()
 	s.ended = rec.Event == trace.RunEnd
 	rec.ParentRunID = s.cfg.ParentRunID
+	if len(s.cfg.Secrets) > 0 {
+		// The free text of a record is what a tool or a server said, which
+		// may quote a key it was given (issue 24); the patterns are applied
+		// where the text is made (observe.go), the known values here, once
+		// for every sink.
+		rec.Message = redact.Secrets(rec.Message, s.cfg.Secrets...)
+		rec.RetryAfterInvalid = redact.Secrets(rec.RetryAfterInvalid, s.cfg.Secrets...)
+	}
 	s.rec.Record(rec)
 }
 

@@ -57,6 +57,10 @@ type Toolset struct {
 	Sinks   []trace.Sink
 	Journal *cancel.Journal
 
+	// Secrets are each sub-agent's [Config.Secrets], beside those of the
+	// run that calls it.
+	Secrets []string
+
 	// mcp holds the MCP servers Resolve connected to, by the config that
 	// names them, for Register to offer their tools.
 	mcp map[*tools.Config][]*mcp.Server
@@ -390,6 +394,7 @@ func (ts *Toolset) Agent(e tools.Entry) (*Agent, error) {
 		Quiet:        ts.Quiet,
 		Sinks:        ts.Sinks,
 		Journal:      ts.Journal,
+		Secrets:      ts.Secrets,
 	}), nil
 }
 

@@ -166,7 +166,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		}
 		history = p
 	}
-	cfg := harness.Config{Task: task, Quiet: f.quiet, MaxSteps: f.maxSteps, Parallel: f.parallel}
+	cfg := harness.Config{Task: task, Quiet: f.quiet, MaxSteps: f.maxSteps, Parallel: f.parallel, Secrets: []string{apiKey}}
 	if err := cfg.Validate(); err != nil {
 		return usage(flagError(err))
 	}

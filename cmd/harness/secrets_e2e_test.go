@@ -18,7 +18,9 @@ import (
 // orphan journal. And a tool sees the key only
 // when its entry's env names it.
 func TestE2EAKeyEchoedByToolsServersAndTheModelIsInNoByteTheRunWrites(t *testing.T) {
-	const key = "sk-test-e2e0123456789abcdefXYZ"
+	// One key has the shape the patterns know; the other has none, and is
+	// kept out by its value alone, which the run holds (issue 24).
+	const skKey, plainKey = "sk-test-e2e0123456789abcdefXYZ", "plainsecretvalue0123456789"
 	tools := `tools:
   - name: plain
     description: says whether it sees the key
@@ -52,14 +54,17 @@ mcpServers:
 		name string
 		args []string
 		json bool // reports whether stderr is JSON lines
+		key  string
 	}{
-		{"printed as text", nil, false},
-		{"printed as JSON on stdout", []string{"--json"}, false},
-		{"logged as JSON on stderr", []string{"--json", "-v", "--log-format", "json"}, true},
+		{"printed as text", nil, false, skKey},
+		{"printed as JSON on stdout", []string{"--json"}, false, skKey},
+		{"logged as JSON on stderr", []string{"--json", "-v", "--log-format", "json"}, true, skKey},
+		{"a key of no known shape, logged as JSON", []string{"--json", "-v", "--log-format", "json"}, true, plainKey},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			key := tc.key
 			dir := t.TempDir()
 			file := filepath.Join(dir, "tools.yaml")
 			if err := os.WriteFile(file, []byte(tools), 0o600); err != nil {

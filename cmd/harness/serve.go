@@ -92,9 +92,10 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}
 	// As for harness run, what the MCP servers say is shown line by line,
 	// scrubbed of secrets, once the servers are closed too (issue 24).
-	serverErr := &serverLines{w: c.stderr, secrets: []string{os.Getenv("OPENAI_API_KEY")}}
+	secrets := []string{os.Getenv("OPENAI_API_KEY")}
+	serverErr := &serverLines{w: c.stderr, secrets: secrets}
 	closers = append(closers, serverErr.Close)
-	ts := &harness.Toolset{Config: tc, Model: parent, Models: models.get, Quiet: quiet, Stderr: serverErr,
+	ts := &harness.Toolset{Config: tc, Model: parent, Models: models.get, Quiet: quiet, Stderr: serverErr, Secrets: secrets,
 		Warn: func(err error) { fmt.Fprintf(c.stderr, "harness serve: warning: %v\n", err) }}
 	closeTrace := func() error { return nil }
 	if *traceFile != "" {
