@@ -198,6 +198,8 @@ func TestAServerWithNoManifestIsAWarningAndOneWithABadOneIsUnavailable(t *testin
 		warning string
 	}{
 		{"404: no manifest", http.StatusNotFound, "not found", true, "tools: manifest of http://tools.invalid: HTTP 404"},
+		{"503: the server is down", http.StatusServiceUnavailable, "upstream down", false,
+			"tool lookup is unavailable: its tool server http://tools.invalid is down: it answered GET /tools with HTTP 503"},
 		{"200 with a page", http.StatusOK, "<html>hello</html>", false,
 			"tool lookup is unavailable: its tool server http://tools.invalid sent no usable manifest: not a manifest (text/html): invalid character '<' looking for beginning of value"},
 	}

@@ -107,9 +107,9 @@ type Toolset struct {
 // be made. Such a tool is not offered, is marked unavailable on s
 // ([Session.MarkUnavailable]) and is warned about as an
 // [*UnavailableError]; the run goes on with the rest. A server that
-// answers GET /tools with an HTTP error has no manifest
+// answers GET /tools with a 4xx or a 501 has no manifest
 // ([tools.ErrNoManifest]): its entries must say enough, and that is a
-// warning. Close the Toolset when the runs that use it are done.
+// warning; another 5xx is a server down ([tools.ErrServerDown]). Close the Toolset when the runs that use it are done.
 func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 	type step struct {
 		what    string
@@ -264,11 +264,14 @@ func manifestReason(err error, within time.Duration) string {
 		// Not asked at all: the budget refused the fetch, or the run ended.
 		return "was not asked for its manifest: " + err.Error()
 	}
+	inner := err
+	if me, ok := errors.AsType[*tools.ManifestError](err); ok {
+		inner = me.Err
+	}
+	if errors.Is(err, tools.ErrServerDown) {
+		return "is down: it answered GET /tools with " + inner.Error()
+	}
 	if !serverDown(err) {
-		inner := err
-		if me, ok := errors.AsType[*tools.ManifestError](err); ok {
-			inner = me.Err
-		}
 		return "sent no usable manifest: " + inner.Error()
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, budget.ErrLeaseExpired) || errors.Is(err, budget.ErrDeadline) {

@@ -240,6 +240,28 @@ func answered(cause Cause) bool {
 	return cause == CauseUnsettled || cause == CauseToolsFailed
 }
 
+// PartialLine is the one line a command prints on stderr for a partial
+// result of cause, beside the exit code that says it: that the run
+// landed early, or, for the causes of a run whose model answered, what
+// the answer lacks. reconcile is the command that settles the run's
+// orphans, for CauseUnsettled; "": the boundary names it. Every host's
+// command says the same (issue 24).
+func PartialLine(cause Cause, reconcile string) string {
+	switch cause {
+	case CauseUnsettled:
+		// It did not land early: the model answered (SPEC §4, issue 18).
+		next := "the boundary names the command that settles it"
+		if reconcile != "" {
+			next = "run " + reconcile
+		}
+		return "partial result: the model answered, but whether a write took effect is unknown (cause unsettled); " + next
+	case CauseToolsFailed:
+		// Nor did this one: the model answered without a tool's result.
+		return "partial result: the model answered, but every tool call it made failed or never started (cause tools_failed)"
+	}
+	return "partial result: the run landed early (cause " + string(cause) + ")"
+}
+
 // Summarize builds the deterministic landing summary from a run's record,
 // for when there is no time or no model to summarize: the answer says what
 // is established and what is not, and is labeled as built by the harness.

@@ -72,7 +72,8 @@ func (t *commandTool) ToolsFile() string { return t.file }
 // CommandWithStatus returns a [Command] tool that can also say how a call
 // went, so that a write whose attempt was cut is reconciled by its key
 // rather than left an orphan, and an orphan of it can be settled later by
-// `harness reconcile --tools FILE`. Its Status runs status, in a process
+// `harness reconcile`, which builds it again from the tools file its
+// journal entry names. Its Status runs status, in a process
 // group of its own, with the call's key in GLIDEPATH_IDEMPOTENCY_KEY (in
 // the environment a command tool gets) and nothing on its standard input; it must print one JSON object
 // {"state":"running|done|failed|never_received","output":…,"units":n} and

@@ -55,3 +55,31 @@ func Environ(env map[string]string, protocol ...string) []string {
 	}
 	return append(out, protocol...)
 }
+
+// Secrets returns the harness's values that c, or the tools file of one
+// of its sub-agents, hands a tool or an MCP server by ${NAME} in an env:
+// credentials the harness holds, which the tool may echo back in its
+// output, its error or its stderr, and which nothing the run writes or
+// prints may repeat (issue 24). Only the values the environment has are
+// returned, each once, in the order they are first named.
+func (c *Config) Secrets() []string {
+	var out []string
+	add := func(env map[string]string) {
+		for _, k := range slices.Sorted(maps.Keys(env)) {
+			for _, m := range envRef.FindAllStringSubmatch(env[k], -1) {
+				if v := os.Getenv(m[1]); v != "" && !slices.Contains(out, v) {
+					out = append(out, v)
+				}
+			}
+		}
+	}
+	for _, cc := range c.Configs() {
+		for _, e := range cc.Entries {
+			add(e.Env)
+		}
+		for _, s := range cc.MCPServers {
+			add(s.Env)
+		}
+	}
+	return out
+}

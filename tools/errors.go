@@ -35,11 +35,18 @@ var (
 	ErrManifest = errors.New("tools: bad manifest")
 
 	// ErrNoManifest is matched by the [*ManifestError] of a tool server
-	// that answered GET U/tools with an HTTP error: it serves no manifest,
+	// that answered GET U/tools with a 4xx or a 501: it serves no manifest,
 	// so its entries must say what one would have, and its tools may
 	// still work. A server that answers 200 with something that is not a
-	// manifest (an HTML page, garbage) does not match it.
+	// manifest (an HTML page, garbage), or with another 5xx (it, or what
+	// stands behind its proxy, is down), does not match it.
 	ErrNoManifest = errors.New("tools: no manifest")
+
+	// ErrServerDown is matched by the [*ManifestError] of a tool server
+	// that answered GET U/tools with a 5xx other than 501: it, or what
+	// stands behind its proxy, is down, and its tools are unavailable
+	// (issue 24).
+	ErrServerDown = errors.New("tools: tool server down")
 
 	// ErrNotListed is matched by the [*ManifestError] of a url entry whose
 	// tool its server's manifest does not list: the server does not serve

@@ -213,10 +213,18 @@ func fetchManifest(ctx context.Context, client *http.Client, base string) (*mani
 }
 
 // statusError is the HTTP status a tool server answered GET U/tools with,
-// other than 200: it has no manifest ([ErrNoManifest]).
+// other than 200. A 4xx or a 501 says the server serves no manifest
+// ([ErrNoManifest]); any other 5xx says it, or the service behind the
+// proxy that answered, is down, and its tools are as unavailable as a
+// mute server's (issue 24).
 type statusError int
 
 func (e statusError) Error() string { return fmt.Sprintf("HTTP %d", int(e)) }
 
-// Is reports whether target is [ErrNoManifest].
-func (e statusError) Is(target error) bool { return target == ErrNoManifest }
+// Is reports whether target is [ErrNoManifest] and the status says that
+// no manifest is served, or [ErrServerDown] and it says the server is
+// down.
+func (e statusError) Is(target error) bool {
+	noManifest := e < 500 || e == http.StatusNotImplemented
+	return target == ErrNoManifest && noManifest || target == ErrServerDown && !noManifest
+}

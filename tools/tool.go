@@ -60,8 +60,9 @@ type Closer interface {
 // A ToolsFiler is a tool built from a tools file ([Config.Tools], or an
 // MCP server a file names): ToolsFile returns that file's path. An
 // orphan's journal entry records it, made absolute, beside the tool's
-// name, so that `harness reconcile --tools FILE` can build the tool again
-// and ask it how the call went.
+// name, so that `harness reconcile` can build the tool again from the
+// file the journal names and ask it how the call went (--tools FILE only
+// stands in for a file that has moved).
 type ToolsFiler interface {
 	ToolsFile() string
 }

@@ -46,19 +46,7 @@ type partialError struct {
 	reconcile string
 }
 
-func (e *partialError) Error() string {
-	if e.cause == landing.CauseUnsettled {
-		// It did not land early: the model answered (SPEC §4, issue 18).
-		return "partial result: the model answered, but whether a write took effect is unknown " +
-			"(cause unsettled); run " + e.reconcile
-	}
-	if e.cause == landing.CauseToolsFailed {
-		// Nor did this one: the model answered without a tool's result
-		// (issue 24).
-		return "partial result: the model answered, but every tool call it made failed or never started (cause tools_failed)"
-	}
-	return "partial result: the run landed early (cause " + string(e.cause) + ")"
-}
+func (e *partialError) Error() string { return landing.PartialLine(e.cause, e.reconcile) }
 
 func (e *partialError) exitCode() int { return exitPartial }
 
@@ -113,15 +101,22 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		return usage(fmt.Errorf("--log-format %q: want auto, console or json", f.logFormat))
 	}
 	mode := logModeOf(f.verbose, f.logFormat, c.stderr)
-	apiKey := os.Getenv("OPENAI_API_KEY")
+	// secrets are the values nothing the run writes or prints may repeat:
+	// the model's key, and below those the tools file hands its tools by
+	// ${NAME} (issue 24).
+	secrets := []string{os.Getenv("OPENAI_API_KEY")}
+	var jsonErr *jsonLines
+	var textErr *redacting
 	if mode == logJSON {
 		// Every line on stderr is one JSON object from here on, the errors
 		// the command ends with included; a live line would not be one.
-		c.stderr = newJSONLines(c.stderr, apiKey)
+		jsonErr = newJSONLines(c.stderr, secrets...)
+		c.stderr = jsonErr
 		f.progress = "never"
 	} else {
 		// Whatever stderr shows is scrubbed as the trace is (issue 24).
-		c.stderr = &redacting{w: c.stderr, secrets: []string{apiKey}}
+		textErr = &redacting{w: c.stderr, secrets: secrets}
+		c.stderr = textErr
 	}
 	if c.setStderr != nil {
 		c.setStderr(c.stderr)
@@ -166,7 +161,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		}
 		history = p
 	}
-	cfg := harness.Config{Task: task, Quiet: f.quiet, MaxSteps: f.maxSteps, Parallel: f.parallel, Secrets: []string{apiKey}}
+	cfg := harness.Config{Task: task, Quiet: f.quiet, MaxSteps: f.maxSteps, Parallel: f.parallel}
 	if err := cfg.Validate(); err != nil {
 		return usage(flagError(err))
 	}
@@ -191,6 +186,15 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return usage(err)
 	}
+	// A key the tools file hands a tool is kept from every output as the
+	// model's is; nothing has been written concurrently yet.
+	secrets = append(secrets, tc.Secrets()...)
+	if jsonErr != nil {
+		jsonErr.secrets = secrets
+	} else {
+		textErr.secrets = secrets
+	}
+	cfg.Secrets = secrets
 	if err := models.check(tc); err != nil {
 		return usage(err)
 	}
@@ -224,7 +228,12 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		closers = append(closers, closeTrace)
 		cfg.Sinks = append(cfg.Sinks, sink)
 	}
-	warnSpans := func(err error) { fmt.Fprintf(c.stderr, "harness run: warning: %v\n", err) }
+	// The live line is made before the exporter, so that what the
+	// OpenTelemetry SDK says from its own goroutines is written through it
+	// and never lands on a drawn frame.
+	line := newStatusLine(c.stderr, f.progress, b)
+	defer line.Close()
+	warnSpans := func(err error) { fmt.Fprintf(line, "harness run: warning: %v\n", err) }
 	if exp, err := exportSpans(ctx, f.model, f.baseURL, warnSpans); err != nil {
 		return usage(err)
 	} else if exp != nil {
@@ -238,8 +247,6 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 			return nil
 		})
 	}
-	line := newStatusLine(c.stderr, f.progress, b)
-	defer line.Close()
 	cfg.Sinks = append(cfg.Sinks, line)
 	if f.verbose {
 		// Console lines go through the live line, which erases itself
@@ -248,7 +255,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		if mode == logJSON {
 			w = c.stderr.(*jsonLines).out()
 		}
-		cfg.Sinks = append(cfg.Sinks, logs.New(logger(mode, w, isTerminal(c.stderr)), apiKey))
+		cfg.Sinks = append(cfg.Sinks, logs.New(logger(mode, w, isTerminal(c.stderr)), secrets...))
 	}
 	// The line is drawn until the run is over, through the landing a first
 	// Ctrl-C begins: the signal's cancellation is not the line's.
@@ -278,7 +285,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	// are: scrubbed, through the live line, and in JSON mode one object
 	// a line (issue 24). Closed after the servers are (closers run last
 	// first), so that a last line without its newline is shown too.
-	serverErr := &serverLines{w: line, secrets: []string{apiKey}}
+	serverErr := &serverLines{w: line, secrets: secrets}
 	closers = append(closers, serverErr.Close)
 	ts := &harness.Toolset{Config: tc, Model: cfg.Model, Models: models.get, Stderr: serverErr,
 		Warn: func(err error) {
@@ -323,7 +330,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	stopNote()
 	line.Close()                     // the run is over: what follows is printed on a clean line
 	warnUnavailable(res.Unavailable) // those the run found on its way
-	printErr := c.print(res, f.json, apiKey)
+	printErr := c.print(res, f.json, secrets...)
 	if printErr == nil && res.Cause == landing.CauseUpstream {
 		// Why the model failed is the first thing to fix, and is not only
 		// in the answer, which a script may not print.
@@ -339,10 +346,14 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stderr, "harness run: warning: %v\n", err)
 	}
 	stop()
-	if seen != nil {
+	if seen != nil && s.Budget().Remaining() <= 0 {
+		// Writing it is two fsyncs, which past the deadline would move the
+		// process's end by the disk's latency (SPEC §7: B + 50ms).
+		fmt.Fprintf(c.stderr, "harness run: note: the latency profile was not updated: the run's deadline had passed\n")
+	} else if seen != nil {
 		// The profile is the machine's, not the run's: recording it waits
 		// for other runs' records, but not for long, and not past the
-		// deadline (its lock is tried once even then).
+		// deadline.
 		pctx, stop := budget.WithBudget(context.Background(), s.Budget())
 		pctx, stopBound := context.WithTimeout(pctx, profileRecordBound)
 		if err := profile.Record(pctx, profileFile, seen.observations(), time.Now()); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/harness"
+	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools"
@@ -92,7 +93,10 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}
 	// As for harness run, what the MCP servers say is shown line by line,
 	// scrubbed of secrets, once the servers are closed too (issue 24).
-	secrets := []string{os.Getenv("OPENAI_API_KEY")}
+	secrets := append([]string{os.Getenv("OPENAI_API_KEY")}, tc.Secrets()...)
+	// What serve prints is scrubbed as harness run's is: a warning may
+	// quote what a server or tool said with a key in it.
+	c.stderr = &redacting{w: c.stderr, secrets: secrets}
 	serverErr := &serverLines{w: c.stderr, secrets: secrets}
 	closers = append(closers, serverErr.Close)
 	ts := &harness.Toolset{Config: tc, Model: parent, Models: models.get, Quiet: quiet, Stderr: serverErr, Secrets: secrets,
@@ -148,7 +152,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		s := a.Spec()
 		kt := kit.Tool{Name: s.Name, Description: s.Description, Parameters: s.Parameters, Effect: kit.Effect(s.Effect),
 			Cancellable: true, P50: s.P50, P95: s.P95, Max: maxBudget, Agent: true,
-			Handler: (&child{agent: a, log: c.stderr, spans: exp}).serve}
+			Handler: (&child{agent: a, log: c.stderr, spans: exp, secrets: secrets}).serve}
 		if err := srv.Register(kt); err != nil {
 			return usage(fmt.Errorf("agent %s: %w", e.Name, err))
 		}
@@ -188,6 +192,11 @@ type child struct {
 	log   io.Writer
 	spans *spanExport // nil: no spans exported
 	mu    sync.Mutex  // serializes the log's lines
+
+	// secrets are kept from the result the caller gets, which crosses to
+	// another process and perhaps machine: a child's answer may quote
+	// what its tools said (issue 24).
+	secrets []string
 }
 
 // serve is the kit handler of one call. The kit has made ctx end at the
@@ -226,7 +235,14 @@ func (c *child) serve(ctx context.Context, call *kit.Call) (any, error) {
 		call.Tool, call.Key, res.Status, cause, landing.Rounded(b.Total()), landing.Rounded(time.Duration(res.Budget.SpentMs)*time.Millisecond),
 		res.Attempts, res.Orphans)
 	c.mu.Unlock()
-	return res, nil
+	data, err := json.Marshal(res)
+	if err == nil {
+		data, err = redact.JSON(data, c.secrets...)
+	}
+	if err != nil {
+		return nil, &kit.Error{Message: fmt.Sprintf("%s: the child's result cannot be encoded: %v", call.Tool, err)}
+	}
+	return json.RawMessage(data), nil
 }
 
 // serveTraced is [kit.Serve] with the W3C trace context of each request

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/glidepath/glidepath/landing"
 	"io"
 	"os"
 	"os/signal"
@@ -65,7 +66,9 @@ func parseError(err error, cmd string) error {
 type partialError struct{ cause string }
 
 func (e *partialError) Error() string {
-	return "partial result: the run landed early (cause " + e.cause + ")"
+	// The same line as harness run's: a run whose model answered did not
+	// land early (issue 24).
+	return landing.PartialLine(landing.Cause(e.cause), "")
 }
 
 func exitCode(err error, stderr io.Writer) int {
