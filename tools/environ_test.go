@@ -87,3 +87,45 @@ func TestACommandToolSeesNoKeyOfTheHarnessUnlessItsEntryAsks(t *testing.T) {
 		})
 	}
 }
+
+// The values a tools file hands its tools by ${NAME} — a command entry's
+// env, an MCP server's, a sub-agent's file's — are the run's secrets too:
+// a tool may echo them back (issue 24). A name the environment lacks, or a
+// value written into the file, is none.
+func TestTheValuesAToolsFileHandsItsToolsAreSecrets(t *testing.T) {
+	t.Setenv("TEST_TOOL_TOKEN", "tooltoken0123456789")
+	t.Setenv("TEST_SERVER_TOKEN", "servertoken0123456789")
+	t.Setenv("TEST_CHILD_TOKEN", "childtoken0123456789")
+	dir := t.TempDir()
+	child := filepath.Join(dir, "child.yaml")
+	if err := os.WriteFile(child, []byte("tools:\n  - name: c\n    effect: read\n    command: [env]\n    env: {K: \"${TEST_CHILD_TOKEN}\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := `tools:
+  - name: a
+    effect: read
+    command: [env]
+    env: {A: "Bearer ${TEST_TOOL_TOKEN}", B: "written here", C: "${TEST_UNSET_IN_THIS_TEST}", D: "${TEST_TOOL_TOKEN}"}
+  - name: helper
+    description: Helps.
+    agent:
+      tools: child.yaml
+mcpServers:
+  s:
+    command: env
+    env: {S: "${TEST_SERVER_TOKEN}"}
+`
+	file := filepath.Join(dir, "tools.yaml")
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadConfig(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Secrets()
+	want := []string{"tooltoken0123456789", "servertoken0123456789", "childtoken0123456789"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("Secrets() = %q, want %q", got, want)
+	}
+}

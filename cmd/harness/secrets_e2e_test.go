@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,5 +118,89 @@ mcpServers:
 				}
 			}
 		})
+	}
+}
+
+// Issue 24, item 2, across processes: a sub-agent served by harness serve
+// hands its tool a token by ${NAME}, and the tool repeats it. The token is
+// the server's: the calling run never held it, so only the server can keep
+// it from the result it sends, from its own stderr and from its trace.
+func TestE2EAServedChildsToolTokenStaysWithTheServer(t *testing.T) {
+	const token = "servertoken0123456789abcdef"
+	dir := t.TempDir()
+	child := writeFile(t, "child.yaml", `tools:
+  - name: show
+    description: repeats the token it was given
+    effect: read
+    command: [sh, -c, 'echo "tok $T"; echo "tok $T" >&2']
+    env: {T: "${TEST_SERVICE_TOKEN}"}
+`)
+	served := writeFile(t, "served.yaml", "tools:\n  - name: helper\n    description: Helps.\n    effect: read\n    agent:\n"+
+		"      instructions: You use your tool and say what it said.\n      tools: "+child+"\n")
+	srvTrace := filepath.Join(dir, "serve.jsonl")
+	s := serveProcessEnv(t, []string{"TEST_SERVICE_TOKEN=" + token}, "--tools", served, "--trace", srvTrace)
+	parentTools := writeFile(t, "parent.yaml", "tools:\n  - name: helper\n    url: "+s.base+"\n")
+	parentTrace := filepath.Join(dir, "parent.jsonl")
+
+	stdout, stderr, code := runHarness(t, nil, "run", "--budget", "20s", "--tools", parentTools, "--trace", parentTrace, "--json", "q")
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if code := s.stop(t); code != 0 {
+		t.Errorf("harness serve exited %d after SIGTERM, want 0\n%s", code, s.log())
+	}
+	outputs := map[string]string{"the caller's stdout": stdout, "the caller's stderr": stderr, "the server's stderr": s.log()}
+	for name, path := range map[string]string{"the caller's trace": parentTrace, "the server's trace": srvTrace} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs[name] = string(data)
+	}
+	for name, out := range outputs {
+		if n := strings.Count(out, token); n > 0 {
+			t.Errorf("%d copies of the token in %s:\n%s", n, name, out)
+		}
+	}
+}
+
+// The result harness serve sends its caller, asked for over the wire: the
+// child's answer quotes what its tool said, the token scrubbed from it.
+func TestE2EHarnessServeScrubsTheResultItSends(t *testing.T) {
+	const token = "servertoken0123456789abcdef"
+	child := writeFile(t, "child.yaml", `tools:
+  - name: show
+    description: repeats the token it was given
+    effect: read
+    command: [sh, -c, 'echo "tok $T"']
+    env: {T: "${TEST_SERVICE_TOKEN}"}
+`)
+	served := writeFile(t, "served.yaml", "tools:\n  - name: helper\n    description: Helps.\n    effect: read\n    agent:\n"+
+		"      instructions: You use your tool and say what it said.\n      tools: "+child+"\n")
+	s := serveProcessEnv(t, []string{"TEST_SERVICE_TOKEN=" + token}, "--tools", served)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.base+"/tools/helper", strings.NewReader(`{"arguments":{"task":"q"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", "gp_scrubtest")
+	req.Header.Set("Budget-Remaining-Ms", "10000")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(body), token); n > 0 {
+		t.Errorf("%d copies of the token in what harness serve sent:\n%s", n, body)
+	}
+	if !strings.Contains(string(body), "tok [redacted]") {
+		t.Errorf("the child's answer does not quote its tool, scrubbed:\n%s", body)
+	}
+	if n := strings.Count(s.log(), token); n > 0 {
+		t.Errorf("%d copies of the token on the server's stderr:\n%s", n, s.log())
 	}
 }

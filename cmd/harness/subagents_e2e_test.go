@@ -36,7 +36,14 @@ type served struct {
 // for it to say where it listens.
 func serveProcess(t *testing.T, args ...string) *served {
 	t.Helper()
-	cmd := harnessCmd(t, nil, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	return serveProcessEnv(t, nil, args...)
+}
+
+// serveProcessEnv is [serveProcess] with env added to the server's
+// environment.
+func serveProcessEnv(t *testing.T, env []string, args ...string) *served {
+	t.Helper()
+	cmd := harnessCmd(t, env, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
