@@ -374,7 +374,9 @@ func (r *run) setup(ctx workflow.Context) (landing.Cause, bool) {
 	defer resume()
 	for n := 1; ; n++ {
 		_, _, available := r.clock(ctx)
-		granted, _, rule := budget.Grant(available, r.floor, tools.DefaultResolveTimeout, 0)
+		// The setup's share of the work time, as in process (issue 24): a
+		// mute tool server costs the run a quarter of it at most.
+		granted, _, rule := budget.Grant(available, r.floor, budget.SetupCeiling(r.total-r.reserve, 0), 0)
 		base := trace.Record{Step: "setup", Attempt: n, ResendCount: n - 1}
 		if rule != 0 {
 			rec := base
