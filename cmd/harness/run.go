@@ -337,18 +337,11 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stderr, "harness run: %s\n", res.Boundary)
 	}
 	runErr := s.Close()
-	// The tools are released within the budget: whatever still holds on
-	// past its deadline is not waited for.
-	cctx, stop := budget.WithBudget(context.Background(), s.Budget())
-	if err := reg.Close(cctx); errors.Is(err, budget.ErrDeadline) {
-		fmt.Fprintf(c.stderr, "harness run: note: a tool was still at work at the run's deadline; it is not waited for (%v)\n", err)
-	} else if err != nil {
-		fmt.Fprintf(c.stderr, "harness run: warning: %v\n", err)
-	}
-	stop()
 	if seen != nil && s.Budget().Remaining() <= 0 {
 		// Writing it is two fsyncs, which past the deadline would move the
-		// process's end by the disk's latency (SPEC §7: B + 50ms).
+		// process's end by the disk's latency (SPEC §7: B + 50ms). It is
+		// written before the tools are released, which may take until the
+		// deadline, so that this happens only to a run that ended late.
 		fmt.Fprintf(c.stderr, "harness run: note: the latency profile was not updated: the run's deadline had passed\n")
 	} else if seen != nil {
 		// The profile is the machine's, not the run's: recording it waits
@@ -362,6 +355,15 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		stopBound()
 		stop()
 	}
+	// The tools are released within the budget: whatever still holds on
+	// past its deadline is not waited for.
+	cctx, stop := budget.WithBudget(context.Background(), s.Budget())
+	if err := reg.Close(cctx); errors.Is(err, budget.ErrDeadline) {
+		fmt.Fprintf(c.stderr, "harness run: note: a tool was still at work at the run's deadline; it is not waited for (%v)\n", err)
+	} else if err != nil {
+		fmt.Fprintf(c.stderr, "harness run: warning: %v\n", err)
+	}
+	stop()
 	if err := closeTrace(); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("writing the trace: %w", err))
 	}
