@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
+
+	"github.com/glidepath/glidepath/internal/lines"
 )
 
 var (
@@ -103,32 +104,14 @@ type SkippedError struct {
 	Lines []*LineError
 }
 
-func (e *SkippedError) Error() string {
-	const shown = 3
-	var b strings.Builder
-	noun := "lines"
-	if len(e.Lines) == 1 {
-		noun = "line"
-	}
-	fmt.Fprintf(&b, "cancel: %d bad journal %s skipped", len(e.Lines), noun)
-	for i, l := range e.Lines[:min(len(e.Lines), shown)] {
-		sep := "; "
-		if i == 0 {
-			sep = ": "
-		}
-		fmt.Fprintf(&b, "%s%s:%d: %v", sep, l.Path, l.Line, l.Err)
-	}
-	if len(e.Lines) > shown {
-		fmt.Fprintf(&b, "; and %d more", len(e.Lines)-shown)
-	}
-	return b.String()
-}
+func (e *SkippedError) Error() string { return e.skipped().Error() }
 
 // Unwrap returns the skipped lines' errors.
-func (e *SkippedError) Unwrap() []error {
-	errs := make([]error, len(e.Lines))
-	for i, l := range e.Lines {
-		errs[i] = l
-	}
-	return errs
+func (e *SkippedError) Unwrap() []error { return e.skipped().Unwrap() }
+
+// skipped is e as the journal's message says it: each line by its file
+// and number.
+func (e *SkippedError) skipped() lines.Skipped[*LineError] {
+	return lines.Skipped[*LineError]{Prefix: "cancel", Noun: "bad journal line", Lines: e.Lines,
+		Name: func(l *LineError) string { return fmt.Sprintf("%s:%d: %v", l.Path, l.Line, l.Err) }}
 }

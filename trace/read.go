@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/glidepath/glidepath/internal/lines"
@@ -44,38 +43,15 @@ type SkippedError struct {
 	Lines []*LineError
 }
 
-func (e *SkippedError) Error() string { return skipped(e.Lines) }
+func (e *SkippedError) Error() string { return e.skipped().Error() }
 
 // Unwrap returns the skipped lines' errors.
-func (e *SkippedError) Unwrap() []error {
-	errs := make([]error, len(e.Lines))
-	for i, l := range e.Lines {
-		errs[i] = l
-	}
-	return errs
-}
+func (e *SkippedError) Unwrap() []error { return e.skipped().Unwrap() }
 
-// skipped is a SkippedError's message: how many lines, and the first
-// few, each as its LineError says it.
-func skipped(lines []*LineError) string {
-	const shown = 3
-	var b strings.Builder
-	noun := "lines"
-	if len(lines) == 1 {
-		noun = "line"
-	}
-	fmt.Fprintf(&b, "trace: %d bad %s skipped", len(lines), noun)
-	for i, l := range lines[:min(len(lines), shown)] {
-		sep := "; "
-		if i == 0 {
-			sep = ": "
-		}
-		fmt.Fprintf(&b, "%sline %d: %v", sep, l.Line, l.Err)
-	}
-	if len(lines) > shown {
-		fmt.Fprintf(&b, "; and %d more", len(lines)-shown)
-	}
-	return b.String()
+// skipped is e as a trace's message says it: each line by its number.
+func (e *SkippedError) skipped() lines.Skipped[*LineError] {
+	return lines.Skipped[*LineError]{Prefix: "trace", Noun: "bad line", Lines: e.Lines,
+		Name: func(l *LineError) string { return fmt.Sprintf("line %d: %v", l.Line, l.Err) }}
 }
 
 // errTorn is why a last line that is not JSON and has no newline was

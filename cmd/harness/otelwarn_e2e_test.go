@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"log"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/go-logr/logr/funcr"
 	"go.opentelemetry.io/otel"
 )
 
@@ -102,6 +104,19 @@ func TestTheSDKsErrorsAreTheCommandsWarnings(t *testing.T) {
 		mu  sync.Mutex
 		got []string
 	)
+	want := []string{"spans: the sdk's own trouble"}
+	t.Cleanup(func() { // after keepOTelGlobals's: the test's handler is gone
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		otel.Handle(errors.New("harness test: an sdk error after the test, for the default handler to print"))
+		mu.Lock()
+		defer mu.Unlock()
+		if len(got) != n {
+			t.Errorf("after the test, its handler still took %q", got[n:])
+		}
+	})
+	keepOTelGlobals(t)
 	e, err := exportSpans(t.Context(), "sim", "", func(err error) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -115,7 +130,32 @@ func TestTheSDKsErrorsAreTheCommandsWarnings(t *testing.T) {
 	otel.Handle(&exportError{err: errors.New("an export's failure")})
 	mu.Lock()
 	defer mu.Unlock()
-	if want := []string{"spans: the sdk's own trouble"}; !slices.Equal(got, want) {
+	if !slices.Equal(got, want) {
 		t.Errorf("warned %q, want %q", got, want)
 	}
+}
+
+// keepOTelGlobals puts back, when t ends, the OpenTelemetry SDK's global
+// error handler and logger that exportSpans replaces, so that a test's
+// handler, which writes to that test's state, does not take the errors of
+// the tests after it. The error handler is put back as it was. The SDK's
+// default one forwards for ever to the first handler set after it, so one
+// that does what the default does (log.Print) is set first: the default,
+// if it is still in place, forwards to that one. The logger cannot be read
+// back (otel has SetLogger and no getter), so the SDK's default is put
+// back in its place: its errors, and nothing below, printed through the
+// log package.
+func keepOTelGlobals(t *testing.T) {
+	t.Helper()
+	handler := otel.GetErrorHandler()
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Print(err) }))
+	t.Cleanup(func() {
+		otel.SetErrorHandler(handler)
+		otel.SetLogger(funcr.New(func(prefix, args string) {
+			if prefix != "" {
+				args = prefix + ": " + args
+			}
+			log.Print(args)
+		}, funcr.Options{}))
+	})
 }

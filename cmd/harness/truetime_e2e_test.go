@@ -22,6 +22,24 @@ import (
 // run_end on 1.2s, and 0.9s after a Ctrl-C on 20s).
 const printGrace = 250 * time.Millisecond
 
+// lateness is whether a case's run must land by its deadline, past it, or
+// either, as run_end's own stamp says.
+type lateness int
+
+const (
+	onTime lateness = iota
+	pastDeadline
+	// asStamped is a run whose work takes about its whole budget: on a
+	// loaded machine (two cores under -race) the demo's 1.2s run ends +58
+	// to +604ms past its deadline (issue 24), and then it must say so.
+	asStamped
+)
+
+// stampSlack is how far the test's reading of a run_end's place beside
+// the deadline may be from the whole milliseconds of its late_ms: both are
+// truncated to the millisecond, the test's from run_start's elapsed_ms.
+const stampSlack = 2 * time.Millisecond
+
 // True time everywhere (SPEC §3, issue 24): `harness run` with the demo's
 // tools prints its answer when the run's result exists, not once its
 // tools are released; the spent time it reports is the time that passed
@@ -38,16 +56,16 @@ func TestE2EAnAnswerIsPrintedWhenItsResultExistsAndSaysHowLongItTook(t *testing.
 		// started (or ended: on), as stderr's JSON logs tell it.
 		on   trace.Event
 		act  func(t *testing.T, pid int)
-		late bool
+		late lateness
 	}{
-		{name: "a run that lands by its budget", budget: "1.2s"},
-		{name: "a run cut by Ctrl-C while a payment is still at work", budget: "20s", on: trace.AttemptEnd,
+		{name: "a run that lands by its budget", budget: "1.2s", late: asStamped},
+		{name: "a run cut by Ctrl-C while a payment is still at work", budget: "20s", on: trace.AttemptEnd, late: onTime,
 			act: func(t *testing.T, pid int) {
 				if err := syscall.Kill(pid, syscall.SIGINT); err != nil {
 					t.Error(err)
 				}
 			}},
-		{name: "a run stopped past its deadline", budget: "1.2s", on: trace.AttemptStart, late: true,
+		{name: "a run stopped past its deadline", budget: "1.2s", on: trace.AttemptStart, late: pastDeadline,
 			act: func(t *testing.T, pid int) {
 				if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 					t.Error(err)
@@ -133,17 +151,21 @@ func TestE2EAnAnswerIsPrintedWhenItsResultExistsAndSaysHowLongItTook(t *testing.
 			if said, took := time.Duration(res.Budget.SpentMs)*time.Millisecond, printedAt.Sub(began); took-said > printGrace {
 				t.Errorf("the answer says it spent %v; it was printed %v after the budget began", said, took)
 			}
-			late := res.Budget.SpentMs > res.Budget.TotalMs
-			if late != (end.LateMs > 0) {
-				t.Errorf("spent_ms %d of %d, run_end late_ms %d: want late in both or in neither",
+			// Late is told by run_end's own stamp, not by when the answer
+			// was read here: late_ms is how far past the deadline run_end
+			// was stamped, and --json's spent_ms is past total_ms by as
+			// much.
+			past := end.TS.Sub(deadline)
+			if d := time.Duration(end.LateMs)*time.Millisecond - max(past, 0); d < -stampSlack || d > stampSlack {
+				t.Errorf("run_end was stamped %v past the deadline, and says late_ms %d", past, end.LateMs)
+			}
+			if over := max(res.Budget.SpentMs-res.Budget.TotalMs, 0); over != end.LateMs {
+				t.Errorf("spent_ms %d of %d, run_end late_ms %d: want late by as much in both",
 					res.Budget.SpentMs, res.Budget.TotalMs, end.LateMs)
 			}
-			if printedAt.After(deadline) && !late {
-				t.Errorf("the answer reached stdout %v past the deadline, and neither --json nor run_end says it is late",
-					printedAt.Sub(deadline))
-			}
-			if late != tc.late {
-				t.Errorf("late %v (spent_ms %d of %d, late_ms %d), want %v", late, res.Budget.SpentMs, res.Budget.TotalMs, end.LateMs, tc.late)
+			isLate := end.LateMs > 0
+			if tc.late != asStamped && isLate != (tc.late == pastDeadline) {
+				t.Errorf("late_ms %d (spent_ms %d of %d): want late %v", end.LateMs, res.Budget.SpentMs, res.Budget.TotalMs, tc.late == pastDeadline)
 			}
 			t.Logf("run_end at %dms (late_ms %d), the answer %v after it; spent_ms %d; the process ended %v after the deadline",
 				end.ElapsedMs, end.LateMs, printedAt.Sub(end.TS).Round(100*time.Microsecond), res.Budget.SpentMs,

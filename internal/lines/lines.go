@@ -1,6 +1,7 @@
 // Package lines reads the lines of a JSONL file one at a time, for the
 // readers of the trace and of the orphan journal, which skip a bad line
-// and read on rather than give up on the rest (issue 24).
+// and read on rather than give up on the rest (issue 24), and says the
+// lines they skipped ([Skipped]) in the same words for both.
 package lines
 
 import (
