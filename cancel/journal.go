@@ -275,7 +275,7 @@ func ReadJournal(path string) ([]Entry, error) {
 		case tooLong:
 			why = fmt.Errorf("longer than %d bytes", MaxLine)
 		case unended:
-			why = errTorn
+			why = lines.ErrTorn
 		case len(bytes.TrimSpace(line)) == 0:
 			return
 		default:
@@ -302,11 +302,6 @@ func ReadJournal(path string) ([]Entry, error) {
 	}
 	return entries, nil
 }
-
-// errTorn is why a last line with no newline is skipped: [Journal.Append]
-// writes a line and its newline at once, so one without is a write a crash
-// cut short, or one still going on, and the next Append cuts it.
-var errTorn = errors.New("cut short: the last line has no newline (its write was interrupted, or is still going on)")
 
 // OpenOrphans returns, in journal order, the latest entry of each key
 // whose state is [Open]: an orphan stays open until reconcile appends a

@@ -54,11 +54,6 @@ func (e *SkippedError) skipped() lines.Skipped[*LineError] {
 		Name: func(l *LineError) string { return fmt.Sprintf("line %d: %v", l.Line, l.Err) }}
 }
 
-// errTorn is why a last line that is not JSON and has no newline was
-// skipped: a write cut short, by a crash or a kill of the process that
-// wrote it (issue 24), or one still being written.
-var errTorn = errors.New("cut short: the last line has no newline (its write was interrupted, or is still going on)")
-
 // ReadRecords parses a JSONL trace, as [JSONL] writes it, into its
 // records, in file order. Blank lines are skipped and unknown fields
 // ignored, so a newer trace still reads. A line that is not a record — a
@@ -84,7 +79,7 @@ func ReadRecords(r io.Reader) ([]Record, error) {
 				return
 			}
 			if last && !json.Valid(line) {
-				err = errTorn
+				err = lines.ErrTorn
 			}
 		}
 		bad = append(bad, &LineError{Line: n, Err: err})

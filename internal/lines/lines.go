@@ -11,6 +11,11 @@ import (
 	"io"
 )
 
+// ErrTorn is why a reader skips a last line that has no newline and does
+// not parse: its write was interrupted (a process killed as it wrote it),
+// or is still going on.
+var ErrTorn = errors.New("cut short: the last line has no newline (its write was interrupted, or is still going on)")
+
 // Each calls f with each line of r and its 1-based number, without its
 // end of line ("\n" or "\r\n"). unended reports a line that ends the input
 // without a newline: the last line, cut short if a process was killed as
