@@ -12,7 +12,7 @@ build:
 # Each long stretch says what it does as it starts: the race run prints
 # nothing for minutes while cmd/harness's process tests run (issue 24).
 test: lint
-	@echo "== go test -race: every package under the race detector; minutes on 2 cores, cmd/harness (harness run as processes) about two"
+	@echo "== go test -race: every package under the race detector; minutes on 2 cores, cmd/harness (harness run as processes) about three"
 	$(GO) test -race -shuffle=on -count=1 $(PKGS)
 	$(MAKE) temporal-test
 
