@@ -121,13 +121,14 @@ mcpServers:
 	}
 }
 
-// Issue 24, item 2, across processes: a sub-agent served by harness serve
-// hands its tool a token by ${NAME}, and the tool repeats it. The token is
-// the server's: the calling run never held it, so only the server can keep
-// it from the result it sends, from its own stderr and from its trace.
-func TestE2EAServedChildsToolTokenStaysWithTheServer(t *testing.T) {
-	const token = "servertoken0123456789abcdef"
-	dir := t.TempDir()
+// serverToken is the secret of the server of [serveTokenAgent].
+const serverToken = "servertoken0123456789abcdef"
+
+// serveTokenAgent starts harness serve, with args, serving the agent
+// helper, whose tool show is handed serverToken by ${NAME} and repeats it on
+// its output and its stderr.
+func serveTokenAgent(t *testing.T, args ...string) *served {
+	t.Helper()
 	child := writeFile(t, "child.yaml", `tools:
   - name: show
     description: repeats the token it was given
@@ -135,10 +136,19 @@ func TestE2EAServedChildsToolTokenStaysWithTheServer(t *testing.T) {
     command: [sh, -c, 'echo "tok $T"; echo "tok $T" >&2']
     env: {T: "${TEST_SERVICE_TOKEN}"}
 `)
-	served := writeFile(t, "served.yaml", "tools:\n  - name: helper\n    description: Helps.\n    effect: read\n    agent:\n"+
+	file := writeFile(t, "served.yaml", "tools:\n  - name: helper\n    description: Helps.\n    effect: read\n    agent:\n"+
 		"      instructions: You use your tool and say what it said.\n      tools: "+child+"\n")
+	return serveProcessEnv(t, []string{"TEST_SERVICE_TOKEN=" + serverToken}, append([]string{"--tools", file}, args...)...)
+}
+
+// Issue 24, item 2, across processes: a sub-agent served by harness serve
+// hands its tool a token by ${NAME}, and the tool repeats it. The token is
+// the server's: the calling run never held it, so only the server can keep
+// it from the result it sends, from its own stderr and from its trace.
+func TestE2EAServedChildsToolTokenStaysWithTheServer(t *testing.T) {
+	dir := t.TempDir()
 	srvTrace := filepath.Join(dir, "serve.jsonl")
-	s := serveProcessEnv(t, []string{"TEST_SERVICE_TOKEN=" + token}, "--tools", served, "--trace", srvTrace)
+	s := serveTokenAgent(t, "--trace", srvTrace)
 	parentTools := writeFile(t, "parent.yaml", "tools:\n  - name: helper\n    url: "+s.base+"\n")
 	parentTrace := filepath.Join(dir, "parent.jsonl")
 
@@ -158,7 +168,7 @@ func TestE2EAServedChildsToolTokenStaysWithTheServer(t *testing.T) {
 		outputs[name] = string(data)
 	}
 	for name, out := range outputs {
-		if n := strings.Count(out, token); n > 0 {
+		if n := strings.Count(out, serverToken); n > 0 {
 			t.Errorf("%d copies of the token in %s:\n%s", n, name, out)
 		}
 	}
@@ -167,17 +177,7 @@ func TestE2EAServedChildsToolTokenStaysWithTheServer(t *testing.T) {
 // The result harness serve sends its caller, asked for over the wire: the
 // child's answer quotes what its tool said, the token scrubbed from it.
 func TestE2EHarnessServeScrubsTheResultItSends(t *testing.T) {
-	const token = "servertoken0123456789abcdef"
-	child := writeFile(t, "child.yaml", `tools:
-  - name: show
-    description: repeats the token it was given
-    effect: read
-    command: [sh, -c, 'echo "tok $T"']
-    env: {T: "${TEST_SERVICE_TOKEN}"}
-`)
-	served := writeFile(t, "served.yaml", "tools:\n  - name: helper\n    description: Helps.\n    effect: read\n    agent:\n"+
-		"      instructions: You use your tool and say what it said.\n      tools: "+child+"\n")
-	s := serveProcessEnv(t, []string{"TEST_SERVICE_TOKEN=" + token}, "--tools", served)
+	s := serveTokenAgent(t)
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.base+"/tools/helper", strings.NewReader(`{"arguments":{"task":"q"}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -194,13 +194,13 @@ func TestE2EHarnessServeScrubsTheResultItSends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(body), token); n > 0 {
+	if n := strings.Count(string(body), serverToken); n > 0 {
 		t.Errorf("%d copies of the token in what harness serve sent:\n%s", n, body)
 	}
 	if !strings.Contains(string(body), "tok [redacted]") {
 		t.Errorf("the child's answer does not quote its tool, scrubbed:\n%s", body)
 	}
-	if n := strings.Count(s.log(), token); n > 0 {
+	if n := strings.Count(s.log(), serverToken); n > 0 {
 		t.Errorf("%d copies of the token on the server's stderr:\n%s", n, s.log())
 	}
 }
