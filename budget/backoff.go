@@ -106,31 +106,55 @@ func Decide(sleep time.Duration, src Source, available, floor time.Duration) Del
 }
 
 // NextDelay decides the sleep before retry n (n ≥ 1) after a failed attempt
-// whose response headers were h (nil for a transport error). A valid
-// retry-after-ms or Retry-After replaces the jittered backoff: the retry
-// comes no sooner than the server asked, and a little later by a spread of
-// full jitter (see [Backoff.Spread]), so that the clients a server turned
-// away at one instant do not all come back at the next. A malformed value
-// is reported as the error and the jittered backoff is used, except that
-// one too large to be meaningful counts as exceeding the budget: the
-// server asked us not to come back soon.
+// whose response headers were h (nil for a transport error): it reads them
+// with [ReadRetryAfter] at the time now and decides with [Backoff.Next] on
+// the budget's available time. A malformed value is reported as the error.
 func (b *Budget) NextDelay(bo Backoff, n int, h http.Header) (Delay, error) {
-	ra, ok, err := ParseRetryAfter(h, time.Now())
+	ra, err := ReadRetryAfter(h, time.Now())
+	return bo.Next(n, ra, b.Available(), b.floor), err
+}
+
+// A RetryAfter is what a failed attempt's response said about when to come
+// back, as [ReadRetryAfter] read it: plain data, so that it crosses an
+// activity boundary and a pure caller decides on it (issue 25).
+type RetryAfter struct {
+	Wait     time.Duration `json:",omitempty"` // the server's wait, when Given
+	Given    bool          `json:",omitempty"` // a valid retry-after-ms or Retry-After was sent
+	TooLarge bool          `json:",omitempty"` // one longer than MaxRetryAfter: do not come back soon
+}
+
+// ReadRetryAfter reads the retry-after of h at the time now (see
+// [ParseRetryAfter]). A value too large to be meaningful is reported both
+// as TooLarge and as the error.
+func ReadRetryAfter(h http.Header, now time.Time) (RetryAfter, error) {
+	d, ok, err := ParseRetryAfter(h, now)
+	return RetryAfter{Wait: d, Given: ok, TooLarge: err != nil && isTooLarge(err)}, err
+}
+
+// Next is the sleep policy before retry n (n ≥ 1), as a pure function of
+// what the server said and the time available (remaining − reserve). A
+// given Retry-After replaces the jittered backoff: the retry comes no
+// sooner than the server asked, and a little later by a spread of full
+// jitter (see [Backoff.Spread]), so that the clients a server turned away
+// at one instant do not all come back at the next. A wait too large to be
+// meaningful counts as exceeding the budget: the server asked us not to
+// come back soon. Otherwise the sleep is [Backoff.Jitter]. Every draw is
+// bo.Rand's, so a host that seeds it replays the same sleeps.
+func (bo Backoff) Next(n int, ra RetryAfter, available, floor time.Duration) Delay {
 	switch {
-	case ok:
-		available := b.Available()
-		d := Decide(ra, FromRetryAfter, available, b.floor)
+	case ra.Given:
+		d := Decide(ra.Wait, FromRetryAfter, available, floor)
 		if !d.GiveUp {
-			d.Spread = bo.Spread(n, ra, room(available, b.floor)-ra-1)
+			d.Spread = bo.Spread(n, ra.Wait, room(available, floor)-ra.Wait-1)
 			d.Sleep += d.Spread
 		}
-		return d, nil
-	case err != nil && isTooLarge(err):
+		return d
+	case ra.TooLarge:
 		d := Decide(0, FromRetryAfter, 0, 0)
 		d.Sleep = 0
-		return d, err
+		return d
 	}
-	return Decide(bo.Jitter(n), FromJitter, b.Available(), b.floor), err
+	return Decide(bo.Jitter(n), FromJitter, available, floor)
 }
 
 // Spread returns the jitter added after a server's wait of ra before retry

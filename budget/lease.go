@@ -56,37 +56,42 @@ func (b *Budget) LandingLease(k *Kind, ceiling time.Duration) (Lease, error) {
 
 func (b *Budget) lease(k *Kind, ceiling time.Duration, landing bool) (Lease, error) {
 	now := time.Now()
-	remaining := max(b.deadline.Sub(now), 0)
-	available := remaining
-	if !landing {
-		available -= b.reserve
-	}
 	var p50 time.Duration
 	if k != nil {
 		p50 = k.P50()
 	}
-	granted, capped, rule := Grant(available, b.floor, ceiling, p50)
-	switch rule {
-	case BelowFloor:
-		return Lease{}, b.refuse(k, rule, remaining, available, b.floor)
-	case BelowP50:
-		return Lease{}, b.refuse(k, rule, remaining, granted, p50)
+	l, refused := LeaseAt(max(b.deadline.Sub(now), 0), b.reserve, b.floor, ceiling, p50, landing)
+	if refused != nil {
+		if k != nil {
+			refused.Step = k.Name()
+		}
+		return Lease{}, refused
 	}
-	return Lease{
-		Granted:   granted,
-		Remaining: remaining,
-		Deadline:  now.Add(granted),
-		Capped:    capped,
-		Landing:   landing,
-	}, nil
+	l.Deadline = now.Add(l.Granted)
+	return l, nil
 }
 
-func (b *Budget) refuse(k *Kind, rule Rule, remaining, left, need time.Duration) error {
-	e := &RefusedError{Rule: rule, Remaining: remaining, Left: max(left, 0), Need: need}
-	if k != nil {
-		e.Step = k.Name()
+// LeaseAt is the rule of [Budget.Lease] (landing false) and
+// [Budget.LandingLease] (landing true) on the budget's figures at one
+// instant, for a host that keeps them as data, such as a Temporal
+// workflow, or a machine given time as an argument (issue 25): remaining
+// is the run's time left, never negative. The Lease's Deadline is left
+// zero, for the caller to set to its now plus Granted. A refusal is
+// returned as a [*RefusedError] with no Step, and allocates; a grant does
+// not.
+func LeaseAt(remaining, reserve, floor, ceiling, p50 time.Duration, landing bool) (Lease, *RefusedError) {
+	available := remaining
+	if !landing {
+		available -= reserve
 	}
-	return e
+	granted, capped, rule := Grant(available, floor, ceiling, p50)
+	switch rule {
+	case BelowFloor:
+		return Lease{}, &RefusedError{Rule: rule, Remaining: remaining, Left: max(available, 0), Need: floor}
+	case BelowP50:
+		return Lease{}, &RefusedError{Rule: rule, Remaining: remaining, Left: max(granted, 0), Need: p50}
+	}
+	return Lease{Granted: granted, Remaining: remaining, Capped: capped, Landing: landing}, nil
 }
 
 // Context returns a copy of parent that ends when the lease does. Its

@@ -18,30 +18,34 @@ import "time"
 // makes the child's budget from it.
 func (b *Budget) SliceLease(k *Kind, want, keep time.Duration) (Lease, error) {
 	now := time.Now()
-	remaining := max(b.deadline.Sub(now), 0)
-	keep = max(keep, MulSat(b.floor, 2))
-	left := remaining - b.reserve - keep
-	if left <= b.floor {
-		e := &RefusedError{Rule: ParentKeep, Remaining: remaining, Left: max(remaining-b.reserve, 0), Need: keep + b.floor}
-		e.Step = "agent"
+	l, refused := SliceLeaseAt(max(b.deadline.Sub(now), 0), b.reserve, b.floor, want, keep)
+	if refused != nil {
 		if k != nil {
-			e.Step = k.Name()
+			refused.Step = k.Name()
 		}
-		return Lease{}, e
+		return Lease{}, refused
+	}
+	l.Deadline = now.Add(l.Granted)
+	return l, nil
+}
+
+// SliceLeaseAt is the rule of [Budget.SliceLease] on the budget's figures
+// at one instant, as [LeaseAt] is [Budget.Lease]'s: the Lease's Deadline
+// is left zero for the caller to set, and a refusal's Step says "agent".
+func SliceLeaseAt(remaining, reserve, floor, want, keep time.Duration) (Lease, *RefusedError) {
+	keep = max(keep, MulSat(floor, 2))
+	left := remaining - reserve - keep
+	if left <= floor {
+		return Lease{}, &RefusedError{Rule: ParentKeep, Step: "agent", Remaining: remaining,
+			Left: max(remaining-reserve, 0), Need: keep + floor}
 	}
 	l := Lease{Granted: left, Remaining: remaining}
 	if want > 0 && want < left {
 		l.Granted, l.Capped = want, true
 	}
-	if l.Granted <= b.floor {
-		e := &RefusedError{Rule: BelowFloor, Remaining: remaining, Left: l.Granted, Need: b.floor}
-		e.Step = "agent"
-		if k != nil {
-			e.Step = k.Name()
-		}
-		return Lease{}, e
+	if l.Granted <= floor {
+		return Lease{}, &RefusedError{Rule: BelowFloor, Step: "agent", Remaining: remaining, Left: l.Granted, Need: floor}
 	}
-	l.Deadline = now.Add(l.Granted)
 	return l, nil
 }
 

@@ -197,28 +197,14 @@ type ended struct {
 	why error
 }
 
-// do runs the attempts of c until one succeeds or none may follow.
-//
-// The model client's call, this loop and [cancel.Reconcile] share one
-// schedule — lease, attempt, classify, sleep as the budget decides, again —
-// and its parts are package budget's ([budget.Budget.Lease],
-// [budget.Budget.NextDelay], [budget.Delay.Wait]); the choice between the
-// steps is [decide]'s. They are not one function: the landing call leases
-// from the reserve and never sleeps; a write is reconciled inside this
-// loop by a loop of its own, whose attempt is a status read and whose
-// retry is "still running"; and each reports to its observer at points the
-// others do not have. One loop would take all that as callbacks and flags,
-// and read worse than the three short loops it would replace.
+// do drives c's [CallMachine] until the call ends: it makes the attempts,
+// sleeps, status asks and cancels the machine asks for, feeds back what
+// came of each, and fills the Result as the machine's end says. The rules
+// are all the machine's (issue 25); what is here is I/O, the Observer's
+// records and the words the model reads.
 func (c *call) do(ctx context.Context) Result {
 	spec, run, b := c.t.spec, c.run, c.run.Budget
 	res := Result{Tool: spec.Name, Key: c.key}
-	if err := context.Cause(ctx); err != nil {
-		res.Key = ""
-		res.Outcome = trace.OutcomeOfContext(ctx, watchdog.ErrQuiet)
-		res.Err = "not started: the run has ended"
-		res.Cause = &trace.AttemptError{Step: spec.Kind, Outcome: res.Outcome, Err: err}
-		return res
-	}
 	est := b.Estimates()
 	kind := est.Kind(spec.Kind)
 	if est != c.reg.est {
@@ -227,89 +213,189 @@ func (c *call) do(ctx context.Context) Result {
 	canceller, canCancel := c.t.impl.(cancel.Canceller)
 	canCancel = canCancel && spec.Cancellable // as Register resolved it: the type's, unless turned off
 	status, canStatus := c.t.impl.(cancel.StatusReader)
+	m := NewCallMachine(CallRules{Kind: spec.Kind, Effect: spec.Effect, MaxAttempts: spec.MaxAttempts,
+		Ceiling: spec.Ceiling, Slice: strings.HasPrefix(spec.Kind, AgentKindPrefix),
+		CanCancel: canCancel, CanStatus: canStatus, Backoff: run.Backoff})
 	defer func() {
 		if res.Attempts > 0 {
 			c.signal(trace.Signal{Event: watchdog.ToolResult})
 		}
 	}()
 
-	var last ended
-	for n := 1; ; n++ {
-		var lease budget.Lease
-		var err error
-		if strings.HasPrefix(spec.Kind, AgentKindPrefix) {
-			lease, err = b.SliceLease(kind, spec.Ceiling, run.Keep)
-		} else {
-			lease, err = b.Lease(kind, spec.Ceiling)
-		}
-		if err != nil {
-			c.obs.OnRefused(spec.Kind, string(c.key), n, err)
-			if last.err == nil {
-				res.Key = ""
-				res.Refused, res.Outcome, res.Err, res.Cause = true, trace.GaveUp, refusedMessage, err
-				return res
-			}
-			return c.failed(res, last, "; no retry: "+refusedMessage, errors.Join(last.err, err))
-		}
-		if n == 1 {
-			c.signal(trace.Signal{Event: watchdog.ToolCall})
-		}
-		res.Attempts = n
-		last = c.attempt(ctx, n, lease)
-		d := decide(facts{
-			effect: spec.Effect, n: n, max: spec.MaxAttempts, runEnded: ctx.Err() != nil,
-			canCancel: canCancel, canStatus: canStatus,
-			ok: last.err == nil, cut: last.cut, answered: last.answered,
-		}.heard(last.ans))
-		res.Cancelling = false
-		if d.cancel {
+	var (
+		last     ended
+		raErr    error // the last attempt's malformed Retry-After, for its backoff record
+		answer   cancel.Status
+		ansErr   error        // the last status ask's error
+		said     cancel.State // the last state a status ask said
+		asking   bool         // a reconciliation is under way
+		asks     int          // the status asks it made
+		sent     bool         // the last attempt's cancel went out through the run's group
+		accepted bool         // the last attempt's cancel was answered accepted
+	)
+	cmd := m.Step(CallEvent{Kind: CallStarted, Figures: c.figures(ctx, kind)})
+	for {
+		if cmd.Cancel {
 			switch c.cancel(ctx, canceller) {
 			case trace.CancelStateSent:
-				res.Cancelling = d.state == StateAbandoned
+				sent = true
 			case trace.CancelStateAccepted:
-				if d.state == StateAbandoned {
-					d.state = StateCancelled
-				}
+				accepted = true
 			}
 		}
-		res.State = d.state
-		if d.next == ask {
-			r := cancel.Reconcile(ctx, b, run.Backoff, status, c.key, c.heardBackoff)
-			c.reconciled(r)
-			d = settled(r, n, spec.MaxAttempts)
-			res.State = d.state
-			switch d.next {
-			case succeed:
-				last.ans.Output, last.ans.CutShort = r.Output, false
-			case fail:
-				res.Cancelling = false
-				if r.State == cancel.NeverReceived {
-					return c.failed(res, last, "; it never reached the tool, and no attempts are left", last.err)
-				}
-				res.Outcome = trace.UpstreamError
-				res.Err = fmt.Sprintf("%s failed: its status says the call failed", spec.Name)
-				res.Cause = &trace.AttemptError{Step: spec.Kind, Attempt: n, Outcome: trace.UpstreamError,
-					Err: &ToolError{Message: "status: failed"}}
-				return res
-			case orphan:
-				return c.orphaned(res, last, r.Err)
+		// A first ask the budget refused ends a reconciliation too.
+		noAsk := cmd.End == EndOrphan && cmd.Refused != nil && !asking
+		if noAsk || asking && cmd.Kind != CallAsk && !(cmd.Kind == CallSleep && cmd.Reconciling) {
+			// The reconciliation has ended: report what it learned.
+			asking = false
+			if cmd.Kind == CallDone && cmd.Reconciling && cmd.Delay.GiveUp {
+				c.heardBackoff(asks, cmd.Delay)
 			}
+			state := string(said)
+			if state == "" {
+				state = "unreachable" // no status request was answered
+			}
+			var why error
+			if cmd.End == EndOrphan {
+				why = c.orphanWhy(ctx, cmd, said, ansErr, asks)
+			}
+			c.obs.OnReconcile(spec.Kind, string(c.key), state, asks, why)
 		}
-		switch d.next {
-		case succeed:
-			kind.Observe(last.took)
-			res.Outcome, res.Output, res.CutShort, res.State, res.Cancelling = trace.OK, last.ans.Output, last.ans.CutShort, "", false
-			return res
-		case orphan:
-			return c.orphaned(res, last, last.err)
-		case fail:
-			return c.failed(res, last, "", last.err)
-		}
-		// again: a read to retry, or a write its tool never received.
-		if !c.backoff(ctx, n, last, &res) {
-			return res
+		switch cmd.Kind {
+		case CallAttempt:
+			if cmd.N == 1 {
+				c.signal(trace.Signal{Event: watchdog.ToolCall})
+			}
+			res.Attempts = cmd.N
+			lease := cmd.Lease
+			lease.Deadline = time.Now().Add(lease.Granted)
+			last, sent, accepted = c.attempt(ctx, cmd.N, lease), false, false
+			var ra budget.RetryAfter
+			ra, raErr = budget.ReadRetryAfter(last.ans.Header, time.Now())
+			cmd = m.Step(CallEvent{Kind: AttemptEnded, Figures: c.figures(ctx, kind), Attempt: Attempted{
+				OK: last.err == nil, Cut: last.cut, GaveUp: last.err != nil && last.err.Outcome == trace.GaveUp,
+				Answered: last.answered, NotSent: last.ans.NotSent, Stopped: last.ans.Stopped, Retry: last.ans.Retry,
+				RetryAfter: ra}})
+		case CallSleep:
+			if cmd.Reconciling {
+				c.heardBackoff(cmd.N, cmd.Delay)
+			} else {
+				c.obs.OnBackoff(spec.Kind, string(c.key), cmd.N, cmd.Delay, raErr)
+			}
+			cmd.Delay.Wait(ctx) // the run's end is read off ctx with the figures
+			c.obs.OnBackoffEnd(spec.Kind, string(c.key))
+			cmd = m.Step(CallEvent{Kind: SleepOver, Figures: c.figures(ctx, kind)})
+		case CallAsk:
+			if !asking {
+				asking, said, ansErr, asks = true, "", nil, 0
+			}
+			asks = cmd.N
+			lease := cmd.Lease
+			lease.Deadline = time.Now().Add(lease.Granted)
+			actx, stop := lease.Context(ctx)
+			answer, ansErr = status.Status(actx, c.key)
+			stop()
+			if ansErr == nil {
+				switch answer.State {
+				case cancel.Done, cancel.Failed, cancel.NeverReceived, cancel.Running:
+					said = answer.State
+				}
+			}
+			cmd = m.Step(CallEvent{Kind: StatusAnswered, Figures: c.figures(ctx, kind), Status: answer.State,
+				Unreachable: ansErr != nil})
+		case CallDone:
+			return c.end(ctx, res, last, cmd, kind, answer, ansErr, said, asks, raErr, sent, accepted)
 		}
 	}
+}
+
+// figures reads the run's budget now, for the machine.
+func (c *call) figures(ctx context.Context, kind *budget.Kind) Figures {
+	b := c.run.Budget
+	_, remaining := b.Read()
+	return Figures{Remaining: remaining, Reserve: b.Reserve(), Floor: b.Floor(), P50: kind.P50(),
+		Keep: c.run.Keep, Ended: ctx.Err() != nil}
+}
+
+// end fills res as the machine's last command says the call ended.
+func (c *call) end(ctx context.Context, res Result, last ended, cmd CallCommand, kind *budget.Kind,
+	answer cancel.Status, ansErr error, said cancel.State, asks int, raErr error, sent, accepted bool) Result {
+	spec := c.t.spec
+	res.State = cmd.State
+	if accepted && res.State == StateAbandoned {
+		res.State = StateCancelled
+	}
+	res.Cancelling = sent && res.State == StateAbandoned
+	switch cmd.End {
+	case EndOK:
+		kind.Observe(last.took)
+		if cmd.Status == cancel.Done {
+			last.ans.Output, last.ans.CutShort = answer.Output, false
+		}
+		res.Outcome, res.Output, res.CutShort, res.State, res.Cancelling = trace.OK, last.ans.Output, last.ans.CutShort, "", false
+		return res
+	case EndFailed:
+		return c.failed(res, last, "", last.err)
+	case EndRefused:
+		c.obs.OnRefused(spec.Kind, string(c.key), cmd.N+1, cmd.Refused)
+		if cmd.N == 0 {
+			res.Key = ""
+			res.Refused, res.Outcome, res.Err, res.Cause = true, trace.GaveUp, refusedMessage, cmd.Refused
+			return res
+		}
+		return c.failed(res, last, "; no retry: "+refusedMessage, errors.Join(last.err, cmd.Refused))
+	case EndGaveUp:
+		c.obs.OnBackoff(spec.Kind, string(c.key), cmd.N, cmd.Delay, raErr)
+		return c.failed(res, last, "; no retry: the next attempt would not fit in the time left",
+			&trace.GaveUpError{Step: spec.Kind, Delay: cmd.Delay, Last: last.err})
+	case EndRunEnded:
+		if cmd.N == 0 {
+			res.Key = ""
+			res.Outcome = trace.OutcomeOfContext(ctx, watchdog.ErrQuiet)
+			res.Err = "not started: the run has ended"
+			res.Cause = &trace.AttemptError{Step: spec.Kind, Outcome: res.Outcome, Err: context.Cause(ctx)}
+			return res
+		}
+		return c.failed(res, last, "; no retry: the run has ended", errors.Join(last.err, context.Cause(ctx)))
+	case EndStatusFailed:
+		res.Cancelling = false
+		res.Outcome = trace.UpstreamError
+		res.Err = fmt.Sprintf("%s failed: its status says the call failed", spec.Name)
+		res.Cause = &trace.AttemptError{Step: spec.Kind, Attempt: cmd.N, Outcome: trace.UpstreamError,
+			Err: &ToolError{Message: "status: failed"}}
+		return res
+	case EndNeverReceived:
+		res.Cancelling = false
+		return c.failed(res, last, "; it never reached the tool, and no attempts are left", last.err)
+	}
+	// EndOrphan
+	why := error(last.err)
+	if cmd.Reconciling || cmd.Refused != nil || cmd.Status != "" || cmd.Unreachable || (cmd.Ended && said != "") {
+		why = c.orphanWhy(ctx, cmd, said, ansErr, asks)
+	}
+	return c.orphaned(res, last, why)
+}
+
+// orphanWhy says why a reconciliation left the call an orphan, as
+// [cancel.Reconcile] words it.
+func (c *call) orphanWhy(ctx context.Context, cmd CallCommand, said cancel.State, ansErr error, asks int) error {
+	var err error
+	switch {
+	case ansErr != nil:
+		return ansErr
+	case cmd.Unreachable:
+		return fmt.Errorf("%w: status reader answered state %q", cancel.ErrUnreachable, clip(string(cmd.Status), 64))
+	case cmd.Refused != nil:
+		err = cmd.Refused
+	case cmd.Delay.GiveUp:
+		err = fmt.Errorf("the next ask, after %v, would outlast the budget (%s)", cmd.Delay.Sleep, cmd.Delay.Reason)
+	default:
+		err = context.Cause(ctx)
+	}
+	if said == cancel.Running {
+		return fmt.Errorf("%w after %d asks: %w", cancel.ErrStillRunning, asks, err)
+	}
+	return err
 }
 
 // cancel sends the cancel of the call's cut attempt and returns how it
@@ -369,35 +455,6 @@ func (c *call) heardBackoff(asks int, d budget.Delay) func() {
 		return nil
 	}
 	return func() { c.obs.OnBackoffEnd(step, key) }
-}
-
-// reconciled reports what asking the call's status learned.
-func (c *call) reconciled(r cancel.Resolution) {
-	state := string(r.State)
-	if state == "" {
-		state = "unreachable" // no status request was answered
-	}
-	c.obs.OnReconcile(c.t.spec.Kind, string(c.key), state, r.Asks, r.Err)
-}
-
-// backoff sleeps before attempt n+1 as the budget decides. It reports
-// whether to go on; when not, it has filled res with the last failure.
-func (c *call) backoff(ctx context.Context, n int, last ended, res *Result) bool {
-	spec, b := c.t.spec, c.run.Budget
-	d, raErr := b.NextDelay(c.run.Backoff, n, last.ans.Header)
-	c.obs.OnBackoff(spec.Kind, string(c.key), n, d, raErr)
-	if d.GiveUp {
-		*res = c.failed(*res, last, "; no retry: the next attempt would not fit in the time left",
-			&trace.GaveUpError{Step: spec.Kind, Delay: d, Last: last.err})
-		return false
-	}
-	err := d.Wait(ctx)
-	c.obs.OnBackoffEnd(spec.Kind, string(c.key))
-	if err != nil {
-		*res = c.failed(*res, last, "; no retry: the run has ended", errors.Join(last.err, err))
-		return false
-	}
-	return true
 }
 
 // attempt makes attempt n on lease and classifies how it ended.
