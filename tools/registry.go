@@ -281,6 +281,20 @@ func (r *Registry) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// Validate checks the model's arguments for the tool registered under
+// name against its parameters, compiled once when it was registered, and
+// returns them compacted, exactly as [Registry.Call] sends them: a host
+// that makes the attempts elsewhere (a Temporal worker) checks them by the
+// same rule (issue 25). A name not registered is an [ErrUnknownTool]; a
+// mismatch an [*ArgumentsError].
+func (r *Registry) Validate(name string, args json.RawMessage) (json.RawMessage, error) {
+	reg, ok := r.lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownTool, clip(name, 64))
+	}
+	return reg.validate(args)
+}
+
 // validate checks the model's arguments against the tool's schema and
 // returns them compacted, as they will be sent. Empty arguments are {}:
 // models send "" for tools without parameters.

@@ -14,12 +14,12 @@ import (
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/harness"
+	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
 	"github.com/openai/openai-go/v3"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 )
@@ -54,7 +54,6 @@ type Activities struct {
 	// model is told that nothing will check it later.
 	Journal *cancel.Journal
 
-	schemas sync.Map // tool name → *jsonschema.Schema, compiled once
 }
 
 // Register registers the activities on r under their names.
@@ -288,23 +287,33 @@ func (a *Activities) ToolInfos(ctx context.Context, toolset string) ([]ToolInfo,
 // minted, on the activity's lease, and reports what the tool's Answer
 // said.
 func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolReply, error) {
-	t, _, ok := a.Tools.sub(req.Toolset).lookup(req.Tool)
+	ts := a.Tools.sub(req.Toolset)
+	t, _, ok := ts.lookup(req.Tool)
 	if !ok {
 		return ToolReply{Outcome: trace.Invalid, Answered: true, NotSent: true, Err: fmt.Sprintf("unknown tool %q", req.Tool)}, nil
 	}
-	args, err := a.validate(t.Spec(), req.Args)
+	// The arguments are checked by the toolset's own registry, whose
+	// schemas are compiled per tool of that toolset: a sub-agent's tool
+	// is never checked against its parent's tool of the same name (issue
+	// 25).
+	args, err := ts.Registry.Validate(req.Tool, req.Args)
 	if err != nil {
 		return ToolReply{Outcome: trace.Invalid, Answered: true, NotSent: true, Err: err.Error()}, nil
 	}
 	lease := leaseOf(ctx)
-	return withHeartbeat(ctx, func() ToolReply {
+	reply := withHeartbeat(ctx, func() ToolReply {
 		actx, stop := lease.Context(ctx)
 		defer stop()
 		p := newProgressor(ctx, t.Spec())
 		defer p.stop()
 		call := &tools.Call{Key: cancel.Key(req.Key), Args: args, N: req.Attempt, Lease: lease, Budget: localBudget(lease.Granted), Heard: p.heard}
 		return replyOf(actx, t.Spec().Name, t.Attempt(actx, call))
-	}), nil
+	})
+	// What a tool says back may quote a secret: the attempt's message is
+	// redacted before the workflow records it, as harness run's records
+	// are (issue 25).
+	reply.Err = redact.Secrets(reply.Err, a.Model.APIKey)
+	return reply, nil
 }
 
 // replyOf classifies an attempt's Answer as package tools' call loop
@@ -336,7 +345,7 @@ func replyOf(actx context.Context, name string, ans tools.Answer) ToolReply {
 		}
 		r.Err = name + " failed: " + clip(msg, 1024)
 	}
-	r.RetryAfter = retryAfter(ans.Header)
+	r.RetryAfter, _ = budget.ReadRetryAfter(ans.Header, time.Now())
 	return r
 }
 
@@ -380,59 +389,6 @@ func (a *Activities) ToolCancel(ctx context.Context, req StatusRequest) (string,
 		return string(trace.CancelStateUnknown), nil
 	}
 	return string(trace.CancelStateFailed), nil
-}
-
-// validate checks the model's arguments against the tool's schema and
-// compacts them, as package tools' registry does before a call (its check
-// is unexported, so it is repeated here; see the package doc).
-func (a *Activities) validate(spec tools.Spec, args json.RawMessage) (json.RawMessage, error) {
-	if len(args) > tools.MaxArguments {
-		return nil, fmt.Errorf("%s: arguments larger than %d bytes", spec.Name, tools.MaxArguments)
-	}
-	if len(bytes.TrimSpace(args)) == 0 {
-		args = json.RawMessage(`{}`)
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, args); err != nil {
-		return nil, fmt.Errorf("%s: arguments are not JSON: %w", spec.Name, err)
-	}
-	s, err := a.schema(spec)
-	if err != nil {
-		return nil, err
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		return nil, fmt.Errorf("%s: arguments are not JSON: %w", spec.Name, err)
-	}
-	if err := s.Validate(inst); err != nil {
-		return nil, fmt.Errorf("%s: arguments do not match its parameters: %s", spec.Name, clip(err.Error(), 2048))
-	}
-	return buf.Bytes(), nil
-}
-
-func (a *Activities) schema(spec tools.Spec) (*jsonschema.Schema, error) {
-	if s, ok := a.schemas.Load(spec.Name); ok {
-		return s.(*jsonschema.Schema), nil
-	}
-	params := spec.Parameters
-	if len(params) == 0 {
-		params = json.RawMessage(`{"type":"object"}`)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
-	if err != nil {
-		return nil, fmt.Errorf("%s: its parameters are not JSON: %w", spec.Name, err)
-	}
-	c := jsonschema.NewCompiler()
-	loc := "mem://" + spec.Name + ".json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, err
-	}
-	s, err := c.Compile(loc)
-	if err != nil {
-		return nil, fmt.Errorf("%s: its parameters do not compile: %w", spec.Name, err)
-	}
-	a.schemas.Store(spec.Name, s)
-	return s, nil
 }
 
 func clip(s string, n int) string {

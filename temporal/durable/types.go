@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
@@ -163,7 +164,10 @@ type ToolReply struct {
 	Stopped  bool
 	CutShort bool
 
-	RetryAfter time.Duration
+	// RetryAfter is what the attempt's response said about when to come
+	// back, read on the worker when it arrived; the workflow's call
+	// machine decides on it, with harness run's rule (issue 25).
+	RetryAfter budget.RetryAfter
 }
 
 // StatusRequest asks how the call with Key went, by its key.

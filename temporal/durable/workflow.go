@@ -11,6 +11,7 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/tools"
@@ -67,6 +68,10 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 		workflow.Go(watch, r.forwardLoop)
 	}
 	res := r.run(ctx, work)
+	// The cancels the run sent are waited for now that it has landed, each
+	// bounded by its lease (SPEC §5: cancelling is not waiting).
+	cctx, _ := workflow.NewDisconnectedContext(ctx)
+	r.cancels.Wait(cctx)
 	r.quiet.stopped = true
 	stopWatch()
 	stopWork()
@@ -109,6 +114,12 @@ type run struct {
 	// SideEffect, so a replay draws the same sleeps.
 	rng *rand.Rand
 
+	// cancels are the cancels of cut calls still unanswered, which the
+	// run waits for once it has landed; accepted holds the keys whose
+	// cancel the tool accepted.
+	cancels  workflow.WaitGroup
+	accepted map[string]bool
+
 	quiet    quietClock
 	stopWork workflow.CancelFunc // ends the work context: the quiet clock fired
 	events   int64               // a sub-agent's semantic events, which its parent hears (forwardLoop)
@@ -127,7 +138,8 @@ func newRun(ctx workflow.Context, in Input) *run {
 	if in.Quiet <= 0 {
 		in.Quiet = watchdog.DefaultQuiet
 	}
-	r := &run{in: in, runID: in.RunID, total: in.Budget, reserve: in.Reserve, floor: in.Floor}
+	r := &run{in: in, runID: in.RunID, total: in.Budget, reserve: in.Reserve, floor: in.Floor,
+		cancels: workflow.NewWaitGroup(ctx), accepted: map[string]bool{}}
 	if r.runID == "" {
 		r.runID = workflow.GetInfo(ctx).WorkflowExecution.ID
 	}
@@ -629,30 +641,46 @@ func (r *run) finish(ctx workflow.Context, res landing.Result) landing.Result {
 }
 
 // callAll makes the tool calls of one turn and returns each one's tool
-// message. In explore they run side by side, Parallel at a time; later,
-// one after another (no new parallel branches, SPEC §3).
+// message. In explore they run side by side, Parallel at a time, as a
+// sliding window: a call starts as soon as one in flight ends, as
+// harness's CallAll has them (issue 25: no fixed batches). The phase is
+// asked again before each call starts: a call that waited for a slot while
+// the run left explore is a new branch, so it waits for the calls in
+// flight to end and then runs alone (SPEC §3).
 func (r *run) callAll(ctx workflow.Context, asked []ToolCall) []string {
-	r.advance(ctx) // the phase now, not the one the model turn started in
 	out := make([]string, len(asked))
 	calls := make([]landing.Call, len(asked))
-	width := 1
-	if r.phase == landing.Explore {
-		width = r.in.Parallel
-	}
-	for lo := 0; lo < len(asked); lo += width {
-		hi := min(lo+width, len(asked))
-		wg := workflow.NewWaitGroup(ctx)
-		for i := lo; i < hi; i++ {
-			wg.Add(1)
-			workflow.Go(ctx, func(ctx workflow.Context) {
-				defer wg.Done()
-				out[i], calls[i] = r.call(ctx, asked[i])
-			})
+	// The waits are not cut by ctx: a call that finds the run stopping
+	// still owes the model its result, which it gives at once; every
+	// call's goroutine ends, a cancelled run's too, since its activities
+	// end with the cancellation and their cleanup is disconnected.
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	wg := workflow.NewWaitGroup(ctx)
+	inFlight := 0
+	for i := range asked {
+		r.advance(ctx) // the phase now, not the one the model turn started in
+		width := 1
+		if r.phase == landing.Explore {
+			width = max(r.in.Parallel, 1)
 		}
-		// Every call's goroutine ends, a cancelled run's too: its activities
-		// end with the cancellation, and their cleanup is disconnected.
-		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		wg.Wait(dctx)
+		_ = workflow.Await(dctx, func() bool { return inFlight < width }) // dctx is never done
+		r.advance(ctx)
+		if r.phase != landing.Explore {
+			_ = workflow.Await(dctx, func() bool { return inFlight == 0 })
+		}
+		inFlight++
+		wg.Add(1)
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			defer wg.Done()
+			defer func() { inFlight-- }()
+			out[i], calls[i] = r.call(ctx, asked[i])
+		})
+	}
+	wg.Wait(dctx)
+	for i := range calls {
+		if r.accepted[calls[i].Key] && calls[i].State == stateAbandoned {
+			calls[i].State = stateCancelled // its cancel was accepted while the turn's calls ran
+		}
 	}
 	r.calls = append(r.calls, calls...)
 	return out
@@ -686,16 +714,12 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 	if t.Agent != nil {
 		return r.agentCall(ctx, tc, t, lc, kind)
 	}
-	maxAttempts := spec.MaxAttempts
-	if maxAttempts <= 0 {
-		maxAttempts = tools.DefaultMaxAttempts
-	}
 	refused := func(n int, reason string) (string, landing.Call) {
 		r.record(ctx, trace.Record{Event: trace.Refused, Step: kind, StepIndex: r.step, Attempt: n, ResendCount: n - 1, Key: string(lc.Key), CallID: tc.ID, Reason: reason})
 		lc.Outcome, lc.Summary = landing.Refused, "not started: not enough time"
 		return "error: not started: not enough time", lc
 	}
-	_, remaining, available := r.clock(ctx)
+	_, remaining, _ := r.clock(ctx)
 	switch {
 	case r.phase >= landing.Narrow && spec.Speculative, r.phase == landing.Land:
 		return refused(1, "gated")
@@ -710,87 +734,128 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 	}
 	key := mintKey(ctx)
 	lc.Key = string(key)
-	var last ToolReply
-	for n := 1; ; n++ {
-		_, _, available = r.clock(ctx)
-		granted, capped, rule := budget.Grant(available, r.floor, spec.Ceiling, spec.P50)
-		if rule != 0 {
-			if n == 1 {
-				content, lc := refused(n, rule.String())
-				lc.Key = "" // no attempt was made: the key named nothing
-				return content, lc
-			}
-			r.record(ctx, trace.Record{Event: trace.Refused, Step: kind, StepIndex: r.step, Attempt: n, ResendCount: n - 1, Key: string(key), CallID: tc.ID, Reason: rule.String()})
-			return r.failed(lc, last, "; no retry: not enough time")
+	// The rules of the call are package tools' call machine's, the very
+	// ones harness run follows (issue 25); this drives it with activities,
+	// one timer and the run's records.
+	m := tools.NewCallMachine(tools.CallRules{Kind: kind, Effect: spec.Effect, MaxAttempts: spec.MaxAttempts,
+		Ceiling: spec.Ceiling, CanCancel: t.CanCancel, CanStatus: t.CanStatus,
+		Backoff: budget.Backoff{Rand: r.rng.Int64N}})
+	var (
+		last       ToolReply
+		st         StatusReply
+		base       trace.Record
+		cancelling bool // the cut attempt's cancel went out, its answer not waited for
+	)
+	cmd := m.Step(tools.CallEvent{Kind: tools.CallStarted, Figures: r.figures(ctx, spec.P50)})
+	for {
+		if cmd.Cancel {
+			r.cancel(ctx, kind, spec.Name, key, cmd.CancelLease)
+			cancelling = true
 		}
-		base := trace.Record{Step: kind, StepIndex: r.step, Attempt: n, ResendCount: n - 1, Key: string(key), CallID: tc.ID}
-		last = r.toolAttempt(ctx, base, granted, capped, ToolRequest{Toolset: r.in.Toolset, Tool: spec.Name, Key: string(key), Args: tc.Arguments, Attempt: n})
-		_, _, available = r.clock(ctx)
-		d := decide(facts{
-			write: spec.Effect != tools.Read, n: n, max: maxAttempts, runEnded: available <= r.floor || ctx.Err() != nil,
-			canCancel: t.CanCancel, canStatus: t.CanStatus,
-			ok: last.Outcome == trace.OK, cut: last.Cut, sent: !last.NotSent, stopped: last.Stopped,
-			answered: last.Answered, retry: last.Retry,
-		})
-		lc.State = d.state
-		if d.cancel {
-			if r.cancel(ctx, kind, spec.Name, key) == string(trace.CancelStateAccepted) && lc.State == stateAbandoned {
-				lc.State = stateCancelled
+		switch cmd.Kind {
+		case tools.CallAttempt:
+			base = trace.Record{Step: kind, StepIndex: r.step, Attempt: cmd.N, ResendCount: cmd.N - 1, Key: string(key), CallID: tc.ID}
+			last, cancelling = r.toolAttempt(ctx, base, cmd.Lease.Granted, ToolRequest{Toolset: r.in.Toolset, Tool: spec.Name, Key: string(key), Args: tc.Arguments, Attempt: cmd.N}), false
+			cmd = m.Step(tools.CallEvent{Kind: tools.AttemptEnded, Figures: r.figures(ctx, spec.P50), Attempt: tools.Attempted{
+				OK: last.Outcome == trace.OK, Cut: last.Cut, GaveUp: last.Outcome == trace.GaveUp, Answered: last.Answered,
+				NotSent: last.NotSent, Stopped: last.Stopped, Retry: last.Retry, RetryAfter: last.RetryAfter}})
+		case tools.CallSleep:
+			rec := base
+			if cmd.Reconciling {
+				rec = trace.Record{Step: kind, StepIndex: r.step, Attempt: cmd.N, Key: string(key), Reconciling: true}
 			}
-		}
-		if d.next == ask {
-			st := r.reconcile(ctx, kind, spec.Name, key)
-			d = settled(cancel.State(st.State), n, maxAttempts)
-			lc.State = d.state
-			switch d.next {
-			case succeed:
-				last.Output, last.CutShort, last.Err = st.Output, false, ""
-			case fail:
-				if st.State == string(cancel.Failed) {
-					last.Err = spec.Name + " failed: its status says the call failed"
-				}
+			r.backoff(ctx, rec, cmd.Delay)
+			cmd = m.Step(tools.CallEvent{Kind: tools.SleepOver, Figures: r.figures(ctx, spec.P50)})
+		case tools.CallAsk:
+			st = r.ask(ctx, kind, spec.Name, key, cmd.Lease.Granted)
+			cmd = m.Step(tools.CallEvent{Kind: tools.StatusAnswered, Figures: r.figures(ctx, spec.P50),
+				Status: cancel.State(st.State), Unreachable: st.Err != ""})
+		case tools.CallDone:
+			lc.State = string(cmd.State)
+			if lc.State == stateAbandoned && r.accepted[string(key)] {
+				lc.State, cancelling = stateCancelled, false
 			}
-		}
-		switch d.next {
-		case succeed:
-			lc.Outcome, lc.State, lc.Summary = landing.Done, "", clip(string(last.Output), 200)
-			content := string(last.Output)
-			if last.CutShort {
-				content += "\n[output cut short]"
-			}
-			return content, lc
-		case orphan:
-			lc.Outcome, lc.State, lc.Summary = landing.Interrupted, stateOrphaned, "outcome unknown"
-			j := r.journal(ctx, OrphanRequest{Toolset: r.in.Toolset, RunID: r.runID, Tool: spec.Name, Kind: kind, Key: string(key), Args: tc.Arguments})
-			lc.Unreachable, lc.Next = !j.Journaled || !j.Reachable, j.Next
-			r.record(ctx, trace.Record{Event: trace.Orphan, Step: kind, StepIndex: r.step, Key: string(key), State: "open", Message: j.Err})
-			// The model is told "recorded" only when the journal holds it.
-			if j.Journaled {
-				return fmt.Sprintf("error: %s: no answer in time, and whether it took effect is unknown; "+
-					"it is recorded for reconciliation under key %s: do not repeat it", spec.Name, key), lc
-			}
-			return fmt.Sprintf("error: %s: no answer in time, and whether it took effect is unknown; "+
-				"it was NOT recorded for reconciliation (%s), so nothing will check it later: "+
-				"do not repeat it; tell the user it may have happened, under key %s", spec.Name, j.Err, key), lc
-		case fail:
-			return r.failed(lc, last, "")
-		}
-		if !r.backoff(ctx, base, r.delay(ctx, n, last.RetryAfter)) {
-			if ctx.Err() != nil {
-				return r.failed(lc, last, "; no retry: "+r.stopped())
-			}
-			return r.failed(lc, last, "; no retry: the next attempt would not fit in the time left")
+			return r.callEnded(ctx, tc, lc, cmd, last, st, cancelling, base)
 		}
 	}
 }
 
-// failed ends a call that failed with its last attempt's error.
-func (r *run) failed(lc landing.Call, last ToolReply, suffix string) (string, landing.Call) {
+// figures reads the run's budget now, for the call machine; p50 is the
+// tool's.
+func (r *run) figures(ctx workflow.Context, p50 time.Duration) tools.Figures {
+	_, remaining, _ := r.clock(ctx)
+	return tools.Figures{Remaining: remaining, Reserve: r.reserve, Floor: r.floor, P50: p50, Ended: ctx.Err() != nil}
+}
+
+// callEnded writes the tool message and the landing record of a call the
+// machine ended with cmd.
+func (r *run) callEnded(ctx workflow.Context, tc ToolCall, lc landing.Call, cmd tools.CallCommand, last ToolReply,
+	st StatusReply, cancelling bool, base trace.Record) (string, landing.Call) {
+	name, kind, key := tc.Name, base.Step, lc.Key
+	switch cmd.End {
+	case tools.EndOK:
+		if cmd.Status == cancel.Done {
+			last.Output, last.CutShort = st.Output, false
+		}
+		lc.Outcome, lc.State, lc.Summary = landing.Done, "", clip(string(last.Output), 200)
+		content := string(last.Output)
+		if last.CutShort {
+			content += "\n[output cut short]"
+		}
+		return content, lc
+	case tools.EndRefused:
+		rec := trace.Record{Event: trace.Refused, Step: kind, StepIndex: r.step, Attempt: cmd.N + 1, ResendCount: cmd.N,
+			Key: key, CallID: tc.ID, Reason: cmd.Refused.Rule.String()}
+		if cmd.N == 0 {
+			rec.Key, lc.Key = "", "" // no attempt was made: the key named nothing
+			r.record(ctx, rec)
+			lc.Outcome, lc.Summary = landing.Refused, "not started: not enough time"
+			return "error: not started: not enough time", lc
+		}
+		r.record(ctx, rec)
+		return r.failed(lc, last, "; no retry: not enough time", cancelling)
+	case tools.EndGaveUp:
+		r.backoff(ctx, base, cmd.Delay) // records the give-up, sleeps nothing
+		return r.failed(lc, last, "; no retry: the next attempt would not fit in the time left", cancelling)
+	case tools.EndRunEnded:
+		return r.failed(lc, last, "; no retry: "+r.stopped(), cancelling)
+	case tools.EndStatusFailed:
+		last.Err = name + " failed: its status says the call failed"
+		return r.failed(lc, last, "", false)
+	case tools.EndNeverReceived:
+		return r.failed(lc, last, "; it never reached the tool, and no attempts are left", false)
+	case tools.EndFailed:
+		return r.failed(lc, last, "", cancelling)
+	}
+	// An orphan.
+	if cmd.Reconciling && cmd.Delay.GiveUp {
+		r.backoff(ctx, trace.Record{Step: kind, StepIndex: r.step, Attempt: cmd.N, Key: key, Reconciling: true}, cmd.Delay)
+	}
+	lc.Outcome, lc.State, lc.Summary = landing.Interrupted, stateOrphaned, "outcome unknown"
+	j := r.journal(ctx, OrphanRequest{Toolset: r.in.Toolset, RunID: r.runID, Tool: name, Kind: kind, Key: key, Args: tc.Arguments})
+	lc.Unreachable, lc.Next = !j.Journaled || !j.Reachable, j.Next
+	r.record(ctx, trace.Record{Event: trace.Orphan, Step: kind, StepIndex: r.step, Key: key, State: "open", Message: j.Err})
+	// The model is told "recorded" only when the journal holds it.
+	if j.Journaled {
+		return fmt.Sprintf("error: %s: no answer in time, and whether it took effect is unknown; "+
+			"it is recorded for reconciliation under key %s: do not repeat it", name, key), lc
+	}
+	return fmt.Sprintf("error: %s: no answer in time, and whether it took effect is unknown; "+
+		"it was NOT recorded for reconciliation (%s), so nothing will check it later: "+
+		"do not repeat it; tell the user it may have happened, under key %s", name, j.Err, key), lc
+}
+
+// failed ends a call that failed with its last attempt's error; a call
+// left abandoned whose cancel went out unanswered says so, as harness
+// run's does.
+func (r *run) failed(lc landing.Call, last ToolReply, suffix string, cancelling bool) (string, landing.Call) {
 	msg := last.Err + suffix
-	switch lc.State {
-	case stateCancelled:
+	switch {
+	case lc.State == stateCancelled:
 		msg += "; it was cancelled"
-	case stateAbandoned:
+	case lc.State == stateAbandoned && cancelling:
+		msg += "; a cancel was sent, with no answer yet, so it may still be running"
+	case lc.State == stateAbandoned:
 		msg += "; it could not be cancelled and may still be running"
 	}
 	lc.Outcome, lc.Summary = landing.Failed, clip(msg, 200)
@@ -803,7 +868,7 @@ func (r *run) failed(lc landing.Call, last ToolReply, suffix string) (string, la
 // toolAttempt schedules one tool attempt on a lease of granted and
 // records it. An attempt its lease or a dead worker ended is cut: its
 // call may have reached the tool and may still be running.
-func (r *run) toolAttempt(ctx workflow.Context, base trace.Record, granted time.Duration, capped bool, req ToolRequest) ToolReply {
+func (r *run) toolAttempt(ctx workflow.Context, base trace.Record, granted time.Duration, req ToolRequest) ToolReply {
 	start := base
 	start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
 	r.record(ctx, start)
@@ -833,17 +898,11 @@ func (r *run) toolAttempt(ctx workflow.Context, base trace.Record, granted time.
 			// Another worker may make a read again, with the same key.
 			reply = ToolReply{Outcome: trace.UpstreamError, Cut: true, Retry: true, Err: req.Tool + ": the worker making the call stopped"}
 		default:
-			reply = ToolReply{Outcome: trace.UpstreamError, Err: req.Tool + " failed: " + err.Error()}
+			reply = ToolReply{Outcome: trace.UpstreamError, Err: req.Tool + " failed: " + redact.Secrets(err.Error())}
 		}
 	}
 	if reply.Outcome == trace.OK || reply.Answered {
 		r.heard(ctx) // a tool result returned
-	}
-	if reply.Cut && reply.Outcome == trace.GaveUp {
-		// A cut is a per-attempt timeout, which SPEC §2 retries, only when
-		// the tool's ceiling set the lease; one the budget set leaves no
-		// time for another.
-		reply.Retry = capped
 	}
 	end := start
 	end.Event, end.Outcome, end.Status = trace.AttemptEnd, reply.Outcome, reply.Status
@@ -894,20 +953,42 @@ func (r *run) awaitTool(ctx workflow.Context, granted time.Duration, req ToolReq
 // heartbeat loop, and its answer's way back.
 const cancelWait = 2 * CancelWithin
 
-// cancel asks the tool to stop a cut call, on a landing lease of its own
-// (cleanup may spend the reserve), and records the answer.
-func (r *run) cancel(ctx workflow.Context, kind, tool string, key cancel.Key) string {
+// cancel sends the cancel of a cut call on lease, a landing lease of its
+// own (cleanup may spend the reserve), and does not wait for its answer
+// (SPEC §5: cancelling is not waiting; issue 25: a hung cancel blocked
+// the call up to a second): the cancel_sent record says it went out, and
+// a second says how it settled when it does, which, accepted, makes a
+// call left abandoned cancelled. The run waits for its cancels only once
+// it has landed.
+func (r *run) cancel(ctx workflow.Context, kind, tool string, key cancel.Key, lease budget.Lease) {
 	ctx, _ = workflow.NewDisconnectedContext(ctx) // cleanup outlives a cancelled run
-	_, remaining, _ := r.clock(ctx)
-	granted, _, rule := budget.Grant(remaining, r.floor, cancelLease, 0)
-	state := string(trace.CancelStateFailed)
-	if rule == 0 {
-		if err := workflow.ExecuteActivity(options(ctx, granted), CancelActivity, StatusRequest{Toolset: r.in.Toolset, Tool: tool, Key: string(key)}).Get(ctx, &state); err != nil {
-			state = string(trace.CancelStateFailed)
-		}
+	rec := trace.Record{Event: trace.CancelSent, Step: kind, StepIndex: r.step, Key: string(key), GrantedMs: lease.Granted.Milliseconds()}
+	if lease.Granted <= 0 {
+		rec.State, rec.Message = string(trace.CancelStateFailed), "no time to send it"
+		r.record(ctx, rec)
+		return
 	}
-	r.record(ctx, trace.Record{Event: trace.CancelSent, Step: kind, StepIndex: r.step, Key: string(key), State: state, GrantedMs: granted.Milliseconds()})
-	return state
+	f := workflow.ExecuteActivity(options(ctx, lease.Granted), CancelActivity, StatusRequest{Toolset: r.in.Toolset, Tool: tool, Key: string(key)})
+	rec.State = string(trace.CancelStateSent)
+	r.record(ctx, rec)
+	r.cancels.Add(1)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		defer r.cancels.Done()
+		state := string(trace.CancelStateFailed)
+		if err := f.Get(ctx, &state); err != nil {
+			state, rec.Message = string(trace.CancelStateFailed), redact.Secrets(err.Error())
+		}
+		if state == string(trace.CancelStateAccepted) {
+			r.accepted[string(key)] = true
+			for i := range r.calls {
+				if c := &r.calls[i]; c.Key == string(key) && c.State == stateAbandoned {
+					c.State = stateCancelled
+				}
+			}
+		}
+		rec.State, rec.GrantedMs = state, 0
+		r.record(ctx, rec)
+	})
 }
 
 // journal appends an orphan to the worker's journal, on a landing lease
@@ -915,7 +996,7 @@ func (r *run) cancel(ctx workflow.Context, kind, tool string, key cancel.Key) st
 func (r *run) journal(ctx workflow.Context, req OrphanRequest) OrphanReply {
 	ctx, _ = workflow.NewDisconnectedContext(ctx) // cleanup outlives a cancelled run
 	_, remaining, _ := r.clock(ctx)
-	granted, _, rule := budget.Grant(remaining, r.floor, cancelLease, 0)
+	granted, _, rule := budget.Grant(remaining, r.floor, journalLease, 0)
 	if rule != 0 {
 		return OrphanReply{Err: "no time to journal it: " + rule.String()}
 	}
@@ -926,38 +1007,22 @@ func (r *run) journal(ctx workflow.Context, req OrphanRequest) OrphanReply {
 	return j
 }
 
-// cancelLease bounds a cancel request, and an orphan's journal entry.
-const cancelLease = time.Second
+// journalLease bounds an orphan's journal entry.
+const journalLease = time.Second
 
-// reconcile learns the outcome of a cut write by asking its tool, by its
-// key, never by sending it again (SPEC §5): each ask on a work lease of
-// at most cancel.StatusLease; running is asked again after a backoff on
-// the budget; no time, an unreachable tool or still running when the
-// budget says stop make an orphan (State empty or running).
-func (r *run) reconcile(ctx workflow.Context, kind, tool string, key cancel.Key) StatusReply {
-	for asks := 1; ; asks++ {
-		_, _, available := r.clock(ctx)
-		granted, _, rule := budget.Grant(available, r.floor, cancel.StatusLease, 0)
-		if rule != 0 {
-			return StatusReply{Err: "no time to ask: " + rule.String()}
-		}
-		var st StatusReply
-		if err := workflow.ExecuteActivity(options(ctx, granted), StatusActivity, StatusRequest{Toolset: r.in.Toolset, Tool: tool, Key: string(key)}).Get(ctx, &st); err != nil {
-			st = StatusReply{Err: err.Error()}
-		}
-		state := st.State
-		if st.Err != "" {
-			state = "unreachable"
-		}
-		r.record(ctx, trace.Record{Event: trace.Reconcile, Step: kind, StepIndex: r.step, Key: string(key), State: state, Message: st.Err})
-		if st.Err != "" || st.State != string(cancel.Running) {
-			return st
-		}
-		rec := trace.Record{Step: kind, StepIndex: r.step, Attempt: asks, Key: string(key), Reconciling: true}
-		if !r.backoff(ctx, rec, r.delay(ctx, asks, 0)) {
-			return st
-		}
+// ask asks the tool, by its key, how a cut write went, on a work lease of
+// granted, never sending it again (SPEC §5), and records the answer.
+func (r *run) ask(ctx workflow.Context, kind, tool string, key cancel.Key, granted time.Duration) StatusReply {
+	var st StatusReply
+	if err := workflow.ExecuteActivity(options(ctx, granted), StatusActivity, StatusRequest{Toolset: r.in.Toolset, Tool: tool, Key: string(key)}).Get(ctx, &st); err != nil {
+		st = StatusReply{Err: err.Error()}
 	}
+	state := st.State
+	if st.Err != "" {
+		state = "unreachable"
+	}
+	r.record(ctx, trace.Record{Event: trace.Reconcile, Step: kind, StepIndex: r.step, Key: string(key), State: state, Message: redact.Secrets(st.Err)})
+	return st
 }
 
 // systemPrompt is the harness's own (harness/loop.go, unexported there).
