@@ -108,26 +108,29 @@
 //
 // # Retries and writes
 //
-// What follows an attempt is decided by one pure function of what the
-// loop knows — the effect, whether the attempt was cut, whether the call
-// may have reached the tool, whether its work stopped, whether the tool
-// said how it failed, what the tool can do, the attempts left, whether
-// the run has ended — tested for every combination; the loop only
-// performs it. Only reads are retried — and a write whose tool knows it
+// What follows an attempt is decided by the call machine (see # The call
+// machine below) from what the attempt said — whether it was cut, whether
+// the call may have reached the tool, whether its work stopped, whether
+// the tool said how it failed — and what the call knows: the effect, what
+// the tool can do, the attempts left, whether the run has ended; it is
+// tested for every combination, and Call only performs it. Only reads are retried — and a write whose tool knows it
 // never reached it ([Answer.NotSent]: nothing of it can have happened, as
 // for one whose status says never received), with its key — at most
 // MaxAttempts times (default 3), on what SPEC §2 retries ([trace.Retryable]): transport errors, 408,
 // 429, 500, 502, 503, 504, a stream that ended without a result, and an
 // attempt cut by its own lease ([budget.ErrLeaseExpired]); and on an error
 // event marked retryable. Never after the run's context ended. The sleep
-// between attempts is decided by [budget.Budget.NextDelay], honouring
-// Retry-After; a sleep that would outlast the budget ends the call at once
-// with a [*trace.GaveUpError].
+// between attempts is [budget.Backoff.Next]'s: full jitter, or a server's
+// Retry-After as a floor spread by a little jitter of [Run.Backoff]'s
+// source; a sleep that would outlast the budget, or a Retry-After too
+// large to be meaningful, ends the call at once with a
+// [*trace.GaveUpError] whose cause is the budget
+// (retry_after_exceeds_budget, backoff_exceeds_budget).
 //
 // A write whose attempt was cut, or whose connection broke after the
 // request went out, may or may not have happened. It is never sent again
 // blindly. When its tool can say how it went ([cancel.StatusReader]), its
-// status is asked ([cancel.Reconcile]): done, its output is the result;
+// status is asked, by [cancel.Reconcile]'s rule: done, its output is the result;
 // failed, the call failed; never received, it is sent again with the same
 // key, as an attempt under MaxAttempts; still running when the budget says
 // stop, or the status unreachable, an orphan. A write whose tool cannot be
@@ -146,6 +149,34 @@
 // for reconciliation" only when the journal holds it; with no journal, or
 // an append that failed, it is told the outcome is unknown, that it was
 // NOT recorded, and not to repeat it.
+//
+// # The call machine
+//
+// The rules of one logical call are a pure state machine, [CallMachine],
+// which both hosts of a run drive: [Registry.Call] here, with goroutines
+// and timers, and the Temporal workflow of temporal/durable, with
+// activities and one workflow timer (issue 25: the two had drifted apart).
+// It reads no clock, starts no goroutine, takes no lock and does no I/O:
+// the host gives it [CallEvent]s — started, an attempt ended as its
+// Answer said ([Attempted]), a status answered, a sleep over — each with
+// the run's budget [Figures] at that moment, and does what the
+// [CallCommand] each [CallMachine.Step] returns says: attempt N with its
+// lease ([budget.LeaseAt], a sub-agent's [budget.SliceLeaseAt]) and the
+// call's key, sleep (the quiet clock paused), ask the status by key, and
+// finally done, with how it ended ([CallEnd]) and the [State] it is left
+// in; any command may first ask for the cut attempt's cancel, which is
+// sent and never waited for. Its only randomness is
+// [CallRules].Backoff.Rand, which a workflow seeds once so that a replay
+// draws the same sleeps. Events and commands are plain structs that
+// encode as JSON; a step allocates nothing unless the budget refuses.
+// [Registry.Validate] is the argument check a host that makes attempts
+// elsewhere uses.
+//
+//	m := tools.NewCallMachine(tools.CallRules{Kind: "tool:fetch", Effect: tools.Read, Ceiling: 2 * time.Second})
+//	cmd := m.Step(tools.CallEvent{Kind: tools.CallStarted, Figures: figures()})
+//	for cmd.Kind != tools.CallDone {
+//		// perform cmd, then m.Step the event it ended with
+//	}
 //
 // # Cancellation
 //

@@ -287,3 +287,53 @@ func TestResolveServerFillsOnlyItsOwnEntriesWithinItsContext(t *testing.T) {
 		}
 	})
 }
+
+// A server's Retry-After in process, by the call machine's rule, the one
+// the Temporal workflow follows too (issue 25): too large to be
+// meaningful gives up at once, its cause the budget's; one that fits is a
+// floor, spread by the run's source.
+func TestARemoteToolsRetryAfterIsAFloorSpreadOrAGiveUp(t *testing.T) {
+	cases := []struct {
+		name       string
+		retryAfter string
+		posts      int
+		took       func(time.Duration) bool
+		reason     string
+	}{
+		{"a Retry-After too large to be meaningful gives up at once", "999999999", 1,
+			func(d time.Duration) bool { return d == 0 }, budget.RetryAfterExceedsBudget},
+		{"Retry-After: 1 is retried after 1s and the spread the source drew", "1", 2,
+			func(d time.Duration) bool { return d == time.Second+budget.DefaultBase }, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				s := &toolServer{post: func(w http.ResponseWriter, r *http.Request, n int) {
+					if n == 1 {
+						w.Header().Set("Retry-After", tc.retryAfter)
+						writeJSON(w, http.StatusServiceUnavailable, `{"error":{"message":"busy"}}`)
+						return
+					}
+					writeJSON(w, http.StatusOK, `{"output":"ok"}`)
+				}}
+				spec := Spec{Name: "fetch", Effect: Read, Ceiling: 2 * time.Second}
+				reg := mustRegister(t, Remote(spec, "http://tools.test", memClient(s.handler())))
+				res := reg.Call(t.Context(), &Run{Budget: newBudget(t, time.Minute), Backoff: budget.Backoff{Rand: maxJitter}}, "fetch", nil)
+				if got := time.Since(start); !tc.took(got) {
+					t.Errorf("returned after %v", got)
+				}
+				if posts, _, _ := s.got(); len(posts) != tc.posts {
+					t.Errorf("%d POSTs, want %d", len(posts), tc.posts)
+				}
+				gaveUp, ok := errors.AsType[*trace.GaveUpError](res.Cause)
+				if tc.reason != "" && (!ok || gaveUp.Delay.Reason != tc.reason) {
+					t.Errorf("cause %v, want a give-up with %s", res.Cause, tc.reason)
+				}
+				if tc.reason == "" && res.Outcome != trace.OK {
+					t.Errorf("outcome %s: %s", res.Outcome, res.Err)
+				}
+			})
+		})
+	}
+}

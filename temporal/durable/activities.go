@@ -53,7 +53,6 @@ type Activities struct {
 	// an orphan is reported in the result and the trace only, and the
 	// model is told that nothing will check it later.
 	Journal *cancel.Journal
-
 }
 
 // Register registers the activities on r under their names.

@@ -1,6 +1,7 @@
 package durable_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -22,14 +23,21 @@ type toolGate struct {
 	mu         sync.Mutex
 	retryAfter string
 	hang       bool
-	byKey       map[string]int // POSTs per Idempotency-Key
+	failWith   string         // every call fails with this message, when set
+	byKey      map[string]int // POSTs per Idempotency-Key
 }
 
 func (g *toolGate) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g.mu.Lock()
-		ra, hang := g.retryAfter, g.hang
+		ra, hang, fail := g.retryAfter, g.hang, g.failWith
 		g.mu.Unlock()
+		if fail != "" && r.Method == http.MethodPost {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"error":{"message":%q}}`, fail)
+			return
+		}
 		if (r.Method == http.MethodDelete || r.Method == http.MethodPost) && hang {
 			select {
 			case <-r.Context().Done():
@@ -120,7 +128,7 @@ func TestAHungCancelDoesNotHoldTheCall(t *testing.T) {
 	var sent, next int64 = -1, -1
 	for _, r := range out.Trace {
 		switch {
-		case r.Event == trace.CancelSent && r.State == "sent":
+		case r.Event == trace.CancelSent && sent < 0:
 			sent = r.ElapsedMs
 		case r.Event == trace.AttemptStart && r.Step == "model" && r.ElapsedMs >= ends[0].ElapsedMs && next < 0:
 			next = r.ElapsedMs
@@ -178,5 +186,24 @@ func TestASubAgentsToolIsCheckedAgainstItsOwnParameters(t *testing.T) {
 	}
 	if child == 0 || parent == 0 {
 		t.Errorf("search called %d times by the parent and %d by the sub-agent, want both\n%s", parent, child, dump(out))
+	}
+}
+
+// What a tool says back may quote a secret: the attempt's message is
+// redacted in the workflow's trace, as harness run's records are (issue
+// 25: it was recorded as the tool said it).
+func TestAToolsAttemptMessageIsRedacted(t *testing.T) {
+	const secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
+	g := &toolGate{byKey: map[string]int{}, failWith: "upstream refused the key " + secret}
+	toolServer := httptest.NewServer(g.wrap(demo.NewServer(demo.ServerConfig{})))
+	defer toolServer.Close()
+	e := newEnv(t, "tools:\n  - name: search\n    url: "+toolServer.URL+"\n")
+	out, _ := e.run(t, durable.Input{Task: "search for deadlines", Budget: 10 * time.Second})
+	ends := records(out, trace.AttemptEnd, "tool:search")
+	if len(ends) == 0 || !strings.Contains(ends[0].Message, "[redacted]") {
+		t.Fatalf("search attempts %+v, want a failure whose message is redacted\n%s", ends, dump(out))
+	}
+	if d := dump(out); strings.Contains(d, secret) {
+		t.Errorf("the trace holds the secret:\n%s", d)
 	}
 }

@@ -28,7 +28,9 @@
 // model turns are retried on retryable failures up to their max attempts,
 // after a sleep [budget.Decide] allows, drawn with [budget.Backoff]'s full
 // jitter from a source seeded once through a SideEffect (so a replay draws
-// the same sleeps); a server's Retry-After replaces it. HeartbeatTimeout
+// the same sleeps); a server's Retry-After is a floor, spread by the same
+// source, and one too large to be meaningful gives up at once
+// (retry_after_exceeds_budget), as in process. HeartbeatTimeout
 // ([DeadWorker]) is set on attempts long enough for it to matter and only
 // detects dead workers: a read whose worker died is retried, a write's is
 // reconciled.
@@ -47,8 +49,10 @@
 // ([Activities.Journal], [OrphanActivity]) with its tool's URL and tools
 // file, so that `harness reconcile` can settle it later; the model is told
 // it is recorded only when the journal holds it. A cut call whose tool is
-// a [cancel.Canceller] is cancelled ([CancelActivity]) on a lease of its
-// own.
+// a [cancel.Canceller] is cancelled ([CancelActivity]) on a landing lease
+// of its own (cancel.CancelLease), without waiting for the answer: a
+// second cancel_sent record says how it settled, and an accepted cancel
+// makes the call cancelled in the landing record.
 //
 // # Dead workers
 //
@@ -163,15 +167,20 @@
 // # Repeated from the core
 //
 // Some rules live unexported in the core and are repeated here until the
-// core exports them: the tool call's next-step decision (tools/decide.go;
-// see decide.go), argument checking against the tool's schema
-// (tools.Registry's validate), the system and landing prompts
-// (harness/loop.go, harness/land.go), and the answer of a cut attempt.
+// core exports them: the system and landing prompts (harness/loop.go,
+// harness/land.go), and the answer of a cut attempt. A tool call's rules
+// are not among them: the workflow drives package tools' call machine
+// (tools.CallMachine, issue 25) — the lease of each attempt, the choice
+// after it, backoff and Retry-After, reconciliation by key with its final
+// ask, the cancel of a cut attempt (sent, never waited for; the run waits
+// for its cancels once it has landed), the orphan — and a worker checks
+// the arguments with the toolset's own registry (tools.Registry.Validate).
+// Explore's calls run as a sliding window of Input.Parallel, as in
+// process.
 //
 // # Not yet
 //
 // Observed tool latencies feeding the p50 refusals and the fit gate (the
 // workflow uses the tools' declared p50 and p95; for the model, the
-// run's own attempts), and the final ask of a reconciliation before it
-// gives up (cancel.Reconcile's FinalAsk).
+// run's own attempts).
 package durable
