@@ -423,9 +423,6 @@ func (m *CallMachine) orphan(c CallCommand) CallCommand {
 	return m.end(c)
 }
 
-// Attempts returns the attempts started so far.
-func (m *CallMachine) Attempts() int { return m.n }
-
 var kindNames = [...]string{"", "CallAttempt", "CallSleep", "CallAsk", "CallDone"}
 
 func (k CallCommandKind) String() string {

@@ -207,3 +207,40 @@ func TestAToolsAttemptMessageIsRedacted(t *testing.T) {
 		t.Errorf("the trace holds the secret:\n%s", d)
 	}
 }
+
+// Explore's parallel calls run as a sliding window of Input.Parallel, as
+// harness's CallAll runs them: a call starts as soon as one in flight
+// ends (issue 25: they ran in fixed batches, so the third of three calls
+// at width 2 waited for the slowest of the first two).
+func TestExploresParallelCallsRunAsASlidingWindow(t *testing.T) {
+	e := newEnv(t, `tools:
+  - name: quick_notes
+    description: Look up the notes, quickly.
+    effect: read
+    command: [sh, -c, "sleep 0.2; echo '\"notes\"'"]
+  - name: slow_archive
+    description: Look up the archive, slowly.
+    effect: read
+    command: [sh, -c, "sleep 3; echo '\"archive\"'"]
+  - name: quick_index
+    description: Look up the index, quickly.
+    effect: read
+    command: [sh, -c, "sleep 0.2; echo '\"index\"'"]
+`)
+	out, _ := e.run(t, durable.Input{Task: "look everything up", Budget: 30 * time.Second, Parallel: 2})
+	first := func(ev trace.Event, step string) trace.Record {
+		rs := records(out, ev, step)
+		if len(rs) == 0 {
+			t.Fatalf("no %s of %s\n%s", ev, step, dump(out))
+		}
+		return rs[0]
+	}
+	slowEnd, quickStart := first(trace.AttemptEnd, "tool:slow_archive"), first(trace.AttemptStart, "tool:quick_index")
+	if quickStart.StepIndex != slowEnd.StepIndex {
+		t.Fatalf("the calls were made in different turns\n%s", dump(out))
+	}
+	if quickStart.ElapsedMs >= slowEnd.ElapsedMs {
+		t.Errorf("quick_index started at %dms, after slow_archive ended at %dms: a batch, not a sliding window\n%s",
+			quickStart.ElapsedMs, slowEnd.ElapsedMs, dump(out))
+	}
+}
