@@ -55,3 +55,20 @@ func BenchmarkReadEvents(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCallMachine is the call machine's share of a call that
+// succeeds at once: its two steps, started and the attempt ended.
+func BenchmarkCallMachine(b *testing.B) {
+	f := Figures{Remaining: time.Hour, Reserve: time.Minute, Floor: 100 * time.Millisecond}
+	rules := CallRules{Kind: "tool:nop", Effect: Read, Ceiling: time.Second}
+	b.ReportAllocs()
+	for b.Loop() {
+		m := NewCallMachine(rules)
+		if c := m.Step(CallEvent{Kind: CallStarted, Figures: f}); c.Kind != CallAttempt {
+			b.Fatal(c)
+		}
+		if c := m.Step(CallEvent{Kind: AttemptEnded, Figures: f, Attempt: Attempted{OK: true}}); c.End != EndOK {
+			b.Fatal(c)
+		}
+	}
+}
