@@ -807,7 +807,7 @@ func (r *run) callEnded(ctx workflow.Context, tc ToolCall, lc landing.Call, cmd 
 		rec := trace.Record{Event: trace.Refused, Step: kind, StepIndex: r.step, Attempt: cmd.N + 1, ResendCount: cmd.N,
 			Key: key, CallID: tc.ID, Reason: cmd.Refused.Rule.String()}
 		if cmd.N == 0 {
-			rec.Key, lc.Key = "", "" // no attempt was made: the key named nothing
+			lc.Key = "" // no attempt was made: the key named nothing
 			r.record(ctx, rec)
 			lc.Outcome, lc.Summary = landing.Refused, "not started: not enough time"
 			return "error: not started: not enough time", lc
