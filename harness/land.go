@@ -35,6 +35,15 @@ func (s *Session) Answer(answer string) landing.Result {
 	if strings.TrimSpace(answer) == "" {
 		return s.LandFailed(context.Background(), errEmptyAnswer, nil)
 	}
+	if open := s.openTurns(); len(open) > 0 {
+		// An answer while a turn is still open is not the run's answer
+		// yet: the turn is ended, its attempt recorded, and the run lands
+		// (issue 25).
+		for _, t := range open {
+			t.End(ErrTurnOpen)
+		}
+		return s.LandFailed(context.Background(), ErrTurnOpen, nil)
+	}
 	if !s.claim("") {
 		return s.wait()
 	}
@@ -314,7 +323,38 @@ func (s *Session) landingCall(parent context.Context, b *budget.Budget, boundary
 		s.landingW, s.landingB, s.landingCtx = nil, nil, nil
 		s.mu.Unlock()
 	}()
-	return summarize(wctx, landingPrompt(boundary))
+	// summarize is the caller's: it runs on a goroutine of its own, so
+	// that the landing ends by its deadline even if summarize ignores its
+	// context (issue 25), as a tool's attempt does; one that runs on is
+	// the run's work in flight, which Close waits for up to the deadline.
+	type said struct {
+		text string
+		err  error
+	}
+	done := make(chan said, 1)
+	s.busy.Go(func() {
+		defer func() {
+			if v := recover(); v != nil {
+				done <- said{err: fmt.Errorf("harness: summarize panicked: %v", v)}
+			}
+		}()
+		text, err := summarize(wctx, landingPrompt(boundary))
+		done <- said{text, err}
+	})
+	// A summarize that heeds its context returns when it ends, with the
+	// record of its attempt made: it is waited for until the landing's
+	// deadline, and only one that ignores it is left there.
+	select {
+	case r := <-done:
+		return r.text, r.err
+	case <-ctx.Done():
+		select {
+		case r := <-done:
+			return r.text, r.err
+		default:
+			return "", context.Cause(ctx)
+		}
+	}
 }
 
 func landingPrompt(boundary string) string {

@@ -79,6 +79,7 @@ type Session struct {
 	landingW    *watchdog.Watchdog                   // the landing call's own watchdog while it runs
 	landingCtx  context.Context                      // the landing call's context while it runs: what calls are bound to then
 	landingB    *budget.Budget                       // the budget the landing call leases from while it runs
+	landingSent bool                                 // reports whether the landing call's model request has begun: a landing makes one
 	landBy      *budget.Budget                       // the landing's budget, once the run lands: its end bounds the waits that follow
 	cancelledAt time.Time                            // when the caller cancelled the run's context; zero: it did not
 	children    map[*Session]context.CancelCauseFunc // sub-agents running, and how to cancel each; nil before the first
@@ -727,6 +728,18 @@ func (s *Session) resumed(w *watchdog.Watchdog, step, key string) {
 	if resume != nil {
 		resume()
 	}
+}
+
+// landingCallOnce reports whether the caller may make the landing call's
+// model request: the first to ask may, and no other (issue 25).
+func (s *Session) landingCallOnce() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.landingSent {
+		return false
+	}
+	s.landingSent = true
+	return true
 }
 
 // openTurns returns the Turns begun and not ended.

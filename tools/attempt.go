@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/url"
 	"runtime/debug"
+	"strings"
+	"time"
 
 	"github.com/glidepath/glidepath/trace"
 )
@@ -53,6 +55,18 @@ func RunAttempt(ctx context.Context, t Tool, call *Call) Answer {
 	case ans := <-done:
 		return checked(ctx, ans)
 	case <-ctx.Done():
+		if strings.HasPrefix(t.Spec().Kind, AgentKindPrefix) && !call.Lease.Deadline.IsZero() {
+			// A sub-agent cut short lands, with a labeled partial worth
+			// more than nothing, inside its slice (SPEC §5b): it is
+			// waited for until the slice's deadline, and no longer.
+			wait := time.NewTimer(time.Until(call.Lease.Deadline))
+			defer wait.Stop()
+			select {
+			case ans := <-done:
+				return checked(ctx, ans)
+			case <-wait.C:
+			}
+		}
 		// The lease ended before the tool answered: the attempt ends now,
 		// as a Func's does (SPEC §7: the run returns within its budget
 		// whatever a tool does). What the tool answers later is not used,

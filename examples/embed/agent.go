@@ -32,7 +32,7 @@ func agent(ctx context.Context, b *budget.Budget, client openai.Client, reg *too
 			return openai.ChatCompletionMessage{}, err
 		}
 		p.Model, p.StreamOptions.IncludeUsage = "sim", openai.Bool(true)
-		stream := client.Chat.Completions.NewStreaming(tctx, p, turn.Options()...) // ◆ the lease as header and timeout, no SDK retries
+		stream := client.Chat.Completions.NewStreaming(tctx, p) // ◆ on the turn's context: leased, retried, recorded
 		defer stream.Close()
 		var acc openai.ChatCompletionAccumulator
 		for stream.Next() {
