@@ -321,10 +321,12 @@ func (t *Turn) End(err error) error {
 	switch {
 	case sent == 0 && err == nil:
 		return ErrNotLeased
-	case sent == 0:
-		// Nothing went out through the harness: there is no attempt to
-		// record, and the error is classified as one would be.
+	case sent == 0 && t.ctx.Err() != nil:
+		// Nothing went out before the turn's context ended: there is no
+		// attempt to record, and its end is classified as an attempt's.
 		return model.Classify(t.ctx, 1, err)
+	case sent == 0:
+		return fmt.Errorf("%w: %w", ErrNotLeased, model.Classify(t.ctx, 1, err))
 	case !open && gaveUp != nil:
 		return gaveUp
 	case !open:
