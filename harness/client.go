@@ -69,6 +69,9 @@ func middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, 
 func (t *Turn) send(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 	s := t.s
 	for {
+		if t.ended.Load() {
+			return nil, ErrEnded // the turn has ended: nothing more is sent on it
+		}
 		t.mu.Lock()
 		if t.sent > 0 && t.open {
 			t.mu.Unlock()
@@ -124,7 +127,9 @@ func (t *Turn) send(req *http.Request, next option.MiddlewareNext) (*http.Respon
 				Outcome: trace.OutcomeOfStatus(resp.StatusCode),
 				Err:     fmt.Errorf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))}
 		}
-		t.endAttempt(ae)
+		if !t.endAttempt(ae) {
+			return resp, err // End has ended the turn, and recorded the attempt
+		}
 		if t.landing || !trace.Retryable(ae) || n >= model.DefaultMaxAttempts || req.Context().Err() != nil {
 			return resp, err
 		}
@@ -147,9 +152,14 @@ func (t *Turn) send(req *http.Request, next option.MiddlewareNext) (*http.Respon
 	}
 }
 
-// endAttempt records the end of the turn's open attempt, failed with ae.
-func (t *Turn) endAttempt(ae *trace.AttemptError) {
+// endAttempt records the end of the turn's open attempt, failed with ae,
+// and reports whether it did: End may have ended it first.
+func (t *Turn) endAttempt(ae *trace.AttemptError) bool {
 	t.mu.Lock()
+	if !t.open {
+		t.mu.Unlock()
+		return false
+	}
 	t.open = false
 	t.info.End = time.Now()
 	t.info.Outcome, t.info.Status, t.info.Err = ae.Outcome, ae.Status, ae
@@ -159,4 +169,5 @@ func (t *Turn) endAttempt(ae *trace.AttemptError) {
 	// Its lease's context stays until the next attempt or End: the SDK
 	// reads the error answer of the last one on it.
 	t.obs.OnAttemptEnd(info)
+	return true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -207,6 +208,22 @@ func TestTheSessionRefusesWhatCannotBeRight(t *testing.T) {
 			s.Close()
 			if took > 10*time.Second || res.Answer == "too late" {
 				t.Errorf("the result came after %v, answer %q; want by the deadline, the harness's summary", took, res.Answer)
+			}
+		})
+	})
+	t.Run("a refusal the caller's own context caused says so", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			c := newCalls()
+			s, _ := start(t, time.Minute, harness.Config{Task: "say hello", Tools: registry(t, c.sleeper("search", time.Second, "x"))})
+			defer s.Close()
+			mine, cancel := context.WithCancel(context.Background())
+			cancel()
+			res := s.Call(mine, "search", nil)
+			if !errors.Is(res.Cause, harness.ErrCallerEnded) || !strings.Contains(res.Err, "the caller's context ended") {
+				t.Errorf("a call on the caller's ended context: %q (%v), want it to say the caller's context ended", res.Err, res.Cause)
+			}
+			if _, _, err := s.BeginTurn(mine); !errors.Is(err, harness.ErrCallerEnded) {
+				t.Errorf("a turn on the caller's ended context: %v, want ErrCallerEnded", err)
 			}
 		})
 	})

@@ -167,6 +167,9 @@ func (s *Session) BeginTurn(ctx context.Context) (context.Context, *Turn, error)
 	if !landingCall && s.over() {
 		return nil, nil, ErrEnded
 	}
+	if err := s.callerEnded(ctx); err != nil {
+		return nil, nil, err // nothing is sent on a context that has ended
+	}
 	if landingCall && !s.landingCallOnce() {
 		return nil, nil, ErrLandingCallMade
 	}
@@ -181,11 +184,6 @@ func (s *Session) BeginTurn(ctx context.Context) (context.Context, *Turn, error)
 	}
 	obs := s.observer(index, w)
 	if err != nil {
-		if ctx != nil && ctx.Err() != nil {
-			// The caller's own context ended: that, not the time, is why
-			// (issue 25).
-			err = fmt.Errorf("%w: %w", ErrCallerEnded, context.Cause(ctx))
-		}
 		obs.OnRefused(model.Kind, "", 1, err)
 		return nil, nil, err
 	}
