@@ -129,7 +129,7 @@ func (s *Session) LandOn(ctx context.Context, err error, summarize func(ctx cont
 		}
 		return s.Land(ctx, cause, summarize)
 	}
-	return s.LandFailed(ctx, err, summarize)
+	return s.landFailed(ctx, err, summarize)
 }
 
 // Tools returns the tools the run offers now, in the shape of the tools

@@ -33,7 +33,7 @@ func (s *Session) Answer(answer string) landing.Result {
 		return noSession()
 	}
 	if strings.TrimSpace(answer) == "" {
-		return s.LandFailed(context.Background(), errEmptyAnswer, nil)
+		return s.landFailed(context.Background(), errEmptyAnswer, nil)
 	}
 	if open := s.openTurns(); len(open) > 0 {
 		// An answer while a turn is still open is not the run's answer
@@ -42,7 +42,7 @@ func (s *Session) Answer(answer string) landing.Result {
 		for _, t := range open {
 			t.End(ErrTurnOpen)
 		}
-		return s.LandFailed(context.Background(), ErrTurnOpen, nil)
+		return s.landFailed(context.Background(), ErrTurnOpen, nil)
 	}
 	if !s.claim("") {
 		return s.wait()
@@ -194,7 +194,7 @@ func (s *Session) landsBy() (time.Time, bool) {
 	return time.Now().Add(s.b.Reserve()), false
 }
 
-// LandFailed ends the run because a model request failed with err, as
+// landFailed ends the run because a model request failed with err, as
 // [Session.Land] does with the cause [CauseOf] names (the run's own end
 // first: a call on a context of the caller's own sees the run's quiet
 // clock too), and with the failure on the record, for a person: the status
@@ -203,8 +203,8 @@ func (s *Session) landsBy() (time.Time, bool) {
 // provided."). When the model's server refused the run itself
 // ([model.Refused]: 401, 403, 404, or it could not be reached), the
 // landing call is not sent to it: the harness summarizes.
-// [Session.LandOn] is the same for any err, nil included.
-func (s *Session) LandFailed(ctx context.Context, err error, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
+// It is [Session.LandOn] of an err that is not nil.
+func (s *Session) landFailed(ctx context.Context, err error, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
 	if !s.started() {
 		return noSession()
 	}

@@ -185,14 +185,6 @@ func newRunID() string {
 	return string(dst[:])
 }
 
-// ID returns the run's id; empty for a Session that was never started.
-func (s *Session) ID() string {
-	if !s.started() {
-		return ""
-	}
-	return s.id
-}
-
 // Budget returns the run's budget: the one Start was given, or that budget
 // shortened to the caller's deadline; nil for a Session that was never
 // started.

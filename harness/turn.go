@@ -208,17 +208,6 @@ func (s *Session) BeginTurn(ctx context.Context) (context.Context, *Turn, error)
 	return t.ctx, t, nil
 }
 
-// Lease returns the lease of the turn's attempt in progress, or of its
-// last one; its Millis is the Budget-Remaining-Ms the middleware sent.
-func (t *Turn) Lease() budget.Lease {
-	if t == nil || t.s == nil {
-		return budget.Lease{}
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.info.Lease
-}
-
 func (t *Turn) keepalive() {
 	t.keepalives.Add(1)
 	t.obs.OnSignal(trace.Signal{Event: watchdog.Keepalive, Step: model.Kind})
