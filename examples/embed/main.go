@@ -36,10 +36,8 @@ func main() {
 	}
 	srv := sim.NewPipeServer(nil)
 	defer srv.Close()
-	// harness.ClientOptions: every request is an attempt of a turn, leased,
-	// retried and recorded by the Session; the SDK does not retry.
-	client := openai.NewClient(append([]option.RequestOption{option.WithBaseURL(srv.URL),
-		option.WithHTTPClient(srv.Client())}, harness.ClientOptions()...)...)
+	client := openai.NewClient(append([]option.RequestOption{option.WithBaseURL(srv.URL), option.WithHTTPClient(srv.Client())},
+		harness.ClientOptions()...)...) // every request is a turn's attempt: leased, retried, recorded
 	reg, err := searchTool()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "embed:", err)

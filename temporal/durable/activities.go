@@ -303,7 +303,7 @@ func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolRepl
 		p := newProgressor(ctx, t.Spec())
 		defer p.stop()
 		call := &tools.Call{Key: cancel.Key(req.Key), Args: args, N: req.Attempt, Lease: lease, Budget: localBudget(lease.Granted), Heard: p.heard}
-		return replyOf(actx, t.Spec().Name, t.Attempt(actx, call))
+		return replyOf(actx, t.Spec().Name, tools.RunAttempt(actx, t, call)) // as the Registry makes it (issue 25)
 	}), nil
 }
 
