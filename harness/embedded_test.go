@@ -211,6 +211,24 @@ func TestTheSessionRefusesWhatCannotBeRight(t *testing.T) {
 			}
 		})
 	})
+	t.Run("a setup that ignores its context ends with its lease", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s, ctx := start(t, 10*time.Second, harness.Config{Task: "say hello"})
+			over := make(chan struct{})
+			defer func() { <-over }() // it runs on, then ends
+			begun := time.Now()
+			err := s.Setup(ctx, "fetch a manifest", time.Second, func(context.Context) error {
+				defer close(over)
+				time.Sleep(time.Hour)
+				return nil
+			})
+			took := time.Since(begun)
+			s.Close()
+			if _, ok := errors.AsType[*harness.SetupError](err); !ok || took != time.Second {
+				t.Errorf("Setup returned %v after %v; want a *SetupError at its 1s lease", err, took)
+			}
+		})
+	})
 	t.Run("a refusal the caller's own context caused says so", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			c := newCalls()

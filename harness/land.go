@@ -323,36 +323,44 @@ func (s *Session) landingCall(parent context.Context, b *budget.Budget, boundary
 		s.landingW, s.landingB, s.landingCtx = nil, nil, nil
 		s.mu.Unlock()
 	}()
-	// summarize is the caller's: it runs on a goroutine of its own, so
-	// that the landing ends by its deadline even if summarize ignores its
-	// context (issue 25), as a tool's attempt does; one that runs on is
-	// the run's work in flight, which Close waits for up to the deadline.
-	type said struct {
-		text string
-		err  error
+	// A summarize that heeds its context returns when the landing's quiet
+	// clock or deadline ends it, with the record of its attempt made: it
+	// is waited for until the landing's deadline, and only one that
+	// ignores it is left there (issue 25).
+	return heeded(s, ctx, func() (string, error) { return summarize(wctx, landingPrompt(boundary)) })
+}
+
+// heeded runs fn, a function of the caller's, on a goroutine of the run's
+// work in flight and returns what it returns; or, once ctx ends and fn has
+// not returned, ctx's cause: whatever fn does, it cannot hold the run past
+// ctx (issue 25), as a tool's attempt cannot ([tools.RunAttempt]). A panic
+// in fn is its error. One that runs on is work in flight, which Close waits
+// for until the deadline.
+func heeded[T any](s *Session, ctx context.Context, fn func() (T, error)) (T, error) {
+	type returned struct {
+		v   T
+		err error
 	}
-	done := make(chan said, 1)
+	done := make(chan returned, 1)
 	s.busy.Go(func() {
 		defer func() {
 			if v := recover(); v != nil {
-				done <- said{err: fmt.Errorf("harness: summarize panicked: %v", v)}
+				done <- returned{err: fmt.Errorf("harness: panic: %v", v)}
 			}
 		}()
-		text, err := summarize(wctx, landingPrompt(boundary))
-		done <- said{text, err}
+		v, err := fn()
+		done <- returned{v, err}
 	})
-	// A summarize that heeds its context returns when it ends, with the
-	// record of its attempt made: it is waited for until the landing's
-	// deadline, and only one that ignores it is left there.
 	select {
 	case r := <-done:
-		return r.text, r.err
+		return r.v, r.err
 	case <-ctx.Done():
 		select {
-		case r := <-done:
-			return r.text, r.err
+		case r := <-done: // it returned as ctx ended: take what it made
+			return r.v, r.err
 		default:
-			return "", context.Cause(ctx)
+			var zero T
+			return zero, context.Cause(ctx)
 		}
 	}
 }

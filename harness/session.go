@@ -370,7 +370,7 @@ func (s *Session) Setup(ctx context.Context, what string, ceiling time.Duration,
 	// run's work, which has not begun, so it waits: a server slow to start
 	// on a loaded machine is not a stalled run.
 	resume := s.pause(s.w)
-	err = fn(lctx)
+	_, err = heeded(s, lctx, func() (struct{}, error) { return struct{}{}, fn(lctx) })
 	resume()
 	a.End, a.Outcome = time.Now(), trace.OK
 	if err != nil {
