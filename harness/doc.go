@@ -85,8 +85,8 @@
 //     ([ErrLandingCallMade]), offered no tools, bounded by the landing's
 //     deadline even if summarize ignores its context;
 //   - [Session.Unavailable] lists the tools the config names that the run
-//     cannot use, and why — marked by a [Toolset] whose server is down
-//     ([Session.MarkUnavailable]), or a tool whose ceiling is below its
+//     cannot use, and why — marked by a [Toolset] whose server is down,
+//     or a tool whose ceiling is below its
 //     p50, which the run leaves off its offer — so that a caller may refuse
 //     to go on without them before the first turn; the result lists them
 //     too ([landing.Result.Unavailable], SPEC §4);

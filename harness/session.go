@@ -475,7 +475,7 @@ func (s *Session) specs() toolSpecs {
 // usable returns specs without the tools whose ceiling is below their p50
 // (the machine's latency profile, or the run's own calls, say they are
 // slower than their ceiling lets them be): every call of one would be
-// refused. Each is marked unavailable instead ([Session.MarkUnavailable]),
+// refused. Each is marked unavailable instead (markUnavailable),
 // so that the result says so rather than offer a tool that cannot run
 // (SPEC §4). specs is copied only when one is left out, and never
 // written: a step's cost stays what it was (issue 13), and a Tools of the
@@ -484,7 +484,7 @@ func (s *Session) usable(specs []tools.Spec) []tools.Spec {
 	var out []tools.Spec
 	for i, sp := range specs {
 		if p50 := s.b.Estimates().Kind(sp.Kind).P50(); sp.Ceiling > 0 && p50 > sp.Ceiling {
-			s.MarkUnavailable(sp.Name, fmt.Sprintf("its ceiling %s is below its p50 %s on this machine, so every call would be refused",
+			s.markUnavailable(sp.Name, fmt.Sprintf("its ceiling %s is below its p50 %s on this machine, so every call would be refused",
 				landing.Human(sp.Ceiling), landing.Human(p50)))
 			if out == nil {
 				out = slices.Clone(specs[:i])
@@ -501,14 +501,14 @@ func (s *Session) usable(specs []tools.Spec) []tools.Spec {
 	return specs
 }
 
-// MarkUnavailable says that tool, which the run's config names, cannot be
+// markUnavailable says that tool, which the run's config names, cannot be
 // used by the run, and why ("tool server http://…: connection refused"):
 // it is listed in the result's Unavailable (SPEC §4), once, with the first
 // reason given. A Toolset marks the tools of a server that is down; the
 // run marks a tool whose ceiling is below its p50. Marking does not take
 // a tool off the registry: leave it off, or it is still offered. On a
 // Session that was never started it does nothing.
-func (s *Session) MarkUnavailable(tool, why string) {
+func (s *Session) markUnavailable(tool, why string) {
 	if !s.started() {
 		return
 	}
@@ -521,7 +521,7 @@ func (s *Session) MarkUnavailable(tool, why string) {
 }
 
 // Unavailable returns the tools the run cannot use now, and why, in the
-// order they were found: those marked ([Session.MarkUnavailable]) and
+// order they were found: those a [Toolset] marked (its server is down) and
 // those whose ceiling is below their p50 as the run's estimates stand. A
 // caller that must not run without its tools (harness run
 // --require-tools) asks before the first turn. Nil when there are none,
