@@ -224,8 +224,8 @@ func TestTheSessionRefusesWhatCannotBeRight(t *testing.T) {
 			})
 			took := time.Since(begun)
 			s.Close()
-			if _, ok := errors.AsType[*harness.SetupError](err); !ok || took != time.Second {
-				t.Errorf("Setup returned %v after %v; want a *SetupError at its 1s lease", err, took)
+			if _, ok := errors.AsType[*harness.SetupError](err); !ok || took > time.Second+100*time.Millisecond {
+				t.Errorf("Setup returned %v after %v; want a *SetupError at its 1s lease and its 100ms grace", err, took)
 			}
 		})
 	})

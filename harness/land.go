@@ -327,16 +327,18 @@ func (s *Session) landingCall(parent context.Context, b *budget.Budget, boundary
 	// clock or deadline ends it, with the record of its attempt made: it
 	// is waited for until the landing's deadline, and only one that
 	// ignores it is left there (issue 25).
-	return heeded(s, ctx, func() (string, error) { return summarize(wctx, landingPrompt(boundary)) })
+	return heeded(s, ctx, 0, func() (string, error) { return summarize(wctx, landingPrompt(boundary)) })
 }
 
 // heeded runs fn, a function of the caller's, on a goroutine of the run's
 // work in flight and returns what it returns; or, once ctx ends and fn has
-// not returned, ctx's cause: whatever fn does, it cannot hold the run past
-// ctx (issue 25), as a tool's attempt cannot ([tools.RunAttempt]). A panic
-// in fn is its error. One that runs on is work in flight, which Close waits
-// for until the deadline.
-func heeded[T any](s *Session, ctx context.Context, fn func() (T, error)) (T, error) {
+// not returned within grace (never past the run's deadline), ctx's cause:
+// whatever fn does, it cannot hold the run past ctx and its grace (issue
+// 25), as a tool's attempt cannot ([tools.RunAttempt]). The grace lets an
+// fn that heeds ctx say in its own words how ctx ended it. A panic in fn
+// is its error. One that runs on is work in flight, which Close waits for
+// until the deadline.
+func heeded[T any](s *Session, ctx context.Context, grace time.Duration, fn func() (T, error)) (T, error) {
 	type returned struct {
 		v   T
 		err error
@@ -355,13 +357,22 @@ func heeded[T any](s *Session, ctx context.Context, fn func() (T, error)) (T, er
 	case r := <-done:
 		return r.v, r.err
 	case <-ctx.Done():
+	}
+	if grace = min(grace, time.Until(s.b.Deadline())); grace > 0 {
+		wait := time.NewTimer(grace)
+		defer wait.Stop()
 		select {
-		case r := <-done: // it returned as ctx ended: take what it made
+		case r := <-done:
 			return r.v, r.err
-		default:
-			var zero T
-			return zero, context.Cause(ctx)
+		case <-wait.C:
 		}
+	}
+	select {
+	case r := <-done: // it returned as ctx ended: take what it made
+		return r.v, r.err
+	default:
+		var zero T
+		return zero, context.Cause(ctx)
 	}
 }
 

@@ -370,7 +370,7 @@ func (s *Session) Setup(ctx context.Context, what string, ceiling time.Duration,
 	// run's work, which has not begun, so it waits: a server slow to start
 	// on a loaded machine is not a stalled run.
 	resume := s.pause(s.w)
-	_, err = heeded(s, lctx, func() (struct{}, error) { return struct{}{}, fn(lctx) })
+	_, err = heeded(s, lctx, setupGrace, func() (struct{}, error) { return struct{}{}, fn(lctx) })
 	resume()
 	a.End, a.Outcome = time.Now(), trace.OK
 	if err != nil {
@@ -395,6 +395,12 @@ func (s *Session) Setup(ctx context.Context, what string, ceiling time.Duration,
 	}
 	return err
 }
+
+// setupGrace is how long a piece of setup whose lease has ended is given
+// to return and say how it ended: a fetch that heeds its context returns
+// at once, with words for the boundary (issue 24); one that ignores it is
+// left (issue 25).
+const setupGrace = 100 * time.Millisecond
 
 // setupLeft notes a piece of setup that did not finish, for the boundary
 // of a run that lands before its first model turn: then it, not "no tool
