@@ -129,16 +129,17 @@ func (s *Session) LandOn(ctx context.Context, err error, summarize func(ctx cont
 		}
 		return s.Land(ctx, cause, summarize)
 	}
-	return s.LandFailed(ctx, err, summarize)
+	return s.landFailed(ctx, err, summarize)
 }
 
 // Tools returns the tools the run offers now, in the shape of the tools
 // field of an openai-go request ([Offer]): what a loop of its own sends
 // with each turn, so that the model is offered exactly what [Session.Call]
-// will run. Nil when there are none, or on a Session that was never
-// started.
+// will run. Nil when there are none, on a Session that was never
+// started, and once the run lands: the landing call is offered no tools
+// (SPEC §4, issue 25).
 func (s *Session) Tools() []openai.ChatCompletionToolUnionParam {
-	if !s.started() {
+	if !s.started() || s.over() {
 		return nil
 	}
 	return Offer(s.specs())

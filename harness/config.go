@@ -154,6 +154,19 @@ var (
 
 	// ErrUnavailable is matched by every [*UnavailableError].
 	ErrUnavailable = errors.New("harness: tool unavailable")
+
+	// ErrTurnOpen is the failure of a result asked for while a model turn
+	// begun with [Session.BeginTurn] is not ended ([Session.Answer]): its
+	// answer is not the run's yet, and the run lands instead (issue 25).
+	ErrTurnOpen = errors.New("harness: a model turn is still open")
+
+	// ErrLandingCallMade is [Session.BeginTurn]'s error for a second model
+	// request while the run lands: a landing is one landing call (SPEC §4).
+	ErrLandingCallMade = errors.New("harness: the landing call has been made: a landing makes one")
+
+	// ErrCallerEnded is matched by a refusal whose cause is the caller's
+	// own context, which had ended: not the run's time.
+	ErrCallerEnded = errors.New("harness: the caller's context ended")
 )
 
 // UnavailableError says that a tool the config names cannot be used by

@@ -3,6 +3,26 @@
 // down the landing ladder, and always ending with a labeled answer,
 // complete or partial, inside the budget (SPEC §3, §4).
 //
+// The embedder's contract, for a loop of your own (issue 25):
+//
+//  1. [Start] a [Session] on a budget you started; defer [Session.Close].
+//  2. Make your openai-go client with [ClientOptions]: each request sent on
+//     a turn's context is an attempt of that turn, leased
+//     (Budget-Remaining-Ms), retried per SPEC §2 and recorded; a request on
+//     any other context is refused ([ErrNoTurn]).
+//  3. Each turn: [Session.BeginTurn], send on its context with
+//     [Session.Note] and [Session.Tools], hand it what came
+//     ([Turn.Chunk] or [Turn.Completion]), and use [Turn.End]'s error.
+//  4. Tool calls go through [Session.Call] or [Session.CallAll]: any
+//     [tools.Tool] runs on its own goroutine, its panic is its attempt's
+//     failure, and it is abandoned when its lease ends.
+//  5. Before each turn ask [Session.MustLand]; end with [Session.Answer]
+//     (complete) or [Session.LandOn] (anything else), never both, and no
+//     result while a turn is open.
+//  6. The run ends by its deadline whatever a tool, a sink or summarize does.
+//
+// Or let the harness run the loop:
+//
 //	b, err := budget.New(budget.Config{Total: 2 * time.Minute}) // the run's clock starts here
 //	if err != nil {
 //		return err
@@ -45,23 +65,28 @@
 //   - [Session.MustLand] says whether the run must land now, and why;
 //   - [Session.Tools] offers the run's tools in openai-go's terms ([Offer]);
 //   - [Session.Turn] makes a model turn with [Config.Model], on work leases
-//     with retries; [Session.BeginTurn] leases one request the caller sends
-//     with its own client, with the request options it needs
-//     ([Turn.Options]: Budget-Remaining-Ms, the lease as timeout, the SDK's
-//     retries off); [Turn.Chunk] or [Turn.Completion] take what the model
-//     sent (tokens, chunks, the finish reason), and [Turn.End] records it
-//     and says whether it is an answer ([model.CheckFinish]);
+//     with retries; [Session.BeginTurn] begins one the caller sends with its
+//     own client, made with [ClientOptions], whose middleware leases,
+//     retries and records each physical request of the turn (SPEC §2);
+//     [Turn.Chunk] or [Turn.Completion] take what the model sent (tokens,
+//     chunks, the finish reason), and [Turn.End] records it and says
+//     whether it is an answer ([model.CheckFinish]): nothing handed over
+//     ([ErrNoAnswer]) or a request the middleware never saw
+//     ([ErrNotLeased]) is not one;
 //   - [Session.Call] and [Session.CallAll] make tool calls through the
 //     ladder's gates, each on leases of the budget, with progress, cancel
 //     and reconciliation;
-//   - [Session.Answer] ends the run complete (an empty answer is not one);
+//   - [Session.Answer] ends the run complete (an empty answer is not one,
+//     nor one given while a turn is open: [ErrTurnOpen]);
 //     [Session.LandOn] ends it early for whatever stopped the loop, with
 //     the words that fit — a refusal of the model's server gets no landing
 //     call —, and [Session.Land] for a cause the caller names, with the
-//     landing call or the harness's own summary;
+//     landing call or the harness's own summary: one landing call
+//     ([ErrLandingCallMade]), offered no tools, bounded by the landing's
+//     deadline even if summarize ignores its context;
 //   - [Session.Unavailable] lists the tools the config names that the run
-//     cannot use, and why — marked by a [Toolset] whose server is down
-//     ([Session.MarkUnavailable]), or a tool whose ceiling is below its
+//     cannot use, and why — marked by a [Toolset] whose server is down,
+//     or a tool whose ceiling is below its
 //     p50, which the run leaves off its offer — so that a caller may refuse
 //     to go on without them before the first turn; the result lists them
 //     too ([landing.Result.Unavailable], SPEC §4);
@@ -89,7 +114,7 @@
 // *Session), which [Start] did not make, is not a run: every method that
 // returns an error returns [ErrNoSession]; a tool call's result is refused
 // with it as the cause; [Session.Answer], [Session.Land],
-// [Session.LandOn], [Session.LandFailed] and [Session.Run] return a
+// [Session.LandOn] and [Session.Run] return a
 // partial result whose boundary is its text, so that it cannot be read
 // as an answer; [Session.Note] is its text, [Session.MustLand] reports
 // true, and [Session.Phase] is [landing.Land]: nothing may start. A zero
@@ -278,10 +303,14 @@
 // until they have returned (a [cancel.Canceller] returns when its context
 // ends; bounded by the deadline all the same): no cancel of a run outlives
 // its Close; and the timer of the next phase change, which Close stops.
-// A local tool function that ignores its context is not waited for: its
-// call returns when its lease ends, and the function belongs to the
+// A tool whose attempt ignores its context — a local function, or any
+// [tools.Tool] of another package ([tools.RunAttempt]) — is not waited for:
+// its call returns when its lease ends, and the attempt belongs to the
 // [tools.Registry] until it returns ([tools.Registry.Close]), so that a run
-// returns within its budget even then (SPEC §7).
+// returns within its budget even then (SPEC §7); a sub-agent cut short is
+// waited for until its slice's deadline, inside which it lands. A
+// summarize function that ignores its context is left the same way at the
+// landing's deadline.
 //
 // # Errors
 //

@@ -171,15 +171,15 @@ func TestAZeroSessionErrorsAndNeverPanics(t *testing.T) {
 			if _, ok := s.MustLand(ctx); !ok {
 				t.Error("MustLand: false, want true: there is no run to work on")
 			}
-			if s.Phase() != landing.Land || s.ID() != "" || s.Budget() != nil || s.Tools() != nil {
-				t.Errorf("Phase %v, ID %q, Budget %v, Tools %v", s.Phase(), s.ID(), s.Budget(), s.Tools())
+			if s.Phase() != landing.Land || s.Budget() != nil || s.Tools() != nil {
+				t.Errorf("Phase %v, Budget %v, Tools %v", s.Phase(), s.Budget(), s.Tools())
 			}
 			if note := s.Note(); note != harness.ErrNoSession.Error() {
 				t.Errorf("Note: %q", note)
 			}
 			for what, res := range map[string]landing.Result{
 				"Answer": s.Answer("42"), "Land": s.Land(ctx, landing.CauseBudget, nil),
-				"LandOn": s.LandOn(ctx, nil, nil), "LandFailed": s.LandFailed(ctx, errors.New("x"), nil), "Run": s.Run(ctx),
+				"LandOn": s.LandOn(ctx, nil, nil), "LandOn an error": s.LandOn(ctx, errors.New("x"), nil), "Run": s.Run(ctx),
 			} {
 				if res.Status != landing.Partial || !strings.Contains(res.Text(), harness.ErrNoSession.Error()) {
 					t.Errorf("%s: %+v, want a partial result that says the Session was not started", what, res)
@@ -208,9 +208,6 @@ func TestAZeroSessionErrorsAndNeverPanics(t *testing.T) {
 	var turn harness.Turn
 	if err := turn.End(nil); err == nil {
 		t.Error("End of a zero Turn with no error: nil, want an error: nothing was sent on it")
-	}
-	if turn.Options() != nil || turn.Lease() != (budget.Lease{}) {
-		t.Error("a zero Turn has options or a lease")
 	}
 }
 
@@ -284,7 +281,8 @@ func TestAStreamedTurnCutAtTheTokenLimitLandsWithItsTokensCounted(t *testing.T) 
 				})
 				srv := serveHandler(mux)
 				defer srv.close()
-				oa := openai.NewClient(option.WithBaseURL("http://tools.invalid/v1"), option.WithHTTPClient(srv.client()))
+				oa := openai.NewClient(append([]option.RequestOption{option.WithBaseURL("http://tools.invalid/v1"),
+					option.WithHTTPClient(srv.client())}, harness.ClientOptions()...)...)
 				var sink collect
 				s, ctx := start(t, time.Minute, harness.Config{Task: "find cats", Sinks: []trace.Sink{&sink}})
 
@@ -293,7 +291,7 @@ func TestAStreamedTurnCutAtTheTokenLimitLandsWithItsTokensCounted(t *testing.T) 
 					t.Fatal(err)
 				}
 				stream := oa.Chat.Completions.NewStreaming(tctx, openai.ChatCompletionNewParams{Model: "m",
-					Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("find cats")}}, turn.Options()...)
+					Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("find cats")}})
 				for stream.Next() {
 					turn.Chunk(stream.Current())
 				}
@@ -329,7 +327,8 @@ func TestARefusedKeyLandsWithoutASecondRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Status: http.StatusUnauthorized, Message: "Incorrect API key provided"}}})
 		defer srv.Close()
-		oa := openai.NewClient(option.WithBaseURL(srv.URL), option.WithHTTPClient(srv.Client()))
+		oa := openai.NewClient(append([]option.RequestOption{option.WithBaseURL(srv.URL), option.WithHTTPClient(srv.Client())},
+			harness.ClientOptions()...)...)
 		s, ctx := start(t, time.Minute, harness.Config{Task: "find cats"})
 		defer s.Close()
 		summarize := func(ctx context.Context, prompt string) (string, error) {
@@ -338,7 +337,7 @@ func TestARefusedKeyLandsWithoutASecondRequest(t *testing.T) {
 				return "", err
 			}
 			resp, err := oa.Chat.Completions.New(tctx, openai.ChatCompletionNewParams{Model: sim.ModelID,
-				Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)}}, turn.Options()...)
+				Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)}})
 			if err = turn.End(err); err != nil {
 				return "", err
 			}
@@ -350,7 +349,7 @@ func TestARefusedKeyLandsWithoutASecondRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = oa.Chat.Completions.New(tctx, openai.ChatCompletionNewParams{Model: sim.ModelID,
-			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("find cats")}}, turn.Options()...)
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("find cats")}})
 		res := s.LandOn(ctx, turn.End(err), summarize)
 
 		if want := "The model failed at step 1: 401 Incorrect API key provided."; res.Boundary != want || res.Cause != landing.CauseUpstream {

@@ -33,7 +33,16 @@ func (s *Session) Answer(answer string) landing.Result {
 		return noSession()
 	}
 	if strings.TrimSpace(answer) == "" {
-		return s.LandFailed(context.Background(), errEmptyAnswer, nil)
+		return s.landFailed(context.Background(), errEmptyAnswer, nil)
+	}
+	if open := s.openTurns(); len(open) > 0 {
+		// An answer while a turn is still open is not the run's answer
+		// yet: the turn is ended, its attempt recorded, and the run lands
+		// (issue 25).
+		for _, t := range open {
+			t.End(ErrTurnOpen)
+		}
+		return s.landFailed(context.Background(), ErrTurnOpen, nil)
 	}
 	if !s.claim("") {
 		return s.wait()
@@ -185,7 +194,7 @@ func (s *Session) landsBy() (time.Time, bool) {
 	return time.Now().Add(s.b.Reserve()), false
 }
 
-// LandFailed ends the run because a model request failed with err, as
+// landFailed ends the run because a model request failed with err, as
 // [Session.Land] does with the cause [CauseOf] names (the run's own end
 // first: a call on a context of the caller's own sees the run's quiet
 // clock too), and with the failure on the record, for a person: the status
@@ -194,8 +203,8 @@ func (s *Session) landsBy() (time.Time, bool) {
 // provided."). When the model's server refused the run itself
 // ([model.Refused]: 401, 403, 404, or it could not be reached), the
 // landing call is not sent to it: the harness summarizes.
-// [Session.LandOn] is the same for any err, nil included.
-func (s *Session) LandFailed(ctx context.Context, err error, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
+// It is [Session.LandOn] of an err that is not nil.
+func (s *Session) landFailed(ctx context.Context, err error, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
 	if !s.started() {
 		return noSession()
 	}
@@ -314,7 +323,57 @@ func (s *Session) landingCall(parent context.Context, b *budget.Budget, boundary
 		s.landingW, s.landingB, s.landingCtx = nil, nil, nil
 		s.mu.Unlock()
 	}()
-	return summarize(wctx, landingPrompt(boundary))
+	// A summarize that heeds its context returns when the landing's quiet
+	// clock or deadline ends it, with the record of its attempt made: it
+	// is waited for until the landing's deadline, and only one that
+	// ignores it is left there (issue 25).
+	return heeded(s, ctx, 0, func() (string, error) { return summarize(wctx, landingPrompt(boundary)) })
+}
+
+// heeded runs fn, a function of the caller's, on a goroutine of the run's
+// work in flight and returns what it returns; or, once ctx ends and fn has
+// not returned within grace (never past the run's deadline), ctx's cause:
+// whatever fn does, it cannot hold the run past ctx and its grace (issue
+// 25), as a tool's attempt cannot ([tools.RunAttempt]). The grace lets an
+// fn that heeds ctx say in its own words how ctx ended it. A panic in fn
+// is its error. One that runs on is work in flight, which Close waits for
+// until the deadline.
+func heeded[T any](s *Session, ctx context.Context, grace time.Duration, fn func() (T, error)) (T, error) {
+	type returned struct {
+		v   T
+		err error
+	}
+	done := make(chan returned, 1)
+	s.busy.Go(func() {
+		defer func() {
+			if v := recover(); v != nil {
+				done <- returned{err: fmt.Errorf("harness: panic: %v", v)}
+			}
+		}()
+		v, err := fn()
+		done <- returned{v, err}
+	})
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+	}
+	if grace = min(grace, time.Until(s.b.Deadline())); grace > 0 {
+		wait := time.NewTimer(grace)
+		defer wait.Stop()
+		select {
+		case r := <-done:
+			return r.v, r.err
+		case <-wait.C:
+		}
+	}
+	select {
+	case r := <-done: // it returned as ctx ended: take what it made
+		return r.v, r.err
+	default:
+		var zero T
+		return zero, context.Cause(ctx)
+	}
 }
 
 func landingPrompt(boundary string) string {

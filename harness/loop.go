@@ -144,7 +144,7 @@ func (l *loop) next(ctx context.Context) bool {
 func (l *loop) took(ctx context.Context) {
 	s, resp := l.s, l.resp
 	if l.err != nil {
-		l.end(s.LandFailed(ctx, l.err, s.summarizer(l.conv)))
+		l.end(s.landFailed(ctx, l.err, s.summarizer(l.conv)))
 		return
 	}
 	calls := resp.Message.ToolCalls
@@ -162,7 +162,7 @@ func (l *loop) took(ctx context.Context) {
 			if why == nil {
 				why = errEmptyAnswer
 			}
-			l.end(s.LandFailed(ctx, why, s.summarizer(l.conv)))
+			l.end(s.landFailed(ctx, why, s.summarizer(l.conv)))
 			return
 		}
 		l.end(s.Answer(resp.Message.Content))

@@ -79,6 +79,7 @@ type Session struct {
 	landingW    *watchdog.Watchdog                   // the landing call's own watchdog while it runs
 	landingCtx  context.Context                      // the landing call's context while it runs: what calls are bound to then
 	landingB    *budget.Budget                       // the budget the landing call leases from while it runs
+	landingSent bool                                 // reports whether the landing call's model request has begun: a landing makes one
 	landBy      *budget.Budget                       // the landing's budget, once the run lands: its end bounds the waits that follow
 	cancelledAt time.Time                            // when the caller cancelled the run's context; zero: it did not
 	children    map[*Session]context.CancelCauseFunc // sub-agents running, and how to cancel each; nil before the first
@@ -182,14 +183,6 @@ func newRunID() string {
 	copy(dst[:], prefix)
 	runIDEncoding.Encode(dst[len(prefix):], src[:])
 	return string(dst[:])
-}
-
-// ID returns the run's id; empty for a Session that was never started.
-func (s *Session) ID() string {
-	if !s.started() {
-		return ""
-	}
-	return s.id
 }
 
 // Budget returns the run's budget: the one Start was given, or that budget
@@ -377,7 +370,7 @@ func (s *Session) Setup(ctx context.Context, what string, ceiling time.Duration,
 	// run's work, which has not begun, so it waits: a server slow to start
 	// on a loaded machine is not a stalled run.
 	resume := s.pause(s.w)
-	err = fn(lctx)
+	_, err = heeded(s, lctx, setupGrace, func() (struct{}, error) { return struct{}{}, fn(lctx) })
 	resume()
 	a.End, a.Outcome = time.Now(), trace.OK
 	if err != nil {
@@ -402,6 +395,12 @@ func (s *Session) Setup(ctx context.Context, what string, ceiling time.Duration,
 	}
 	return err
 }
+
+// setupGrace is how long a piece of setup whose lease has ended is given
+// to return and say how it ended: a fetch that heeds its context returns
+// at once, with words for the boundary (issue 24); one that ignores it is
+// left (issue 25).
+const setupGrace = 100 * time.Millisecond
 
 // setupLeft notes a piece of setup that did not finish, for the boundary
 // of a run that lands before its first model turn: then it, not "no tool
@@ -482,7 +481,7 @@ func (s *Session) specs() toolSpecs {
 // usable returns specs without the tools whose ceiling is below their p50
 // (the machine's latency profile, or the run's own calls, say they are
 // slower than their ceiling lets them be): every call of one would be
-// refused. Each is marked unavailable instead ([Session.MarkUnavailable]),
+// refused. Each is marked unavailable instead (markUnavailable),
 // so that the result says so rather than offer a tool that cannot run
 // (SPEC §4). specs is copied only when one is left out, and never
 // written: a step's cost stays what it was (issue 13), and a Tools of the
@@ -491,7 +490,7 @@ func (s *Session) usable(specs []tools.Spec) []tools.Spec {
 	var out []tools.Spec
 	for i, sp := range specs {
 		if p50 := s.b.Estimates().Kind(sp.Kind).P50(); sp.Ceiling > 0 && p50 > sp.Ceiling {
-			s.MarkUnavailable(sp.Name, fmt.Sprintf("its ceiling %s is below its p50 %s on this machine, so every call would be refused",
+			s.markUnavailable(sp.Name, fmt.Sprintf("its ceiling %s is below its p50 %s on this machine, so every call would be refused",
 				landing.Human(sp.Ceiling), landing.Human(p50)))
 			if out == nil {
 				out = slices.Clone(specs[:i])
@@ -508,14 +507,14 @@ func (s *Session) usable(specs []tools.Spec) []tools.Spec {
 	return specs
 }
 
-// MarkUnavailable says that tool, which the run's config names, cannot be
+// markUnavailable says that tool, which the run's config names, cannot be
 // used by the run, and why ("tool server http://…: connection refused"):
 // it is listed in the result's Unavailable (SPEC §4), once, with the first
 // reason given. A Toolset marks the tools of a server that is down; the
 // run marks a tool whose ceiling is below its p50. Marking does not take
 // a tool off the registry: leave it off, or it is still offered. On a
 // Session that was never started it does nothing.
-func (s *Session) MarkUnavailable(tool, why string) {
+func (s *Session) markUnavailable(tool, why string) {
 	if !s.started() {
 		return
 	}
@@ -528,7 +527,7 @@ func (s *Session) MarkUnavailable(tool, why string) {
 }
 
 // Unavailable returns the tools the run cannot use now, and why, in the
-// order they were found: those marked ([Session.MarkUnavailable]) and
+// order they were found: those a [Toolset] marked (its server is down) and
 // those whose ceiling is below their p50 as the run's estimates stand. A
 // caller that must not run without its tools (harness run
 // --require-tools) asks before the first turn. Nil when there are none,
@@ -727,6 +726,18 @@ func (s *Session) resumed(w *watchdog.Watchdog, step, key string) {
 	if resume != nil {
 		resume()
 	}
+}
+
+// landingCallOnce reports whether the caller may make the landing call's
+// model request: the first to ask may, and no other (issue 25).
+func (s *Session) landingCallOnce() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.landingSent {
+		return false
+	}
+	s.landingSent = true
+	return true
 }
 
 // openTurns returns the Turns begun and not ended.

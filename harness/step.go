@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -105,6 +106,13 @@ func (s *Session) call(ctx context.Context, step int, specs toolSpecs, c ToolCal
 	if known {
 		kind = spec.Kind
 	}
+	if err := s.callerEnded(ctx); err != nil {
+		// The caller's own context ended, not the run: the words say so
+		// rather than that the run is stopping (issue 25).
+		reason := "the caller's context ended (" + context.Cause(ctx).Error() + ")"
+		s.record(trace.Record{Event: trace.Refused, Step: kind, StepIndex: step, Attempt: 1, Reason: "caller", Message: reason})
+		return tools.Result{Tool: c.Name, Outcome: trace.Cancelled, Refused: true, Err: "not run: " + reason, Cause: err}
+	}
 	if reason, ok := s.gate(ctx, spec, known); !ok {
 		s.recordCall(landing.Call{Step: step, Tool: c.Name, Outcome: landing.Refused, Summary: reason})
 		s.record(trace.Record{Event: trace.Refused, Step: kind, StepIndex: step, Attempt: 1,
@@ -119,6 +127,19 @@ func (s *Session) call(ctx context.Context, step int, specs toolSpecs, c ToolCal
 	res := s.cfg.Tools.Call(withParent(ctx, s, step), s.toolRun(step, c.ID), c.Name, c.Arguments)
 	s.recordCall(callOf(step, c.Name, kind, res))
 	return res
+}
+
+// callerEnded returns an error matching [ErrCallerEnded] when ctx, bound
+// to the run, has ended while the run goes on: the caller's own context
+// ended it. Nil otherwise.
+func (s *Session) callerEnded(ctx context.Context) error {
+	if ctx == nil || ctx.Err() == nil || s.over() {
+		return nil
+	}
+	if run, _ := s.runContext(); run.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrCallerEnded, context.Cause(ctx))
 }
 
 // gate asks the ladder whether a call of spec may start now. A tool the

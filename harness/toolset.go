@@ -104,8 +104,8 @@ type Toolset struct {
 // does not come up within its lease or does not list it; and, at
 // [Toolset.Register], a tool that cannot be registered (a ceiling below
 // the p50 its builtin or its manifest declares) or a sub-agent that cannot
-// be made. Such a tool is not offered, is marked unavailable on s
-// ([Session.MarkUnavailable]) and is warned about as an
+// be made. Such a tool is not offered, is listed by s's
+// [Session.Unavailable] and is warned about as an
 // [*UnavailableError]; the run goes on with the rest. A server that
 // answers GET /tools with a 4xx or a 501 has no manifest
 // ([tools.ErrNoManifest]): its entries must say enough, and that is a
@@ -228,7 +228,7 @@ func (ts *Toolset) unavailable(c *tools.Config, tool, why string) {
 	if c != cmp.Or(ts.root, ts.Config) {
 		why += " (tools file " + c.File + ")"
 	}
-	ts.s.MarkUnavailable(tool, why)
+	ts.s.markUnavailable(tool, why)
 	ts.warn(&UnavailableError{Tool: tool, Why: why})
 }
 

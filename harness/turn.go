@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,7 +14,6 @@ import (
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 )
 
 // Turn makes one model turn with [Config.Model], on work leases of the
@@ -53,6 +53,9 @@ func (s *Session) turn(ctx context.Context, req model.Request) (*model.Response,
 	ctx, release := s.bind(ctx)
 	defer release()
 	if w, b, ok := s.landingCallNow(); ok {
+		if !s.landingCallOnce() {
+			return nil, ErrLandingCallMade
+		}
 		return s.landingTurn(ctx, w, b, req)
 	}
 	if s.over() {
@@ -100,12 +103,11 @@ func (s *Session) landingTurn(ctx context.Context, w *watchdog.Watchdog, b *budg
 	return &resp, err
 }
 
-// A Turn is one model request that a caller's own loop sends with its own
-// client ([Session.BeginTurn]): its lease, and the record of it. Send the
-// request on the context BeginTurn returned, with [Turn.Options] (the
-// lease as Budget-Remaining-Ms and as the timeout, the SDK's retries off,
-// keepalives counted); hand the Turn what the model sent — each chunk of a
-// streamed answer ([Turn.Chunk]) or the whole completion
+// A Turn is one model turn of a caller's own loop ([Session.BeginTurn]),
+// sent with the caller's openai-go client made with [ClientOptions]: the
+// client's middleware makes each physical request an attempt of the turn,
+// leased, retried and recorded. Hand the Turn what the model sent — each
+// chunk of a streamed answer ([Turn.Chunk]) or the whole completion
 // ([Turn.Completion]) — so that its tokens, chunks and finish reason are
 // on the record; then call End with the request's error, and use the
 // error End returns.
@@ -115,31 +117,40 @@ func (s *Session) landingTurn(ctx context.Context, w *watchdog.Watchdog, b *budg
 // answer came on a turn that was never begun.
 type Turn struct {
 	s       *Session
-	ctx     context.Context // the attempt's context: the lease over the run's context
+	ctx     context.Context // the turn's context: its first lease over the run's context, carrying the Turn
 	stop    context.CancelFunc
 	release func() // releases the caller's context from the run's (Session.bind)
 	w       *watchdog.Watchdog
 	obs     *trace.Observer
 	kind    *budget.Kind
-	info    trace.Attempt
 	index   int
+	landing bool // the landing call: one attempt, no retry
 	ended   atomic.Bool
 
 	chunks, keepalives atomic.Int64
-	mu                 sync.Mutex  // guards the two fields below
-	usage              trace.Usage // the tokens the model reported
-	finish             string      // the finish reason the model gave
-	answeredBy         string      // the model the server says answered
+	mu                 sync.Mutex         // guards the fields below
+	info               trace.Attempt      // the attempt in progress, or the last one
+	sent               int                // the attempts sent through the middleware
+	open               bool               // reports whether the last attempt is not yet recorded as ended
+	actx               context.Context    // the last attempt's context
+	stopN              context.CancelFunc // ends the lease of an attempt after the first; nil: none
+	gaveUp             *trace.GaveUpError // the budget could not afford the wait before another attempt
+	usage              trace.Usage        // the tokens the model reported
+	finish             string             // the finish reason the model gave
+	answeredBy         string             // the model the server says answered
+	answered           bool               // reports whether a chunk or a completion was handed over
 }
 
 // errNoTurn is End's error on a Turn BeginTurn did not return.
 var errNoTurn = errors.New("harness: no Turn: BeginTurn returned none, so nothing was sent on it")
 
-// BeginTurn starts one model request of the caller's own, on a lease of
-// the run's budget, and returns the context to send it on and the Turn to
-// end when it is answered. Each BeginTurn is a step, one model turn, unless
-// the run is landing: then it is the landing call, on a landing lease that
-// may spend the reserve. A refused lease is returned as the error, a
+// BeginTurn starts one model turn of the caller's own, on a lease of the
+// run's budget, and returns the context to send its request on, through a
+// client made with [ClientOptions], and the Turn to end when it is
+// answered. Each BeginTurn is a step, one model turn, unless the run is
+// landing: then it is the landing call, one attempt on a landing lease
+// that may spend the reserve, and a second one is refused
+// ([ErrLandingCallMade]). A refused lease is returned as the error, a
 // [*budget.RefusedError], and nothing is to be sent; once the run has its
 // result the error is [ErrEnded]; on a Session that was never started,
 // [ErrNoSession].
@@ -155,6 +166,12 @@ func (s *Session) BeginTurn(ctx context.Context) (context.Context, *Turn, error)
 	w, lb, landingCall := s.landingCallNow()
 	if !landingCall && s.over() {
 		return nil, nil, ErrEnded
+	}
+	if err := s.callerEnded(ctx); err != nil {
+		return nil, nil, err // nothing is sent on a context that has ended
+	}
+	if landingCall && !s.landingCallOnce() {
+		return nil, nil, ErrLandingCallMade
 	}
 	index := 0
 	var lease budget.Lease
@@ -176,10 +193,11 @@ func (s *Session) BeginTurn(ctx context.Context) (context.Context, *Turn, error)
 		s.mu.Unlock()
 		w.Mark(watchdog.ModelCall)
 	}
-	t := &Turn{s: s, w: w, obs: obs, kind: kind, index: index,
+	t := &Turn{s: s, w: w, obs: obs, kind: kind, index: index, landing: landingCall,
 		info: trace.Attempt{Step: model.Kind, N: 1, Lease: lease, Start: time.Now()}}
 	bctx, release := s.bind(ctx)
 	t.ctx, t.stop = lease.Context(bctx)
+	t.ctx = context.WithValue(t.ctx, turnKey{}, t)
 	t.release = release
 	s.mu.Lock()
 	if s.turns == nil {
@@ -187,30 +205,7 @@ func (s *Session) BeginTurn(ctx context.Context) (context.Context, *Turn, error)
 	}
 	s.turns[t] = struct{}{}
 	s.mu.Unlock()
-	obs.OnAttemptStart(t.info)
 	return t.ctx, t, nil
-}
-
-// Lease returns the turn's lease; its Millis is the Budget-Remaining-Ms to
-// send.
-func (t *Turn) Lease() budget.Lease {
-	if t == nil {
-		return budget.Lease{}
-	}
-	return t.info.Lease
-}
-
-// Options returns the openai-go request options the turn's request needs
-// ([model.LeaseOptions]): Budget-Remaining-Ms set to the lease, the lease
-// as the request's timeout, the SDK's retries off (the run is the one
-// retry layer, SPEC §2), and a count of the SSE comments of a streamed
-// answer, which the SDK drops unseen: keepalives, transport only, which
-// reset no clock.
-func (t *Turn) Options() []option.RequestOption {
-	if t == nil || t.s == nil {
-		return nil
-	}
-	return model.LeaseOptions(t.info.Lease, t.keepalive)
 }
 
 func (t *Turn) keepalive() {
@@ -251,6 +246,7 @@ func (t *Turn) Completion(c *openai.ChatCompletion) {
 func (t *Turn) took(answeredBy string, u openai.CompletionUsage, choices []openai.ChatCompletionChunkChoice) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.answered = true
 	if answeredBy != "" {
 		t.answeredBy = answeredBy
 	}
@@ -262,24 +258,27 @@ func (t *Turn) took(answeredBy string, u openai.CompletionUsage, choices []opena
 	}
 }
 
-// End records how the request went and returns its failure as the run
-// sees it. err nil is an answer, a semantic event for the quiet clock,
-// whose duration informs the model's latency estimate; the attempt's
-// record carries the tokens, chunks and keepalives the turn was given.
-// A streamed answer ([Turn.Chunk]) that ended without a finish reason was
-// cut short, and is failed with [model.ErrIncomplete], as the model
-// client fails its own. Then, if the finish reason says the model did not
-// stop on its own
+// End records how the turn's last attempt went and returns the turn's
+// failure as the run sees it. err nil is an answer, a semantic event for
+// the quiet clock, whose duration informs the model's latency estimate;
+// the attempt's record carries the tokens, chunks and keepalives the turn
+// was given. It is not an answer when nothing was handed over
+// ([ErrNoAnswer]), when no request went through a client made with
+// [ClientOptions] ([ErrNotLeased]), or when a streamed answer
+// ([Turn.Chunk]) ended without a finish reason: it was cut short, and is
+// failed with [model.ErrIncomplete], as the model client fails its own.
+// Then, if the finish reason says the model did not stop on its own
 // ("length", "content_filter": [model.CheckFinish]), End returns that
 // [*model.ReplyError]: the reply is not the answer, and the loop should
 // land ([Session.LandOn]) rather than present it as complete; otherwise
 // nil. Any other err is classified as the model client classifies its
 // own (our lease or the run's end: gave up, quiet, cancelled; an error
 // status of openai-go: by its status; anything else: upstream) and End
-// returns it as a [*trace.AttemptError], which [Session.LandOn] reads.
-// End releases the turn's context; calls after the first return nil. End
-// on the nil Turn of a BeginTurn that failed returns err, so that a caller
-// may pass BeginTurn's error on through it.
+// returns it as a [*trace.AttemptError], or a [*trace.GaveUpError] when
+// the budget could not afford the wait before another attempt; both
+// [Session.LandOn] reads. End releases the turn's context; calls after the
+// first return nil. End on the nil Turn of a BeginTurn that failed returns
+// err, so that a caller may pass BeginTurn's error on through it.
 func (t *Turn) End(err error) error {
 	if t == nil || t.s == nil {
 		if err == nil {
@@ -293,30 +292,56 @@ func (t *Turn) End(err error) error {
 	t.s.mu.Lock()
 	delete(t.s.turns, t)
 	t.s.mu.Unlock()
-	t.info.End = time.Now()
+	defer t.release()
+	defer t.stop()
 	t.mu.Lock()
+	sent, open, gaveUp, actx, stopN := t.sent, t.open, t.gaveUp, t.actx, t.stopN
+	t.info.End = time.Now()
 	t.info.Usage, t.info.Chunks, t.info.Keepalives = t.usage, t.chunks.Load(), t.keepalives.Load()
 	t.info.Finish, t.info.Model = t.finish, t.answeredBy
-	finish := t.finish
+	finish, answered, info := t.finish, t.answered, t.info
+	t.open = false
 	t.mu.Unlock()
-	if err == nil && finish == "" && t.info.Chunks > 0 {
+	if stopN != nil {
+		defer stopN()
+	}
+	switch {
+	case sent == 0 && err == nil:
+		return ErrNotLeased
+	case sent == 0 && t.ctx.Err() != nil:
+		// Nothing went out before the turn's context ended: there is no
+		// attempt to record, and its end is classified as an attempt's.
+		return model.Classify(t.ctx, 1, err)
+	case sent == 0:
+		return fmt.Errorf("%w: %w", ErrNotLeased, model.Classify(t.ctx, 1, err))
+	case !open && gaveUp != nil:
+		return gaveUp
+	case !open:
+		// The middleware recorded the last attempt's failure as it came.
+		if err == nil {
+			err = ErrNoAnswer
+		}
+		return model.Classify(actx, sent, err)
+	}
+	switch {
+	case err == nil && !answered:
+		err = ErrNoAnswer
+	case err == nil && finish == "" && info.Chunks > 0:
 		// A stream that ended without a finish reason was cut short: it is
 		// a failed attempt, as the model client judges its own.
 		err = model.ErrIncomplete
 	}
 	if err == nil {
-		t.info.Outcome = trace.OK
-		t.kind.Observe(t.info.End.Sub(t.info.Start))
+		info.Outcome = trace.OK
+		t.kind.Observe(info.End.Sub(info.Start))
 		t.w.Mark(watchdog.ModelMessage)
 		err = model.CheckFinish(finish)
 	} else {
-		ae := model.Classify(t.ctx, 1, err)
-		t.info.Outcome, t.info.Status, t.info.Err = ae.Outcome, ae.Status, ae
+		ae := model.Classify(actx, sent, err)
+		info.Outcome, info.Status, info.Err = ae.Outcome, ae.Status, ae
 		err = ae
 	}
-	t.stop()
-	t.release()
-	t.obs.OnAttemptEnd(t.info)
+	t.obs.OnAttemptEnd(info)
 	return err
 }
 

@@ -165,39 +165,6 @@ func TestAToolWhoseCeilingIsBelowItsP50IsUnavailableAndNotOffered(t *testing.T) 
 	})
 }
 
-func TestASessionNamesEachUnavailableToolOnceAndTheResultListsThem(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b, err := budget.New(budget.Config{Total: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, _, err := harness.Start(t.Context(), b, harness.Config{Task: "q"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		if got := s.Unavailable(); got != nil {
-			t.Errorf("a fresh session lists %+v", got)
-		}
-		s.MarkUnavailable("fetch", "its tool server is down")
-		s.MarkUnavailable("fetch", "said twice")
-		s.MarkUnavailable("mcp server fs", "it did not come up")
-		res := s.Answer("42")
-		want := []landing.Unavailable{{Tool: "fetch", Why: "its tool server is down"}, {Tool: "mcp server fs", Why: "it did not come up"}}
-		if len(res.Unavailable) != 2 || res.Unavailable[0] != want[0] || res.Unavailable[1] != want[1] {
-			t.Errorf("unavailable %+v, want %+v", res.Unavailable, want)
-		}
-		if res.Status != landing.Complete {
-			t.Errorf("status %s: a tool the run did without does not make its answer partial", res.Status)
-		}
-		var zero harness.Session
-		zero.MarkUnavailable("x", "y") // no panic on a Session never started
-		if zero.Unavailable() != nil {
-			t.Error("a zero Session lists unavailable tools")
-		}
-	})
-}
-
 // What the first Ctrl-C's line promises (SPEC §3): R from the cancel for
 // a run still working, never past the deadline.
 func TestLandsBySaysWhenALandingNowWouldHaveItsResult(t *testing.T) {

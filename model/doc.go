@@ -45,10 +45,9 @@
 // [Classify] names the outcome of an openai-go error; [CheckFinish] says
 // whether a reply is a whole answer by its finish reason ("length" and
 // "content_filter" are not: a [*ReplyError] matching [ErrNotAnswer]);
-// [LeaseOptions] are the request options of one attempt on a lease
-// (Budget-Remaining-Ms, the lease as timeout, the SDK's retries off,
-// keepalives counted); [Describe] and [Refused] say why a request failed
-// and whether the server refused the run itself.
+// [Describe] and [Refused] say why a request failed and whether the
+// server refused the run itself. The lease, the retries and the record of
+// each request are the harness's ClientOptions' (issue 25).
 //
 // # Landing
 //

@@ -3,12 +3,6 @@ package model
 import (
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-
-	"github.com/glidepath/glidepath/budget"
-	"github.com/glidepath/glidepath/internal/ssecount"
-	"github.com/openai/openai-go/v3/option"
 )
 
 // ErrNotAnswer is matched by every [*ReplyError]: the model's reply is
@@ -50,36 +44,4 @@ func CheckFinish(reason string) error {
 		return &ReplyError{FinishReason: reason}
 	}
 	return nil
-}
-
-// LeaseOptions are the openai-go request options one attempt on lease
-// needs, for a caller that sends it with its own openai-go client: the
-// lease as Budget-Remaining-Ms (SPEC §2), the lease as the request's
-// timeout, and the SDK's retries off (the harness is the one retry layer).
-// keepalive, if not nil, is called at every SSE comment of a streamed
-// answer, which the SDK's decoder drops unseen: transport, not progress.
-// Send the request on the lease's context as well; the timeout only
-// guards a caller that does not.
-func LeaseOptions(lease budget.Lease, keepalive func()) []option.RequestOption {
-	opts := []option.RequestOption{
-		option.WithHeader(budget.Header, lease.Millis()),
-		option.WithMaxRetries(0),
-	}
-	if lease.Granted > 0 {
-		opts = append(opts, option.WithRequestTimeout(lease.Granted))
-	}
-	if keepalive != nil {
-		opts = append(opts, option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-			res, err := next(req)
-			if err == nil && res != nil && res.Body != nil {
-				r := ssecount.NewReader(res.Body, keepalive, nil)
-				res.Body = struct {
-					io.Reader
-					io.Closer
-				}{r, res.Body}
-			}
-			return res, err
-		}))
-	}
-	return opts
 }

@@ -466,7 +466,7 @@ func (c *call) attempt(ctx context.Context, n int, lease budget.Lease) ended {
 	info := trace.Attempt{Step: kind, Key: string(c.key), N: n, Lease: lease, Start: time.Now()}
 	c.obs.OnAttemptStart(info)
 	actx = c.obs.OnContext(actx, info)
-	e := ended{ans: c.t.tool.Attempt(actx, tc)}
+	e := ended{ans: RunAttempt(actx, c.t.tool, tc)}
 	tc.ended.Store(true)
 	info.End = time.Now()
 	if e.ans.Err == nil {

@@ -236,13 +236,17 @@
 // The zero value is the safe one: a field a tool writer or an embedder
 // forgets defaults to the answer that keeps the promises.
 //
-//   - [Answer]: Answer{Err: err} is a failure with no answer that may have
-//     reached the tool (NotSent false) and may still be running (Stopped
-//     false): a cut write is reconciled or orphaned, never called failed,
-//     and the call is cancelled where its tool can be. Outcome empty lets
-//     the Registry read the outcome off what ended the attempt; Retry
-//     false retries only what SPEC §2 retries; CutShort false says Output
-//     is whole, which only the tool can know.
+//   - [Answer]: Answer{Err: err} may have reached the tool (NotSent false)
+//     and may still be running (Stopped false): a cut write is reconciled
+//     or orphaned, never called failed, and the call is cancelled where its
+//     tool can be. Outcome empty lets the Registry read the outcome off
+//     what ended the attempt: its context's end, or a transport error (a
+//     network or URL error, a stream cut short, a [*NoAnswerError]); any
+//     other error is the tool's own failure, retried only when the tool
+//     says so (Retry, or a Retryable [*ToolError]; issue 25). CutShort
+//     false says Output is whole, which only the tool can know. An answer
+//     that is neither output nor error, both, or output that is not JSON
+//     is a bad answer ([RunAttempt]).
 //   - [Spec]: every field but Name selects its default: Effect empty is
 //     [Write] (never retried blindly), Kind "tool:NAME", Parameters any
 //     object, MaxAttempts [DefaultMaxAttempts], Ceiling and P50/P95 zero

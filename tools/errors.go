@@ -65,6 +65,11 @@ var (
 	// protocol's JSON, or larger than [MaxAnswer].
 	ErrBadAnswer = errors.New("tools: bad answer")
 
+	// ErrNoAnswer is matched by a [*NoAnswerError]: a tool's failure that
+	// got no answer from what it calls, a transport failure, which may be
+	// tried again ([RunAttempt]).
+	ErrNoAnswer = errors.New("tools: no answer")
+
 	// ErrOrphaned is matched by every [*OrphanError]: a write whose outcome
 	// is unknown.
 	ErrOrphaned = errors.New("tools: write outcome unknown")

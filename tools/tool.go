@@ -19,10 +19,14 @@ import (
 //
 // Attempt makes one attempt of a call on ctx, which is the attempt's lease:
 // it ends when the lease does, or the run does, with a cause that says
-// which (see [budget.Lease.Context]). It must return when ctx ends, and say
-// in its [Answer] what it knows: whether the call may have reached the tool,
-// whether its work stopped with ctx, how it failed. The [Registry] does the
-// rest: the key, leases, retries, cancels, reconciliation, orphans, events.
+// which (see [budget.Lease.Context]). It should return when ctx ends, and
+// say in its [Answer] what it knows: whether the call may have reached the
+// tool, whether its work stopped with ctx, how it failed. The [Registry]
+// does the rest: the key, leases, retries, cancels, reconciliation,
+// orphans, events; and it keeps the promises whatever Attempt does
+// ([RunAttempt]): an Attempt that ignores ctx is abandoned when the lease
+// ends, a panic is that attempt's failure, and an answer that cannot be
+// right is a bad one.
 //
 // What a tool can do beyond an attempt is found by type assertion:
 //
@@ -156,20 +160,23 @@ func (c *Call) Keepalive() {
 // Output and leaves Err nil; a failed one sets Err and says what it knows.
 //
 // Every field's zero value is the one that keeps the promises when a tool
-// says nothing: Answer{Err: err} is a failure that got no answer, that may
-// have reached the tool (not NotSent) and whose work may still be running
-// (not Stopped), so that a write is reconciled or orphaned, never sent
-// again, and a call that can be cancelled is. A tool sets a field only to
-// say what it knows.
+// says nothing: Answer{Err: err} may have reached the tool (not NotSent)
+// and its work may still be running (not Stopped), so that a write cut by
+// its lease is reconciled or orphaned, never sent again, and a call that
+// can be cancelled is. Its error is a transport failure, retried for a
+// read, only when it is one (a network or URL error, a stream cut short,
+// a [*NoAnswerError]); any other is the tool's own failure, retried only
+// when the tool says so ([RunAttempt]). A tool sets a field only to say
+// what it knows.
 type Answer struct {
 	Output json.RawMessage // the tool's output, JSON
 	Err    error           // nil when the attempt succeeded
 
 	// Outcome is set for a failure the tool answered: an error status, an
-	// error event, an exit code, an answer that cannot be used. It is left
-	// empty when no answer came: a transport error, a stream cut short, the
-	// attempt's context ending; the Registry then reads the outcome off
-	// what ended it.
+	// error event, an exit code, an answer that cannot be used. It may be
+	// left empty: the Registry then reads the outcome off what ended the
+	// attempt (its context, a transport error), or else takes the error
+	// for the tool's own, upstream_error ([RunAttempt]).
 	Outcome trace.Outcome
 	Status  int         // the HTTP status of an error answer
 	Header  http.Header // the error answer's headers, for Retry-After

@@ -13,11 +13,10 @@ import (
 
 // agent is an agent loop as people write it with openai-go: ask the model,
 // run the tools it asks for, give it their results, until it answers. The
-// lines marked ◆ are all it takes to run it on one deadline: the Session
-// leases each model request and tool call from the budget, gates the tool
-// calls by the ladder, tells the model its time, and lands the run with a
-// labeled answer when the time, the quiet clock, the model or the caller
-// says so.
+// lines marked ◆ (and the client's harness.ClientOptions) are all it takes
+// to run it on one deadline: the Session leases, retries and records each
+// model request and tool call, gates the tool calls by the ladder, tells
+// the model its time, and lands the run with a labeled answer.
 func agent(ctx context.Context, b *budget.Budget, client openai.Client, reg *tools.Registry, task string) (landing.Result, error) {
 	s, ctx, err := harness.Start(ctx, b, harness.Config{Task: task, Tools: reg}) // ◆
 	if err != nil {
@@ -26,24 +25,23 @@ func agent(ctx context.Context, b *budget.Budget, client openai.Client, reg *too
 	defer s.Close() // ◆
 
 	// ask streams one request on a lease of the run's budget.
-	ask := func(ctx context.Context, p openai.ChatCompletionNewParams) (openai.ChatCompletionMessage, error) {
+	ask := func(ctx context.Context, p openai.ChatCompletionNewParams) (m openai.ChatCompletionMessage, err error) {
 		tctx, turn, err := s.BeginTurn(ctx) // ◆
 		if err != nil {
-			return openai.ChatCompletionMessage{}, err
+			return m, err
 		}
 		p.Model, p.StreamOptions.IncludeUsage = "sim", openai.Bool(true)
-		stream := client.Chat.Completions.NewStreaming(tctx, p, turn.Options()...) // ◆ the lease as header and timeout, no SDK retries
+		stream := client.Chat.Completions.NewStreaming(tctx, p) // ◆ on the turn's context: leased, retried, recorded
 		defer stream.Close()
 		var acc openai.ChatCompletionAccumulator
 		for stream.Next() {
 			acc.AddChunk(stream.Current())
 			turn.Chunk(stream.Current()) // ◆ tokens and finish reason, on the record
 		}
-		var m openai.ChatCompletionMessage
-		if len(acc.Choices) > 0 {
+		if err = turn.End(stream.Err()); err == nil { // ◆ whose failure, and why; a reply cut at its token limit is one
 			m = acc.Choices[0].Message
 		}
-		return m, turn.End(stream.Err()) // ◆ whose failure, and why; a reply cut at its token limit is one
+		return m, err
 	}
 	msgs := []openai.ChatCompletionMessageParamUnion{
 		openai.SystemMessage("Answer the user's question with the tools you have."),

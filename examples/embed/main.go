@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/openai/openai-go/v3"
@@ -35,8 +36,8 @@ func main() {
 	}
 	srv := sim.NewPipeServer(nil)
 	defer srv.Close()
-	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithHTTPClient(srv.Client()),
-		option.WithMaxRetries(0)) // the Session's budget decides; the SDK must not retry on its own
+	client := openai.NewClient(append([]option.RequestOption{option.WithBaseURL(srv.URL), option.WithHTTPClient(srv.Client())},
+		harness.ClientOptions()...)...) // every request is a turn's attempt: leased, retried, recorded
 	reg, err := searchTool()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "embed:", err)

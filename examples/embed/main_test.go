@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/openai/openai-go/v3"
@@ -27,7 +28,8 @@ func runAgent(t *testing.T, ctx context.Context, total time.Duration, sc *sim.Sc
 	}
 	srv := sim.NewPipeServer(sc)
 	t.Cleanup(srv.Close)
-	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithHTTPClient(srv.Client()), option.WithMaxRetries(0))
+	client := openai.NewClient(append([]option.RequestOption{option.WithBaseURL(srv.URL),
+		option.WithHTTPClient(srv.Client())}, harness.ClientOptions()...)...)
 	reg, err := searchTool()
 	if err != nil {
 		t.Fatal(err)

@@ -306,7 +306,7 @@ func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolRepl
 		p := newProgressor(ctx, t.Spec())
 		defer p.stop()
 		call := &tools.Call{Key: cancel.Key(req.Key), Args: args, N: req.Attempt, Lease: lease, Budget: localBudget(lease.Granted), Heard: p.heard}
-		return replyOf(actx, t.Spec().Name, t.Attempt(actx, call))
+		return replyOf(actx, t.Spec().Name, tools.RunAttempt(actx, t, call)) // as the Registry makes it (issue 25)
 	})
 	// What a tool says back may quote a secret: the attempt's message is
 	// redacted before the workflow records it, as harness run's records

@@ -182,7 +182,7 @@ func (t *tool) Attempt(ctx context.Context, call *tools.Call) tools.Answer {
 	// server refused for its session.
 	t.s.broke(sess)
 	notSent := !t.s.cfg.Stdio() && t.s.opts.Transport == nil && post.Load() != posted
-	return tools.Answer{Err: t.s.scrub(err), NotSent: notSent}
+	return tools.Answer{Err: &tools.NoAnswerError{Err: t.s.scrub(err)}, NotSent: notSent}
 }
 
 // codeRejected is the code of the go-sdk's jsonrpc2.ErrRejected

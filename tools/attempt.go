@@ -1,0 +1,161 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/glidepath/glidepath/trace"
+)
+
+// RunAttempt makes one attempt of call with t the way a [Registry] makes
+// every attempt, whatever t is (issue 25): a tool of another package — an
+// MCP server's, a sub-agent, one an embedder wrote — runs on a goroutine of
+// its own, so that the attempt ends when ctx, its lease, ends even if the
+// tool ignores ctx (the tool then runs on, owned by the Registry until it
+// returns: [Registry.Wait]); a panic is recovered as the attempt's failure,
+// a [*PanicError] that keeps the stack; and what the tool answered is
+// checked once, here, so that every host reads an [Answer] the same way:
+//
+//   - an answer that is neither output nor error, output and error
+//     together (but for output cut short), or output that is not JSON is
+//     a bad answer ([ErrBadAnswer], outcome invalid): the tool answered,
+//     so a write is not orphaned, and nothing of it is used;
+//   - an error with no outcome is a transport failure, as [Answer] says,
+//     only when it is one: the attempt's context ended, the tool says the
+//     call was not sent, or the error is a network, URL or stream error,
+//     or wraps [ErrNoAnswer]. Any other error is the tool's own failure
+//     (outcome upstream_error), tried again only when the tool says so
+//     ([Answer.Retry], or a [*ToolError] that is Retryable).
+//
+// The package's own tools ([Func], [Command], [Remote]) return when ctx
+// ends by construction, and are called on the caller's goroutine. A host
+// that makes attempts away from a Registry (a Temporal activity) calls
+// RunAttempt rather than [Tool.Attempt].
+func RunAttempt(ctx context.Context, t Tool, call *Call) Answer {
+	if ownsItsTime(t) {
+		return checked(ctx, attemptRecovered(ctx, t, call))
+	}
+	// Buffered, so that a tool that outlives the attempt can still hand
+	// over its answer and end.
+	done := make(chan Answer, 1)
+	start := func(f func()) { go f() }
+	if call.c != nil {
+		start = call.c.reg.stragglers.Go
+	}
+	start(func() { done <- attemptRecovered(ctx, t, call) })
+	select {
+	case ans := <-done:
+		return checked(ctx, ans)
+	case <-ctx.Done():
+		if strings.HasPrefix(t.Spec().Kind, AgentKindPrefix) && !call.Lease.Deadline.IsZero() {
+			// A sub-agent cut short lands, with a labeled partial worth
+			// more than nothing, inside its slice (SPEC §5b): it is
+			// waited for until the slice's deadline, and no longer.
+			wait := time.NewTimer(time.Until(call.Lease.Deadline))
+			defer wait.Stop()
+			select {
+			case ans := <-done:
+				return checked(ctx, ans)
+			case <-wait.C:
+			}
+		}
+		// The lease ended before the tool answered: the attempt ends now,
+		// as a Func's does (SPEC §7: the run returns within its budget
+		// whatever a tool does). What the tool answers later is not used,
+		// and whether its work stopped is unknown: not Stopped, so that a
+		// write is reconciled or orphaned, and a cancellable call is
+		// cancelled.
+		return Answer{Err: context.Cause(ctx)}
+	}
+}
+
+// attemptRecovered calls t's Attempt and turns a panic into the attempt's
+// failure: the tool answered, badly, and its goroutine has ended.
+func attemptRecovered(ctx context.Context, t Tool, call *Call) (ans Answer) {
+	defer func() {
+		if v := recover(); v != nil {
+			ans = Answer{Err: &PanicError{Value: v, Stack: debug.Stack()}, Outcome: trace.UpstreamError, Stopped: true}
+		}
+	}()
+	return t.Attempt(ctx, call)
+}
+
+// ownsItsTime reports whether t is one of the package's own tools, which
+// return when their context ends and need no goroutine of their own: a
+// Func runs its function on one already.
+func ownsItsTime(t Tool) bool {
+	if r, ok := t.(respec); ok {
+		t = r.Tool
+	}
+	switch t.(type) {
+	case *funcTool, *commandTool, *remoteTool:
+		return true
+	}
+	return false
+}
+
+// checked is ans as the Registry reads it: the one definition of a usable
+// answer (see [RunAttempt]). ctx is the attempt's context.
+func checked(ctx context.Context, ans Answer) Answer {
+	switch {
+	case ans.Err == nil && len(ans.Output) == 0:
+		return badAnswer(ans, errors.New("the attempt returned neither output nor an error"))
+	case ans.Err == nil && !json.Valid(ans.Output):
+		return badAnswer(ans, errors.New("the output is not JSON"))
+	case ans.Err == nil:
+		return ans
+	case len(ans.Output) > 0 && !ans.CutShort:
+		// Output and an error together say two things: neither is used,
+		// and the tool answered, so a write is not orphaned (issue 25).
+		return badAnswer(ans, fmt.Errorf("the attempt returned both output and an error: %w", ans.Err))
+	case ans.Outcome != "" || ctx.Err() != nil || ans.NotSent || noAnswer(ans.Err):
+		return ans
+	}
+	// A plain error of the tool's own: it answered, and failed. It is
+	// tried again only when it says so (issue 25).
+	ans.Outcome = trace.UpstreamError
+	if te, ok := errors.AsType[*ToolError](ans.Err); ok && te.Retryable {
+		ans.Retry = true
+	}
+	return ans
+}
+
+// badAnswer is ans made an invalid answer for why.
+func badAnswer(ans Answer, why error) Answer {
+	return Answer{Err: fmt.Errorf("%w: %w", ErrBadAnswer, why), Outcome: trace.Invalid, Stopped: ans.Stopped, NotSent: ans.NotSent}
+}
+
+// noAnswer reports whether err says that no answer came: a network or URL
+// error, a stream cut short, or one marked [ErrNoAnswer].
+func noAnswer(err error) bool {
+	if errors.Is(err, ErrNoAnswer) || errors.Is(err, ErrIncomplete) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	if _, ok := errors.AsType[*url.Error](err); ok {
+		return true
+	}
+	_, ok := errors.AsType[net.Error](err)
+	return ok
+}
+
+// NoAnswerError marks a tool's error as a failure that got no answer — a
+// broken connection, a transport's rejection — which [Answer] with no
+// outcome is only when its error says so ([RunAttempt]). It matches
+// [ErrNoAnswer], and says what Err says.
+type NoAnswerError struct{ Err error }
+
+func (e *NoAnswerError) Error() string { return e.Err.Error() }
+
+func (e *NoAnswerError) Unwrap() error { return e.Err }
+
+// Is reports whether target is [ErrNoAnswer].
+func (e *NoAnswerError) Is(target error) bool { return target == ErrNoAnswer }
