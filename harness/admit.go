@@ -19,12 +19,14 @@ func (cfg *Config) admitted(b *budget.Budget) error {
 	return cfg.Admit.Admit(time.Now(), b.Start())
 }
 
-// atCapacity returns the labeled result of the run with id (empty: a
-// fresh one) on b that the door refused with err, and true; or false when
-// err is not a refusal at the door. The run was not started: it has no
-// records, no steps and no attempts, and it returns now, long before its
-// deadline, never after it (issue 25).
-func atCapacity(b *budget.Budget, id string, err error) (landing.Result, bool) {
+// AtCapacity returns the labeled result of the run with id (empty: a
+// fresh one) on b that [Start] refused at the door ([Config.Admit]) with
+// err, and true; or false when err is not such a refusal. The run was not
+// started: its result has no steps and no attempts, cause
+// [landing.CauseAtCapacity], and it is made now, long before the run's
+// deadline, never after it (issue 25). [Run] returns it itself; a caller
+// of Start that answers for its runs, as `harness run` does, calls it.
+func AtCapacity(b *budget.Budget, id string, err error) (landing.Result, bool) {
 	ae, ok := errors.AsType[*admit.AtCapacityError](err)
 	if !ok {
 		return landing.Result{}, false
@@ -34,7 +36,7 @@ func atCapacity(b *budget.Budget, id string, err error) (landing.Result, bool) {
 	}
 	why := fmt.Sprintf("the process was running %d runs, its limit", ae.Running)
 	if ae.Limit == 0 {
-		why = fmt.Sprintf("it waited %s to start, more than the %s the process allows", landing.Human(ae.Waited), landing.Human(ae.Late))
+		why = fmt.Sprintf("it waited %s to start, more than the %s the process allows", landing.Human(ae.Waited), ae.Late)
 	}
 	return landing.Result{RunID: id, Status: landing.Partial, Cause: landing.CauseAtCapacity,
 		Boundary: "At capacity: the run was not started, " + why + ". Nothing was done; submit it again later.",

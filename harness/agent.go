@@ -174,7 +174,7 @@ func (a *Agent) run(ctx context.Context, b *budget.Budget, task, key string, pro
 	defer unwatch()
 	s, rctx, err := Start(cctx, b, cfg)
 	if err != nil {
-		if res, refused := atCapacity(b, "", err); refused {
+		if res, refused := AtCapacity(b, "", err); refused {
 			return res, nil
 		}
 		return landing.Result{}, fmt.Errorf("%s: %w", a.spec.Name, err)

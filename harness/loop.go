@@ -29,7 +29,7 @@ import (
 func Run(ctx context.Context, b *budget.Budget, cfg Config) (landing.Result, error) {
 	s, rctx, err := start(ctx, b, &cfg)
 	if err != nil {
-		if res, refused := atCapacity(b, cfg.RunID, err); refused {
+		if res, refused := AtCapacity(b, cfg.RunID, err); refused {
 			return res, nil
 		}
 		return landing.Result{}, err
