@@ -445,9 +445,7 @@ func (s *Session) Close() error {
 	s.unwatch()
 	// The work in flight has been cut; wait for it to say how it ended,
 	// so that its record is the run's before the result is built.
-	wctx, stop := budget.WithBudget(context.Background(), s.b)
-	s.busy.Wait(wctx)
-	stop()
+	waitUntil(&s.busy, s.b)
 	for _, t := range s.openTurns() {
 		t.End(context.Cause(t.ctx))
 	}
