@@ -156,6 +156,10 @@ func (g *Group) Cut(cause error) {
 	}
 }
 
+// Idle reports whether no cancel sent with [Group.Go] is in flight now:
+// then there is nothing to wait for or to cut.
+func (g *Group) Idle() bool { return g.g.Idle() }
+
 // Wait blocks until every cancel sent with [Group.Go] has been answered, or
 // ctx ends; then it returns context.Cause(ctx). Bound ctx by the run's
 // deadline: a call whose cancel is still unanswered then is left as it is.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/glidepath/glidepath/admit"
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/model"
@@ -100,7 +101,7 @@ func (a *Agent) Attempt(ctx context.Context, call *tools.Call) tools.Answer {
 		return tools.Answer{Err: fmt.Errorf("%s: the arguments are not {\"task\": \"…\"}: %w", a.spec.Name, err), Outcome: trace.Invalid}
 	}
 	progress := func(units int64, msg string) { call.Progress(units, 0, msg) }
-	res, err := a.run(ctx, call.Budget.Child(call.Lease), args.Task, string(call.Key), progress, call.Pause)
+	res, err := a.run(ctx, call.Budget.Child(call.Lease), args.Task, string(call.Key), progress, call.Pause, nil)
 	if err != nil {
 		return tools.Answer{Err: err, Outcome: trace.Invalid}
 	}
@@ -121,6 +122,12 @@ type ChildCall struct {
 	// each attempt the child starts or ends, each progress it records and
 	// its landing, with a line on what it did. It must not block.
 	Progress func(units int64, message string)
+
+	// Admit is the door of the process serving the call (`harness serve
+	// --max-runs`): a child it refuses is not started, and its labeled
+	// result, cause [landing.CauseAtCapacity], is returned at once. Nil:
+	// every child is admitted.
+	Admit *admit.Limiter
 }
 
 // Run runs one child on b, a budget the caller made for it (the lease a
@@ -130,14 +137,17 @@ type ChildCall struct {
 // configuration [Config.Validate] rejects, no model. ctx's end cancels the
 // child, which then lands at once with cause cancelled.
 func (a *Agent) Run(ctx context.Context, b *budget.Budget, task string, call ChildCall) (landing.Result, error) {
-	return a.run(ctx, b, task, call.Key, call.Progress, nil)
+	return a.run(ctx, b, task, call.Key, call.Progress, nil, call.Admit)
 }
 
 // run runs one child. Inside a parent's call, pause stops the parent's
-// quiet clock while the child sleeps before a retry.
-func (a *Agent) run(ctx context.Context, b *budget.Budget, task, key string, progress func(int64, string), pause func() func()) (landing.Result, error) {
+// quiet clock while the child sleeps before a retry. door is the process's
+// admission for a child served to another process; nil for one inside a
+// run of this process, which is part of that run.
+func (a *Agent) run(ctx context.Context, b *budget.Budget, task, key string, progress func(int64, string), pause func() func(), door *admit.Limiter) (landing.Result, error) {
 	parent := parentOf(ctx)
 	cfg := a.child(parent, task, key)
+	cfg.Admit = door
 	if progress != nil {
 		cfg.Sinks = append(cfg.Sinks, &activity{report: progress})
 	}
@@ -164,6 +174,9 @@ func (a *Agent) run(ctx context.Context, b *budget.Budget, task, key string, pro
 	defer unwatch()
 	s, rctx, err := Start(cctx, b, cfg)
 	if err != nil {
+		if res, refused := AtCapacity(b, "", err); refused {
+			return res, nil
+		}
 		return landing.Result{}, fmt.Errorf("%s: %w", a.spec.Name, err)
 	}
 	if parent != nil {

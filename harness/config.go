@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/glidepath/glidepath/admit"
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/landing"
@@ -123,6 +124,15 @@ type Config struct {
 	// record carries it, so that the caller's trace and this run's agree
 	// on which call it was.
 	CallKey string
+
+	// Admit is the process's door for runs (package admit): one
+	// [*admit.Limiter] shared by the runs of a process. [Start] asks it
+	// first, and refuses a run it cannot serve at once with a
+	// [*admit.AtCapacityError]; [Run] returns that run's labeled result,
+	// cause [landing.CauseAtCapacity], at once. An admitted run holds its
+	// place until [Session.Close]. Nil: every run is admitted. A
+	// sub-agent's run is part of its parent's and is not asked again.
+	Admit *admit.Limiter
 
 	// parent is the run this one is a sub-agent of, and its call, set by
 	// an [Agent]; nil for a run of its own.

@@ -51,6 +51,15 @@
 // embedded run under a shorter deadline lands inside it, on cause budget,
 // with its reserve and ladder taken from the time it really has.
 //
+// Make the budget when the run is submitted, not once its goroutine runs:
+// on a loaded process the two are seconds apart, and a budget started
+// late is a run answered after its deadline (issue 25). A process that
+// runs many runs at once shares one [admit.Limiter] as [Config.Admit]:
+// Start refuses a run it cannot serve at once — the limit of runs reached,
+// or a run that waited too long from its budget's start to the door —
+// with a [*admit.AtCapacityError], and [Run] returns that run's labeled
+// result at once, cause [landing.CauseAtCapacity] ([AtCapacity]).
+//
 // # Session
 //
 // [Start] starts a run and returns its [Session] and the run's context,
@@ -315,6 +324,8 @@
 // # Errors
 //
 // [Start] and [Run] return an error only for an invalid config, a
+// refusal at the door (Start's [*admit.AtCapacityError]; Run's is a
+// result), a
 // [*ConfigError] that names the field as the flag of `harness run` that
 // sets it, with no result, or, beside a valid result, a sink failure
 // ([ErrTrace]). Every way a run can end, complete or early, is a result,

@@ -97,9 +97,7 @@ func (s *Session) land(ctx context.Context, cause landing.Cause, failure string,
 	// The sub-agents still at work land now, and their labeled partials,
 	// and their orphans, are the run's before its result is made.
 	s.cancelChildren()
-	wctx, stop := budget.WithBudget(context.Background(), lb)
-	s.agentCalls.Wait(wctx)
-	stop()
+	waitUntil(&s.agentCalls, lb)
 	if errors.Is(context.Cause(ctx), ErrParentEnded) || errors.Is(context.Cause(s.ctx), ErrParentEnded) {
 		// The parent is landing and is owed this partial at once: it makes
 		// the landing call, with this result in it.
@@ -407,6 +405,9 @@ func (s *Session) settleCancels() {
 		b = s.landBy
 	}
 	s.mu.Unlock()
+	if s.cancels.Idle() {
+		return // nothing to give a grace to, or to cut (issue 25)
+	}
 	ctx, stop := budget.WithBudget(context.Background(), b)
 	defer stop()
 	gctx, cancel := context.WithTimeout(ctx, CancelGrace)
@@ -425,9 +426,7 @@ func (s *Session) endCancels() {
 		b = s.landBy
 	}
 	s.mu.Unlock()
-	ctx, stop := budget.WithBudget(context.Background(), b)
-	defer stop()
-	s.cancels.Wait(ctx)
+	waitUntil(&s.cancels, b)
 }
 
 // claim reports whether the caller is the one to make the run's result:

@@ -29,6 +29,9 @@ import (
 func Run(ctx context.Context, b *budget.Budget, cfg Config) (landing.Result, error) {
 	s, rctx, err := start(ctx, b, &cfg)
 	if err != nil {
+		if res, refused := AtCapacity(b, cfg.RunID, err); refused {
+			return res, nil
+		}
 		return landing.Result{}, err
 	}
 	// The loop's state, the result included, is on the heap; Run's frame,

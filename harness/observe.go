@@ -17,102 +17,142 @@ import (
 // and watchdog events: the one place where model turns and tool calls,
 // which report in one vocabulary, become the run's record. w is the
 // watchdog that hears the signals: the run's, or the landing call's own.
+// The calls of a model turn hear it as they are.
 func (s *Session) observer(index int, w *watchdog.Watchdog) *trace.Observer {
-	return &trace.Observer{
-		AttemptStart: func(a trace.Attempt) {
-			s.attempts.Add(1)
-			if a.Step == model.Kind && index > 0 {
-				s.mu.Lock()
-				s.asked = true
-				s.mu.Unlock()
-			}
-			s.record(attemptRecord(trace.AttemptStart, index, a))
-		},
-		Context: func(ctx context.Context, a trace.Attempt) context.Context {
-			return s.attemptContext(ctx, attemptRecord(trace.AttemptStart, index, a))
-		},
-		AttemptEnd: func(a trace.Attempt) {
-			rec := attemptRecord(trace.AttemptEnd, index, a)
-			rec.Outcome, rec.Status, rec.Keepalives = a.Outcome, a.Status, a.Keepalives
-			rec.Chunks, rec.Tokens = a.Chunks, a.Usage.Total
-			rec.InputTokens, rec.OutputTokens = a.Usage.Input, a.Usage.Output
-			rec.FinishReason, rec.ResponseModel = a.Finish, a.Model
-			if a.Err != nil {
-				// What a server answered may quote a secret it was sent.
-				rec.Message = redact.Secrets(a.Err.Error())
-			}
-			s.record(rec)
-			if a.Step == model.Kind && index > 0 {
-				s.heardModel(a)
-			}
-		},
-		Backoff: func(step, key string, after int, d budget.Delay, err error) {
-			src := "jitter"
-			if d.Source == budget.FromRetryAfter {
-				src = "retry_after"
-			}
-			rec := trace.Record{Event: trace.Backoff, Step: step, StepIndex: index, Attempt: after, Key: key,
-				SleepMs: d.Sleep.Milliseconds(), Source: src, GaveUp: d.GiveUp, Reason: d.Reason}
-			if re, ok := errors.AsType[*budget.RetryAfterError](err); ok {
-				rec.RetryAfterInvalid = re.Value
-			}
-			s.record(rec)
-			if !d.GiveUp && d.Sleep > 0 {
-				// A wait the run chose is not silence (SPEC §3): the quiet
-				// clock stops for it, and a parent's for its sub-agent.
-				s.paused(w, step, key, s.pause(w))
-			}
-		},
-		StatusBackoff: func(step, key string, asks int, d budget.Delay) {
-			s.record(trace.Record{Event: trace.Backoff, Step: step, StepIndex: index, Attempt: asks, Key: key,
-				SleepMs: d.Sleep.Milliseconds(), Source: d.Source.String(), GaveUp: d.GiveUp, Reason: d.Reason, Reconciling: true})
-			if !d.GiveUp && d.Sleep > 0 {
-				s.paused(w, step, key, s.pause(w))
-			}
-		},
-		Pause:      func(step, key string) func() { return s.pause(w) },
-		BackoffEnd: func(step, key string) { s.resumed(w, step, key) },
-		Refused: func(step, key string, n int, err error) {
-			s.record(refusedRecord(step, index, n, key, err))
-		},
-		CancelSent: func(step, key string, lease budget.Lease) {
-			s.record(trace.Record{Event: trace.CancelSent, Step: step, StepIndex: index, Key: key,
-				State: string(trace.CancelStateSent), GrantedMs: lease.Granted.Milliseconds()})
-		},
-		CancelSettled: func(step, key string, state trace.CancelState, err error) {
-			if state == trace.CancelStateAccepted {
-				s.cancelAccepted(key)
-			}
-			s.record(trace.Record{Event: trace.CancelSent, Step: step, StepIndex: index, Key: key,
-				State: string(state), Message: errText(err)})
-		},
-		Reconcile: func(step, key, state string, asks int, err error) {
-			s.record(trace.Record{Event: trace.Reconcile, Step: step, StepIndex: index, Key: key,
-				State: state, Attempt: asks, Message: errText(err)})
-		},
-		Orphan: func(step, key string, err error) {
-			s.orphans.Add(1)
-			s.record(trace.Record{Event: trace.Orphan, Step: step, StepIndex: index, Key: key,
-				State: "open", Message: errText(err)})
-		},
-		Signal: func(sig trace.Signal) {
-			switch sig.Event {
-			case watchdog.Progress:
-				// The watchdog decides whether the units grew for this
-				// call; only a heartbeat that is progress is on the record.
-				if w.Progress(sig.Key, sig.Units) {
-					s.record(trace.Record{Event: trace.Progress, Step: sig.Step, StepIndex: index, Key: sig.Key,
-						Units: sig.Units, Total: sig.Total, Message: sig.Message})
-				}
-			case watchdog.ToolResult:
-				w.Mark(watchdog.ToolResult)
-				w.End(sig.Key)
-			case watchdog.Token:
-				w.Token(1)
-			default:
-				w.Mark(sig.Event)
-			}
-		},
+	return s.observerFor(index, w, "")
+}
+
+// observerFor is [Session.observer] for the attempts of a tool call the
+// model named callID ("": none): they are recorded with it.
+func (s *Session) observerFor(index int, w *watchdog.Watchdog, callID string) *trace.Observer {
+	o := &observer{s: s, index: index, w: w, callID: callID}
+	o.obs.Listener = o
+	return &o.obs
+}
+
+// observer is what hears one turn or call of a run, as one object: the
+// trace.Observer handed to the call is a field of it, whose Listener it
+// is. A turn and each call then cost one allocation, where a closure per
+// event cost fourteen (issue 25 item 6).
+type observer struct {
+	s      *Session
+	index  int                // the step
+	w      *watchdog.Watchdog // hears the signals
+	callID string             // the model's id of the call, on its attempts' records; "" for a turn
+	obs    trace.Observer
+}
+
+func (o *observer) AttemptStart(a trace.Attempt) {
+	if o.callID != "" {
+		a.CallID = o.callID
+	}
+	s := o.s
+	s.attempts.Add(1)
+	if a.Step == model.Kind && o.index > 0 {
+		s.mu.Lock()
+		s.asked = true
+		s.mu.Unlock()
+	}
+	s.record(attemptRecord(trace.AttemptStart, o.index, a))
+}
+
+func (o *observer) Context(ctx context.Context, a trace.Attempt) context.Context {
+	return o.s.attemptContext(ctx, attemptRecord(trace.AttemptStart, o.index, a))
+}
+
+func (o *observer) AttemptEnd(a trace.Attempt) {
+	if o.callID != "" {
+		a.CallID = o.callID
+	}
+	rec := attemptRecord(trace.AttemptEnd, o.index, a)
+	rec.Outcome, rec.Status, rec.Keepalives = a.Outcome, a.Status, a.Keepalives
+	rec.Chunks, rec.Tokens = a.Chunks, a.Usage.Total
+	rec.InputTokens, rec.OutputTokens = a.Usage.Input, a.Usage.Output
+	rec.FinishReason, rec.ResponseModel = a.Finish, a.Model
+	if a.Err != nil {
+		// What a server answered may quote a secret it was sent.
+		rec.Message = redact.Secrets(a.Err.Error())
+	}
+	o.s.record(rec)
+	if a.Step == model.Kind && o.index > 0 {
+		o.s.heardModel(a)
+	}
+}
+
+func (o *observer) Backoff(step, key string, after int, d budget.Delay, err error) {
+	src := "jitter"
+	if d.Source == budget.FromRetryAfter {
+		src = "retry_after"
+	}
+	rec := trace.Record{Event: trace.Backoff, Step: step, StepIndex: o.index, Attempt: after, Key: key,
+		SleepMs: d.Sleep.Milliseconds(), Source: src, GaveUp: d.GiveUp, Reason: d.Reason}
+	if re, ok := errors.AsType[*budget.RetryAfterError](err); ok {
+		rec.RetryAfterInvalid = re.Value
+	}
+	o.s.record(rec)
+	if !d.GiveUp && d.Sleep > 0 {
+		// A wait the run chose is not silence (SPEC §3): the quiet
+		// clock stops for it, and a parent's for its sub-agent.
+		o.s.paused(o.w, step, key, o.s.pause(o.w))
+	}
+}
+
+func (o *observer) StatusBackoff(step, key string, asks int, d budget.Delay) {
+	o.s.record(trace.Record{Event: trace.Backoff, Step: step, StepIndex: o.index, Attempt: asks, Key: key,
+		SleepMs: d.Sleep.Milliseconds(), Source: d.Source.String(), GaveUp: d.GiveUp, Reason: d.Reason, Reconciling: true})
+	if !d.GiveUp && d.Sleep > 0 {
+		o.s.paused(o.w, step, key, o.s.pause(o.w))
+	}
+}
+
+func (o *observer) Pause(step, key string) func() { return o.s.pause(o.w) }
+
+func (o *observer) BackoffEnd(step, key string) { o.s.resumed(o.w, step, key) }
+
+func (o *observer) Refused(step, key string, n int, err error) {
+	o.s.record(refusedRecord(step, o.index, n, key, err))
+}
+
+func (o *observer) CancelSent(step, key string, lease budget.Lease) {
+	o.s.record(trace.Record{Event: trace.CancelSent, Step: step, StepIndex: o.index, Key: key,
+		State: string(trace.CancelStateSent), GrantedMs: lease.Granted.Milliseconds()})
+}
+
+func (o *observer) CancelSettled(step, key string, state trace.CancelState, err error) {
+	if state == trace.CancelStateAccepted {
+		o.s.cancelAccepted(key)
+	}
+	o.s.record(trace.Record{Event: trace.CancelSent, Step: step, StepIndex: o.index, Key: key,
+		State: string(state), Message: errText(err)})
+}
+
+func (o *observer) Reconcile(step, key, state string, asks int, err error) {
+	o.s.record(trace.Record{Event: trace.Reconcile, Step: step, StepIndex: o.index, Key: key,
+		State: state, Attempt: asks, Message: errText(err)})
+}
+
+func (o *observer) Orphan(step, key string, err error) {
+	o.s.orphans.Add(1)
+	o.s.record(trace.Record{Event: trace.Orphan, Step: step, StepIndex: o.index, Key: key,
+		State: "open", Message: errText(err)})
+}
+
+func (o *observer) Signal(sig trace.Signal) {
+	switch sig.Event {
+	case watchdog.Progress:
+		// The watchdog decides whether the units grew for this call;
+		// only a heartbeat that is progress is on the record.
+		if o.w.Progress(sig.Key, sig.Units) {
+			o.s.record(trace.Record{Event: trace.Progress, Step: sig.Step, StepIndex: o.index, Key: sig.Key,
+				Units: sig.Units, Total: sig.Total, Message: sig.Message})
+		}
+	case watchdog.ToolResult:
+		o.w.Mark(watchdog.ToolResult)
+		o.w.End(sig.Key)
+	case watchdog.Token:
+		o.w.Token(1)
+	default:
+		o.w.Mark(sig.Event)
 	}
 }
 
@@ -166,17 +206,6 @@ func (s *Session) attemptContext(ctx context.Context, rec trace.Record) context.
 	// Through the Recorder, which recovers a sink's panic and switches it
 	// off, rather than let a user's sink crash the run.
 	return s.rec.AttemptContext(ctx, rec)
-}
-
-// withCallID has f see attempts with the model's id of their call.
-func withCallID(f func(trace.Attempt), id string) func(trace.Attempt) {
-	if id == "" {
-		return f
-	}
-	return func(a trace.Attempt) {
-		a.CallID = id
-		f(a)
-	}
 }
 
 func attemptRecord(ev trace.Event, index int, a trace.Attempt) trace.Record {

@@ -124,6 +124,9 @@ func Start(ctx context.Context, b *budget.Budget, cfg Config) (*Session, context
 // (issue 20).
 func startValid(ctx context.Context, b *budget.Budget, cfg Config) (*Session, context.Context, error) {
 	cfg = cfg.withDefaults()
+	if err := cfg.admitted(b); err != nil {
+		return nil, nil, err
+	}
 	if d, ok := ctx.Deadline(); ok {
 		b = b.Shorten(d)
 	}
@@ -142,6 +145,7 @@ func startValid(ctx context.Context, b *budget.Budget, cfg Config) (*Session, co
 	w, wctx, err := watchdog.Start(bctx, watchdog.Config{Quiet: cfg.Quiet, Wall: b.Deadline()})
 	if err != nil { // Validate has judged the quiet period: this cannot happen
 		stop()
+		cfg.Admit.Done()
 		return nil, nil, &ConfigError{Field: "quiet", Value: cfg.Quiet.String(), Err: err}
 	}
 	s.w, s.stopB = w, stop
@@ -433,15 +437,14 @@ func (s *Session) Close() error {
 	if already {
 		return s.traceErr(s.rec.Err())
 	}
+	defer s.cfg.Admit.Done() // the run has ended: its place at the door is free
 	s.stopPhases()
 	s.stopB()
 	s.w.Stop()
 	s.unwatch()
 	// The work in flight has been cut; wait for it to say how it ended,
 	// so that its record is the run's before the result is built.
-	wctx, stop := budget.WithBudget(context.Background(), s.b)
-	s.busy.Wait(wctx)
-	stop()
+	waitUntil(&s.busy, s.b)
 	for _, t := range s.openTurns() {
 		t.End(context.Cause(t.ctx))
 	}

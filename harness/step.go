@@ -91,8 +91,7 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage) t
 // toolRun is what a tool call of step, the model's call callID, needs to
 // know of the run.
 func (s *Session) toolRun(step int, callID string) *tools.Run {
-	obs := s.observer(step, s.w)
-	obs.AttemptStart, obs.AttemptEnd = withCallID(obs.AttemptStart, callID), withCallID(obs.AttemptEnd, callID)
+	obs := s.observerFor(step, s.w, callID)
 	return &tools.Run{ID: s.id, Budget: s.b, Journal: s.cfg.Journal, Observer: obs, Cancels: &s.cancels,
 		Keep: Keep(s.b)}
 }

@@ -34,6 +34,13 @@ const (
 	// all failed is most often a run whose tools are broken, which a
 	// script reading exit 0 would never learn.
 	CauseToolsFailed Cause = "tools_failed"
+
+	// CauseAtCapacity: the run was not started. The process was running
+	// as many runs as it can serve on time, or the run waited too long to
+	// start, and refused it at once rather than answer after its deadline
+	// (issue 25, package admit). Nothing was done: the caller may submit
+	// it again later, or elsewhere.
+	CauseAtCapacity Cause = "at_capacity"
 )
 
 // MarshalJSON writes null for the zero Cause.

@@ -258,6 +258,9 @@ func PartialLine(cause Cause, reconcile string) string {
 	case CauseToolsFailed:
 		// Nor did this one: the model answered without a tool's result.
 		return "partial result: the model answered, but every tool call it made failed or never started (cause tools_failed)"
+	case CauseAtCapacity:
+		// Nor did this one: it never took off.
+		return "partial result: the run was not started, the process is at capacity (cause at_capacity); submit it again later"
 	}
 	return "partial result: the run landed early (cause " + string(cause) + ")"
 }

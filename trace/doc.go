@@ -41,7 +41,8 @@
 // a [Signal], named as the watchdog names it (a tool call issued, a result
 // returned, a model message completed, a progress heartbeat with its
 // units, a keepalive, a token). The run turns them into records and
-// watchdog events, in one place.
+// watchdog events, in one place: one [Listener] per turn and call, a
+// value whose methods are the callbacks, rather than a closure each.
 //
 // # Records
 //

@@ -70,7 +70,8 @@ const (
 // cancels, reconciliations, orphans and signals. The run turns them into
 // trace records and watchdog events. Every field may be nil, and so may
 // the Observer: a zero or nil Observer hears nothing, and its OnContext
-// gives back the context it was handed.
+// gives back the context it was handed. An Observer whose Listener is set
+// hears through it alone; its func fields are not called.
 //
 // Callbacks run on the goroutine that made the call, except Signal's, which
 // may also run on the goroutine reading a stream or of a local tool
@@ -78,6 +79,12 @@ const (
 // waited for the cancel's answer. They must be quick and must not call back
 // into what called them.
 type Observer struct {
+	// Listener, if set, hears every event, as one value's methods named
+	// as the fields below are: what a run makes once per turn and call,
+	// where the fields are a closure per event (issue 25: thirteen of
+	// them for each turn and call of a run).
+	Listener Listener
+
 	AttemptStart func(Attempt)
 	AttemptEnd   func(Attempt)
 
@@ -130,9 +137,33 @@ type Observer struct {
 	Signal func(Signal)
 }
 
-// OnAttemptStart calls o.AttemptStart, if it is set.
+// A Listener hears what an [Observer] does, as one value: each method is
+// the Observer's field of the same name, and is called where that field
+// would be. It is for a host that hears many turns and calls, such as the
+// harness's run; a caller that hears a few sets the fields it needs.
+type Listener interface {
+	AttemptStart(Attempt)
+	AttemptEnd(Attempt)
+	Context(ctx context.Context, a Attempt) context.Context
+	Backoff(step, key string, after int, d budget.Delay, err error)
+	BackoffEnd(step, key string)
+	Pause(step, key string) (resume func())
+	StatusBackoff(step, key string, asks int, d budget.Delay)
+	Refused(step, key string, n int, err error)
+	CancelSent(step, key string, lease budget.Lease)
+	CancelSettled(step, key string, state CancelState, err error)
+	Reconcile(step, key, state string, asks int, err error)
+	Orphan(step, key string, err error)
+	Signal(Signal)
+}
+
+// OnAttemptStart calls o.AttemptStart, or the Listener's AttemptStart when there is one.
 func (o *Observer) OnAttemptStart(a Attempt) {
-	if o != nil && o.AttemptStart != nil {
+	switch {
+	case o == nil:
+	case o.Listener != nil:
+		o.Listener.AttemptStart(a)
+	case o.AttemptStart != nil:
 		o.AttemptStart(a)
 	}
 }
@@ -140,22 +171,34 @@ func (o *Observer) OnAttemptStart(a Attempt) {
 // OnContext returns ctx as o.Context makes it for attempt a, or ctx itself
 // when it is not set.
 func (o *Observer) OnContext(ctx context.Context, a Attempt) context.Context {
-	if o != nil && o.Context != nil {
+	switch {
+	case o == nil:
+	case o.Listener != nil:
+		return o.Listener.Context(ctx, a)
+	case o.Context != nil:
 		return o.Context(ctx, a)
 	}
 	return ctx
 }
 
-// OnAttemptEnd calls o.AttemptEnd, if it is set.
+// OnAttemptEnd calls o.AttemptEnd, or the Listener's AttemptEnd when there is one.
 func (o *Observer) OnAttemptEnd(a Attempt) {
-	if o != nil && o.AttemptEnd != nil {
+	switch {
+	case o == nil:
+	case o.Listener != nil:
+		o.Listener.AttemptEnd(a)
+	case o.AttemptEnd != nil:
 		o.AttemptEnd(a)
 	}
 }
 
-// OnBackoff calls o.Backoff, if it is set.
+// OnBackoff calls o.Backoff, or the Listener's Backoff when there is one.
 func (o *Observer) OnBackoff(step, key string, after int, d budget.Delay, err error) {
-	if o != nil && o.Backoff != nil {
+	switch {
+	case o == nil:
+	case o.Listener != nil:
+		o.Listener.Backoff(step, key, after, d, err)
+	case o.Backoff != nil:
 		o.Backoff(step, key, after, d, err)
 	}
 }
@@ -163,66 +206,104 @@ func (o *Observer) OnBackoff(step, key string, after int, d budget.Delay, err er
 // OnPause calls o.Pause, if it is set, and returns its resume; without
 // one, a resume that does nothing.
 func (o *Observer) OnPause(step, key string) (resume func()) {
-	if o != nil && o.Pause != nil {
-		if r := o.Pause(step, key); r != nil {
-			return r
-		}
+	var r func()
+	switch {
+	case o == nil:
+	case o.Listener != nil:
+		r = o.Listener.Pause(step, key)
+	case o.Pause != nil:
+		r = o.Pause(step, key)
 	}
-	return func() {}
+	if r == nil {
+		return func() {}
+	}
+	return r
 }
 
-// OnStatusBackoff calls o.StatusBackoff, if it is set.
+// OnStatusBackoff calls o.StatusBackoff, or the Listener's StatusBackoff when there is one.
 func (o *Observer) OnStatusBackoff(step, key string, asks int, d budget.Delay) {
-	if o != nil && o.StatusBackoff != nil {
+	switch {
+	case o == nil:
+	case o.Listener != nil:
+		o.Listener.StatusBackoff(step, key, asks, d)
+	case o.StatusBackoff != nil:
 		o.StatusBackoff(step, key, asks, d)
 	}
 }
 
-// OnBackoffEnd calls o.BackoffEnd, if it is set.
+// OnBackoffEnd calls o.BackoffEnd, or the Listener's BackoffEnd when there is one.
 func (o *Observer) OnBackoffEnd(step, key string) {
-	if o != nil && o.BackoffEnd != nil {
+	switch {
+	case o == nil:
+	case o.Listener != nil:
+		o.Listener.BackoffEnd(step, key)
+	case o.BackoffEnd != nil:
 		o.BackoffEnd(step, key)
 	}
 }
 
-// OnRefused calls o.Refused, if it is set.
+// OnRefused calls o.Refused, or the Listener's Refused when there is one.
 func (o *Observer) OnRefused(step, key string, n int, err error) {
-	if o != nil && o.Refused != nil {
+	switch {
+	case o == nil:
+	case o.Listener != nil:
+		o.Listener.Refused(step, key, n, err)
+	case o.Refused != nil:
 		o.Refused(step, key, n, err)
 	}
 }
 
-// OnCancelSent calls o.CancelSent, if it is set.
+// OnCancelSent calls o.CancelSent, or the Listener's CancelSent when there is one.
 func (o *Observer) OnCancelSent(step, key string, lease budget.Lease) {
-	if o != nil && o.CancelSent != nil {
+	switch {
+	case o == nil:
+	case o.Listener != nil:
+		o.Listener.CancelSent(step, key, lease)
+	case o.CancelSent != nil:
 		o.CancelSent(step, key, lease)
 	}
 }
 
-// OnCancelSettled calls o.CancelSettled, if it is set.
+// OnCancelSettled calls o.CancelSettled, or the Listener's CancelSettled when there is one.
 func (o *Observer) OnCancelSettled(step, key string, state CancelState, err error) {
-	if o != nil && o.CancelSettled != nil {
+	switch {
+	case o == nil:
+	case o.Listener != nil:
+		o.Listener.CancelSettled(step, key, state, err)
+	case o.CancelSettled != nil:
 		o.CancelSettled(step, key, state, err)
 	}
 }
 
-// OnReconcile calls o.Reconcile, if it is set.
+// OnReconcile calls o.Reconcile, or the Listener's Reconcile when there is one.
 func (o *Observer) OnReconcile(step, key, state string, asks int, err error) {
-	if o != nil && o.Reconcile != nil {
+	switch {
+	case o == nil:
+	case o.Listener != nil:
+		o.Listener.Reconcile(step, key, state, asks, err)
+	case o.Reconcile != nil:
 		o.Reconcile(step, key, state, asks, err)
 	}
 }
 
-// OnOrphan calls o.Orphan, if it is set.
+// OnOrphan calls o.Orphan, or the Listener's Orphan when there is one.
 func (o *Observer) OnOrphan(step, key string, err error) {
-	if o != nil && o.Orphan != nil {
+	switch {
+	case o == nil:
+	case o.Listener != nil:
+		o.Listener.Orphan(step, key, err)
+	case o.Orphan != nil:
 		o.Orphan(step, key, err)
 	}
 }
 
-// OnSignal calls o.Signal, if it is set.
+// OnSignal calls o.Signal, or the Listener's Signal when there is one.
 func (o *Observer) OnSignal(s Signal) {
-	if o != nil && o.Signal != nil {
+	switch {
+	case o == nil:
+	case o.Listener != nil:
+		o.Listener.Signal(s)
+	case o.Signal != nil:
 		o.Signal(s)
 	}
 }

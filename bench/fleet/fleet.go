@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/glidepath/glidepath/admit"
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/landing"
@@ -29,6 +30,15 @@ type Config struct {
 	Budget     time.Duration // every run's B, all started together; default DefaultBudget
 	RetryAfter string        // the outage's Retry-After header; default "1"
 	Window     time.Duration // the window retries are counted in; default 50ms
+
+	// Admit is the process's admission limit for Glidepath's runs
+	// (admit.Config.Limit): a run that comes when Admit are running is
+	// refused at once, labeled at_capacity (issue 25). Zero: none.
+	Admit int
+	// Late is the most a Glidepath run may wait from its submission to
+	// the door (admit.Config.Late); a run that waited longer is refused,
+	// labeled at_capacity. Zero: no bound.
+	Late time.Duration
 }
 
 // DefaultBudget is a fleet's B when Config.Budget is zero.
@@ -79,10 +89,18 @@ type Result struct {
 	// the process could send.
 	DuePeakWindow int
 	DueMeanWindow float64
-	// End is when each run returned, from the fleet's start: p50, p99
-	// (nearest rank) and the latest, to set beside Budget.
+	// End is when each run that was admitted returned, from the fleet's
+	// start (every run's submission, when its budget started): p50, p99
+	// (nearest rank) and the latest, to set beside Budget. Late is how
+	// many of them returned after Budget.
 	EndP50, EndP99, EndMax time.Duration
 	Budget                 time.Duration
+	Late                   int
+	// Refused is how many runs the process's admission refused
+	// (Config.Admit), each with its labeled result, cause at_capacity;
+	// RefusedEndMax is when the last of them returned.
+	Refused       int
+	RefusedEndMax time.Duration
 	// BytesPerRun is the heap and goroutine stacks in use per run while
 	// every run waits out the Retry-After, beyond what was in use before
 	// the fleet started (after a GC).
@@ -144,28 +162,36 @@ func (r Result) PeakOverMean() float64 {
 }
 
 // Glidepath runs cfg.Runs harness.Run calls at once, each on a budget of
-// cfg.Budget started at the same instant, through one model.Client against
-// one sim that answers 503 with Retry-After every request of the 800ms
-// after the first, each run's first.
+// cfg.Budget started at the same instant, its submission, through one
+// model.Client against one sim that answers 503 with Retry-After every
+// request of the 800ms after the first, each run's first. The runs share
+// one admit.Limiter of cfg.Admit and cfg.Late.
 func Glidepath(ctx context.Context, cfg Config) (Result, error) {
 	cfg = cfg.withDefaults()
-	return measure(ctx, cfg, func(srv *sim.Server, sent func(retry bool), due func(at time.Time)) (func(ctx context.Context) (bool, bool, error), error) {
+	door, err := admit.New(admit.Config{Limit: cfg.Admit, Late: cfg.Late})
+	if err != nil {
+		return Result{}, err
+	}
+	return measure(ctx, cfg, func(srv *sim.Server, sent func(retry bool), due func(at time.Time)) (runBody, error) {
 		c, err := model.New(model.Config{BaseURL: srv.URL, HTTPClient: srv.Client(), Model: sim.ModelID})
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context) (labeled, complete bool, err error) {
-			b, err := budget.New(budget.Config{Total: cfg.Budget})
+		return func(ctx context.Context, submitted time.Time) (runEnd, error) {
+			// The budget starts at the run's submission, not when its
+			// goroutine gets the CPU: on a loaded process, seconds later
+			// (issue 25).
+			b, err := budget.New(budget.Config{Total: cfg.Budget, Start: submitted})
 			if err != nil {
-				return false, false, err
+				return runEnd{}, err
 			}
-			res, err := harness.Run(ctx, b, harness.Config{Task: Task, Model: c,
+			res, err := harness.Run(ctx, b, harness.Config{Task: Task, Model: c, Admit: door,
 				Sinks: []trace.Sink{&sentSink{sent: sent, due: due}}})
 			if err != nil {
-				return false, false, err
+				return runEnd{}, err
 			}
-			labeled = res.Status == landing.Complete || (res.Status == landing.Partial && res.Boundary != "")
-			return labeled, res.Status == landing.Complete, nil
+			return runEnd{labeled: res.Status == landing.Complete || (res.Status == landing.Partial && res.Boundary != ""),
+				complete: res.Status == landing.Complete, refused: res.Cause == landing.CauseAtCapacity}, nil
 		}, nil
 	})
 }
@@ -213,23 +239,35 @@ func sdkFleet(ctx context.Context, cfg Config, call func(ctx context.Context, c 
 	if err != nil {
 		return Result{}, err
 	}
-	return measure(ctx, cfg, func(srv *sim.Server, sent func(retry bool), due func(at time.Time)) (func(ctx context.Context) (bool, bool, error), error) {
+	return measure(ctx, cfg, func(srv *sim.Server, sent func(retry bool), due func(at time.Time)) (runBody, error) {
 		hc := &http.Client{Transport: sentCounter{next: srv.Client().Transport, sent: sent, due: due}}
 		c := openai.NewClient(option.WithBaseURL(srv.URL), option.WithHTTPClient(hc), option.WithAPIKey("sim"))
-		return func(ctx context.Context) (bool, bool, error) {
-			ctx, cancel := context.WithTimeout(ctx, cfg.Budget)
+		return func(ctx context.Context, submitted time.Time) (runEnd, error) {
+			// The timeout counts from the submission, as a Glidepath run's
+			// budget does.
+			ctx, cancel := context.WithDeadline(ctx, submitted.Add(cfg.Budget))
 			defer cancel()
 			// The messages are built anew for each call, as a loop builds
 			// its conversation.
 			ok := call(ctx, c, openai.ChatCompletionNewParams{Model: sim.ModelID, Messages: Params(msgs)})
-			return ok, ok, nil
+			return runEnd{labeled: ok, complete: ok}, nil
 		}, nil
 	})
 }
 
 // A runner makes one run's body, given the fleet's sim and a callback for
 // each retry it sends.
-type runner func(srv *sim.Server, sent func(retry bool), due func(at time.Time)) (func(ctx context.Context) (labeled, complete bool, err error), error)
+type runner func(srv *sim.Server, sent func(retry bool), due func(at time.Time)) (runBody, error)
+
+// A runBody is one run, submitted at submitted: every run of a fleet is
+// submitted at the same instant, when the fleet is released.
+type runBody func(ctx context.Context, submitted time.Time) (runEnd, error)
+
+// runEnd is how a run ended: labeled (complete, or partial with its
+// boundary), complete, or refused at the door (labeled too).
+type runEnd struct {
+	labeled, complete, refused bool
+}
 
 func measure(ctx context.Context, cfg Config, newRun runner) (Result, error) {
 	runtime.GC()
@@ -278,6 +316,7 @@ func measure(ctx context.Context, cfg Config, newRun runner) (Result, error) {
 
 	res := Result{Runs: cfg.Runs, Budget: cfg.Budget}
 	ends := make([]time.Duration, cfg.Runs)
+	refusedAt := make([]bool, cfg.Runs)
 	var (
 		wg                        sync.WaitGroup
 		labeled, complete, failed atomic.Int64
@@ -289,16 +328,16 @@ func measure(ctx context.Context, cfg Config, newRun runner) (Result, error) {
 	for i := range cfg.Runs {
 		wg.Go(func() {
 			<-go1
-			l, c, err := run(ctx)
-			ends[i] = time.Since(start)
+			e, err := run(ctx, start)
+			ends[i], refusedAt[i] = time.Since(start), e.refused
 			switch {
 			case err != nil:
 				failed.Add(1)
 				errOnce.Do(func() { firstErr = err })
-			case l:
+			case e.labeled:
 				labeled.Add(1)
 			}
-			if c {
+			if e.complete {
 				complete.Add(1)
 			}
 		})
@@ -326,8 +365,23 @@ func measure(ctx context.Context, cfg Config, newRun runner) (Result, error) {
 	if firstErr != nil && res.Errors == cfg.Runs {
 		return res, fmt.Errorf("every run failed: %w", firstErr)
 	}
-	slices.Sort(ends)
-	res.EndP50, res.EndP99, res.EndMax = nearestRank(ends, 0.50), nearestRank(ends, 0.99), ends[len(ends)-1]
+	// The admitted runs' ends, and apart the refused ones'.
+	admitted := ends[:0:0]
+	for i, end := range ends {
+		if refusedAt[i] {
+			res.Refused++
+			res.RefusedEndMax = max(res.RefusedEndMax, end)
+			continue
+		}
+		admitted = append(admitted, end)
+		if end > cfg.Budget {
+			res.Late++
+		}
+	}
+	if len(admitted) > 0 {
+		slices.Sort(admitted)
+		res.EndP50, res.EndP99, res.EndMax = nearestRank(admitted, 0.50), nearestRank(admitted, 0.99), admitted[len(admitted)-1]
+	}
 	res.Retries = len(retries)
 	if len(firsts) > 0 {
 		slices.SortFunc(firsts, func(a, b time.Time) int { return a.Compare(b) })

@@ -70,6 +70,11 @@
 // setup is done and before the first model turn, with nothing sent to the
 // model (the setup was spent from the budget, and the trace shows it).
 //
+// --max-wait D refuses a run the process could not start within D of its
+// own start (a machine queueing for the CPU): nothing is started, and its
+// labeled result, cause at_capacity, is printed at once, exit 4, rather
+// than an answer after B (issue 25, package admit).
+//
 // A model that never answers is named: a model attempt that received
 // nothing — no status, no chunk, not even a keepalive — before its lease
 // or the quiet clock ended it is in the boundary ("Stopped at step 1: the
@@ -189,7 +194,11 @@
 // --base-url give the children's model as harness run's do, --quiet their
 // quiet period; --trace FILE gets every child's records, each child's
 // run_start naming the call's key, and --journal the children's orphans.
-// Each call is logged on standard error as it ends. A FILE with no agent
+// Each call is logged on standard error as it ends. --max-runs N is the
+// most children running at once, --max-wait D the most a call may wait
+// from its arrival until its child starts (the child's budget starts at
+// the arrival): a call past either is answered at once with its labeled
+// result, cause at_capacity, and starts no child. A FILE with no agent
 // entries is bad usage; its other entries are not served. As for harness
 // run, a command tool of a child whose program is not there, or a
 // --journal that cannot be opened, is bad config before anything is
@@ -406,6 +415,8 @@
 //	3  run: a partial result, labeled with its boundary (the run landed early,
 //	   a write's outcome is unknown, or every tool call failed or never
 //	   started); reconcile: orphans still open
+//	4  a run refused at the door, not started (cause at_capacity): the
+//	   process runs as many as it can serve on time; submit it again later
 //	130 a second Ctrl-C
 //
 // A run whose record is not whole — a trace file that could not be

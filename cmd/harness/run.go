@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/glidepath/glidepath/admit"
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/budget/profile"
 	"github.com/glidepath/glidepath/cancel"
@@ -32,6 +33,12 @@ import (
 // result (SPEC §4).
 const exitPartial = 3
 
+// exitAtCapacity is the exit code of a run the process refused at its
+// door (cause at_capacity, package admit): it was not started, and may be
+// submitted again later; a script tells it from a run that landed early
+// (issue 25).
+const exitAtCapacity = 4
+
 // profileRecordBound is the most a run waits to add its latencies to the
 // profile, other runs' records holding the lock included.
 const profileRecordBound = time.Second
@@ -48,7 +55,12 @@ type partialError struct {
 
 func (e *partialError) Error() string { return landing.PartialLine(e.cause, e.reconcile) }
 
-func (e *partialError) exitCode() int { return exitPartial }
+func (e *partialError) exitCode() int {
+	if e.cause == landing.CauseAtCapacity {
+		return exitAtCapacity
+	}
+	return exitPartial
+}
 
 // runCommand is "harness run [flags] TASK".
 type runCommand struct {
@@ -69,6 +81,7 @@ type runFlags struct {
 	verbose              bool
 	logFormat            string
 	requireTools         bool
+	maxWait              time.Duration
 }
 
 func (c *runCommand) Run(ctx context.Context, args []string) error {
@@ -90,6 +103,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	f.profile = profileFlag(fs)
 	fs.BoolVar(&f.verbose, "v", false, "log the run's records on stderr: console lines on a terminal, JSON lines otherwise")
 	fs.StringVar(&f.logFormat, "log-format", "auto", "the logs' `format`: auto, console, or json (every line on stderr one JSON object)")
+	durationVar(fs, &f.maxWait, "max-wait", 0, "the most the process may take to start the run, a `duration`, from its own start; past it (a machine queueing for the CPU) the run is not started: cause at_capacity, exit 4 (0: no bound)")
 	fs.BoolVar(&f.requireTools, "require-tools", false, "a tool the config names that the run cannot use (a server down, a manifest without it, a ceiling below its p50) is bad usage, exit 2, before the first model turn")
 
 	pos, help, err := parseFlags(fs, "run", args, c.stdout, func(w io.Writer) { runUsage(w, fs) })
@@ -162,6 +176,12 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		history = p
 	}
 	cfg := harness.Config{Task: task, Quiet: f.quiet, MaxSteps: f.maxSteps, Parallel: f.parallel}
+	if f.maxWait < 0 {
+		return usage(fmt.Errorf("--max-wait %v: must not be negative", f.maxWait))
+	}
+	if cfg.Admit, err = admit.New(admit.Config{Late: f.maxWait}); err != nil {
+		return usage(err)
+	}
 	if err := cfg.Validate(); err != nil {
 		return usage(flagError(err))
 	}
@@ -264,6 +284,15 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	cfg.Tools = reg
 
 	s, rctx, err := harness.Start(ctx, b, cfg)
+	if res, refused := harness.AtCapacity(b, cfg.RunID, err); refused {
+		// Not started: its labeled result now, rather than an answer past
+		// B from a machine that could not start it in time (issue 25).
+		line.Close()
+		if err := c.print(res, f.json, secrets...); err != nil {
+			return err
+		}
+		return &partialError{cause: res.Cause}
+	}
 	if err != nil {
 		return usage(flagError(err))
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/glidepath/glidepath/admit"
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/internal/redact"
@@ -50,6 +51,9 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	baseURL := fs.String("base-url", "", "OpenAI-compatible `URL`, including /v1, of every model but sim")
 	traceFile := fs.String("trace", "", "write every child's JSONL trace records to `file`")
 	journal := journalFlag(fs)
+	maxRuns := fs.Int("max-runs", 0, "the most children running at once; a call past it is answered at once with a labeled result, cause at_capacity, and starts nothing (0: no limit)")
+	var maxWait time.Duration
+	durationVar(fs, &maxWait, "max-wait", 0, "the most a call may wait, a `duration`, from its arrival until its child starts; one that waited longer (the process is queueing for the CPU) is answered at_capacity (0: no bound)")
 	pos, help, err := parseFlags(fs, "serve", args, c.stdout, func(w io.Writer) { serveUsage(w, fs) })
 	if help || err != nil {
 		return err
@@ -64,6 +68,10 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		return usage(fmt.Errorf("--max-budget %v: must be positive", maxBudget))
 	case quiet < 0:
 		return usage(fmt.Errorf("--quiet %v: must not be negative", quiet))
+	case *maxRuns < 0:
+		return usage(fmt.Errorf("--max-runs %d: must not be negative", *maxRuns))
+	case maxWait < 0:
+		return usage(fmt.Errorf("--max-wait %v: must not be negative", maxWait))
 	case *modelName == sim.ModelID && *baseURL != "":
 		return usage(errors.New("--base-url: not used with --model sim, the embedded simulated model"))
 	}
@@ -135,6 +143,12 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		})
 	}
 
+	// The door of every child this process serves: children past it are
+	// refused at once, rather than run late (issue 25).
+	door, err := admit.New(admit.Config{Limit: *maxRuns, Late: maxWait})
+	if err != nil {
+		return usage(err)
+	}
 	srv := &kit.Server{}
 	var served []string
 	ts.Resolve(ctx, nil)
@@ -152,7 +166,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		s := a.Spec()
 		kt := kit.Tool{Name: s.Name, Description: s.Description, Parameters: s.Parameters, Effect: kit.Effect(s.Effect),
 			Cancellable: true, P50: s.P50, P95: s.P95, Max: maxBudget, Agent: true,
-			Handler: (&child{agent: a, log: c.stderr, spans: exp, secrets: secrets}).serve}
+			Handler: (&child{agent: a, log: c.stderr, spans: exp, secrets: secrets, door: door, max: maxBudget}).serve}
 		if err := srv.Register(kt); err != nil {
 			return usage(fmt.Errorf("agent %s: %w", e.Name, err))
 		}
@@ -193,6 +207,9 @@ type child struct {
 	spans *spanExport // nil: no spans exported
 	mu    sync.Mutex  // serializes the log's lines
 
+	door *admit.Limiter // the process's admission, shared by every child
+	max  time.Duration  // --max-budget: the most a child may run
+
 	// secrets are kept from the result the caller gets, which crosses to
 	// another process and perhaps machine: a child's answer may quote
 	// what its tools said (issue 24).
@@ -212,7 +229,15 @@ func (c *child) serve(ctx context.Context, call *kit.Call) (any, error) {
 		return nil, &kit.Error{Message: fmt.Sprintf("%s: the arguments are not {\"task\": \"…\"}: %v", call.Tool, err)}
 	}
 	deadline, _ := ctx.Deadline() // the kit always sets one
-	b, err := budget.New(budget.Config{Total: time.Until(deadline)})
+	// The child's budget starts at the call's arrival, its submission,
+	// which the kit's deadline is counted from (min(lease, max) later):
+	// the time the call waited for this handler is spent from it, and is
+	// what --max-wait bounds (issue 25).
+	granted := c.max
+	if call.Lease > 0 {
+		granted = min(call.Lease, c.max)
+	}
+	b, err := budget.New(budget.Config{Total: granted, Start: deadline.Add(-granted)})
 	if err != nil {
 		return nil, &kit.Error{Message: fmt.Sprintf("%s: no time left to run a child", call.Tool), Retryable: false}
 	}
@@ -222,7 +247,7 @@ func (c *child) serve(ctx context.Context, call *kit.Call) (any, error) {
 		c.spans.sink.ParentCall(call.Key, oteltrace.SpanContextFromContext(ctx))
 	}
 	res, err := c.agent.Run(ctx, b, args.Task, harness.ChildCall{Key: call.Key,
-		Progress: func(units int64, msg string) { call.Progress(units, 0, msg) }})
+		Progress: func(units int64, msg string) { call.Progress(units, 0, msg) }, Admit: c.door})
 	if err != nil {
 		return nil, &kit.Error{Message: err.Error()}
 	}
@@ -295,7 +320,10 @@ child already running, or gets its result, and starts no second one; DELETE
 of the call lands the child now, cancelled; GET gives its state. SIGTERM or
 Ctrl-C lands every running child, answers their callers, and exits 0. With
 OTEL_EXPORTER_OTLP_ENDPOINT set, each child's spans are exported, a child
-of the caller's span named by the request's traceparent.
+of the caller's span named by the request's traceparent. With --max-runs or
+--max-wait, a call the process cannot serve at once — as many children
+running as it allows, or a call that waited too long to start — is answered
+at once with a labeled result, cause at_capacity, and starts no child.
 
 Flags:
 

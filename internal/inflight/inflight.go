@@ -50,6 +50,16 @@ func (g *Group) Done() {
 	}
 }
 
+// Idle reports whether no goroutine of g is running now: a caller about to
+// wait on a context it would make for the wait needs none (issue 25: a
+// run that ends with nothing in flight made a context and a timer for
+// each wait).
+func (g *Group) Idle() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n == 0
+}
+
 // Wait blocks until no goroutine of g is running, or ctx ends; then it
 // returns context.Cause(ctx). A goroutine started while Wait waits is
 // waited for too.

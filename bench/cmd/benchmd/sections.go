@@ -261,6 +261,11 @@ func fleetSection(ctx context.Context, r *report) error {
 			fmt.Sprintf("openai-go defaults, streaming, under a 1s timeout: %d answered of %d", sdkShort.Labeled, sdkShort.Runs),
 			gpShort.Labeled == gpShort.Runs && gpShort.EndMax <= gpShort.Budget && gpShort.GoroutinesLeft == 0, expiringShortfall(gpShort))
 		r.idle()
+		if n == admitRuns {
+			if err := admitRows(ctx, r, &rows, n); err != nil {
+				return err
+			}
+		}
 		// The same call on both sides: Glidepath's runs stream.
 		startRatio := float64(gp.FirstSpread) / float64(sdkStream.FirstSpread)
 		startNote := ""
@@ -287,7 +292,11 @@ openai-go's encoder paid less. A run's first request is its first attempt, not t
 came too late. *Until then, per run* is measured from the fleet's start to its last first request out: the process's
 CPU (the sim's side of every request included, for each system alike) and the heap allocated; and the CPU until
 the last run was turned away and had decided its sleep, the whole of every run's start. The B = 1s fleets
-are the same outage with budgets that expire in it: no run can wait out the server's second. *As due* is computed
+are the same outage with budgets that expire in it: no run can wait out the server's second. Every run's budget
+starts when the fleet is released, its submission, not when its goroutine first gets the CPU (issue 25); the
+rows *with admission* share one admit.Limiter: a run that comes when 1,000 are running, or (B = 1s) that waited
+more than 100ms from its submission to start, is refused at once with its labeled result, cause at_capacity; their
+ends are the admitted runs'. *As due* is computed
 from each retry's planned sleep, not measured. Every time here depends on an idle machine (load average `+loadAverage()+`
 at the end of this section): a fleet on 2 cores is CPU-bound, and under load its runs end past B; see `+starvedLink+`.
 
@@ -337,6 +346,60 @@ func aloneNote(gp, sdk result) string {
 	return fmt.Sprintf("alone, one run at a time, Glidepath reaches its first retry in %s µs of CPU, %s KB, %s objects, the SDK its 503 in %s µs, %s KB, %s objects",
 		num(gp.get("cpu-us-to-retry")), num(gp.get("B-to-retry")/1024), num(gp.get("allocs-to-retry")),
 		num(sdk.get("cpu-us-to-retry")), num(sdk.get("B-to-retry")/1024), num(sdk.get("allocs-to-retry")))
+}
+
+// admitRuns is the fleet measured with admission (issue 25), and
+// admitLimit its limit: the 1,000 runs the process serves on time.
+const (
+	admitRuns  = 10000
+	admitLimit = 1000
+	admitLate  = 100 * time.Millisecond
+)
+
+// admitRows measures the fleet of n runs with the process's admission at
+// admitLimit: on B = 5s, and on B = 1s with a run refused past admitLate
+// from its submission too, since those runs end too fast for the limit to
+// be reached. It adds their rows, and the target of issue 25: every
+// admitted run ends by B, every refused one labeled at once.
+func admitRows(ctx context.Context, r *report, rows *[][]string, n int) error {
+	gp, err := fleet.Glidepath(ctx, fleet.Config{Runs: n, Admit: admitLimit})
+	if err != nil {
+		return fmt.Errorf("glidepath, %d runs, admission at %d: %w", n, admitLimit, err)
+	}
+	short, err := fleet.Glidepath(ctx, fleet.Config{Runs: n, Budget: expiringBudget, Admit: admitLimit, Late: admitLate})
+	if err != nil {
+		return fmt.Errorf("glidepath, %d runs, B %v, admission at %d, %v: %w", n, expiringBudget, admitLimit, admitLate, err)
+	}
+	for _, x := range []struct {
+		system string
+		res    fleet.Result
+	}{{fmt.Sprintf("Glidepath, admission at %s", num(admitLimit)), gp},
+		{fmt.Sprintf("Glidepath, B = 1s, admission at %s or %s late", num(admitLimit), dur(admitLate)), short}} {
+		*rows = append(*rows, []string{fmt.Sprint(n), x.system,
+			fmt.Sprintf("%d of %d (%d complete, %d refused at_capacity, the last at %s, %d errors)", x.res.Labeled, x.res.Runs, x.res.Complete, x.res.Refused, dur(x.res.RefusedEndMax), x.res.Errors),
+			dur(x.res.FirstSpread), startCost(x.res), fmt.Sprint(x.res.Retries), fmt.Sprint(x.res.PeakWindow), num(x.res.MeanWindow), num(x.res.PeakOverMean()),
+			fmt.Sprintf("%d / %s", x.res.DuePeakWindow, num(x.res.DueMeanWindow)),
+			fmt.Sprintf("admitted: %s / %s / %s of %s, %d late", dur(x.res.EndP50), dur(x.res.EndP99), dur(x.res.EndMax), dur(x.res.Budget), x.res.Late),
+			"— (not sampled)", "—", fmt.Sprint(x.res.GoroutinesLeft)})
+	}
+	for _, x := range []struct {
+		what string
+		res  fleet.Result
+	}{{fmt.Sprintf("admission at %s (B = 5s)", num(admitLimit)), gp}, {fmt.Sprintf("admission at %s or %s late (B = 1s)", num(admitLimit), dur(admitLate)), short}} {
+		res := x.res
+		// At once: before any admitted run could have waited out the
+		// server's Retry-After of 1s.
+		met := res.Labeled == res.Runs && res.Late == 0 && res.EndMax <= res.Budget && res.RefusedEndMax < time.Second && res.GoroutinesLeft == 0
+		note := ""
+		if !met {
+			note = fmt.Sprintf("%d admitted runs ended after B; the last refusal came at %s; %d errors; %d goroutines left", res.Late, dur(res.RefusedEndMax), res.Errors, res.GoroutinesLeft)
+		}
+		r.target(fmt.Sprintf("A fleet of %s runs with %s: every admitted run ends by B (p100), every refused one labeled at once", num(float64(n)), x.what),
+			fmt.Sprintf("%d admitted, %d late, the last at %s of %s; %d refused, labeled at_capacity, the last at %s", res.Runs-res.Refused, res.Late, dur(res.EndMax), dur(res.Budget), res.Refused, dur(res.RefusedEndMax)),
+			"—", met, note)
+		r.idle()
+	}
+	return nil
 }
 
 // fleetShortfall says what kept a fleet from its numbers, as measured:
