@@ -62,16 +62,19 @@
 //
 // # Quiet clock
 //
-// The quiet clock Q (Input.Quiet, default 60s) is workflow state, reset
-// by the semantic events the workflow sees: a tool call issued, a tool's
+// The quiet clock Q (Input.Quiet, default 60s) is a [watchdog.Clock] in
+// workflow state: its rules are the process's, not a copy (issue 25). It
+// is reset by the semantic events the workflow sees: a tool call issued, a tool's
 // answer, a model message completed, and progress from a running attempt
 // whose units grew. An attempt hears its tool's progress on the worker
 // ([tools.Call.Heard]) and sends it to its workflow as a [SignalProgress]
 // signal, coalesced to one per [ProgressEvery]; keepalives, tokens and a
 // count that does not grow send nothing. The clock is paused while the
 // run waits by its own choice (a backoff sleep, a server's Retry-After)
-// and during setup, and resumes with the quiet time it had left. It
-// sleeps on one workflow timer per Q, not one per event. When Q passes
+// and during setup, and resumes with the quiet time it had left, or runs
+// to the end of the window an event inside the pause opened if that is
+// later. The workflow sleeps on one timer at a time, armed for the clock's
+// next wake-up ([watchdog.Clock.Next]), not one per event. When Q passes
 // with no event, the run's work context is cancelled: the attempts in
 // flight end with outcome quiet (the running activity learns it in its
 // next heartbeat's answer, within [CancelWithin] on a worker built with

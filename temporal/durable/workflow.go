@@ -152,7 +152,8 @@ func newRun(ctx workflow.Context, in Input) *run {
 	r.deadline = r.start.Add(r.total)
 	// The quiet clock starts when a worker first runs the run: a wait for
 	// a worker is spent from B, but it is not the run's silence.
-	r.quiet = quietClock{q: in.Quiet, last: workflow.Now(ctx), most: map[string]int64{}, paused: map[string]func(){}}
+	// in.Quiet is positive here, the one thing NewClock checks.
+	r.quiet, _ = newQuietClock(in.Quiet, workflow.Now(ctx))
 	var seed [2]uint64
 	if err := workflow.SideEffect(ctx, func(workflow.Context) any {
 		return [2]uint64{rand.Uint64(), rand.Uint64()}
