@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"time"
 
@@ -94,11 +93,11 @@ type run struct {
 	tools    []ToolInfo
 	failure  string // why the model failed, for the boundary
 
-	// modelTook are the durations of the run's recent successful model
-	// attempts, in workflow time: their median is the model's p50, below
-	// which a model lease is refused (SPEC §2), as the core does with the
-	// latencies it observed.
-	modelTook []time.Duration
+	// model is the model's latency estimate from the run's successful
+	// attempts, in workflow time, by the process's rule (budget.Latency,
+	// issue 25): its p50, below which a model lease is refused (SPEC §2),
+	// stands only once there are budget.MinObserved of them.
+	model budget.Latency
 
 	seq        int64
 	records    []trace.Record
@@ -427,7 +426,7 @@ func (r *run) turn(ctx workflow.Context) (ModelReply, bool) {
 		spent, remaining, available := r.clock(ctx)
 		r.advanceTo(ctx, landing.PhaseAt(spent, r.total, r.reserve))
 		base := trace.Record{Step: model.Kind, StepIndex: r.step, Attempt: n, ResendCount: n - 1}
-		granted, _, rule := budget.Grant(available, r.floor, 0, r.modelP50())
+		granted, _, rule := budget.Grant(available, r.floor, 0, r.model.P50())
 		if rule != 0 {
 			rec := base
 			rec.Event, rec.Reason = trace.Refused, rule.String()
@@ -486,7 +485,7 @@ func (r *run) modelAttempt(ctx workflow.Context, base trace.Record, granted time
 		}
 	}
 	if reply.Outcome == trace.OK {
-		r.observeModel(workflow.Now(ctx).Sub(began))
+		r.model.Observe(workflow.Now(ctx).Sub(began))
 		r.heard(ctx) // a model message completed
 	}
 	end := start
@@ -496,30 +495,6 @@ func (r *run) modelAttempt(ctx workflow.Context, base trace.Record, granted time
 	}
 	r.record(ctx, end)
 	return reply
-}
-
-// modelWindow is how many recent model attempts the p50 is taken over.
-const modelWindow = 16
-
-func (r *run) observeModel(took time.Duration) {
-	if len(r.modelTook) == modelWindow {
-		r.modelTook = r.modelTook[1:]
-	}
-	r.modelTook = append(r.modelTook, took)
-}
-
-// modelP50 is the median of the run's observed model attempts, the lower
-// of the two middle ones of an even count; zero (unknown) before the
-// first. An attempt's time in workflow time can hold a dead worker's
-// takeover, an outlier the lower median does not let refuse the next
-// turn.
-func (r *run) modelP50() time.Duration {
-	if len(r.modelTook) == 0 {
-		return 0
-	}
-	s := slices.Clone(r.modelTook)
-	slices.Sort(s)
-	return s[(len(s)-1)/2]
 }
 
 // withNote is the conversation with a fresh budget note last; the note is
@@ -565,7 +540,7 @@ func (r *run) land(ctx workflow.Context, cause landing.Cause, call bool) landing
 	boundary := landing.Summarize(rec).Boundary
 	who, msg, answer := "harness", boundary, ""
 	_, remaining, _ := r.clock(ctx)
-	granted, _, rule := budget.Grant(remaining, r.floor, ceiling, r.modelP50())
+	granted, _, rule := budget.Grant(remaining, r.floor, ceiling, r.model.P50())
 	switch {
 	case !call:
 	case rule != 0:
@@ -698,9 +673,10 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 	}
 	_, remaining, available := r.clock(ctx)
 	switch {
-	case r.phase >= landing.Narrow && spec.Speculative, r.phase == landing.Land:
+	case r.phase >= landing.Narrow && spec.Speculative:
 		return refused(1, "gated")
-	case r.phase == landing.Fit && spec.P95 > 0 && spec.P95 >= remaining-r.reserve:
+	case landing.AdmitAt(r.phase, kind, spec.P95, spec.Ceiling, remaining-r.reserve) != nil:
+		// The process's gate, not a copy (issue 25).
 		return refused(1, "gated")
 	}
 	if ctx.Err() != nil {
