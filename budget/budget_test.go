@@ -383,4 +383,3 @@ func TestWarmedDurationsRankAsObservationsAndYieldToNewOnes(t *testing.T) {
 		t.Errorf("p50 %v after a Declare, want the observed 300ms", k.P50())
 	}
 }
-

@@ -24,7 +24,7 @@ func TestClock(t *testing.T) {
 		name     string
 		cfg      watchdog.Config
 		steps    []clockStep
-		wantNext at   // when Next says to wake up after the steps; -1: no wake-up
+		wantNext at     // when Next says to wake up after the steps; -1: no wake-up
 		wantLast string // the StallError's Last at the firing
 	}{
 		{
