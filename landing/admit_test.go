@@ -38,3 +38,16 @@ func TestAdmitAt(t *testing.T) {
 		})
 	}
 }
+
+// Adopt is how a parent makes its child's orphans its own on both hosts
+// (issue 25).
+func TestAParentAdoptsOnlyItsChildsOrphans(t *testing.T) {
+	got := landing.Adopt(3, "payer", []landing.InFlight{
+		{Tool: "transfer", IdempotencyKey: "k1", State: landing.StateOrphaned},
+		{Tool: "search", IdempotencyKey: "k2", State: landing.StateCancelled},
+	})
+	want := landing.Call{Step: 3, Tool: "payer/transfer", Key: "k1", Outcome: landing.Interrupted, State: landing.StateOrphaned}
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("Adopt = %+v, want [%+v]", got, want)
+	}
+}

@@ -129,6 +129,10 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 	for _, rec := range out.Trace {
 		r.adopt(rec)
 	}
+	// The child's orphans are the parent's, as in process (landing.Adopt,
+	// issue 25): listed in its in_flight, they keep it from saying
+	// complete while a write of its child may or may not have happened.
+	r.calls = append(r.calls, landing.Adopt(r.step, spec.Name, out.Result.InFlight)...)
 	r.dropped += out.Dropped
 	if resume, ok := r.quiet.paused[string(key)]; ok {
 		// The child ended while it waited: its wait is over.
