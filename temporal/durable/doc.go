@@ -168,13 +168,18 @@
 // Some rules live unexported in the core and are repeated here until the
 // core exports them: the tool call's next-step decision (tools/decide.go;
 // see decide.go), argument checking against the tool's schema
-// (tools.Registry's validate), the system and landing prompts
-// (harness/loop.go, harness/land.go), and the answer of a cut attempt.
+// (tools.Registry's validate), and the answer of a cut attempt. The quiet
+// clock ([watchdog.Clock]), the model's latency estimate
+// ([budget.Latency]), a sub-agent's slice ([budget.SliceGrant]), the fit
+// gate ([landing.AdmitAt]), the landing call or the harness's summary
+// ([landing.ModelEnd]), the prompts ([landing.System], [landing.Prompt])
+// and the adoption of a child's orphans ([landing.Adopt]) are the core's
+// own, called here (issue 25).
 //
 // # Not yet
 //
 // Observed tool latencies feeding the p50 refusals and the fit gate (the
 // workflow uses the tools' declared p50 and p95; for the model, the
-// run's own attempts), and the final ask of a reconciliation before it
-// gives up (cancel.Reconcile's FinalAsk).
+// run's own attempts, by the core's rule), and the final ask of a
+// reconciliation before it gives up (cancel.Reconcile's FinalAsk).
 package durable
