@@ -80,11 +80,15 @@ func (c *Clock) Paused() bool { return c.paused > 0 }
 // resume then keeps the later of that window's end and the quiet time left
 // at the pause (issue 25: Temporal gave an event inside a pause all of Q
 // again after the resume, and fired that much later than in process).
-func (c *Clock) Heard(e Event, now time.Time) bool {
+func (c *Clock) Heard(e Event, now time.Time) bool { return c.heard(e, now.Sub(c.start)) }
+
+// heard is Heard at an offset from the clock's start. The Watchdog calls
+// the offset forms with time.Since, one monotonic reading, rather than
+// time.Now, which reads the wall clock too: Mark is on every event.
+func (c *Clock) heard(e Event, at time.Duration) bool {
 	if !e.Semantic() || c.fired {
 		return false
 	}
-	at := now.Sub(c.start)
 	if c.paused == 0 && at >= c.deadline {
 		return false
 	}
@@ -105,6 +109,10 @@ func (c *Clock) Heard(e Event, now time.Time) bool {
 // nothing. Progress allocates only when it meets a source for the first
 // time.
 func (c *Clock) Progress(source string, units int64, now time.Time) bool {
+	return c.progress(source, units, now.Sub(c.start))
+}
+
+func (c *Clock) progress(source string, units int64, at time.Duration) bool {
 	if units <= c.sources[source] {
 		return false
 	}
@@ -112,7 +120,7 @@ func (c *Clock) Progress(source string, units int64, now time.Time) bool {
 		c.sources = make(map[string]int64)
 	}
 	c.sources[source] = units
-	c.Heard(Progress, now)
+	c.heard(Progress, at)
 	return true
 }
 
@@ -129,8 +137,9 @@ func (c *Clock) Sources() int { return len(c.sources) }
 // once for it. Once the clock has fired, or its deadline has passed with no
 // pause in effect, Pause changes nothing: it does not revive a run that has
 // stalled. Pauses may overlap; the clock runs again when the last resumes.
-func (c *Clock) Pause(now time.Time) bool {
-	at := now.Sub(c.start)
+func (c *Clock) Pause(now time.Time) bool { return c.pause(now.Sub(c.start)) }
+
+func (c *Clock) pause(at time.Duration) bool {
 	if c.fired || c.paused == 0 && at >= c.deadline {
 		return false
 	}
@@ -145,14 +154,16 @@ func (c *Clock) Pause(now time.Time) bool {
 // the last, the clock runs again at now with the quiet time it had left at
 // the pause, or to the end of a window a semantic event opened meanwhile if
 // that is later.
-func (c *Clock) Resume(now time.Time) {
+func (c *Clock) Resume(now time.Time) { c.resume(now.Sub(c.start)) }
+
+func (c *Clock) resume(at time.Duration) {
 	if c.paused == 0 {
 		return
 	}
 	if c.paused--; c.paused > 0 || c.fired {
 		return
 	}
-	if d := addSat(now.Sub(c.start), c.pauseLeft); d > c.deadline {
+	if d := addSat(at, c.pauseLeft); d > c.deadline {
 		c.deadline = d
 	}
 }
@@ -162,10 +173,15 @@ func (c *Clock) Resume(now time.Time) {
 // resume moves the deadline), not once fired, and not for a deadline at or
 // after the wall, which wins the tie (see # Ties).
 func (c *Clock) Next() (time.Time, bool) {
+	d, ok := c.next()
+	return c.start.Add(d), ok
+}
+
+func (c *Clock) next() (time.Duration, bool) {
 	if c.fired || c.paused > 0 || c.hasWall && c.deadline >= c.wall {
-		return time.Time{}, false
+		return 0, false
 	}
-	return c.start.Add(c.deadline), true
+	return c.deadline, true
 }
 
 // Deadline returns when the clock fires unless a semantic event comes
@@ -177,8 +193,9 @@ func (c *Clock) Deadline() time.Time { return c.start.Add(c.deadline) }
 // effect, before the wall. It reports true once; an early wake-up (the
 // host's timer was armed for a deadline an event has since moved) reports
 // false, and the host arms again for [Clock.Next].
-func (c *Clock) Fire(now time.Time) (StallError, bool) {
-	at := now.Sub(c.start)
+func (c *Clock) Fire(now time.Time) (StallError, bool) { return c.fire(now.Sub(c.start)) }
+
+func (c *Clock) fire(at time.Duration) (StallError, bool) {
 	if c.fired || c.paused > 0 || at < c.deadline || c.hasWall && c.deadline >= c.wall {
 		return StallError{}, false
 	}

@@ -128,11 +128,11 @@ func (w *Watchdog) onTimer() {
 		w.mu.Unlock()
 		return
 	}
-	now := time.Now()
-	stall, fired := w.clock.Fire(now)
+	at := time.Since(w.clock.start)
+	stall, fired := w.clock.fire(at)
 	if !fired {
-		if next, ok := w.clock.Next(); ok {
-			w.timer.Reset(next.Sub(now))
+		if next, ok := w.clock.next(); ok {
+			w.timer.Reset(next - at)
 		}
 		w.mu.Unlock()
 		return
@@ -160,9 +160,9 @@ func (w *Watchdog) Mark(e Event) {
 	}
 	w.mu.Lock()
 	if !w.stopped {
-		now := time.Now()
-		w.count(e, 1, now)
-		w.clock.Heard(e, now)
+		at := time.Since(w.clock.start)
+		w.count(e, 1, at)
+		w.clock.heard(e, at)
 	}
 	w.mu.Unlock()
 }
@@ -180,7 +180,7 @@ func (w *Watchdog) Token(n int) {
 	}
 	w.mu.Lock()
 	if !w.stopped {
-		w.count(Token, int64(n), time.Now())
+		w.count(Token, int64(n), time.Since(w.clock.start))
 	}
 	w.mu.Unlock()
 }
@@ -200,17 +200,19 @@ func (w *Watchdog) Token(n int) {
 // Call [Watchdog.End] when the source's call ends.
 func (w *Watchdog) Progress(source string, units int64) bool {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.stopped {
+		w.mu.Unlock()
 		return false
 	}
-	now := time.Now()
-	if !w.clock.Progress(source, units, now) {
-		w.count(StaleProgress, 1, now)
-		return false
+	at := time.Since(w.clock.start)
+	grew := w.clock.progress(source, units, at)
+	if grew {
+		w.count(Progress, 1, at)
+	} else {
+		w.count(StaleProgress, 1, at)
 	}
-	w.count(Progress, 1, now)
-	return true
+	w.mu.Unlock()
+	return grew
 }
 
 // End forgets the progress state of source, whose call has ended (with a
@@ -223,11 +225,11 @@ func (w *Watchdog) End(source string) {
 	w.mu.Unlock()
 }
 
-// count counts n events of kind e at now, for the Snapshot. The caller
-// holds w.mu.
-func (w *Watchdog) count(e Event, n int64, now time.Time) {
+// count counts n events of kind e at at (from the clock's start), for the
+// Snapshot. The caller holds w.mu.
+func (w *Watchdog) count(e Event, n int64, at time.Duration) {
 	w.counts[e] += n
-	w.at[e] = now.Sub(w.clock.start)
+	w.at[e] = at
 }
 
 // Pause stops the quiet clock for a wait the run itself chose — a backoff
@@ -243,7 +245,7 @@ func (w *Watchdog) count(e Event, n int64, now time.Time) {
 func (w *Watchdog) Pause() (resume func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.stopped || !w.clock.Pause(time.Now()) {
+	if w.stopped || !w.clock.pause(time.Since(w.clock.start)) {
 		return func() {}
 	}
 	var once sync.Once
@@ -253,13 +255,13 @@ func (w *Watchdog) Pause() (resume func()) {
 func (w *Watchdog) resume() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	now := time.Now()
-	w.clock.Resume(now)
+	at := time.Since(w.clock.start)
+	w.clock.resume(at)
 	if w.stopped {
 		return
 	}
-	if next, ok := w.clock.Next(); ok && w.timer != nil {
-		w.timer.Reset(next.Sub(now))
+	if next, ok := w.clock.next(); ok && w.timer != nil {
+		w.timer.Reset(next - at)
 	}
 }
 
