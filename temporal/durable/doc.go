@@ -107,7 +107,9 @@
 // entry's name and the call's key, minted once, so a replay or a worker
 // that takes the run over starts the same child. A child's backoff
 // sleeps pause its parent's quiet clock as its own (a [Progress] whose
-// Wait is pause, then resume), as one process's harness does.
+// Wait is pause, then resume), as one process's harness does. The
+// child's orphans are its parent's ([landing.Adopt]): they are in the
+// parent's in_flight, and its answer is not complete.
 //
 // # MCP servers
 //
@@ -132,7 +134,8 @@
 // side by side (Input.Parallel at a time), later phases one by one;
 // speculative calls are gated from narrow on, calls whose p95 does not fit
 // in fit. In land, or out of steps, the run lands: one model attempt with
-// no tools on a landing lease, and when that cannot be had or fails, the
+// no tools on a landing lease, and when that cannot be had, fails, or
+// would go to a model that will not answer ([landing.ModelEnd.Call]), the
 // deterministic summary [landing.Summarize] builds in workflow code. A
 // model answer is settled by [landing.Settle]. The result is a
 // [landing.Result], the `--json` object of `harness run`.
