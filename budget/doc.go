@@ -34,7 +34,10 @@
 //
 // [Estimates] keeps, per step kind, the p50 and p95 a step declares and,
 // once there are enough, those of its last 64 observed durations, in fixed
-// memory. Reading an estimate is one atomic load.
+// memory. Reading an estimate is one atomic load. The rule itself is
+// [Latency], a pure value with no lock, which a [Kind] hosts for a process
+// and a Temporal workflow keeps in its state, so that both refuse a lease
+// below the same p50 (issue 25).
 //
 // # Backoff
 //
@@ -93,7 +96,8 @@
 // that records its attempts takes apart: [Budget.SliceLease] grants the
 // slice as a [Lease], the attempt that runs the child, and [Budget.Child]
 // makes the child's budget from it, ending when the lease does, with a
-// reserve of its own.
+// reserve of its own. The arithmetic is [SliceGrant] (and [SliceKeep]), a
+// pure function of durations that a Temporal workflow applies too.
 //
 // # Errors
 //

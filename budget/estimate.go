@@ -46,17 +46,16 @@ func (e *Estimates) Kind(name string) *Kind {
 	return k
 }
 
-// A Kind is the latency estimate of one step kind: p50 and p95 from hints
-// the step declared, replaced by the last observed durations once there are
-// enough of them. Reads are lock-free; they happen on every lease.
-type Kind struct {
-	name string
-
-	// p50 and p95 hold the current estimates in nanoseconds; 0 = unknown.
-	p50, p95 atomic.Int64
-
-	mu               sync.Mutex // guards the fields below
+// A Latency is the estimate rule of one step kind, as a pure value (issue
+// 25): p50 and p95 from the hints the step declared, replaced by its last
+// observed durations once there are [MinObserved] of them. It holds no lock
+// and reads no clock, so a Temporal workflow keeps one in its state and
+// estimates exactly as a process's [Kind] does. The zero Latency knows
+// nothing: both percentiles are 0 (unknown). It is not safe for concurrent
+// use; [Kind] is its concurrent host.
+type Latency struct {
 	declP50, declP95 time.Duration
+	p50, p95         time.Duration // the current estimates; 0 = unknown
 	// samples is the ring of observations, made at the first: a run's
 	// kinds are made as it starts, most observe nothing while it waits on
 	// its first call, and a fleet of ten thousand of them would hold half
@@ -66,13 +65,75 @@ type Kind struct {
 	next    int // ring index of the next observation
 }
 
-// ring returns the ring of observations, made now if it is not yet;
-// k.mu must be held.
-func (k *Kind) ring() *[window]time.Duration {
-	if k.samples == nil {
-		k.samples = new([window]time.Duration)
+// P50 returns the median latency known, or 0 if none is known.
+func (l *Latency) P50() time.Duration { return l.p50 }
+
+// P95 returns the 95th percentile latency known, or 0 if none is known.
+func (l *Latency) P95() time.Duration { return l.p95 }
+
+// Declare sets the latencies the step declares for itself (a tool's
+// manifest, a config). They are used until enough observations exist.
+// Zero leaves that percentile unknown.
+func (l *Latency) Declare(p50, p95 time.Duration) {
+	l.declP50, l.declP95 = max(p50, 0), max(p95, 0)
+	l.publish()
+}
+
+// Observe records the duration of one completed call. Only calls that
+// finished belong here: an attempt cut short by its lease says only that
+// the call takes at least that long.
+func (l *Latency) Observe(d time.Duration) {
+	if d < 0 {
+		return
 	}
-	return k.samples
+	l.add(d)
+	l.publish()
+}
+
+// Warm records durations the kind took before this run, oldest first, as
+// observations (see [Kind.Warm]).
+func (l *Latency) Warm(ds []time.Duration) {
+	for _, d := range ds[max(len(ds)-window, 0):] {
+		if d >= 0 {
+			l.add(d)
+		}
+	}
+	l.publish()
+}
+
+func (l *Latency) add(d time.Duration) {
+	if l.samples == nil {
+		l.samples = new([window]time.Duration)
+	}
+	l.samples[l.next] = d
+	l.next = (l.next + 1) % window
+	l.n = min(l.n+1, window)
+}
+
+// publish recomputes the estimates: the declared ones below MinObserved
+// observations, the observed ones from then on.
+func (l *Latency) publish() {
+	if l.n < MinObserved {
+		l.p50, l.p95 = l.declP50, l.declP95
+		return
+	}
+	var buf [window]time.Duration
+	s := buf[:l.n]
+	copy(s, l.samples[:l.n])
+	slices.Sort(s)
+	l.p50, l.p95 = quantile(s, 50), quantile(s, 95)
+}
+
+// A Kind is the latency estimate of one step kind, a [Latency] shared by
+// the calls of a process. Reads are lock-free; they happen on every lease.
+type Kind struct {
+	name string
+
+	// p50 and p95 hold the current estimates in nanoseconds; 0 = unknown.
+	p50, p95 atomic.Int64
+
+	mu  sync.Mutex // guards est
+	est Latency
 }
 
 // Name returns the step kind's name.
@@ -91,7 +152,7 @@ func (k *Kind) P95() time.Duration { return time.Duration(k.p95.Load()) }
 func (k *Kind) Declare(p50, p95 time.Duration) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.declP50, k.declP95 = max(p50, 0), max(p95, 0)
+	k.est.Declare(p50, p95)
 	k.publish()
 }
 
@@ -99,14 +160,9 @@ func (k *Kind) Declare(p50, p95 time.Duration) {
 // calls that finished belong here: an attempt cut short by its lease says
 // only that the call takes at least that long.
 func (k *Kind) Observe(d time.Duration) {
-	if d < 0 {
-		return
-	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.ring()[k.next] = d
-	k.next = (k.next + 1) % window
-	k.n = min(k.n+1, window)
+	k.est.Observe(d)
 	k.publish()
 }
 
@@ -119,30 +175,15 @@ func (k *Kind) Observe(d time.Duration) {
 func (k *Kind) Warm(ds []time.Duration) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	for _, d := range ds[max(len(ds)-window, 0):] {
-		if d < 0 {
-			continue
-		}
-		k.ring()[k.next] = d
-		k.next = (k.next + 1) % window
-		k.n = min(k.n+1, window)
-	}
+	k.est.Warm(ds)
 	k.publish()
 }
 
-// publish recomputes the estimates; k.mu must be held.
+// publish stores est's estimates for the lock-free reads; k.mu must be
+// held.
 func (k *Kind) publish() {
-	if k.n < MinObserved {
-		k.p50.Store(int64(k.declP50))
-		k.p95.Store(int64(k.declP95))
-		return
-	}
-	var buf [window]time.Duration
-	s := buf[:k.n]
-	copy(s, k.samples[:k.n])
-	slices.Sort(s)
-	k.p50.Store(int64(quantile(s, 50)))
-	k.p95.Store(int64(quantile(s, 95)))
+	k.p50.Store(int64(k.est.p50))
+	k.p95.Store(int64(k.est.p95))
 }
 
 // quantile returns the nearest-rank pct-th percentile of sorted s.

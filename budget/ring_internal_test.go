@@ -12,7 +12,7 @@ import (
 func TestAKindMakesItsRingAtItsFirstObservation(t *testing.T) {
 	k := NewEstimates().Kind("model")
 	k.Declare(time.Second, 2*time.Second)
-	if k.samples != nil {
+	if k.est.samples != nil {
 		t.Fatal("a kind that observed nothing holds a ring")
 	}
 	if k.P50() != time.Second {
@@ -21,7 +21,7 @@ func TestAKindMakesItsRingAtItsFirstObservation(t *testing.T) {
 	for range MinObserved {
 		k.Observe(100 * time.Millisecond)
 	}
-	if k.samples == nil || k.P50() != 100*time.Millisecond {
-		t.Errorf("after %d observations of 100ms: ring %v, p50 %v; want a ring and 100ms", MinObserved, k.samples != nil, k.P50())
+	if k.est.samples == nil || k.P50() != 100*time.Millisecond {
+		t.Errorf("after %d observations of 100ms: ring %v, p50 %v; want a ring and 100ms", MinObserved, k.est.samples != nil, k.P50())
 	}
 }

@@ -87,7 +87,7 @@ func (a *Agent) Spec() tools.Spec { return a.spec }
 // receive and use the answer: its p95 for one model turn, declared or
 // observed, and at least twice the floor.
 func Keep(b *budget.Budget) time.Duration {
-	return max(b.Estimates().Kind(model.Kind).P95(), 2*b.Floor())
+	return budget.SliceKeep(b.Estimates().Kind(model.Kind).P95(), b.Floor())
 }
 
 // Attempt runs one child on call's lease and answers its labeled result.

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -75,13 +76,16 @@ func (s *Session) Land(ctx context.Context, cause landing.Cause, summarize func(
 	if !s.started() {
 		return noSession()
 	}
-	return s.land(ctx, cause, "", summarize)
+	return s.land(ctx, cause, "", landing.ModelEnd{}, summarize)
 }
 
 // land is [Session.Land], with failure, when not empty, the run's on the
 // record from the moment it claims the result: a run that already has one
 // keeps its own words too.
-func (s *Session) land(ctx context.Context, cause landing.Cause, failure string, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
+//
+// end is how the run's last model attempt ended as far as its caller knows
+// (LandFailed's err); whether it was mute is the Session's to add.
+func (s *Session) land(ctx context.Context, cause landing.Cause, failure string, end landing.ModelEnd, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
 	if ctx == nil {
 		ctx = s.ctx
 	}
@@ -104,12 +108,13 @@ func (s *Session) land(ctx context.Context, cause landing.Cause, failure string,
 		summarize = nil
 	}
 	// A model that sent nothing, only keepalives, or an answer it never
-	// finished until its lease or the quiet clock ended it is named, and
-	// is not sent the landing call on what is left: the same server would
-	// most likely keep the landing waiting as long (SPEC §4, issue 24).
-	// The harness summarizes instead.
+	// finished until its lease or the quiet clock ended it is named, and,
+	// like one that refused the run or asked for a wait the run could not
+	// afford, is not sent the landing call: landing.ModelEnd.Call, the
+	// rule the workflow applies too (issue 25). The harness summarizes.
 	s.mu.Lock()
-	if s.mute {
+	end.Mute = s.mute
+	if !end.Call() {
 		summarize = nil
 	}
 	if s.failure == "" {
@@ -213,15 +218,17 @@ func (s *Session) landFailed(ctx context.Context, err error, summarize func(ctx 
 	if s.ctx.Err() != nil {
 		cause = causeOfContext(s.ctx)
 	}
-	if model.Refused(err) {
-		summarize = nil
+	end := landing.ModelEnd{Refused: model.Refused(err)}
+	if ge, ok := errors.AsType[*trace.GaveUpError](err); ok && ge.Delay.Source == budget.FromRetryAfter {
+		// A Sleep of zero is a wait too long to be meant (NextDelay).
+		end.RetryAfter = cmp.Or(ge.Delay.Sleep, budget.MaxRetryAfter)
 	}
 	if doing := doingOf(err); doing != "" {
 		s.mu.Lock()
 		s.doing = doing
 		s.mu.Unlock()
 	}
-	return s.land(ctx, cause, failureOf(s.b, cause, err), summarize)
+	return s.land(ctx, cause, failureOf(s.b, cause, err), end, summarize)
 }
 
 // failureOf says, for the boundary, what stopped a run whose model request
@@ -264,7 +271,7 @@ func failureOf(b *budget.Budget, cause landing.Cause, err error) string {
 	if !ok {
 		return "" // no model attempt to name: the boundary says what the run was doing (doingOf)
 	}
-	return fmt.Sprintf("the model failed (%s), and there was no time for another attempt: %s", model.Describe(ae), refusedWords(re))
+	return fmt.Sprintf("the model failed (%s), and there was no time for another attempt: %s", model.Describe(ae), landing.RefusedWords(re))
 }
 
 // doingOf says, for the boundary of a run whose model turn the budget
@@ -281,24 +288,13 @@ func doingOf(err error) string {
 	if _, ok := errors.AsType[*trace.AttemptError](err); ok {
 		return "" // a retry refused: failureOf or heardModel names the attempt
 	}
-	return "there was no time for a model turn: " + refusedWords(re)
+	return landing.NoModelTurn(re)
 }
 
 // cutShort reports whether ae is a model attempt we ended, rather than
 // one the server failed: [Session.heardModel] has named what it sent.
 func cutShort(ae *trace.AttemptError) bool {
 	return ae.Outcome == trace.GaveUp || ae.Outcome == trace.Quiet || ae.Outcome == trace.Cancelled
-}
-
-// refusedWords says, for a person, why the budget refused a model attempt.
-func refusedWords(re *budget.RefusedError) string {
-	switch re.Rule {
-	case budget.BelowP50:
-		return fmt.Sprintf("its lease would have been %s, below the model's p50 of %s", landing.Human(re.Left), landing.Human(re.Need))
-	case budget.ParentKeep:
-		return fmt.Sprintf("%s was left, and the parent run keeps %s", landing.Human(re.Left), landing.Human(re.Need))
-	}
-	return fmt.Sprintf("only %s was left before the reserve (the floor is %s)", landing.Human(max(re.Left, 0)), landing.Human(re.Need))
 }
 
 // landingCall runs summarize on the landing context, with the run's
@@ -325,7 +321,7 @@ func (s *Session) landingCall(parent context.Context, b *budget.Budget, boundary
 	// clock or deadline ends it, with the record of its attempt made: it
 	// is waited for until the landing's deadline, and only one that
 	// ignores it is left there (issue 25).
-	return heeded(s, ctx, 0, func() (string, error) { return summarize(wctx, landingPrompt(boundary)) })
+	return heeded(s, ctx, 0, func() (string, error) { return summarize(wctx, landing.Prompt(boundary)) })
 }
 
 // heeded runs fn, a function of the caller's, on a goroutine of the run's
@@ -372,11 +368,6 @@ func heeded[T any](s *Session, ctx context.Context, grace time.Duration, fn func
 		var zero T
 		return zero, context.Cause(ctx)
 	}
-}
-
-func landingPrompt(boundary string) string {
-	return fmt.Sprintf(`The run must stop now. %s
-Do not call any tool. Summarize for the user what is established, what is not established, and what was in flight when the run stopped. Say plainly that the answer is partial.`, boundary)
 }
 
 // CancelGrace is the most a run's result waits, once it exists (the

@@ -97,10 +97,7 @@ type loop struct {
 }
 
 func (s *Session) newLoop() *loop {
-	prompt := systemPrompt
-	if in := strings.TrimSpace(s.cfg.Instructions); in != "" {
-		prompt = in + "\n\n" + systemPrompt
-	}
+	prompt := landing.System(s.cfg.Instructions)
 	return &loop{s: s, conv: []openai.ChatCompletionMessageParamUnion{
 		openai.SystemMessage(prompt),
 		openai.UserMessage(s.cfg.Task),
@@ -281,7 +278,3 @@ func AssistantMessage(m openai.ChatCompletionMessage) openai.ChatCompletionMessa
 	}
 	return openai.ChatCompletionMessageParamUnion{OfAssistant: &p}
 }
-
-const systemPrompt = `You are an agent working on the user's task, with the tools you are offered.
-Your time is a budget with a hard deadline. At every turn a system note tells you the time left until the deadline and until landing begins, the phase of the run, and what the phase does not allow. Plan for it: prefer the calls that settle the task soonest, and answer within your budget.
-When you have what you need, answer without calling a tool. If the run must stop early, you will be asked to summarize what is established, what is not, and what was in flight.`

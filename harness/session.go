@@ -294,13 +294,9 @@ func (s *Session) cancelChildren() {
 // journaled once, by the child, and listed in the run's in_flight, named
 // agent/tool.
 func (s *Session) adoptOrphans(step int, agent string, inFlight []landing.InFlight) {
-	for _, f := range inFlight {
-		if f.State != landing.StateOrphaned {
-			continue
-		}
+	for _, c := range landing.Adopt(step, agent, inFlight) {
 		s.orphans.Add(1)
-		s.recordCall(landing.Call{Step: step, Tool: agent + "/" + f.Tool, Key: f.IdempotencyKey,
-			Outcome: landing.Interrupted, State: landing.StateOrphaned})
+		s.recordCall(c)
 	}
 }
 

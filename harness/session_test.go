@@ -152,9 +152,9 @@ func TestEveryRecordCarriesThePhaseOfItsInstant(t *testing.T) {
 func TestARunUnderAShorterCallerDeadlineLandsInsideIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// The first request asks for a wait longer than the budget: the
-		// run lands on the budget at once, and the model, which answered,
-		// is sent the landing call (one that sent nothing or only
-		// keepalives would not be asked, SPEC §4, issue 24).
+		// run lands on the budget at once, and the harness summarizes: a
+		// server that asked for a wait the run cannot afford is not sent
+		// the landing call either (landing.ModelEnd, issue 25, item 6).
 		srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Request: 1, Status: 503, RetryAfter: "60"}}})
 		defer srv.Close()
 		ctx, stop := context.WithTimeout(t.Context(), 5*time.Second)
@@ -167,8 +167,11 @@ func TestARunUnderAShorterCallerDeadlineLandsInsideIt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Status != landing.Partial || res.Cause != landing.CauseBudget || !strings.HasPrefix(res.Answer, "[sim] Summary") {
-			t.Errorf("result %s, cause %s, answer %q; want partial on the budget with the model's summary", res.Status, res.Cause, res.Answer)
+		if res.Status != landing.Partial || res.Cause != landing.CauseBudget || !strings.Contains(res.Answer, "summarized by the harness") {
+			t.Errorf("result %s, cause %s, answer %q; want partial on the budget with the harness's summary", res.Status, res.Cause, res.Answer)
+		}
+		if n := len(chatRequests(srv)); n != 1 {
+			t.Errorf("%d chat requests, want 1: no landing call to a server whose wait the run cannot afford", n)
 		}
 		if res.Budget.TotalMs != 5000 || res.Budget.ReserveMs != 1250 {
 			t.Errorf("budget %+v, want total 5s and its reserve 1.25s", res.Budget)

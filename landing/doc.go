@@ -32,7 +32,9 @@
 // Before doing work the harness asks [Ladder.MayWiden] and [Ladder.Admit];
 // [Ladder.MustLand] says when to stop. A refusal is a [*GateError] matching
 // [ErrGated] and [budget.ErrRefused], whose Reason is written to be shown to
-// the model.
+// the model. The fit gate is [AdmitAt], a pure function of the phase, the
+// call's p95 and ceiling and the time left, which a Temporal workflow
+// applies as Ladder.Admit does (issue 25).
 //
 // # The model's note
 //
@@ -64,7 +66,17 @@
 //
 // A sub-agent's call that brought back a partial result is done, but the
 // boundary names it by what it brought ([Call.Landed]): "Cancelled at
-// step 1: child_a partial (budget), child_b cancelled."
+// step 1: child_a partial (budget), child_b cancelled." The child's
+// orphans are its parent's ([Adopt]).
+//
+// # Prompts and the landing call
+//
+// [SystemPrompt] (with a run's instructions first: [System]) and the
+// landing call's [Prompt] are the words both hosts send. Whether a landing
+// run sends the landing call at all is [ModelEnd.Call]: not to a model's
+// server that refused the run, that was mute until its lease or the quiet
+// clock cut it, or that asked for a wait the run could not afford; the
+// harness then summarizes from the run's record ([Summarize]).
 //
 // # Zero values
 //

@@ -174,36 +174,45 @@ func (l *Ladder) MayWiden(w Widening) error {
 		Reason: fmt.Sprintf("the %s phase allows no new parallel branches, sub-agents or speculative calls", p)}
 }
 
-// Admit returns nil if a call of kind k may start now. In the fit phase a
-// call is admitted only if its p95 estimate is below remaining − reserve;
-// with no p95 known, the call's ceiling stands in for it, and with neither
-// the call is not admitted, since nothing says it fits. In the land phase
-// nothing is admitted. The lease itself still applies its own rules.
+// Admit returns nil if a call of kind k may start now, by [AdmitAt] in the
+// ladder's phase, with k's p95 and the time available before landing. The
+// lease itself still applies its own rules.
 func (l *Ladder) Admit(k *budget.Kind, ceiling time.Duration) error {
 	if l.unmade() {
 		return &GateError{Phase: Land, What: kindName(k), Reason: noBudget}
 	}
-	p := l.Phase()
+	var p95 time.Duration
+	if k != nil {
+		p95 = k.P95()
+	}
+	return AdmitAt(l.Phase(), kindName(k), p95, ceiling, l.b.Available())
+}
+
+// AdmitAt is the gate of a call as a pure function, the one rule a process
+// ([Ladder.Admit]) and a Temporal workflow apply (issue 25). It returns
+// nil if a call named what, whose p95 estimate and ceiling are given (zero:
+// unknown, none), may start in phase p with left before landing (remaining
+// − reserve), and a [*GateError] otherwise. In explore and narrow it is
+// admitted. In fit it is admitted only if its p95 is below left; with no
+// p95 known, the ceiling stands in for it, and with neither it is not
+// admitted, since nothing says it fits. In land nothing is admitted.
+func AdmitAt(p Phase, what string, p95, ceiling, left time.Duration) error {
 	switch p {
 	case Explore, Narrow:
 		return nil
 	case Land:
-		return &GateError{Phase: p, What: kindName(k), Reason: "the run is landing: no more work is started"}
+		return &GateError{Phase: p, What: what, Reason: "the run is landing: no more work is started"}
 	}
-	est, basis := time.Duration(0), "p95"
-	if k != nil {
-		est = k.P95()
-	}
+	est, basis := p95, "p95"
 	if est <= 0 && ceiling > 0 {
 		est, basis = ceiling, "ceiling"
 	}
-	before := l.b.Available()
 	if est <= 0 {
-		return &GateError{Phase: p, What: kindName(k), Reason: "no latency estimate says it fits before landing"}
+		return &GateError{Phase: p, What: what, Reason: "no latency estimate says it fits before landing"}
 	}
-	if est >= before {
-		return &GateError{Phase: p, What: kindName(k), Estimate: est, Left: max(before, 0),
-			Reason: fmt.Sprintf("its %s %v does not fit in the %v left before landing", basis, est, max(before, 0).Round(time.Millisecond))}
+	if est >= left {
+		return &GateError{Phase: p, What: what, Estimate: est, Left: max(left, 0),
+			Reason: fmt.Sprintf("its %s %v does not fit in the %v left before landing", basis, est, max(left, 0).Round(time.Millisecond))}
 	}
 	return nil
 }

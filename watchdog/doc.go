@@ -50,8 +50,27 @@
 //
 // A wait the run itself chose — a backoff sleep, a server's Retry-After —
 // is not silence: [Watchdog.Pause] stops the quiet clock for its length,
-// and the clock resumes with the quiet time it had left. The wall still
-// runs.
+// and the clock resumes with the quiet time it had left. An event during
+// the pause opens its window at the event: the resume keeps whichever ends
+// later. The wall still runs.
+//
+// # Clock
+//
+// The rules above are [Clock]'s, a pure value: no goroutine, no timer, no
+// lock, no reading of the time. A host tells it what happened and when
+// ([Clock.Heard], [Clock.Progress], [Clock.Pause], [Clock.Resume]), arms
+// one timer for [Clock.Next] and calls [Clock.Fire] when it rings. The
+// [Watchdog] is the in-process host; package temporal/durable's workflow
+// is the other, with one workflow timer, so that a run stalls at the same
+// instant on both (issue 25).
+//
+//	c, err := watchdog.NewClock(watchdog.Config{Quiet: time.Minute}, now)
+//	c.Heard(watchdog.ToolCall, now)
+//	next, ok := c.Next() // arm one timer for next, if ok
+//	// … when it rings, at now:
+//	if stall, fired := c.Fire(now); fired {
+//		// the run has stalled: stall says after what
+//	}
 //
 // # Progress
 //
@@ -91,7 +110,7 @@
 // # Goroutines
 //
 // The watchdog starts no goroutine of its own. The quiet clock is one
-// [time.AfterFunc] timer, armed for the deadline and, since events only
+// [time.AfterFunc] timer, armed for [Clock.Next] and, since events only
 // push the deadline later, re-armed lazily when it fires early rather than
 // reset by every event; the wall is the timer of a
 // [context.WithDeadlineCause] context, or the parent's own. [Watchdog.Stop]

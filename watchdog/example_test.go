@@ -105,3 +105,26 @@ func ExampleConfig_Validate() {
 	// watchdog: quiet_after[keepalive] 1m0s: not a semantic event, so it opens no quiet window
 	// field: quiet_after[keepalive]
 }
+
+// A host of the quiet clock tells it what happened, with the time, and
+// arms one timer for its next wake-up: here, a pause with an event inside
+// it.
+func ExampleClock() {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return start.Add(time.Duration(s * float64(time.Second))) }
+	c, err := watchdog.NewClock(watchdog.Config{Quiet: 4 * time.Second}, start)
+	if err != nil {
+		panic(err)
+	}
+	c.Pause(at(3.5))                      // 0.5s of quiet left
+	c.Heard(watchdog.ToolResult, at(3.6)) // its window ends at 7.6s
+	c.Resume(at(6.6))                     // 6.6s + 0.5s left is earlier
+	next, ok := c.Next()
+	fmt.Println("wake at:", next.Sub(start), ok)
+	if stall, fired := c.Fire(next); fired {
+		fmt.Println("stalled:", stall.Last, "was", stall.Since, "ago")
+	}
+	// Output:
+	// wake at: 7.6s true
+	// stalled: tool_result was 4s ago
+}

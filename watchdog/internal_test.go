@@ -45,7 +45,7 @@ func TestStopLeavesNoTimerArmed(t *testing.T) {
 				if w.timer.Stop() {
 					t.Error("the quiet timer is still armed after Stop")
 				}
-				if w.sources != nil {
+				if w.clock.sources != nil {
 					t.Error("progress sources kept after Stop")
 				}
 			})

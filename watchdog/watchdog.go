@@ -59,37 +59,24 @@ func (cfg Config) Validate() error {
 	return nil
 }
 
-// A Watchdog watches one run: it holds the run's quiet clock and ends the
-// run's context when the clock or the wall fires. Its methods are safe for
-// concurrent use and never block on anything but a short internal lock that
-// is never held across a wait.
+// A Watchdog watches one run: it is the in-process host of the run's quiet
+// [Clock], which it drives with one timer, and ends the run's context when
+// the clock or the wall fires. Its methods are safe for concurrent use and
+// never block on anything but a short internal lock that is never held
+// across a wait.
 type Watchdog struct {
 	// Set by Start and never changed.
-	start      time.Time
-	window     [numEvents]time.Duration // the quiet window each kind opens; window[None] is Q
-	wall       time.Duration            // Config.Wall as an offset from start
-	hasWall    bool
 	done       <-chan struct{} // the run context's Done
 	cancel     context.CancelCauseFunc
 	cancelWall context.CancelFunc // nil without a wall
 
-	// mu guards everything below. Times are offsets from start, so that
-	// each comparison is one integer comparison on the monotonic clock.
-	mu       sync.Mutex
-	timer    *time.Timer // nil when the wall comes first; re-armed only under mu
-	stopped  bool
-	fired    bool          // the quiet clock fired; no event revives the run
-	last     Event         // the last semantic event, None before the first
-	lastAt   time.Duration // when last happened; 0 before the first
-	deadline time.Duration // when the quiet clock fires: max over events of at + window
-	opener   Event         // the event whose window sets deadline
-	counts   [numEvents]int64
-	at       [numEvents]time.Duration // when each kind was last recorded, valid when counts > 0
-	sources  map[string]int64         // the last units of each progress source still in flight; nil before the first
-
-	paused    int           // pauses in effect (see Pause)
-	pausedAt  time.Duration // when the first of them began
-	pauseLeft time.Duration // the quiet time left then
+	// mu guards everything below.
+	mu      sync.Mutex
+	clock   Clock       // the rules: when the run has stalled
+	timer   *time.Timer // nil when the wall comes first; re-armed only under mu
+	stopped bool
+	counts  [numEvents]int64
+	at      [numEvents]time.Duration // when each kind was last recorded (from the clock's start), valid when counts > 0
 }
 
 // Start starts watching a run now. It returns the watchdog and the run's
@@ -102,24 +89,14 @@ type Watchdog struct {
 //
 // The caller must call Stop when the run ends, as with a CancelFunc.
 func Start(parent context.Context, cfg Config) (*Watchdog, context.Context, error) {
-	if err := cfg.Validate(); err != nil {
+	now := time.Now()
+	clock, err := NewClock(cfg, now)
+	if err != nil {
 		return nil, nil, err
 	}
-	q := cfg.Quiet
-	if q == 0 {
-		q = DefaultQuiet
-	}
-	w := &Watchdog{start: time.Now()}
-	for e := range w.window {
-		w.window[e] = q
-		if d := cfg.QuietAfter[Event(e)]; d > 0 {
-			w.window[e] = d
-		}
-	}
-	w.deadline = q
+	w := &Watchdog{clock: clock}
 	ctx := parent
 	if !cfg.Wall.IsZero() {
-		w.wall, w.hasWall = cfg.Wall.Sub(w.start), true
 		// A parent that ends at or before the wall ends the run then, so a
 		// context of our own would only be a second timer for the same
 		// instant, whose cause would win the tie at random (see # Hard
@@ -131,43 +108,37 @@ func Start(parent context.Context, cfg Config) (*Watchdog, context.Context, erro
 	}
 	ctx, w.cancel = context.WithCancelCause(ctx)
 	w.done = ctx.Done()
-	if w.beforeWall(w.deadline) {
+	if next, ok := w.clock.Next(); ok {
 		// Locked because a very short Quiet can fire the timer before
 		// AfterFunc has returned it, and the callback reads w.timer.
 		w.mu.Lock()
-		w.timer = time.AfterFunc(w.deadline, w.onTimer)
+		w.timer = time.AfterFunc(next.Sub(now), w.onTimer)
 		w.mu.Unlock()
 	}
 	return w, ctx, nil
 }
 
-// beforeWall reports whether a quiet deadline d comes strictly before the
-// wall. At the same instant the wall wins (see # Ties in the package doc), so such a
-// deadline needs no timer: the wall's own ends the run then.
-func (w *Watchdog) beforeWall(d time.Duration) bool {
-	return !w.hasWall || d < w.wall
-}
-
 // onTimer runs when the quiet timer fires. Semantic events only push the
 // deadline later, never re-arm the timer, so that Mark stays cheap; the
-// timer is re-armed here, lazily, when the deadline has moved on.
+// timer is re-armed here, lazily, when the clock says its deadline has
+// moved on. A paused clock has no next wake-up: the resume re-arms.
 func (w *Watchdog) onTimer() {
 	w.mu.Lock()
-	if w.stopped || isDone(w.done) || !w.beforeWall(w.deadline) || w.paused > 0 {
-		// Paused: the resume re-arms the timer for the deadline it moves to.
+	if w.stopped || isDone(w.done) {
 		w.mu.Unlock()
 		return
 	}
-	now := time.Since(w.start)
-	if now < w.deadline {
-		w.timer.Reset(w.deadline - now)
+	at := time.Since(w.clock.start)
+	stall, fired := w.clock.fire(at)
+	if !fired {
+		if next, ok := w.clock.next(); ok {
+			w.timer.Reset(next - at)
+		}
 		w.mu.Unlock()
 		return
 	}
-	w.fired = true
-	err := &StallError{Last: w.last, Since: now - w.lastAt, Quiet: w.window[w.opener], Window: w.opener}
 	w.mu.Unlock()
-	w.cancel(err)
+	w.cancel(&stall)
 }
 
 func isDone(done <-chan struct{}) bool {
@@ -189,7 +160,9 @@ func (w *Watchdog) Mark(e Event) {
 	}
 	w.mu.Lock()
 	if !w.stopped {
-		w.record(e, 1)
+		at := time.Since(w.clock.start)
+		w.count(e, 1, at)
+		w.clock.heard(e, at)
 	}
 	w.mu.Unlock()
 }
@@ -207,40 +180,39 @@ func (w *Watchdog) Token(n int) {
 	}
 	w.mu.Lock()
 	if !w.stopped {
-		w.record(Token, int64(n))
+		w.count(Token, int64(n), time.Since(w.clock.start))
 	}
 	w.mu.Unlock()
 }
 
 // Progress records a progress heartbeat of units from source, the call's
 // idempotency key or id. It reports whether the heartbeat counted as the
-// semantic event Progress: one whose units are strictly greater than the
-// most that source reported, which starts at zero, so that a heartbeat
-// saying nothing is done yet is not progress, and neither is an attempt
-// that starts counting again until it passes what an earlier attempt of
-// the same call reached. One that repeats or lowers them is recorded as
-// StaleProgress and does not reset the quiet clock. This is the one place
-// where "units strictly increase" (SPEC §3) is decided. Once the quiet clock has fired, rising
-// units are still counted but revive nothing. Progress does not allocate
-// unless it meets a source for the first time.
+// semantic event Progress, as [Clock.Progress] decides: units strictly
+// greater than the most that source reported, which starts at zero, so
+// that a heartbeat saying nothing is done yet is not progress, and neither
+// is an attempt that starts counting again until it passes what an earlier
+// attempt of the same call reached. One that repeats or lowers them is
+// recorded as StaleProgress and does not reset the quiet clock. Once the
+// quiet clock has fired, rising units are still counted but revive
+// nothing. Progress does not allocate unless it meets a source for the
+// first time.
 //
 // Call [Watchdog.End] when the source's call ends.
 func (w *Watchdog) Progress(source string, units int64) bool {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.stopped {
+		w.mu.Unlock()
 		return false
 	}
-	if units <= w.sources[source] {
-		w.record(StaleProgress, 1)
-		return false
+	at := time.Since(w.clock.start)
+	grew := w.clock.progress(source, units, at)
+	if grew {
+		w.count(Progress, 1, at)
+	} else {
+		w.count(StaleProgress, 1, at)
 	}
-	if w.sources == nil {
-		w.sources = make(map[string]int64)
-	}
-	w.sources[source] = units
-	w.record(Progress, 1)
-	return true
+	w.mu.Unlock()
+	return grew
 }
 
 // End forgets the progress state of source, whose call has ended (with a
@@ -249,29 +221,15 @@ func (w *Watchdog) Progress(source string, units int64) bool {
 // Heartbeats from source after End count as a new call's.
 func (w *Watchdog) End(source string) {
 	w.mu.Lock()
-	delete(w.sources, source)
+	w.clock.End(source)
 	w.mu.Unlock()
 }
 
-// record counts n events of kind e at the present instant. A semantic event
-// opens its window: the quiet deadline becomes the later of the current one
-// and now + the window of e. An event at or after the deadline is too late:
-// the run has stalled, whether or not the timer has run yet, so it is
-// counted but neither moves the deadline nor becomes the last event. That
-// makes an event and the timer at the same instant come out the same in
-// either order. The caller holds w.mu.
-func (w *Watchdog) record(e Event, n int64) {
-	now := time.Since(w.start)
+// count counts n events of kind e at at (from the clock's start), for the
+// Snapshot. The caller holds w.mu.
+func (w *Watchdog) count(e Event, n int64, at time.Duration) {
 	w.counts[e] += n
-	w.at[e] = now
-	if !e.Semantic() || w.paused == 0 && now >= w.deadline {
-		return
-	}
-	w.last, w.lastAt = e, now
-	// >= so that the window is credited to the latest event that reaches it.
-	if d := addSat(now, w.window[e]); d >= w.deadline {
-		w.deadline, w.opener = d, e
-	}
+	w.at[e] = at
 }
 
 // Pause stops the quiet clock for a wait the run itself chose — a backoff
@@ -279,22 +237,17 @@ func (w *Watchdog) record(e Event, n int64) {
 // waiting out a rate limit it was told to respect has not stalled. The
 // wall still runs. Pause returns the function that starts the clock again
 // with the quiet time it had left when it was paused, or with a later
-// window if a semantic event came meanwhile. Pauses may overlap, as the
-// backoffs of parallel calls do: the clock runs again when the last has
-// resumed. A resume is idempotent. Once the quiet clock has fired, or its
-// deadline has passed, Pause changes nothing: it does not revive a run
-// that has stalled.
+// window if a semantic event came meanwhile ([Clock.Resume]). Pauses may
+// overlap, as the backoffs of parallel calls do: the clock runs again when
+// the last has resumed. A resume is idempotent. Once the quiet clock has
+// fired, or its deadline has passed, Pause changes nothing: it does not
+// revive a run that has stalled.
 func (w *Watchdog) Pause() (resume func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	now := time.Since(w.start)
-	if w.stopped || w.fired || w.paused == 0 && now >= w.deadline {
+	if w.stopped || !w.clock.pause(time.Since(w.clock.start)) {
 		return func() {}
 	}
-	if w.paused == 0 {
-		w.pausedAt, w.pauseLeft = now, w.deadline-now
-	}
-	w.paused++
 	var once sync.Once
 	return func() { once.Do(w.resume) }
 }
@@ -302,25 +255,14 @@ func (w *Watchdog) Pause() (resume func()) {
 func (w *Watchdog) resume() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.paused--; w.paused > 0 || w.stopped || w.fired {
+	at := time.Since(w.clock.start)
+	w.clock.resume(at)
+	if w.stopped {
 		return
 	}
-	now := time.Since(w.start)
-	if d := addSat(now, w.pauseLeft); d > w.deadline {
-		w.deadline = d
+	if next, ok := w.clock.next(); ok && w.timer != nil {
+		w.timer.Reset(next - at)
 	}
-	if w.timer != nil && w.beforeWall(w.deadline) {
-		w.timer.Reset(w.deadline - now)
-	}
-}
-
-// addSat returns now + d, saturating rather than overflowing for a window so
-// long that it means "never".
-func addSat(now, d time.Duration) time.Duration {
-	if d > math.MaxInt64-now {
-		return math.MaxInt64
-	}
-	return now + d
 }
 
 // Stop ends the run: it releases the quiet timer and the wall's timer,
@@ -338,7 +280,7 @@ func (w *Watchdog) Stop() {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
-	w.sources = nil
+	w.clock.sources = nil
 	w.mu.Unlock()
 	// The run context first, so that its cause is ErrStopped rather than the
 	// Canceled that cancelWall would pass down.
@@ -374,21 +316,22 @@ type Snapshot struct {
 func (w *Watchdog) Snapshot() Snapshot {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	c := &w.clock
 	s := Snapshot{
-		Start:         w.start,
-		Last:          w.last,
-		LastAt:        w.start.Add(w.lastAt),
-		QuietDeadline: w.start.Add(w.deadline),
-		Stalled:       w.fired,
+		Start:         c.start,
+		Last:          c.last,
+		LastAt:        c.start.Add(c.lastAt),
+		QuietDeadline: c.Deadline(),
+		Stalled:       c.fired,
 		Counts:        w.counts,
-		Sources:       len(w.sources),
+		Sources:       c.Sources(),
 	}
-	if w.hasWall {
-		s.Wall = w.start.Add(w.wall)
+	if c.hasWall {
+		s.Wall = c.start.Add(c.wall)
 	}
 	for e, n := range w.counts {
 		if n > 0 {
-			s.At[e] = w.start.Add(w.at[e])
+			s.At[e] = c.start.Add(w.at[e])
 		}
 		if Event(e).Semantic() {
 			s.Semantic += n

@@ -214,7 +214,7 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 
 // failedReply reads a model failure as the workflow needs it.
 func failedReply(err error) ModelReply {
-	r := ModelReply{Outcome: trace.UpstreamError, Failure: model.Describe(err)}
+	r := ModelReply{Outcome: trace.UpstreamError, Failure: model.Describe(err), Refused: model.Refused(err)}
 	if ae, ok := errors.AsType[*trace.AttemptError](err); ok {
 		r.Outcome, r.Status, r.Retry = ae.Outcome, ae.Status, trace.Retryable(ae)
 		r.RetryAfter = retryAfter(ae.Header)

@@ -3,9 +3,7 @@ package durable
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/landing"
@@ -66,18 +64,11 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 	if ctx.Err() != nil {
 		return refused("cancelled", r.stopped())
 	}
-	_, _, available := r.clock(ctx)
-	keep := max(r.modelP95(), 2*r.floor)
-	left := available - keep
-	granted := left
-	if spec.Ceiling > 0 && spec.Ceiling < left {
-		granted = spec.Ceiling
-	}
-	switch {
-	case left <= r.floor:
-		return refused(budget.ParentKeep.String(), "not enough time")
-	case granted <= r.floor:
-		return refused(budget.BelowFloor.String(), "not enough time")
+	_, remaining, _ := r.clock(ctx)
+	// The process's rule for a slice, not a copy (issue 25).
+	granted, keep, _, rule := budget.SliceGrant(remaining, r.reserve, r.floor, spec.Ceiling, r.model.P95())
+	if rule != 0 {
+		return refused(rule.String(), "not enough time")
 	}
 	key := mintKey(ctx)
 	lc.Key = string(key)
@@ -138,6 +129,10 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 	for _, rec := range out.Trace {
 		r.adopt(rec)
 	}
+	// The child's orphans are the parent's, as in process (landing.Adopt,
+	// issue 25): listed in its in_flight, they keep it from saying
+	// complete while a write of its child may or may not have happened.
+	r.calls = append(r.calls, landing.Adopt(r.step, spec.Name, out.Result.InFlight)...)
 	r.dropped += out.Dropped
 	if resume, ok := r.quiet.paused[string(key)]; ok {
 		// The child ended while it waited: its wait is over.
@@ -175,17 +170,6 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 // adopt keeps a child's record as it was stamped, in the child's workflow
 // time and with its own run_id and seq, within the parent's bounds.
 func (r *run) adopt(rec trace.Record) { r.keep(rec) }
-
-// modelP95 is the 95th percentile of the run's observed model attempts;
-// zero before the first.
-func (r *run) modelP95() time.Duration {
-	if len(r.modelTook) == 0 {
-		return 0
-	}
-	s := slices.Clone(r.modelTook)
-	slices.Sort(s)
-	return s[min(len(s)-1, len(s)*95/100)]
-}
 
 // forward tells the parent, when this run is a sub-agent, that the child
 // heard a semantic event: a sub-agent's semantic events count as its

@@ -2,9 +2,11 @@ package durable_test
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/temporal/durable"
@@ -218,5 +220,52 @@ func TestASubAgentsBackoffSleepPausesItsParentsQuietClock(t *testing.T) {
 	}
 	if !slept {
 		t.Fatalf("the child did not sleep out the server's 2s\n%s", dump(out))
+	}
+}
+
+// Issue 25: a sub-agent's orphaned write never reached its parent's
+// in_flight on Temporal, and the parent could say complete while the
+// child's payment may or may not have happened. The parent now adopts the
+// child's orphans by landing.Adopt, as a process's harness does: named
+// agent/tool, in the parent's in_flight, and the parent's answer is not
+// complete.
+func TestASubAgentsOrphanedWriteIsItsParentsToo(t *testing.T) {
+	j, err := cancel.OpenJournal(filepath.Join(t.TempDir(), "orphans.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	e := newEnvFiles(t, map[string]string{
+		"tools.yaml": `tools:
+  - name: payer
+    description: Pays one invoice.
+    ceiling: 8s
+    agent:
+      instructions: You pay one invoice.
+      tools: child.yaml
+      max_steps: 3
+`,
+		"child.yaml": `tools:
+  - name: transfer
+    description: Transfer money.
+    effect: write
+    ceiling: 500ms
+    p50: 100ms
+    command: [sh, -c, "sleep 5"]
+`,
+	}, j, nil)
+	out, _ := e.run(t, durable.Input{Task: "pay the invoice", Budget: 20 * time.Second})
+	res := out.Result
+	if starts := records(out, trace.AttemptStart, "agent:payer"); len(starts) != 1 {
+		t.Fatalf("payer attempts %+v, want one\n%s", starts, dump(out))
+	}
+	if res.Status == landing.Complete {
+		t.Errorf("the parent says complete while its child's write is orphaned: %s", res.Boundary)
+	}
+	if len(res.InFlight) != 1 || res.InFlight[0].Tool != "payer/transfer" || res.InFlight[0].State != landing.StateOrphaned {
+		t.Fatalf("in_flight %+v, want payer/transfer orphaned\n%s", res.InFlight, dump(out))
+	}
+	if res.Orphans != 1 {
+		t.Errorf("orphans %d, want 1", res.Orphans)
 	}
 }

@@ -66,16 +66,19 @@
 //
 // # Quiet clock
 //
-// The quiet clock Q (Input.Quiet, default 60s) is workflow state, reset
-// by the semantic events the workflow sees: a tool call issued, a tool's
+// The quiet clock Q (Input.Quiet, default 60s) is a [watchdog.Clock] in
+// workflow state: its rules are the process's, not a copy (issue 25). It
+// is reset by the semantic events the workflow sees: a tool call issued, a tool's
 // answer, a model message completed, and progress from a running attempt
 // whose units grew. An attempt hears its tool's progress on the worker
 // ([tools.Call.Heard]) and sends it to its workflow as a [SignalProgress]
 // signal, coalesced to one per [ProgressEvery]; keepalives, tokens and a
 // count that does not grow send nothing. The clock is paused while the
 // run waits by its own choice (a backoff sleep, a server's Retry-After)
-// and during setup, and resumes with the quiet time it had left. It
-// sleeps on one workflow timer per Q, not one per event. When Q passes
+// and during setup, and resumes with the quiet time it had left, or runs
+// to the end of the window an event inside the pause opened if that is
+// later. The workflow sleeps on one timer at a time, armed for the clock's
+// next wake-up ([watchdog.Clock.Next]), not one per event. When Q passes
 // with no event, the run's work context is cancelled: the attempts in
 // flight end with outcome quiet (the running activity learns it in its
 // next heartbeat's answer, within [CancelWithin] on a worker built with
@@ -108,7 +111,9 @@
 // entry's name and the call's key, minted once, so a replay or a worker
 // that takes the run over starts the same child. A child's backoff
 // sleeps pause its parent's quiet clock as its own (a [Progress] whose
-// Wait is pause, then resume), as one process's harness does.
+// Wait is pause, then resume), as one process's harness does. The
+// child's orphans are its parent's ([landing.Adopt]): they are in the
+// parent's in_flight, and its answer is not complete.
 //
 // # MCP servers
 //
@@ -133,7 +138,8 @@
 // side by side (Input.Parallel at a time), later phases one by one;
 // speculative calls are gated from narrow on, calls whose p95 does not fit
 // in fit. In land, or out of steps, the run lands: one model attempt with
-// no tools on a landing lease, and when that cannot be had or fails, the
+// no tools on a landing lease, and when that cannot be had, fails, or
+// would go to a model that will not answer ([landing.ModelEnd.Call]), the
 // deterministic summary [landing.Summarize] builds in workflow code. A
 // model answer is settled by [landing.Settle]. The result is a
 // [landing.Result], the `--json` object of `harness run`.
@@ -167,8 +173,7 @@
 // # Repeated from the core
 //
 // Some rules live unexported in the core and are repeated here until the
-// core exports them: the system and landing prompts (harness/loop.go,
-// harness/land.go), and the answer of a cut attempt. A tool call's rules
+// core exports them: the answer of a cut attempt. A tool call's rules
 // are not among them: the workflow drives package tools' call machine
 // (tools.CallMachine, issue 25) — the lease of each attempt, the choice
 // after it, backoff and Retry-After, reconciliation by key with its final
@@ -176,11 +181,16 @@
 // for its cancels once it has landed), the orphan — and a worker checks
 // the arguments with the toolset's own registry (tools.Registry.Validate).
 // Explore's calls run as a sliding window of Input.Parallel, as in
-// process.
+// process. The quiet clock ([watchdog.Clock]), the model's latency
+// estimate ([budget.Latency]), a sub-agent's slice ([budget.SliceGrant]),
+// the fit gate ([landing.AdmitAt]), the landing call or the harness's
+// summary ([landing.ModelEnd]), the prompts ([landing.System],
+// [landing.Prompt]) and the adoption of a child's orphans
+// ([landing.Adopt]) are the core's own, called here (issue 25).
 //
 // # Not yet
 //
 // Observed tool latencies feeding the p50 refusals and the fit gate (the
 // workflow uses the tools' declared p50 and p95; for the model, the
-// run's own attempts).
+// run's own attempts, by the core's rule).
 package durable

@@ -15,9 +15,8 @@ import (
 var slowModel = &sim.Scenario{Rules: []sim.Rule{{Delay: 200 * time.Millisecond}}}
 
 // A 2.5s run (reserve 625ms) whose one tool needs 2s of work: its lease,
-// all the work time left, cuts it; with less work time left than the
-// model's p50, the run lands in its reserve, with the landing call on the
-// time left but the floor, and ends by its deadline.
+// all the work time left, cuts it; the run lands in its reserve, a
+// landing call on the time left but the floor, and ends by its deadline.
 func TestARunOutOfWorkTimeLandsInsideItsReserveAndItsBudget(t *testing.T) {
 	e := newEnvWith(t, `tools:
   - name: deep_research
@@ -38,21 +37,22 @@ func TestARunOutOfWorkTimeLandsInsideItsReserveAndItsBudget(t *testing.T) {
 	if len(cut) != 1 || cut[0].Outcome != trace.GaveUp {
 		t.Fatalf("deep_research attempts %+v, want one cut", cut)
 	}
-	models := records(out, trace.AttemptStart, "model")
-	last := models[len(models)-1]
-	// The run lands once no work lease can be had (the time before the
-	// reserve is below the model's p50), after the work, and its landing
-	// call spends the reserve: remaining − floor, more than any work lease
-	// could have had.
+	// After the cut, what is left before the reserve is below the floor
+	// or close to it: a work lease gets at most that (the model's p50,
+	// from one observation, refuses nothing: budget.MinObserved, issue
+	// 25), and a landing call spends the reserve: remaining − floor, more
+	// than any work lease could have had.
 	const floor = 50
-	modelEnds := records(out, trace.AttemptEnd, "model")
-	p50 := modelEnds[0].ElapsedMs - models[0].ElapsedMs // the one model attempt before landing
-	if last.ElapsedMs < cut[0].ElapsedMs || last.RemainingMs-reserve.Milliseconds()-floor >= p50+1 {
-		t.Errorf("landing call at %dms with %dms left, after the cut at %dms: want it once no work fits\n%s",
-			last.ElapsedMs, last.RemainingMs, cut[0].ElapsedMs, dump(out))
-	}
-	if last.GrantedMs != last.RemainingMs-floor && last.GrantedMs != last.RemainingMs-floor-1 || last.GrantedMs < reserve.Milliseconds()-floor {
-		t.Errorf("landing call granted %dms with %dms left: want remaining − floor, in the reserve", last.GrantedMs, last.RemainingMs)
+	for _, m := range records(out, trace.AttemptStart, "model") {
+		if m.ElapsedMs < cut[0].ElapsedMs {
+			continue
+		}
+		work := m.RemainingMs - reserve.Milliseconds() - floor
+		landingLease := m.GrantedMs == m.RemainingMs-floor || m.GrantedMs == m.RemainingMs-floor-1
+		if !landingLease && m.GrantedMs > work+1 {
+			t.Errorf("model attempt at %dms granted %dms with %dms left: neither a work lease nor remaining − floor\n%s",
+				m.ElapsedMs, m.GrantedMs, m.RemainingMs, dump(out))
+		}
 	}
 	if l := records(out, trace.Landing, ""); len(l) != 1 || l[0].Cause != "budget" {
 		t.Errorf("landing records %+v", l)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -45,87 +46,62 @@ const (
 // process by that much, never sooner than Q after the last progress.
 const ProgressEvery = time.Second
 
-// quietClock is the run's quiet clock Q (SPEC §3), in workflow time: reset
-// by the semantic events the workflow sees (a tool call issued, a tool's
-// answer, a model message completed, a [SignalProgress] whose units grew),
-// paused while the run waits by a choice of its own (a backoff sleep, a
-// server's Retry-After, the setup step), and fired when Q passes without
-// one: the run's work context is then cancelled and the run lands with
-// cause quiet. Its state is workflow state, so a replay fires it at the
-// same point of the history.
+// quietClock hosts the run's quiet clock Q (SPEC §3) in workflow time. The
+// rules — what resets it, how a pause and an event inside it combine, when
+// it fires — are [watchdog.Clock]'s, the very ones a process runs (issue
+// 25); this host only feeds it workflow time and sleeps on one workflow
+// timer until the clock's next wake-up. Its state is workflow state, so a
+// replay fires it at the same point of the history.
 type quietClock struct {
-	q        time.Duration
-	last     time.Time // workflow time of the last semantic event, shifted by the pauses since
-	pausedAt time.Time // when the current pause began; meaningful while pauses > 0
-	pauses   int       // waits of the run's own choosing now going on (parallel calls each may sleep)
-	stopped  bool      // the run is landing or has ended: the clock fires no more
-	fired    bool
-	most     map[string]int64  // by key: the most units heard, across the call's attempts
-	paused   map[string]func() // by a sub-agent call's key: the resume of the pause its child asked for
+	clock   watchdog.Clock
+	q       time.Duration     // Q, for the words of a quiet landing
+	stopped bool              // the run is landing or has ended: the clock fires no more
+	fired   bool              // the clock fired and the run's work was stopped
+	paused  map[string]func() // by a sub-agent call's key: the resume of the pause its child asked for
 }
 
-// overdue reports whether Q has passed since the last event with nothing
-// paused: the clock has fired, whether or not its watcher has run yet in
-// this workflow task, and nothing can revive it.
-func (c *quietClock) overdue(now time.Time) bool {
-	return c.fired || c.pauses == 0 && now.Sub(c.last) >= c.q
+// newQuietClock starts the clock with quiet period q at workflow time now.
+func newQuietClock(q time.Duration, now time.Time) (quietClock, error) {
+	c, err := watchdog.NewClock(watchdog.Config{Quiet: q}, now)
+	return quietClock{clock: c, q: q, paused: map[string]func(){}}, err
 }
 
-// heard resets the clock: a semantic event at workflow time now. An event
-// heard during a pause restarts the pause from now, so the quiet time left
-// after it is all of Q.
-func (c *quietClock) heard(now time.Time) {
-	if c.overdue(now) {
-		return
-	}
-	c.last = now
-	if c.pauses > 0 {
-		c.pausedAt = now
-	}
-}
-
-// pause stops the clock until the returned resume is called; the clock
-// then resumes with the quiet time it had left.
+// pause stops the clock until the returned resume is called, for a wait
+// of the run's own choosing (SPEC §3). A resume is idempotent.
 func (c *quietClock) pause(ctx workflow.Context) (resume func()) {
-	if c.overdue(workflow.Now(ctx)) {
+	if !c.clock.Pause(workflow.Now(ctx)) {
 		return func() {}
 	}
-	if c.pauses == 0 {
-		c.pausedAt = workflow.Now(ctx)
-	}
-	c.pauses++
 	done := false
 	return func() {
-		if done {
-			return
-		}
-		done = true
-		c.pauses--
-		if c.pauses == 0 {
-			c.last = c.last.Add(workflow.Now(ctx).Sub(c.pausedAt))
+		if !done {
+			done = true
+			c.clock.Resume(workflow.Now(ctx))
 		}
 	}
 }
 
 // watch runs the clock until it fires (calling stall) or is stopped. It
-// sleeps on one timer per Q at most, not one per event: when a timer ends,
-// it sleeps again for what is left since the last event, so a busy run
-// costs no more timers than an idle one.
+// sleeps on one timer at a time, armed for the clock's next wake-up: an
+// event only moves the deadline later, so when the timer ends early the
+// host arms it again, and a busy run costs no more timers than an idle
+// one. While paused the clock has no wake-up: watch waits for the resume.
 func (c *quietClock) watch(ctx workflow.Context, stall func()) {
 	for !c.stopped {
-		if c.pauses > 0 {
-			if err := workflow.Await(ctx, func() bool { return c.pauses == 0 || c.stopped }); err != nil {
+		next, ok := c.clock.Next()
+		if !ok {
+			if err := workflow.Await(ctx, func() bool { _, ok := c.clock.Next(); return ok || c.stopped }); err != nil {
 				return
 			}
 			continue
 		}
-		wait := c.last.Add(c.q).Sub(workflow.Now(ctx))
-		if wait <= 0 {
+		now := workflow.Now(ctx)
+		if _, fired := c.clock.Fire(now); fired {
 			c.fired, c.stopped = true, true
 			stall()
 			return
 		}
-		if _, err := workflow.AwaitWithTimeout(ctx, wait, func() bool { return c.stopped }); err != nil {
+		if _, err := workflow.AwaitWithTimeout(ctx, next.Sub(now), func() bool { return c.stopped }); err != nil {
 			return
 		}
 	}
@@ -166,23 +142,23 @@ func (r *run) progress(ctx workflow.Context, p Progress) {
 		}
 		return
 	}
-	if c.stopped || p.Units <= c.most[p.Key] {
+	if c.stopped || !c.clock.Progress(p.Key, p.Units, workflow.Now(ctx)) {
 		return
 	}
-	c.most[p.Key] = p.Units
-	c.heard(workflow.Now(ctx))
 	r.record(ctx, trace.Record{Event: trace.Progress, Step: p.Step, StepIndex: r.step, Key: p.Key,
 		Units: p.Units, Total: p.Total, Message: clip(p.Message, 256)})
 	r.forward()
 }
 
-// heard is a semantic event the workflow itself saw.
+// heard is a semantic event the workflow itself saw. Every kind opens the
+// same window Q here (a workflow has no QuietAfter), so the kind heard is
+// one for all: the trace records which event it was.
 func (r *run) heard(ctx workflow.Context) {
 	r.forward() // a child's landing is work its parent hears of too
 	if r.quiet.stopped {
 		return
 	}
-	r.quiet.heard(workflow.Now(ctx))
+	r.quiet.clock.Heard(watchdog.ToolResult, workflow.Now(ctx))
 }
 
 // tellParent sends this run's parent, when it is a sub-agent, that a wait

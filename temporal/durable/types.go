@@ -130,6 +130,7 @@ type ModelReply struct {
 	RetryAfter time.Duration // the server's retry-after, zero if none
 	Failure    string        // for a person: the status and the server's message
 	Tokens     int64
+	Refused    bool // the server refused the run itself (model.Refused: 401, 403, 404, unreachable)
 }
 
 // ToolInfo is a tool of the worker's registry as the workflow needs to

@@ -1,11 +1,11 @@
 package durable
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"time"
 
@@ -98,12 +98,16 @@ type run struct {
 	conv     []Message
 	tools    []ToolInfo
 	failure  string // why the model failed, for the boundary
+	doing    string // where the run was when the budget refused its model turn, for the boundary (landing.Record.Doing)
+	// lastModel is how the run's last model attempt of a step ended, for
+	// the landing rule (landing.ModelEnd.Call).
+	lastModel landing.ModelEnd
 
-	// modelTook are the durations of the run's recent successful model
-	// attempts, in workflow time: their median is the model's p50, below
-	// which a model lease is refused (SPEC §2), as the core does with the
-	// latencies it observed.
-	modelTook []time.Duration
+	// model is the model's latency estimate from the run's successful
+	// attempts, in workflow time, by the process's rule (budget.Latency,
+	// issue 25): its p50, below which a model lease is refused (SPEC §2),
+	// stands only once there are budget.MinObserved of them.
+	model budget.Latency
 
 	seq        int64
 	records    []trace.Record
@@ -164,7 +168,8 @@ func newRun(ctx workflow.Context, in Input) *run {
 	r.deadline = r.start.Add(r.total)
 	// The quiet clock starts when a worker first runs the run: a wait for
 	// a worker is spent from B, but it is not the run's silence.
-	r.quiet = quietClock{q: in.Quiet, last: workflow.Now(ctx), most: map[string]int64{}, paused: map[string]func(){}}
+	// in.Quiet is positive here, the one thing NewClock checks.
+	r.quiet, _ = newQuietClock(in.Quiet, workflow.Now(ctx))
 	var seed [2]uint64
 	if err := workflow.SideEffect(ctx, func(workflow.Context) any {
 		return [2]uint64{rand.Uint64(), rand.Uint64()}
@@ -322,11 +327,7 @@ func (r *run) run(root, ctx workflow.Context) landing.Result {
 		}
 		return r.land(root, cause, false)
 	}
-	prompt := systemPrompt
-	if in := strings.TrimSpace(r.in.Instructions); in != "" {
-		prompt = in + "\n\n" + systemPrompt
-	}
-	r.conv = []Message{{Role: "system", Content: prompt}, {Role: "user", Content: r.in.Task}}
+	r.conv = []Message{{Role: "system", Content: landing.System(r.in.Instructions)}, {Role: "user", Content: r.in.Task}}
 	for {
 		if cause, ended := r.ended(root); ended {
 			return r.land(root, cause, true)
@@ -338,8 +339,11 @@ func (r *run) run(root, ctx workflow.Context) landing.Result {
 		if r.step >= r.in.MaxSteps {
 			return r.land(root, landing.CauseMaxSteps, true)
 		}
-		if _, _, available := r.clock(ctx); available-r.floor <= 0 {
-			// No time for work, but the reserve is landing's (SPEC §3).
+		if _, remaining, available := r.clock(ctx); available-r.floor <= 0 {
+			// No time for work, but the reserve is landing's (SPEC §3). The
+			// turn's lease is refused as budget.Grant would, and the
+			// boundary says so in the process's words (issue 25).
+			r.doing = landing.NoModelTurn(&budget.RefusedError{Rule: budget.BelowFloor, Remaining: remaining, Left: available, Need: r.floor})
 			return r.land(root, landing.CauseBudget, true)
 		}
 		r.step++
@@ -438,7 +442,8 @@ func (r *run) turn(ctx workflow.Context) (ModelReply, bool) {
 		spent, remaining, available := r.clock(ctx)
 		r.advanceTo(ctx, landing.PhaseAt(spent, r.total, r.reserve))
 		base := trace.Record{Step: model.Kind, StepIndex: r.step, Attempt: n, ResendCount: n - 1}
-		granted, _, rule := budget.Grant(available, r.floor, 0, r.modelP50())
+		p50 := r.model.P50()
+		granted, _, rule := budget.Grant(available, r.floor, 0, p50)
 		if rule != 0 {
 			rec := base
 			rec.Event, rec.Reason = trace.Refused, rule.String()
@@ -447,7 +452,15 @@ func (r *run) turn(ctx workflow.Context) (ModelReply, bool) {
 				// The retry cannot be had: the run lands on the last failure,
 				// which the boundary names.
 				last.Failure += "; no retry: not enough time"
+				return last, false
 			}
+			// Nothing was sent: the boundary says there was no time for a
+			// turn, and why, in the process's words (issue 25).
+			re := &budget.RefusedError{Rule: rule, Remaining: remaining, Left: available, Need: r.floor}
+			if rule == budget.BelowP50 {
+				re.Left, re.Need = granted, p50
+			}
+			r.doing = landing.NoModelTurn(re)
 			return last, false
 		}
 		req := ModelRequest{
@@ -464,7 +477,13 @@ func (r *run) turn(ctx workflow.Context) (ModelReply, bool) {
 		if !reply.Retry || n >= r.in.MaxAttempts {
 			return reply, false
 		}
-		if !r.backoff(ctx, base, r.delay(ctx, n, reply.RetryAfter)) {
+		d := r.delay(ctx, n, reply.RetryAfter)
+		if d.GiveUp && d.Source == budget.FromRetryAfter {
+			// The server asked for a wait the run cannot afford: the
+			// landing call would be answered the same (landing.ModelEnd).
+			r.lastModel.RetryAfter = cmp.Or(reply.RetryAfter, budget.MaxRetryAfter)
+		}
+		if !r.backoff(ctx, base, d) {
 			return reply, false
 		}
 	}
@@ -497,8 +516,12 @@ func (r *run) modelAttempt(ctx workflow.Context, base trace.Record, granted time
 		}
 	}
 	if reply.Outcome == trace.OK {
-		r.observeModel(workflow.Now(ctx).Sub(began))
+		r.model.Observe(workflow.Now(ctx).Sub(began))
 		r.heard(ctx) // a model message completed
+	}
+	if !req.Landing {
+		cut := reply.Outcome == trace.GaveUp || reply.Outcome == trace.Quiet
+		r.lastModel = landing.ModelEnd{Refused: reply.Refused, Mute: cut && reply.Status == 0}
 	}
 	end := start
 	end.Event, end.Outcome, end.Status, end.Tokens = trace.AttemptEnd, reply.Outcome, reply.Status, reply.Tokens
@@ -509,30 +532,6 @@ func (r *run) modelAttempt(ctx workflow.Context, base trace.Record, granted time
 	return reply
 }
 
-// modelWindow is how many recent model attempts the p50 is taken over.
-const modelWindow = 16
-
-func (r *run) observeModel(took time.Duration) {
-	if len(r.modelTook) == modelWindow {
-		r.modelTook = r.modelTook[1:]
-	}
-	r.modelTook = append(r.modelTook, took)
-}
-
-// modelP50 is the median of the run's observed model attempts, the lower
-// of the two middle ones of an even count; zero (unknown) before the
-// first. An attempt's time in workflow time can hold a dead worker's
-// takeover, an outlier the lower median does not let refuse the next
-// turn.
-func (r *run) modelP50() time.Duration {
-	if len(r.modelTook) == 0 {
-		return 0
-	}
-	s := slices.Clone(r.modelTook)
-	slices.Sort(s)
-	return s[(len(s)-1)/2]
-}
-
 // withNote is the conversation with a fresh budget note last; the note is
 // never kept in the conversation.
 func (r *run) withNote(note string) []Message {
@@ -541,28 +540,26 @@ func (r *run) withNote(note string) []Message {
 }
 
 // landFailed lands a run whose model turn failed. A turn the budget ended
-// lands with cause budget; one the model failed, upstream. The landing call
-// is not sent to an endpoint that refused the run (401, 403, 404) or sent
-// nothing on its lease: the harness summarizes instead (SPEC §4).
+// lands with cause budget; one the model failed, upstream. Whether the
+// landing call is sent is landing.ModelEnd.Call's to say, as in process
+// (issue 25): not to an endpoint that refused the run, was mute on its
+// lease, or asked for a wait the run could not afford.
 func (r *run) landFailed(ctx workflow.Context, reply ModelReply) landing.Result {
 	cause := landing.CauseUpstream
 	if reply.Outcome == trace.GaveUp {
 		cause = landing.CauseBudget
 	}
 	r.failure = reply.Failure
-	call := reply.Outcome != trace.GaveUp
-	switch reply.Status {
-	case 401, 403, 404:
-		call = false
-	}
-	return r.land(ctx, cause, call)
+	return r.land(ctx, cause, true)
 }
 
 // land ends the run early with cause: the landing call (one model attempt
 // with no tools, on a landing lease that may spend the reserve) when
 // call is set and there is time for it, else the deterministic summary of
-// the run's record, built here in workflow code.
+// the run's record, built here in workflow code. The call is not sent to
+// a model whose last attempt says it would not answer (landing.ModelEnd).
 func (r *run) land(ctx workflow.Context, cause landing.Cause, call bool) landing.Result {
+	call = call && r.lastModel.Call()
 	r.quiet.stopped = true // landing is bounded by its lease, not by the quiet clock
 	var ceiling time.Duration
 	if ctx.Err() != nil {
@@ -576,13 +573,13 @@ func (r *run) land(ctx workflow.Context, cause landing.Cause, call bool) landing
 	boundary := landing.Summarize(rec).Boundary
 	who, msg, answer := "harness", boundary, ""
 	_, remaining, _ := r.clock(ctx)
-	granted, _, rule := budget.Grant(remaining, r.floor, ceiling, r.modelP50())
+	granted, _, rule := budget.Grant(remaining, r.floor, ceiling, r.model.P50())
 	switch {
 	case !call:
 	case rule != 0:
 		msg = "no time for a landing call: " + rule.String()
 	default:
-		msgs := append(r.withNote(landing.NoteFor(landing.Land, remaining, 0)), Message{Role: "user", Content: landingPrompt(boundary)})
+		msgs := append(r.withNote(landing.NoteFor(landing.Land, remaining, 0)), Message{Role: "user", Content: landing.Prompt(boundary)})
 		base := trace.Record{Step: model.Kind, StepIndex: r.step, Attempt: 1}
 		reply := r.modelAttempt(ctx, base, granted, ModelRequest{Toolset: r.in.Toolset, Messages: msgs, Landing: true})
 		switch {
@@ -604,7 +601,7 @@ func (r *run) land(ctx workflow.Context, cause landing.Cause, call bool) landing
 
 // landingRecord is what the run knows about itself when it lands.
 func (r *run) landingRecord(cause landing.Cause) landing.Record {
-	return landing.Record{Task: r.in.Task, Cause: cause, Step: r.step, Quiet: r.quiet.q, Failure: r.failure, Calls: r.calls}
+	return landing.Record{Task: r.in.Task, Cause: cause, Step: r.step, Quiet: r.quiet.q, Failure: r.failure, Doing: r.doing, Calls: r.calls}
 }
 
 // ended reports whether the run's work is over before its budget is:
@@ -721,9 +718,10 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 	}
 	_, remaining, _ := r.clock(ctx)
 	switch {
-	case r.phase >= landing.Narrow && spec.Speculative, r.phase == landing.Land:
+	case r.phase >= landing.Narrow && spec.Speculative:
 		return refused(1, "gated")
-	case r.phase == landing.Fit && spec.P95 > 0 && spec.P95 >= remaining-r.reserve:
+	case landing.AdmitAt(r.phase, kind, spec.P95, spec.Ceiling, remaining-r.reserve) != nil:
+		// The process's gate, not a copy (issue 25).
 		return refused(1, "gated")
 	}
 	if ctx.Err() != nil {
@@ -1023,15 +1021,4 @@ func (r *run) ask(ctx workflow.Context, kind, tool string, key cancel.Key, grant
 	}
 	r.record(ctx, trace.Record{Event: trace.Reconcile, Step: kind, StepIndex: r.step, Key: string(key), State: state, Message: redact.Secrets(st.Err)})
 	return st
-}
-
-// systemPrompt is the harness's own (harness/loop.go, unexported there).
-const systemPrompt = `You are an agent working on the user's task, with the tools you are offered.
-Your time is a budget with a hard deadline. At every turn a system note tells you the time left until the deadline and until landing begins, the phase of the run, and what the phase does not allow. Plan for it: prefer the calls that settle the task soonest, and answer within your budget.
-When you have what you need, answer without calling a tool. If the run must stop early, you will be asked to summarize what is established, what is not, and what was in flight.`
-
-// landingPrompt is the harness's own (harness/land.go, unexported there).
-func landingPrompt(boundary string) string {
-	return fmt.Sprintf(`The run must stop now. %s
-Do not call any tool. Summarize for the user what is established, what is not established, and what was in flight when the run stopped. Say plainly that the answer is partial.`, boundary)
 }

@@ -1,0 +1,89 @@
+package durable
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"go.temporal.io/server/temporaltest"
+)
+
+// pauseProbe is what quietPauseProbe saw, in workflow time from the
+// clock's start.
+type pauseProbe struct {
+	Pause, Event, Resume, Fired time.Duration
+}
+
+// startQuiet starts r's quiet clock with period q at workflow time now.
+func startQuiet(r *run, q time.Duration, now time.Time) {
+	r.quiet, _ = newQuietClock(q, now)
+}
+
+// quietPauseProbe drives a run's quiet clock, with quiet period q, the way
+// the workflow does — a pause for a wait of the run's choosing, a semantic
+// event heard inside it, the resume — and returns when each happened and
+// when the clock fired, in workflow time.
+func quietPauseProbe(ctx workflow.Context, q time.Duration) (pauseProbe, error) {
+	start := workflow.Now(ctx)
+	r := &run{}
+	startQuiet(r, q, start)
+	var p pauseProbe
+	since := func() time.Duration { return workflow.Now(ctx).Sub(start) }
+	workflow.Go(ctx, func(ctx workflow.Context) { r.quiet.watch(ctx, func() { p.Fired = since() }) })
+	// The pause begins with little quiet time left; the event comes early
+	// in it, and the pause lasts long after it.
+	if err := workflow.Sleep(ctx, q-500*time.Millisecond); err != nil {
+		return p, err
+	}
+	p.Pause = since()
+	resume := r.quiet.pause(ctx)
+	if err := workflow.Sleep(ctx, 100*time.Millisecond); err != nil {
+		return p, err
+	}
+	p.Event = since()
+	r.heard(ctx)
+	if err := workflow.Sleep(ctx, 3*time.Second); err != nil {
+		return p, err
+	}
+	p.Resume = since()
+	resume()
+	err := workflow.Await(ctx, func() bool { return r.quiet.fired })
+	return p, err
+}
+
+// Issue 25: after a pause with an event inside it, the quiet clock fired
+// on Temporal Q after the resume — the event restarted the pause, so it
+// was given all of Q again — about 3s later than in process, where the
+// event's window runs from the event and the resume keeps the quiet time
+// left at the pause. The workflow now runs watchdog.Clock's rule: it fires
+// at max(event+Q, resume+left), the instant a process's watchdog fires.
+func TestAnEventInsideAPauseFiresTheQuietClockWhenItDoesInProcess(t *testing.T) {
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	const queue = "quiet-pause-probe"
+	ts.NewWorker(queue, func(r worker.Registry) {
+		r.RegisterWorkflowWithOptions(quietPauseProbe, workflow.RegisterOptions{Name: "quietPauseProbe"})
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	const q = 4 * time.Second
+	wr, err := ts.GetDefaultClient().ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, "quietPauseProbe", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p pauseProbe
+	if err := wr.Get(ctx, &p); err != nil {
+		t.Fatal(err)
+	}
+	left := q - p.Pause
+	want := max(p.Event+q, p.Resume+left) // watchdog.Watchdog's instant for the same history
+	// A workflow timer is late by up to about a second on the test server,
+	// never early; the old rule's instant, the resume plus Q, is well past
+	// that.
+	if p.Fired < want || p.Fired >= want+1500*time.Millisecond || p.Fired >= p.Resume+q {
+		t.Errorf("paused at %v, event at %v, resumed at %v: the clock fired at %v, want %v (a process's instant), not %v (Q after the resume)",
+			p.Pause, p.Event, p.Resume, p.Fired, want, p.Resume+q)
+	}
+}

@@ -1,0 +1,213 @@
+package watchdog
+
+import (
+	"math"
+	"time"
+)
+
+// A Clock is the quiet clock's rules, and nothing else: what resets it,
+// what pauses it, when it fires. It is pure (issue 25): no goroutine, no
+// timer, no lock, no reading of the time. The host tells it what happened
+// and when, with now passed in, and asks [Clock.Next] for the one instant
+// it must be woken; at that instant it calls [Clock.Fire]. [Watchdog] is
+// the in-process host (one [time.AfterFunc] timer); temporal/durable's
+// workflow is the other (one workflow timer), so that the two cannot
+// disagree on when a run has stalled.
+//
+// A Clock is made by [NewClock]; the zero Clock is not usable. It is not
+// safe for concurrent use: the host serializes its calls.
+type Clock struct {
+	// Set by NewClock and never changed. Times are offsets from start, so
+	// that each comparison is one integer comparison.
+	start   time.Time
+	window  [numEvents]time.Duration // the quiet window each kind opens; window[None] is Q
+	wall    time.Duration            // Config.Wall as an offset from start
+	hasWall bool
+
+	fired    bool          // the clock fired; nothing revives it
+	last     Event         // the last semantic event, None before the first
+	lastAt   time.Duration // when last happened; 0 before the first
+	deadline time.Duration // when the clock fires: max over events of at + window
+	opener   Event         // the event whose window sets deadline
+	sources  map[string]int64
+
+	paused    int           // pauses in effect
+	pauseLeft time.Duration // the quiet time left when the first of them began
+}
+
+// NewClock starts a quiet clock at now with cfg's windows and wall: the
+// first window, of [Config.Quiet], opens at now. An invalid cfg returns a
+// [*ConfigError].
+func NewClock(cfg Config, now time.Time) (Clock, error) {
+	if err := cfg.Validate(); err != nil {
+		return Clock{}, err
+	}
+	q := cfg.Quiet
+	if q == 0 {
+		q = DefaultQuiet
+	}
+	c := Clock{start: now, deadline: q}
+	for e := range c.window {
+		c.window[e] = q
+		if d := cfg.QuietAfter[Event(e)]; d > 0 {
+			c.window[e] = d
+		}
+	}
+	if !cfg.Wall.IsZero() {
+		c.wall, c.hasWall = cfg.Wall.Sub(now), true
+	}
+	return c, nil
+}
+
+// Quiet returns the window an event of kind e opens; Quiet(None) is Q.
+func (c *Clock) Quiet(e Event) time.Duration { return c.window[e] }
+
+// Fired reports whether the clock has fired.
+func (c *Clock) Fired() bool { return c.fired }
+
+// Paused reports whether a pause is in effect.
+func (c *Clock) Paused() bool { return c.paused > 0 }
+
+// Heard records a semantic event of kind e at now: its window opens, and
+// the quiet deadline becomes the later of the current one and now plus the
+// window of e. It reports whether the event counted. One that is not
+// semantic, or comes at or after the deadline with no pause in effect, does
+// not: the run has stalled whether or not the host has called Fire yet,
+// which makes an event and the firing at the same instant come out the same
+// in either order.
+//
+// An event during a pause opens its window at now like any other; the
+// resume then keeps the later of that window's end and the quiet time left
+// at the pause (issue 25: Temporal gave an event inside a pause all of Q
+// again after the resume, and fired that much later than in process).
+func (c *Clock) Heard(e Event, now time.Time) bool { return c.heard(e, now.Sub(c.start)) }
+
+// heard is Heard at an offset from the clock's start. The Watchdog calls
+// the offset forms with time.Since, one monotonic reading, rather than
+// time.Now, which reads the wall clock too: Mark is on every event.
+func (c *Clock) heard(e Event, at time.Duration) bool {
+	if !e.Semantic() || c.fired {
+		return false
+	}
+	if c.paused == 0 && at >= c.deadline {
+		return false
+	}
+	c.last, c.lastAt = e, at
+	// >= so that the window is credited to the latest event that reaches it.
+	if d := addSat(at, c.window[e]); d >= c.deadline {
+		c.deadline, c.opener = d, e
+	}
+	return true
+}
+
+// Progress records a heartbeat of units from source, the call's key, at now,
+// and reports whether its units grew: strictly greater than the most that
+// source reported, which starts at zero (SPEC §3). This is the one place
+// where "units strictly increase" is decided. A heartbeat whose units grew
+// is the semantic event [Progress] and is heard as one ([Clock.Heard]):
+// once the clock has fired, rising units are still remembered but revive
+// nothing. Progress allocates only when it meets a source for the first
+// time.
+func (c *Clock) Progress(source string, units int64, now time.Time) bool {
+	return c.progress(source, units, now.Sub(c.start))
+}
+
+func (c *Clock) progress(source string, units int64, at time.Duration) bool {
+	if units <= c.sources[source] {
+		return false
+	}
+	if c.sources == nil {
+		c.sources = make(map[string]int64)
+	}
+	c.sources[source] = units
+	c.heard(Progress, at)
+	return true
+}
+
+// End forgets source's units: its call has ended, and heartbeats under it
+// from now on count as a new call's.
+func (c *Clock) End(source string) { delete(c.sources, source) }
+
+// Sources returns the number of progress sources seen and not yet ended.
+func (c *Clock) Sources() int { return len(c.sources) }
+
+// Pause stops the clock at now for a wait the run itself chose (a backoff
+// sleep, a server's Retry-After): that is not silence (SPEC §3). It reports
+// whether the pause took effect; only then must the host call [Clock.Resume]
+// once for it. Once the clock has fired, or its deadline has passed with no
+// pause in effect, Pause changes nothing: it does not revive a run that has
+// stalled. Pauses may overlap; the clock runs again when the last resumes.
+func (c *Clock) Pause(now time.Time) bool { return c.pause(now.Sub(c.start)) }
+
+func (c *Clock) pause(at time.Duration) bool {
+	if c.fired || c.paused == 0 && at >= c.deadline {
+		return false
+	}
+	if c.paused == 0 {
+		c.pauseLeft = c.deadline - at
+	}
+	c.paused++
+	return true
+}
+
+// Resume ends one pause that [Clock.Pause] reported in effect. When it is
+// the last, the clock runs again at now with the quiet time it had left at
+// the pause, or to the end of a window a semantic event opened meanwhile if
+// that is later.
+func (c *Clock) Resume(now time.Time) { c.resume(now.Sub(c.start)) }
+
+func (c *Clock) resume(at time.Duration) {
+	if c.paused == 0 {
+		return
+	}
+	if c.paused--; c.paused > 0 || c.fired {
+		return
+	}
+	if d := addSat(at, c.pauseLeft); d > c.deadline {
+		c.deadline = d
+	}
+}
+
+// Next returns when the host must wake the clock next (and call
+// [Clock.Fire]), and reports whether it must at all: not while paused (the
+// resume moves the deadline), not once fired, and not for a deadline at or
+// after the wall, which wins the tie (see # Ties).
+func (c *Clock) Next() (time.Time, bool) {
+	d, ok := c.next()
+	return c.start.Add(d), ok
+}
+
+func (c *Clock) next() (time.Duration, bool) {
+	if c.fired || c.paused > 0 || c.hasWall && c.deadline >= c.wall {
+		return 0, false
+	}
+	return c.deadline, true
+}
+
+// Deadline returns when the clock fires unless a semantic event comes
+// first, as the watchdog's [Snapshot] reports it.
+func (c *Clock) Deadline() time.Time { return c.start.Add(c.deadline) }
+
+// Fire is the host's wake-up at now. It reports whether the clock fires
+// now, with the stall to report: the deadline has come with no pause in
+// effect, before the wall. It reports true once; an early wake-up (the
+// host's timer was armed for a deadline an event has since moved) reports
+// false, and the host arms again for [Clock.Next].
+func (c *Clock) Fire(now time.Time) (StallError, bool) { return c.fire(now.Sub(c.start)) }
+
+func (c *Clock) fire(at time.Duration) (StallError, bool) {
+	if c.fired || c.paused > 0 || at < c.deadline || c.hasWall && c.deadline >= c.wall {
+		return StallError{}, false
+	}
+	c.fired = true
+	return StallError{Last: c.last, Since: at - c.lastAt, Quiet: c.window[c.opener], Window: c.opener}, true
+}
+
+// addSat returns now + d, saturating rather than overflowing for a window so
+// long that it means "never".
+func addSat(now, d time.Duration) time.Duration {
+	if d > math.MaxInt64-now {
+		return math.MaxInt64
+	}
+	return now + d
+}
