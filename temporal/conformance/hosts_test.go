@@ -229,24 +229,41 @@ var (
 	ids       = regexp.MustCompile(`\b[0-9a-zA-Z_-]{20,}\b`)
 )
 
+// words is s without its times and ids: ids first, so that a key whose
+// tail looks like a duration is taken whole.
 func words(s string) string {
-	return ids.ReplaceAllString(durations.ReplaceAllString(s, "‹d›"), "‹id›")
+	return durations.ReplaceAllString(ids.ReplaceAllString(s, "‹id›"), "‹d›")
 }
 
-// normal is a record without its times, ids and keys, as one line.
+// normal is a record without its times, ids and keys, as one line of
+// JSON that leaves out the fields so taken out and those left zero.
 func normal(r trace.Record, root string) string {
-	r.TS, r.Seq, r.ElapsedMs, r.RemainingMs, r.GrantedMs, r.SleepMs, r.LateMs = time.Time{}, 0, 0, 0, 0, 0, 0
-	r.Keepalives, r.Chunks, r.Tokens, r.InputTokens, r.OutputTokens = 0, 0, 0, 0, 0
-	r.Units, r.Total = 0, 0
-	r.Key, r.CallID = "", ""
 	if r.RunID != root {
 		r.RunID = "child"
+		r.TotalMs = 0 // a child's B is its slice, granted by the time left
 	}
 	if r.ParentRunID != "" {
 		r.ParentRunID = "parent"
 	}
-	r.Message, r.Reason, r.RetryAfterInvalid = words(r.Message), words(r.Reason), words(r.RetryAfterInvalid)
-	return strings.TrimSpace(string(trace.AppendJSON(nil, r)))
+	r.Message = words(r.Message) // Reason is a rule's word: kept as it is
+	var fields map[string]any
+	if err := json.Unmarshal(trace.AppendJSON(nil, r), &fields); err != nil {
+		panic(err) // a record's own encoding always decodes
+	}
+	for _, k := range []string{"ts", "seq", "elapsed_ms", "remaining_ms", "granted_ms", "sleep_ms", "late_ms",
+		"keepalives", "chunks", "tokens", "input_tokens", "output_tokens", "units", "total", "idempotency_key", "tool_call_id"} {
+		delete(fields, k)
+	}
+	for k, v := range fields {
+		if v == nil || v == "" || v == float64(0) || v == false {
+			delete(fields, k)
+		}
+	}
+	b, err := json.Marshal(fields) // its keys sorted
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
 
 // normals are a run's records as a sorted list of lines: the order of
@@ -291,7 +308,11 @@ func inFlight(res landing.Result) string {
 	if len(res.InFlight) == 0 {
 		return "[]"
 	}
-	b, _ := json.Marshal(res.InFlight)
+	fl := slices.Clone(res.InFlight)
+	for i := range fl {
+		fl[i].IdempotencyKey = "‹key›"
+	}
+	b, _ := json.Marshal(fl)
 	return words(string(b))
 }
 

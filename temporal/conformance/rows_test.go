@@ -43,8 +43,6 @@ func call(name, args string) sim.ToolCall { return sim.ToolCall{Name: name, Argu
 
 func answer(n int, text string) sim.Rule { return sim.Rule{Request: n, Answer: text} }
 
-func one(n int) *int { return &n }
-
 // command is a subprocess tool's entry that sleeps for secs and answers.
 func command(name, effect, extra, secs string) string {
 	return fmt.Sprintf("  - name: %s\n    effect: %s\n%s    command: [sh, -c, \"sleep %s; echo '{\\\"ok\\\":true}'\"]\n", name, effect, extra, secs)
@@ -129,10 +127,12 @@ var rows = []row{
 		tools: "tools:\n" + command("lookup", "read", "    parameters: {type: object, properties: {id: {type: integer}}, required: [id]}\n", "0") +
 			researcher,
 		child: "tools:\n" + command("lookup", "read", "    parameters: {type: object, properties: {query: {type: string}}, required: [query]}\n", "0"),
+		// The parent's lookup is checked first, then the child's.
 		sc: &sim.Scenario{Rules: []sim.Rule{
-			{Request: 1, ToolCalls: calls(call("researcher", `{"task":"look it up"}`))},
-			{Request: 2, ToolCalls: calls(call("lookup", `{"query":"deadlines"}`))},
-			answer(3, "The child found it."), answer(4, "The parent is done."),
+			{Request: 1, ToolCalls: calls(call("lookup", `{"id":42}`))},
+			{Request: 2, ToolCalls: calls(call("researcher", `{"task":"look it up"}`))},
+			{Request: 3, ToolCalls: calls(call("lookup", `{"query":"deadlines"}`))},
+			answer(4, "The child found it."), answer(5, "The parent is done."),
 		}},
 		budget: 6 * time.Second,
 	},
@@ -254,7 +254,7 @@ var rows = []row{
 	},
 	{
 		name:   "a model that hangs mid-answer lands on quiet",
-		sc:     &sim.Scenario{Rules: []sim.Rule{{HangAfterChunks: one(1)}}},
+		sc:     &sim.Scenario{Rules: []sim.Rule{{HangAfterChunks: new(1)}}},
 		budget: 4 * time.Second, quiet: time.Second,
 	},
 	{
@@ -351,15 +351,7 @@ func TestBothHostsAgree(t *testing.T) {
 			if covers == "" {
 				covers = "(a scenario both hosts are kept agreeing on)"
 			}
-			t.Errorf("issue 25: %s\n%s", covers, joinLines(diffs))
+			t.Errorf("issue 25: %s\n%s", covers, strings.Join(diffs, "\n"))
 		})
 	}
-}
-
-func joinLines(ls []string) string {
-	var s string
-	for _, l := range ls {
-		s += l + "\n"
-	}
-	return s
 }
