@@ -267,15 +267,20 @@ func normal(r trace.Record, root string) string {
 }
 
 // normals are a run's records as a sorted list of lines: the order of
-// records of calls side by side is the scheduler's, not a rule. Progress
+// records of calls side by side is the scheduler's, not a rule. A record
+// of a loose event is its event and step, kept once. Progress
 // records count how often a tool spoke, which is timing: each distinct one
 // is kept once.
-func normals(recs []trace.Record) []string {
+func normals(recs []trace.Record, loose []trace.Event) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range recs {
 		line := normal(r, runID)
-		if r.Event == trace.Progress {
+		loosely := slices.Contains(loose, r.Event)
+		if loosely {
+			line = fmt.Sprintf(`{"event":%q,"step":%q}`, r.Event, r.Step)
+		}
+		if r.Event == trace.Progress || loosely {
 			if seen[line] {
 				continue
 			}
@@ -326,7 +331,7 @@ func unavailable(res landing.Result) string {
 
 // agree reports every way temporal's ending differs from the in-process
 // one, the reference, as lines that say which host diverged and how.
-func agree(ref, got ending) []string {
+func agree(ref, got ending, loose []trace.Event) []string {
 	var diffs []string
 	differ := func(what string, want, have any) {
 		if fmt.Sprint(want) != fmt.Sprint(have) {
@@ -340,7 +345,7 @@ func agree(ref, got ending) []string {
 	differ("unavailable", unavailable(ref.res), unavailable(got.res))
 	differ("the model requests the server received", ref.requests, got.requests)
 	differ("attempts per step and outcome", attempts(ref.recs), attempts(got.recs))
-	want, have := normals(ref.recs), normals(got.recs)
+	want, have := normals(ref.recs, loose), normals(got.recs, loose)
 	var only, extra []string
 	for _, l := range want {
 		if i := slices.Index(have, l); i >= 0 {
