@@ -185,7 +185,9 @@ var rows = []row{
 	{
 		name:     "in fit a tool with a ceiling but no p95 is refused",
 		diverges: "temporal admits it in fit; in process it is refused",
-		tools:    "tools:\n" + command("probe", "read", "    ceiling: 300ms\n", "0"),
+		// Its ceiling, 2s, is what the gate has for its p95, and does not
+		// fit in the time before landing.
+		tools: "tools:\n" + command("probe", "read", "    ceiling: 2s\n", "0"),
 		// The call comes at 8.1s of 10s: fit is from 8s to land at 9s.
 		sc: &sim.Scenario{Rules: []sim.Rule{
 			{Request: 1, Delay: 8100 * time.Millisecond, ToolCalls: calls(call("probe", `{}`))},
