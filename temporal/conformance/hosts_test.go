@@ -29,9 +29,9 @@ import (
 	"go.temporal.io/server/temporaltest"
 )
 
-// server is the one Temporal server of the suite: a server per row would
-// cost seconds each, and each row has a task queue and a worker of its own.
-// remote is the suite's tool server (toolServer).
+// server is the one Temporal server of the suite (a server per row would
+// cost seconds each; each row has a task queue and a worker of its own),
+// remote its tool server (toolServer).
 var (
 	server *temporaltest.TestServer
 	remote *toolServer
