@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 10s
 PKGS      := ./...
 
-.PHONY: build test temporal-test temporal-race temporal-demo demo subagents mcp plan bench fuzz lint screenshot
+.PHONY: build test temporal-test temporal-histories temporal-race temporal-demo demo subagents mcp plan bench fuzz lint screenshot
 
 build:
 	$(GO) build -o bin/harness ./cmd/harness
@@ -28,6 +28,12 @@ temporal-test:
 	@out=$$(cd temporal && $(GO) fix -diff ./... 2>&1); \
 		if [ -n "$$out" ]; then echo "go fix would change (temporal):"; echo "$$out"; exit 1; fi
 	cd temporal && $(GO) test -count=1 ./...
+
+# Records the histories temporal/durable/testdata holds again, from fresh
+# runs, for the replay tests of make temporal-test: after a change to the
+# workflow's commands, with durable.RulesVersion bumped (issue 25).
+temporal-histories:
+	cd temporal && $(GO) test -count=1 -run TestARunsHistoryReplaysOnAFreshWorker ./durable/ -update
 
 temporal-race:
 	cd temporal && $(GO) test -race -count=1 ./...

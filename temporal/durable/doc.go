@@ -160,12 +160,17 @@
 //
 // # Deploying a new build
 //
-// The histories in testdata replay against the workflow code (the replay
-// tests), so a change that alters the commands a run makes fails there
-// first. Such a change also breaks the replay of runs in flight on the
-// old build: drain the task queue before a worker on the new build joins
-// (no run outlives its budget B, so the wait is bounded), until this
-// package versions its changes with workflow.GetVersion. A run's history
+// Every run records the version of the rules it runs, [RulesVersion], in
+// its history (workflow.GetVersion under [RulesChange]), and a worker runs
+// only runs of its own version: one of other rules fails its workflow
+// task, which Temporal retries, rather than go on under rules it was not
+// started with. The histories in testdata replay against the workflow
+// code (the replay tests): a change that alters the commands a run makes
+// fails there, with a message that says to bump RulesVersion and record
+// them again (make temporal-histories). Such a change also breaks the runs
+// in flight on the old build: drain the task queue before a worker on the
+// new build joins (no run outlives its budget B, so the wait is bounded);
+// versioned deploys are the next issue's (issue 25). A run's history
 // grows by about one event per second of reported progress per running
 // call, besides its attempts; Temporal's limit of 51,200 events bounds a
 // run at hours of it.

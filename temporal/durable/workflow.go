@@ -50,6 +50,7 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 			fmt.Sprintf("durable: budget %v, reserve %v, floor %v cannot be used", in.Budget, in.Reserve, in.Floor),
 			"BadInput", ErrBadInput)
 	}
+	recordRules(ctx) // first: a run's history says which rules it runs (issue 25)
 	r := newRun(ctx, in)
 	start := trace.Record{Event: trace.RunStart, TotalMs: r.total.Milliseconds()}
 	if in.Parent != nil {

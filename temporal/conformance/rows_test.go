@@ -1,0 +1,375 @@
+package conformance_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/glidepath/glidepath/sim"
+	"github.com/glidepath/glidepath/trace"
+)
+
+// A row is one scenario both hosts run. Its name is a sentence that says
+// what both must do; diverges names the case of issue 25's "Why" it
+// covers ("" for a scenario the hosts are only kept agreeing on).
+type row struct {
+	name     string
+	diverges string
+
+	tools, child string // tools.yaml and a sub-agent's child.yaml; "" for none
+	sc           *sim.Scenario
+
+	budget, reserve, quiet time.Duration
+	parallel               int
+	interrupt              time.Duration // a first Ctrl-C this long after the start; 0: none
+
+	// loose are events whose records depend on a race the row sets up
+	// (a cancel that hangs ends with its own lease or with the run; how
+	// often a running write's status is asked is the backoff's draw): their
+	// records are compared by event and step only, and whether there are
+	// any, not how many.
+	loose []trace.Event
+
+	// runs, above 1, runs the row that many times on each host; the first
+	// run of each is compared.
+	runs int
+	// also checks what the records cannot say without their times, on
+	// every run of both hosts (the in-process runs first); it returns a
+	// line per divergence.
+	also func(in, tmp []ending) []string
+}
+
+func (rw row) task() string { return "conformance: " + rw.name }
+
+func calls(cs ...sim.ToolCall) []sim.ToolCall { return cs }
+
+func call(name, args string) sim.ToolCall { return sim.ToolCall{Name: name, Arguments: args} }
+
+func answer(n int, text string) sim.Rule { return sim.Rule{Request: n, Answer: text} }
+
+// command is a subprocess tool's entry that sleeps for secs and answers.
+func command(name, effect, extra, secs string) string {
+	return fmt.Sprintf("  - name: %s\n    effect: %s\n%s    command: [sh, -c, \"sleep %s; echo '{\\\"ok\\\":true}'\"]\n", name, effect, extra, secs)
+}
+
+const researcher = "  - name: researcher\n    ceiling: 4s\n    agent:\n      instructions: You research.\n      tools: child.yaml\n"
+
+var rows = []row{
+	{
+		name:     "a hung cancel does not hold the call",
+		diverges: "a hung cancel blocks the temporal call up to 1s (in process cancels never wait)",
+		tools:    "tools:\n  - name: hang\n    url: " + toolURL + "\n    ceiling: 800ms\n",
+		sc:       &sim.Scenario{Rules: []sim.Rule{{Request: 1, ToolCalls: calls(call("hang", `{}`))}, answer(2, "It hung.")}},
+		budget:   8 * time.Second, // three cut attempts and their backoffs end well before narrow
+		loose:    []trace.Event{trace.CancelSent},
+		also: func(in, tmp []ending) []string {
+			// The retry waits for its backoff (at most 250ms), never for
+			// the cancel of the attempt before it.
+			var out []string
+			for _, e := range []ending{in[0], tmp[0]} {
+				if d, ok := gap(e, "tool:hang", 1); ok && d > 700*time.Millisecond {
+					out = append(out, fmt.Sprintf("%s: the second attempt started %v after the first was cut: it waited for the hung cancel", e.host, d))
+				}
+			}
+			return out
+		},
+	},
+	{
+		name:     "after a pause with an event inside the quiet clock keeps the time it had left",
+		diverges: "after a pause with an event inside it, the quiet clock fires later on temporal than in process",
+		// busy is silent 1.2s then asks for 2s (a pause from 1.2s to
+		// 3.2s, with 0.3s of Q left); answer's result at 1.8s is the event
+		// inside it; busy's retry then hangs. In process the clock fires
+		// at max(1.8s + Q, 3.2s + 0.3s) = 3.5s.
+		tools: "tools:\n  - name: busy\n    url: " + toolURL + "\n    ceiling: 3s\n" + command("answer", "read", "", "1.8"),
+		sc: &sim.Scenario{Rules: []sim.Rule{
+			{Request: 1, ToolCalls: calls(call("busy", `{}`), call("answer", `{}`))}, answer(2, "Quiet."),
+		}},
+		budget: 8 * time.Second, quiet: 1500 * time.Millisecond,
+		also: func(in, tmp []ending) []string {
+			ref, ok1 := quietAt(in[0])
+			got, ok2 := quietAt(tmp[0])
+			if !ok1 || !ok2 {
+				return []string{fmt.Sprintf("no attempt ended quiet: in-process %v, temporal %v", ok1, ok2)}
+			}
+			if d := got - ref; d > 600*time.Millisecond || d < -600*time.Millisecond {
+				return []string{fmt.Sprintf("temporal's quiet clock fired at %v, in-process's at %v", got, ref)}
+			}
+			return nil
+		},
+	},
+	{
+		name:     "a secret a tool echoes in its error is redacted",
+		diverges: "attempt messages are not redacted on temporal",
+		tools: "tools:\n  - name: login\n    effect: read\n    max_attempts: 1\n    env: {TOKEN: \"${" + secretEnv + "}\"}\n" +
+			"    command: [sh, -c, \"echo bad token $TOKEN >&2; exit 1\"]\n",
+		sc:     &sim.Scenario{Rules: []sim.Rule{{Request: 1, ToolCalls: calls(call("login", `{}`))}, answer(2, "Login failed.")}},
+		budget: 3 * time.Second,
+		also: func(in, tmp []ending) []string {
+			var out []string
+			for _, e := range []ending{in[0], tmp[0]} {
+				for _, r := range e.recs {
+					if strings.Contains(r.Message, secret) {
+						out = append(out, fmt.Sprintf("%s: a %s record carries the key: %q", e.host, r.Event, r.Message))
+					}
+				}
+				if strings.Contains(e.res.Boundary, secret) {
+					out = append(out, fmt.Sprintf("%s: the boundary carries the key", e.host))
+				}
+			}
+			return out
+		},
+	},
+	{
+		name:   "a run that searches and answers completes the same on both hosts",
+		tools:  "tools:\n  - name: search\n    builtin: search\n",
+		sc:     &sim.Scenario{Rules: []sim.Rule{{Request: 1, ToolCalls: calls(call("search", `{"query":"deadline budget"}`))}, answer(2, "One deadline.")}},
+		budget: 4 * time.Second,
+	},
+	{
+		name:     "a sub-agent's valid arguments are accepted when its parent has a same-named tool of another schema",
+		diverges: "the compiled schema is cached by tool name across toolsets on temporal",
+		tools: "tools:\n" + command("lookup", "read", "    parameters: {type: object, properties: {id: {type: integer}}, required: [id]}\n", "0") +
+			researcher,
+		child: "tools:\n" + command("lookup", "read", "    parameters: {type: object, properties: {query: {type: string}}, required: [query]}\n", "0"),
+		// The parent's lookup is checked first, then the child's.
+		sc: &sim.Scenario{Rules: []sim.Rule{
+			{Request: 1, ToolCalls: calls(call("lookup", `{"id":42}`))},
+			{Request: 2, ToolCalls: calls(call("researcher", `{"task":"look it up"}`))},
+			{Request: 3, ToolCalls: calls(call("lookup", `{"query":"deadlines"}`))},
+			answer(4, "The child found it."), answer(5, "The parent is done."),
+		}},
+		budget: 6 * time.Second,
+	},
+	{
+		name:     "a Retry-After of 999999999 gives up at once",
+		diverges: "temporal retries after ~140ms of jitter; in process: retry_after_exceeds_budget at once",
+		sc:       &sim.Scenario{Rules: []sim.Rule{{Request: 1, Status: 429, RetryAfter: "999999999"}}},
+		budget:   3 * time.Second,
+	},
+	{
+		name:     "a Retry-After of 1 is spread over runs",
+		diverges: "every run told Retry-After: 1 comes back at exactly 1s on temporal (no spread)",
+		sc:       &sim.Scenario{Rules: []sim.Rule{{Request: 1, Status: 429, RetryAfter: "1"}}},
+		budget:   4 * time.Second,
+		runs:     4,
+		also: func(in, tmp []ending) []string {
+			var out []string
+			for _, es := range [][]ending{in, tmp} {
+				var sleeps []int64
+				for _, e := range es {
+					if b, ok := first(e.recs, trace.Backoff, "model"); ok {
+						sleeps = append(sleeps, b.SleepMs)
+					}
+				}
+				if len(sleeps) > 1 && !slices.ContainsFunc(sleeps, func(s int64) bool { return s != sleeps[0] }) {
+					out = append(out, fmt.Sprintf("%s: %d runs told Retry-After: 1 all slept %dms: no spread", es[0].host, len(sleeps), sleeps[0]))
+				}
+			}
+			return out
+		},
+	},
+	{
+		name:     "the model's p50 is not taken from one observation",
+		diverges: "after one 5s model attempt the next turn is refused under 5s on temporal; in process the declared figures hold until enough observations",
+		tools:    "tools:\n  - name: search\n    builtin: search\n",
+		sc: &sim.Scenario{Rules: []sim.Rule{
+			{Request: 1, Delay: 2200 * time.Millisecond, ToolCalls: calls(call("search", `{"query":"p50"}`))},
+			answer(2, "Found."),
+		}},
+		budget: 5 * time.Second,
+	},
+	{
+		name:     "in fit a tool with a ceiling but no p95 is refused",
+		diverges: "temporal admits it in fit; in process it is refused",
+		// Its ceiling, 2s, is what the gate has for its p95, and does not
+		// fit in the time before landing.
+		tools: "tools:\n" + command("probe", "read", "    ceiling: 2s\n", "0"),
+		// The call comes at 8.1s of 10s: fit is from 8s to land at 9s.
+		sc: &sim.Scenario{Rules: []sim.Rule{
+			{Request: 1, Delay: 8100 * time.Millisecond, ToolCalls: calls(call("probe", `{}`))},
+			answer(2, "Probed."),
+		}},
+		budget: 10 * time.Second, reserve: time.Second,
+	},
+	{
+		name:     "a silent model gets one request and the harness's summary",
+		diverges: "temporal sends a landing call to the same silent endpoint (2 requests); in process 1 request and the harness summarizes",
+		sc:       &sim.Scenario{Rules: []sim.Rule{{Hang: true}}},
+		budget:   4 * time.Second, quiet: time.Second,
+	},
+	{
+		name:     "a retry the budget cannot wait for lands with cause budget",
+		diverges: "a backoff give-up lands with cause upstream on temporal, budget in process",
+		// After the first attempt 0.5s are left before the reserve, and
+		// the server asks for 1s: a give-up whatever the jitter draws.
+		sc:     &sim.Scenario{Rules: []sim.Rule{{Status: 503, RetryAfter: "1", Delay: time.Second}}},
+		budget: 2 * time.Second,
+	},
+	{
+		name:     "a sub-agent's orphaned write reaches its parent's in_flight",
+		diverges: "on temporal a sub-agent's orphaned write never reaches the parent's in_flight (the parent can say complete)",
+		tools:    "tools:\n" + researcher,
+		child:    "tools:\n" + command("transfer", "write", "    ceiling: 500ms\n", "5"),
+		sc: &sim.Scenario{Rules: []sim.Rule{
+			{Request: 1, ToolCalls: calls(call("researcher", `{"task":"transfer it"}`))},
+			{Request: 2, ToolCalls: calls(call("transfer", `{"to":"acct-1","amount":5}`))},
+			answer(3, "The transfer's outcome is unknown."), answer(4, "The parent is done."),
+		}},
+		budget: 8 * time.Second,
+	},
+	{
+		name:     "a tool server that is down is unavailable and its setup attempt is counted",
+		diverges: "temporal never sets unavailable and does not count setup attempts",
+		tools:    "tools:\n  - name: search\n    builtin: search\n  - name: gone\n    url: http://127.0.0.1:1\n",
+		sc:       &sim.Scenario{Rules: []sim.Rule{answer(1, "Nothing to call.")}},
+		budget:   3 * time.Second,
+	},
+	{
+		name:     "explore runs a turn's calls as a sliding window",
+		diverges: "explore's parallel calls run in fixed batches on temporal and as a sliding window in process",
+		tools:    "tools:\n" + command("slow", "read", "", "1.2") + command("quick1", "read", "", "0.1") + command("quick2", "read", "", "0.1"),
+		sc: &sim.Scenario{Rules: []sim.Rule{
+			{Request: 1, ToolCalls: calls(call("slow", `{}`), call("quick1", `{}`), call("quick2", `{}`))},
+			answer(2, "All three answered."),
+		}},
+		budget: 6 * time.Second, parallel: 2,
+		also: func(in, tmp []ending) []string {
+			// The third call starts when the first of the two before it
+			// ends (quick1, 0.1s), not when both have (slow, 1.2s).
+			var out []string
+			for _, e := range []ending{in[0], tmp[0]} {
+				slow, ok1 := first(e.recs, trace.AttemptStart, "tool:slow")
+				third, ok2 := first(e.recs, trace.AttemptStart, "tool:quick2")
+				if ok1 && ok2 && third.ElapsedMs-slow.ElapsedMs > 900 {
+					out = append(out, fmt.Sprintf("%s: the third call started %dms after the first, when the slow one ended: fixed batches, not a sliding window",
+						e.host, third.ElapsedMs-slow.ElapsedMs))
+				}
+			}
+			return out
+		},
+	},
+	{
+		name:  "a cut write is reconciled by its key",
+		tools: "tools:\n  - name: pay\n    builtin: late_commit\n    ceiling: 500ms\n",
+		// How often the status is asked while the write runs is the
+		// backoff's draw; the result says whether it was settled.
+		loose:  []trace.Event{trace.Reconcile, trace.Backoff},
+		sc:     &sim.Scenario{Rules: []sim.Rule{{Request: 1, ToolCalls: calls(call("pay", `{"id":"inv-1","amount":5}`))}, answer(2, "Paid.")}},
+		budget: 6 * time.Second,
+	},
+	{
+		name:      "a Ctrl-C lands with cause cancelled",
+		tools:     "tools:\n  - name: deep_research\n    builtin: deep_research\n",
+		sc:        &sim.Scenario{Rules: []sim.Rule{{Request: 1, ToolCalls: calls(call("deep_research", `{"topic":"deadlines"}`))}}},
+		budget:    6 * time.Second,
+		interrupt: 800 * time.Millisecond,
+	},
+	{
+		name:   "a model that hangs mid-answer lands on quiet",
+		sc:     &sim.Scenario{Rules: []sim.Rule{{HangAfterChunks: new(1)}}},
+		budget: 4 * time.Second, quiet: time.Second,
+	},
+	{
+		name:   "a tool that hangs lands on quiet",
+		tools:  "tools:\n" + command("stuck", "read", "", "30"),
+		sc:     &sim.Scenario{Rules: []sim.Rule{{Request: 1, ToolCalls: calls(call("stuck", `{}`))}, answer(2, "Stuck.")}},
+		budget: 5 * time.Second, quiet: time.Second,
+	},
+	{
+		name:   "a model that only sends keepalives lands on quiet",
+		sc:     &sim.Scenario{Rules: []sim.Rule{{Keepalive: sim.Forever, KeepaliveEvery: 200 * time.Millisecond}}},
+		budget: 4 * time.Second, quiet: time.Second,
+	},
+	{
+		name: "parallel calls that cross 60% of the budget end the same",
+		// Started at 4.3s of 8s, in explore, they end in narrow (4.8s on),
+		// 0.7s before land (6s on).
+		tools: "tools:\n" + command("left", "read", "", "1") + command("right", "read", "", "1"),
+		sc: &sim.Scenario{Rules: []sim.Rule{
+			{Request: 1, Delay: 4300 * time.Millisecond, ToolCalls: calls(call("left", `{}`), call("right", `{}`))},
+			answer(2, "Both answered."),
+		}},
+		budget: 8 * time.Second,
+	},
+}
+
+// gap is the time from the end of step's attempt n to the start of its
+// next, as a host's records say.
+func gap(e ending, step string, n int) (time.Duration, bool) {
+	var end, next *trace.Record
+	for i, r := range e.recs {
+		switch {
+		case r.Step == step && r.Attempt == n && r.Event == trace.AttemptEnd:
+			end = &e.recs[i]
+		case r.Step == step && r.Attempt == n+1 && r.Event == trace.AttemptStart:
+			next = &e.recs[i]
+		}
+	}
+	if end == nil || next == nil {
+		return 0, false
+	}
+	return time.Duration(next.ElapsedMs-end.ElapsedMs) * time.Millisecond, true
+}
+
+// quietAt is when a host's run found itself quiet: its first attempt that
+// ended with outcome quiet.
+func quietAt(e ending) (time.Duration, bool) {
+	for _, r := range e.recs {
+		if r.Event == trace.AttemptEnd && r.Outcome == trace.Quiet {
+			return time.Duration(r.ElapsedMs) * time.Millisecond, true
+		}
+	}
+	return 0, false
+}
+
+// secret is a credential the tools file hands a tool from the
+// environment (secretEnv, set by TestMain), which the tool echoes in its
+// error: not shaped like a key, so only the tools file's secrets can keep
+// it out of the records.
+const (
+	secret    = "hunter2-conformance-token"
+	secretEnv = "GLIDEPATH_CONFORMANCE_TOKEN"
+)
+
+// Every row runs on both hosts, the two at once, and the rows side by
+// side; a row fails with each way temporal diverged from the in-process
+// host, the reference (issue 25). List the rows with -run
+// 'TestBothHostsAgree' -v, or run one by its sentence.
+func TestBothHostsAgree(t *testing.T) {
+	for _, rw := range rows {
+		t.Run(rw.name, func(t *testing.T) {
+			t.Parallel()
+			runs := max(rw.runs, 1)
+			in, tmp := make([]ending, runs), make([]ending, runs)
+			for i := range runs {
+				// The hosts run at once, each on its own copy of the
+				// tools files: a row costs its slower host.
+				var wg sync.WaitGroup
+				var err error
+				path, j, queue := rw.files(t), journal(t), fmt.Sprintf("conformance-%s-%d", t.Name(), i)
+				wg.Go(func() { tmp[i], err = runOnTemporal(t.Context(), rw, path, j, queue) })
+				in[i] = runInProcess(t, rw, rw.files(t))
+				wg.Wait()
+				if err != nil {
+					t.Fatalf("issue 25: %s\n%v", rw.diverges, err)
+				}
+			}
+			diffs := agree(in[0], tmp[0], rw.loose)
+			if rw.also != nil {
+				diffs = append(diffs, rw.also(in, tmp)...)
+			}
+			if len(diffs) == 0 {
+				return
+			}
+			covers := rw.diverges
+			if covers == "" {
+				covers = "(a scenario both hosts are kept agreeing on)"
+			}
+			t.Errorf("issue 25: %s\n%s", covers, strings.Join(diffs, "\n"))
+		})
+	}
+}

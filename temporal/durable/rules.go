@@ -1,0 +1,36 @@
+package durable
+
+import "go.temporal.io/sdk/workflow"
+
+// RulesVersion is the version of the run's rules — the commands a run's
+// workflow makes for what it sees: which attempts, on which leases, which
+// timers, when it lands — that this build's [Workflow] runs. Every run
+// records it in its history at its first workflow task (a marker of
+// workflow.GetVersion under [RulesChange], Temporal's patching API; the
+// server also keeps it in the TemporalChangeVersion search attribute).
+//
+// Bump it with every change that alters those commands, and record the
+// histories of testdata again (make temporal-histories): the replay tests
+// fail on a history of another version, and on a history of this version
+// that no longer replays, with a message that says so (issue 25, item 5).
+//
+// It lives here, not in a package of the core, because the workflow is
+// what records and checks it: a rule changed in the core (budget,
+// landing, tools, watchdog) changes the workflow's commands, and the
+// replay tests of this package are what see it.
+const RulesVersion workflow.Version = 1
+
+// RulesChange is the change ID under which a run's history records
+// [RulesVersion].
+const RulesChange = "glidepath.rules"
+
+// recordRules records the rules version of a new run, and checks it on a
+// replay. A worker runs only its own version: a run started under other
+// rules (or before they had a version) fails its workflow task, which
+// Temporal retries, rather than go on under rules it was not started
+// with; a worker of the run's own build can still take it. What a worker
+// of the next build does with such a run is versioned deploys (issue 25
+// leaves it to the next issue).
+func recordRules(ctx workflow.Context) {
+	workflow.GetVersion(ctx, RulesChange, RulesVersion, RulesVersion)
+}
