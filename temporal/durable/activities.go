@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
+
 	"strings"
 	"sync"
 	"time"
@@ -217,22 +217,11 @@ func failedReply(err error) ModelReply {
 	r := ModelReply{Outcome: trace.UpstreamError, Failure: model.Describe(err), Refused: model.Refused(err)}
 	if ae, ok := errors.AsType[*trace.AttemptError](err); ok {
 		r.Outcome, r.Status, r.Retry = ae.Outcome, ae.Status, trace.Retryable(ae)
-		r.RetryAfter = retryAfter(ae.Header)
+		r.RetryAfter, _ = budget.ReadRetryAfter(ae.Header, time.Now())
 	} else if errors.Is(err, budget.ErrRefused) {
 		r.Outcome = trace.GaveUp
 	}
 	return r
-}
-
-func retryAfter(h http.Header) time.Duration {
-	if h == nil {
-		return 0
-	}
-	d, ok, _ := budget.ParseRetryAfter(h, time.Now())
-	if !ok {
-		return 0
-	}
-	return d
 }
 
 // params turns the workflow's messages into openai-go's.

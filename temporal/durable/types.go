@@ -124,11 +124,11 @@ type ModelReply struct {
 	ToolCalls    []ToolCall
 	FinishReason string
 
-	Outcome    trace.Outcome // ok, or how the attempt failed
-	Status     int           // the HTTP status of an error answer
-	Retry      bool          // reports whether SPEC §2 allows another attempt
-	RetryAfter time.Duration // the server's retry-after, zero if none
-	Failure    string        // for a person: the status and the server's message
+	Outcome    trace.Outcome     // ok, or how the attempt failed
+	Status     int               // the HTTP status of an error answer
+	Retry      bool              // reports whether SPEC §2 allows another attempt
+	RetryAfter budget.RetryAfter // what the server said of when to come back (budget.ReadRetryAfter on the worker)
+	Failure    string            // for a person: the status and the server's message
 	Tokens     int64
 	Refused    bool // the server refused the run itself (model.Refused: 401, 403, 404, unreachable)
 }

@@ -287,16 +287,14 @@ func mintKey(ctx workflow.Context) cancel.Key {
 	return key
 }
 
-// delay decides the sleep before retry n with the core's policy: the
-// server's wait when it gave one, else full jitter drawn from the run's
-// seeded source; and gives up when the sleep would outlast the budget.
-func (r *run) delay(ctx workflow.Context, n int, retryAfter time.Duration) budget.Delay {
+// delay decides the sleep before retry n with the core's policy, the one
+// package tools' call machine applies ([budget.Backoff.Next]): the
+// server's wait when it gave one, spread a little, else full jitter, drawn
+// from the run's seeded source; and gives up when the sleep would outlast
+// the budget, or the server's wait is too large to mean anything.
+func (r *run) delay(ctx workflow.Context, n int, ra budget.RetryAfter) budget.Delay {
 	_, _, available := r.clock(ctx)
-	if retryAfter > 0 {
-		return budget.Decide(retryAfter, budget.FromRetryAfter, available, r.floor)
-	}
-	bo := budget.Backoff{Rand: func(n int64) int64 { return r.rng.Int64N(n) }}
-	return budget.Decide(bo.Jitter(n), budget.FromJitter, available, r.floor)
+	return budget.Backoff{Rand: r.rng.Int64N}.Next(n, ra, available, r.floor)
 }
 
 // backoff records d and sleeps it, unless it gives up. It reports whether
@@ -482,9 +480,15 @@ func (r *run) turn(ctx workflow.Context) (ModelReply, bool) {
 		if d.GiveUp && d.Source == budget.FromRetryAfter {
 			// The server asked for a wait the run cannot afford: the
 			// landing call would be answered the same (landing.ModelEnd).
-			r.lastModel.RetryAfter = cmp.Or(reply.RetryAfter, budget.MaxRetryAfter)
+			r.lastModel.RetryAfter = cmp.Or(reply.RetryAfter.Wait, budget.MaxRetryAfter)
 		}
 		if !r.backoff(ctx, base, d) {
+			// The run gave up on the model, for want of time to wait: it
+			// lands on cause budget, as harness.CauseOf says of a give-up
+			// in process (issue 25).
+			if d.GiveUp {
+				reply.Outcome = trace.GaveUp
+			}
 			return reply, false
 		}
 	}
