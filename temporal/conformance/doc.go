@@ -3,7 +3,8 @@
 // harness, as `harness run` drives it) and the durable workflow (package
 // durable, on an in-process Temporal server) — and asserts that they end
 // the same: status, cause, boundary, in_flight, unavailable, the
-// attempts of each step by outcome, the model requests the server saw,
+// result's steps, attempts and orphans, the attempts of each step by
+// outcome in the trace, the model requests the server saw,
 // and the trace records apart from their times, ids and keys (issue 25,
 // item 3). It is what keeps the two hosts from drifting again.
 //

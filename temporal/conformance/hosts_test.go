@@ -343,6 +343,8 @@ func agree(ref, got ending, loose []trace.Event) []string {
 	differ("boundary", words(ref.res.Boundary), words(got.res.Boundary))
 	differ("in_flight", inFlight(ref.res), inFlight(got.res))
 	differ("unavailable", unavailable(ref.res), unavailable(got.res))
+	differ("the result's steps, attempts and orphans", fmt.Sprint(ref.res.Steps, " ", ref.res.Attempts, " ", ref.res.Orphans),
+		fmt.Sprint(got.res.Steps, " ", got.res.Attempts, " ", got.res.Orphans))
 	differ("the model requests the server received", ref.requests, got.requests)
 	differ("attempts per step and outcome", attempts(ref.recs), attempts(got.recs))
 	want, have := normals(ref.recs, loose), normals(got.recs, loose)
