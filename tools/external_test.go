@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -131,10 +132,12 @@ func TestAToolKindFromAnotherPackageRunsOnItsCapabilities(t *testing.T) {
 					t.Fatal(err)
 				}
 				var steps []string
-				var signals int
+				// Signal runs on the tool's own goroutine too, for its
+				// progress (trace.Observer), so the count is atomic.
+				var signals atomic.Int64
 				obs := &trace.Observer{
 					AttemptStart: func(a trace.Attempt) { steps = append(steps, a.Step) },
-					Signal:       func(s trace.Signal) { signals++ },
+					Signal:       func(s trace.Signal) { signals.Add(1) },
 					Reconcile:    func(step, _, state string, _ int, _ error) { steps = append(steps, step+" "+state) },
 				}
 
@@ -149,8 +152,8 @@ func TestAToolKindFromAnotherPackageRunsOnItsCapabilities(t *testing.T) {
 				if len(steps) < 2 || steps[0] != "queue:enqueue" || !slices.ContainsFunc(steps, func(s string) bool { return s == "queue:enqueue done" || s == "queue:enqueue failed" }) {
 					t.Errorf("steps %q: want the tool's own step kind, one attempt and its reconciliation", steps)
 				}
-				if signals < 3 {
-					t.Errorf("%d signals, want the call, its progress and its result", signals)
+				if n := signals.Load(); n < 3 {
+					t.Errorf("%d signals, want the call, its progress and its result", n)
 				}
 				if err := reg.Close(t.Context()); err != nil || !q.closed {
 					t.Errorf("Close = %v, closed %v", err, q.closed)
