@@ -216,13 +216,10 @@ func landedOf(kind string, output json.RawMessage) landing.Cause {
 		Status landing.Status `json:"status"`
 		Cause  landing.Cause  `json:"cause"`
 	}
-	if json.Unmarshal(output, &r) != nil || r.Status != landing.Partial {
+	if json.Unmarshal(output, &r) != nil {
 		return ""
 	}
-	if r.Cause == "" {
-		return landing.CauseBudget // a partial names its cause; one that does not is still partial
-	}
-	return r.Cause
+	return landing.Result{Status: r.Status, Cause: r.Cause}.Landed()
 }
 
 // outputText is a tool's output as a person reads it: a JSON string

@@ -1,6 +1,7 @@
 package landing
 
 import (
+	"cmp"
 	"encoding/json"
 	"time"
 
@@ -151,4 +152,16 @@ func (r Result) Text() string {
 		return r.Answer
 	}
 	return "PARTIAL RESULT. " + r.Boundary + "\n\n" + r.Answer
+}
+
+// Landed is, for a sub-agent's call that answered r, the cause r's run
+// landed on: the call is done, but what it brought back is partial
+// ([Call.Landed]); empty for a complete r. A partial that names no cause
+// is still partial: [CauseBudget]. Both hosts read a child's result
+// through it (issue 25).
+func (r Result) Landed() Cause {
+	if r.Status != Partial {
+		return ""
+	}
+	return cmp.Or(r.Cause, CauseBudget)
 }

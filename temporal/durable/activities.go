@@ -189,20 +189,26 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 	}
 	msgs := params(req.Messages)
 	b := localBudget(lease.Granted)
+	// What the stream carried, for the boundary of an attempt the workflow
+	// cut (landing.Unanswered): the workflow waits a little for this reply.
+	var seen trace.Attempt
+	obs := &trace.Observer{AttemptEnd: func(a trace.Attempt) { seen = a }}
 	return withHeartbeat(ctx, func() ModelReply {
 		var resp model.Response
 		var err error
 		if req.Landing {
-			resp, err = client.Land(ctx, b, msgs, nil)
+			resp, err = client.Land(ctx, b, msgs, obs)
 		} else {
 			r := model.Request{Messages: msgs, Parallel: req.Parallel}
 			if req.Tools {
 				r.Tools = harness.Offer(a.Tools.sub(req.Toolset).specs())
 			}
-			resp, err = client.Complete(ctx, b, r, nil)
+			resp, err = client.Complete(ctx, b, r, obs)
 		}
 		if err != nil {
-			return failedReply(err)
+			out := failedReply(err)
+			out.Chunks, out.Keepalives = seen.Chunks, seen.Keepalives
+			return out
 		}
 		out := ModelReply{Content: resp.Message.Content, FinishReason: resp.FinishReason, Outcome: trace.OK, Tokens: resp.Usage.TotalTokens}
 		for _, c := range resp.Message.ToolCalls {

@@ -131,6 +131,11 @@ type ModelReply struct {
 	Failure    string            // for a person: the status and the server's message
 	Tokens     int64
 	Refused    bool // the server refused the run itself (model.Refused: 401, 403, 404, unreachable)
+
+	// What the attempt's stream carried before it ended, for the boundary
+	// of one cut before its server finished (landing.Unanswered).
+	Chunks     int64
+	Keepalives int64
 }
 
 // ToolInfo is a tool of the worker's registry as the workflow needs to

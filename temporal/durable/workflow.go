@@ -100,6 +100,9 @@ type run struct {
 	tools    []ToolInfo
 	failure  string // why the model failed, for the boundary
 	doing    string // where the run was when the budget refused its model turn, for the boundary (landing.Record.Doing)
+	// unanswered says how the last model attempt of a step went
+	// unanswered until it was ended, for the boundary (landing.Unanswered).
+	unanswered string
 	// lastModel is how the run's last model attempt of a step ended, for
 	// the landing rule (landing.ModelEnd.Call).
 	lastModel landing.ModelEnd
@@ -487,7 +490,12 @@ func (r *run) turn(ctx workflow.Context) (ModelReply, bool) {
 			// lands on cause budget, as harness.CauseOf says of a give-up
 			// in process (issue 25).
 			if d.GiveUp {
-				reply.Outcome = trace.GaveUp
+				// The boundary says why in the process's words.
+				_, _, available := r.clock(ctx)
+				reply.Outcome, reply.Failure = trace.GaveUp, landing.GaveUpWords(reply.Failure, available)
+				if d.Source == budget.FromRetryAfter {
+					reply.Failure = landing.RetryAfterWords(d.Sleep, available)
+				}
 			}
 			return reply, false
 		}
@@ -503,7 +511,15 @@ func (r *run) modelAttempt(ctx workflow.Context, base trace.Record, granted time
 	began := workflow.Now(ctx)
 	r.attempts++
 	var reply ModelReply
-	if err := workflow.ExecuteActivity(options(ctx, granted), ModelActivity, req).Get(ctx, &reply); err != nil {
+	actx := workflow.WithWaitForCancellation(options(ctx, granted), true)
+	err := r.await(ctx, workflow.ExecuteActivity(actx, ModelActivity, req), &reply)
+	if err == nil && reply.Outcome != trace.OK && ctx.Err() != nil {
+		// The run cut the attempt, which still said what its stream had
+		// carried: the cut is the run's to name (issue 25).
+		err = temporal.NewCanceledError()
+	}
+	if err != nil {
+		seen := reply
 		lease, dead := timedOut(err)
 		switch {
 		case temporal.IsCanceledError(err) && r.quiet.fired:
@@ -519,14 +535,19 @@ func (r *run) modelAttempt(ctx workflow.Context, base trace.Record, granted time
 		default:
 			reply = ModelReply{Outcome: trace.UpstreamError, Failure: err.Error()}
 		}
+		reply.Chunks, reply.Keepalives = seen.Chunks, seen.Keepalives
 	}
 	if reply.Outcome == trace.OK {
 		r.model.Observe(workflow.Now(ctx).Sub(began))
 		r.heard(ctx) // a model message completed
 	}
 	if !req.Landing {
-		cut := reply.Outcome == trace.GaveUp || reply.Outcome == trace.Quiet
-		r.lastModel = landing.ModelEnd{Refused: reply.Refused, Mute: cut && reply.Status == 0}
+		// What the attempt's stream carried names it in the boundary, and
+		// says whether the landing call is sent, by the process's rule.
+		var mute bool
+		r.unanswered, mute = landing.Unanswered(trace.Attempt{Outcome: reply.Outcome, Status: reply.Status,
+			Chunks: reply.Chunks, Keepalives: reply.Keepalives, Start: began, End: workflow.Now(ctx)})
+		r.lastModel = landing.ModelEnd{Refused: reply.Refused, Mute: mute}
 	}
 	end := start
 	end.Event, end.Outcome, end.Status, end.Tokens = trace.AttemptEnd, reply.Outcome, reply.Status, reply.Tokens
@@ -565,6 +586,9 @@ func (r *run) landFailed(ctx workflow.Context, reply ModelReply) landing.Result 
 // a model whose last attempt says it would not answer (landing.ModelEnd).
 func (r *run) land(ctx workflow.Context, cause landing.Cause, call bool) landing.Result {
 	call = call && r.lastModel.Call()
+	if r.failure == "" {
+		r.failure = r.unanswered
+	}
 	r.quiet.stopped = true // landing is bounded by its lease, not by the quiet clock
 	var ceiling time.Duration
 	if ctx.Err() != nil {
@@ -925,18 +949,25 @@ func (r *run) toolAttempt(ctx workflow.Context, base trace.Record, granted time.
 // perhaps still running.
 func (r *run) awaitTool(ctx workflow.Context, granted time.Duration, req ToolRequest) (ToolReply, error) {
 	actx := workflow.WithWaitForCancellation(options(ctx, granted), true)
-	f := workflow.ExecuteActivity(actx, ToolActivity, req)
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	var reply ToolReply
+	err := r.await(ctx, workflow.ExecuteActivity(actx, ToolActivity, req), &reply)
+	return reply, err
+}
+
+// await waits for f, an activity scheduled with WaitForCancellation, and
+// reads its answer into reply, as awaitTool says: a model attempt the run
+// cuts says the same way what its stream had carried (issue 25).
+func (r *run) await(ctx workflow.Context, f workflow.Future, reply any) error {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	var err error
 	done := false
-	take := func(f workflow.Future) { err, done = f.Get(dctx, &reply), true }
+	take := func(f workflow.Future) { err, done = f.Get(dctx, reply), true }
 	sel := workflow.NewSelector(dctx)
 	sel.AddFuture(f, take)
 	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
 	sel.Select(dctx)
 	if done {
-		return reply, err
+		return err
 	}
 	wait, stopWait := workflow.WithCancel(dctx)
 	defer stopWait()
@@ -945,9 +976,9 @@ func (r *run) awaitTool(ctx workflow.Context, granted time.Duration, req ToolReq
 	grace.AddFuture(workflow.NewTimer(wait, min(cancelWait, r.reserve/4)), func(workflow.Future) {})
 	grace.Select(dctx)
 	if done {
-		return reply, err
+		return err
 	}
-	return ToolReply{}, temporal.NewCanceledError()
+	return temporal.NewCanceledError()
 }
 
 // cancelWait bounds how long a cancelled tool attempt's own answer is
