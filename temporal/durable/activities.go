@@ -257,22 +257,25 @@ func params(msgs []Message) []openai.ChatCompletionMessageParamUnion {
 
 // ToolInfos lists the worker's tools with their capabilities. It is the
 // run's setup step (SPEC §3).
-func (a *Activities) ToolInfos(ctx context.Context, toolset string) ([]ToolInfo, error) {
+func (a *Activities) ToolInfos(ctx context.Context, toolset string) (ToolList, error) {
 	ts := a.Tools.sub(toolset)
 	if toolset != "" && ts == nil {
-		return nil, temporal.NewNonRetryableApplicationError(
+		return ToolList{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("the worker has no sub-agent %q in its tools file", toolset), "NoToolset", nil)
 	}
-	var out []ToolInfo
+	var out ToolList
+	if ts != nil {
+		out.Unavailable, out.Fetches = ts.unavailable, ts.fetches
+	}
 	for _, s := range ts.specs() {
 		if at, ok := ts.agents[s.Name]; ok {
 			info := at.info
-			out = append(out, ToolInfo{Spec: s, Agent: &info})
+			out.Tools = append(out.Tools, ToolInfo{Spec: s, Agent: &info})
 			continue
 		}
 		_, impl, _ := ts.lookup(s.Name)
 		_, canStatus := impl.(cancel.StatusReader)
-		out = append(out, ToolInfo{Spec: s, CanCancel: s.Cancellable, CanStatus: canStatus})
+		out.Tools = append(out.Tools, ToolInfo{Spec: s, CanCancel: s.Cancellable, CanStatus: canStatus})
 	}
 	return out, nil
 }

@@ -148,6 +148,16 @@ type ToolInfo struct {
 	Agent     *AgentInfo // a sub-agent: a call runs a child workflow
 }
 
+// ToolList is what a run's setup lists of the worker's tools: those it
+// offers, those its tools file names that it cannot (landing.Result's
+// unavailable), and the fetches of manifests that failed when the worker
+// loaded the file, which the run records as its setup attempts.
+type ToolList struct {
+	Tools       []ToolInfo
+	Unavailable []landing.Unavailable
+	Fetches     []Fetch
+}
+
 // ToolRequest is one attempt of a logical tool call.
 type ToolRequest struct {
 	Toolset string // the run's Input.Toolset

@@ -103,6 +103,9 @@ type run struct {
 	// unanswered says how the last model attempt of a step went
 	// unanswered until it was ended, for the boundary (landing.Unanswered).
 	unanswered string
+	// unavailable are the tools the worker's tools file names that it
+	// cannot offer, for the result (ToolList).
+	unavailable []landing.Unavailable
 	// lastModel is how the run's last model attempt of a step ended, for
 	// the landing rule (landing.ModelEnd.Call).
 	lastModel landing.ModelEnd
@@ -405,11 +408,14 @@ func (r *run) setup(ctx workflow.Context) (landing.Cause, bool) {
 		start := base
 		start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
 		r.record(ctx, start)
-		err := workflow.ExecuteActivity(options(ctx, granted), ToolsActivity, r.in.Toolset).Get(ctx, &r.tools)
+		var list ToolList
+		err := workflow.ExecuteActivity(options(ctx, granted), ToolsActivity, r.in.Toolset).Get(ctx, &list)
+		r.tools, r.unavailable = list.Tools, list.Unavailable
 		end := start
 		end.Event, end.Outcome = trace.AttemptEnd, trace.OK
 		if err == nil {
 			r.record(ctx, end)
+			r.fetched(ctx, list.Fetches)
 			return "", true
 		}
 		end.Outcome, end.Message = trace.UpstreamError, err.Error()
@@ -432,6 +438,20 @@ func (r *run) setup(ctx workflow.Context) (landing.Cause, bool) {
 		}
 		r.failure = "the worker could not list its tools: " + err.Error()
 		return landing.CauseUpstream, false
+	}
+}
+
+// fetched records the worker's failed fetches of its tool servers'
+// manifests as this run's setup attempts, as a run in process records
+// the fetches of its setup (issue 25).
+func (r *run) fetched(ctx workflow.Context, fetches []Fetch) {
+	for _, f := range fetches {
+		r.attempts++
+		start := trace.Record{Event: trace.AttemptStart, Step: "setup", Attempt: 1, Message: f.What}
+		r.record(ctx, start)
+		end := start
+		end.Event, end.Outcome, end.Message = trace.AttemptEnd, f.Outcome, f.Err
+		r.record(ctx, end)
 	}
 }
 
@@ -663,6 +683,7 @@ func (r *run) finish(ctx workflow.Context, res landing.Result) landing.Result {
 		ReserveMs: r.reserve.Milliseconds(), RemainingMs: remaining.Milliseconds()}
 	res.Attempts = r.attempts
 	res.Steps = r.step
+	res.Unavailable = r.unavailable
 	return res
 }
 
