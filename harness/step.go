@@ -184,8 +184,7 @@ func gateReason(err error) string {
 func callOf(step int, name, kind string, res tools.Result) landing.Call {
 	c := landing.Call{Step: step, Tool: name, Key: string(res.Key)}
 	switch {
-	case res.State == tools.StateOrphaned,
-		res.State != "" && !errors.Is(res.Cause, budget.ErrLeaseExpired):
+	case landing.StaysInFlight(string(res.State), errors.Is(res.Cause, budget.ErrLeaseExpired)):
 		c.Outcome, c.State = landing.Interrupted, string(res.State)
 		if oe, ok := errors.AsType[*tools.OrphanError](res.Cause); ok {
 			// harness reconcile settles it only when the journal holds it

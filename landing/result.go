@@ -165,3 +165,14 @@ func (r Result) Landed() Cause {
 	}
 	return cmp.Or(r.Cause, CauseBudget)
 }
+
+// StaysInFlight reports whether a tool call that ended in state (one of the
+// in_flight states; "" for none) is listed in the run's in_flight: an
+// orphan always; a call cancelled or abandoned only when the run's end
+// stopped it (its deadline, the quiet clock, a cancellation). One that
+// leaseCut, its own lease having ended while the run went on, failed, the
+// run knew it and told the model so: it is not in flight, whatever its
+// cancel did. Both hosts list their calls by it (issue 25).
+func StaysInFlight(state string, leaseCut bool) bool {
+	return state == StateOrphaned || state != "" && !leaseCut
+}

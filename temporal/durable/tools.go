@@ -41,20 +41,19 @@ type Toolset struct {
 	order    map[string]int // the tools file's order of its entries, which the model is offered
 
 	// What the worker's fetches of the tool servers' manifests left
-	// unavailable, and the fetches that failed, which each run that lists
-	// these tools is told of: in process each run fetches them in its
-	// setup (issue 25).
+	// unavailable, and the fetches, which each run that lists these tools
+	// is told of: in process each run fetches them in its setup (issue 25).
 	unavailable []landing.Unavailable
 	fetches     []Fetch
 }
 
-// A Fetch is a fetch of a tool server's manifest that failed when the
-// worker loaded its tools file: a setup attempt, which the run that lists
-// the tools records as its own, as a run in process records its fetch.
+// A Fetch is a fetch of a tool server's manifest made when the worker
+// loaded its tools file: a setup attempt, which the run that lists the
+// tools records as its own, as a run in process records its fetch.
 type Fetch struct {
 	What    string        // "manifest of URL", as in process
-	Outcome trace.Outcome // gave_up when its time ran out, else upstream_error
-	Err     string        // redacted
+	Outcome trace.Outcome // ok; gave_up when its time ran out; else upstream_error
+	Err     string        // redacted; empty when it was read
 }
 
 // agentTools are a sub-agent entry: its spec, as package harness makes a
@@ -165,14 +164,14 @@ func (ts *Toolset) resolve(ctx context.Context, cfg *tools.Config, client *http.
 	}
 	wg.Wait()
 	for i, err := range errs {
-		if err == nil {
-			continue
-		}
-		down, _ := harness.ManifestUnavailable(cfg, servers[i], err, tools.DefaultResolveTimeout)
-		ts.unavailable = append(ts.unavailable, down...)
-		f := Fetch{What: "manifest of " + redact.URL(servers[i]), Outcome: trace.UpstreamError, Err: redact.Secrets(err.Error())}
-		if errors.Is(err, context.DeadlineExceeded) {
-			f.Outcome = trace.GaveUp
+		f := Fetch{What: "manifest of " + redact.URL(servers[i]), Outcome: trace.OK}
+		if err != nil {
+			down, _ := harness.ManifestUnavailable(cfg, servers[i], err, tools.DefaultResolveTimeout)
+			ts.unavailable = append(ts.unavailable, down...)
+			f.Outcome, f.Err = trace.UpstreamError, redact.Secrets(err.Error())
+			if errors.Is(err, context.DeadlineExceeded) {
+				f.Outcome = trace.GaveUp
+			}
 		}
 		ts.fetches = append(ts.fetches, f)
 	}

@@ -150,8 +150,8 @@ type ToolInfo struct {
 
 // ToolList is what a run's setup lists of the worker's tools: those it
 // offers, those its tools file names that it cannot (landing.Result's
-// unavailable), and the fetches of manifests that failed when the worker
-// loaded the file, which the run records as its setup attempts.
+// unavailable), and the fetches of manifests made when the worker loaded
+// the file, which the run records as its setup attempts.
 type ToolList struct {
 	Tools       []ToolInfo
 	Unavailable []landing.Unavailable

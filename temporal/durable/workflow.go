@@ -441,8 +441,8 @@ func (r *run) setup(ctx workflow.Context) (landing.Cause, bool) {
 	}
 }
 
-// fetched records the worker's failed fetches of its tool servers'
-// manifests as this run's setup attempts, as a run in process records
+// fetched records the worker's fetches of its tool servers' manifests as
+// this run's setup attempts, as a run in process records
 // the fetches of its setup (issue 25).
 func (r *run) fetched(ctx workflow.Context, fetches []Fetch) {
 	for _, f := range fetches {
@@ -450,7 +450,10 @@ func (r *run) fetched(ctx workflow.Context, fetches []Fetch) {
 		start := trace.Record{Event: trace.AttemptStart, Step: "setup", Attempt: 1, Message: f.What}
 		r.record(ctx, start)
 		end := start
-		end.Event, end.Outcome, end.Message = trace.AttemptEnd, f.Outcome, f.Err
+		end.Event, end.Outcome = trace.AttemptEnd, f.Outcome
+		if f.Err != "" {
+			end.Message = f.Err
+		}
 		r.record(ctx, end)
 	}
 }
@@ -907,8 +910,12 @@ func (r *run) failed(lc landing.Call, last ToolReply, suffix string, cancelling 
 		msg += "; it could not be cancelled and may still be running"
 	}
 	lc.Outcome, lc.Summary = landing.Failed, clip(msg, 200)
-	if lc.State == stateAbandoned || lc.State == stateCancelled {
+	// A call its own lease cut while the run went on failed, and the
+	// model is told so: it is not in flight, as in process (issue 25).
+	if landing.StaysInFlight(lc.State, last.Outcome == trace.GaveUp) {
 		lc.Outcome = landing.Interrupted
+	} else {
+		lc.State = ""
 	}
 	return "error: " + msg, lc
 }
