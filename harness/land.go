@@ -238,12 +238,8 @@ func failureOf(b *budget.Budget, cause landing.Cause, err error) string {
 	if ge, ok := errors.AsType[*trace.GaveUpError](err); ok && ge.Delay.Source == budget.FromRetryAfter {
 		// The retry would have needed a work lease, which never spends the
 		// reserve: what was left for it is the time before the reserve.
-		asked := landing.Human(ge.Delay.Sleep)
-		if ge.Delay.Sleep == 0 { // a wait too long to be meant, which NextDelay does not keep
-			asked = fmt.Sprintf("longer than %d days", budget.MaxRetryAfter/(24*time.Hour))
-		}
-		return fmt.Sprintf("the model's server asked to wait %s before a retry, and the run had only %s left before its reserve",
-			asked, landing.Human(max(b.Available(), 0)))
+		// A Sleep of zero is a wait too long to be meant (NextDelay).
+		return landing.RetryAfterWords(ge.Delay.Sleep, b.Available())
 	}
 	if cause == landing.CauseUpstream {
 		if errors.Is(err, errEmptyAnswer) {
@@ -260,8 +256,7 @@ func failureOf(b *budget.Budget, cause landing.Cause, err error) string {
 		return "" // heardModel names what the attempt sent before it was cut
 	}
 	if ge, ok := errors.AsType[*trace.GaveUpError](err); ok && ge.Last != nil {
-		return fmt.Sprintf("the model failed (%s), and the wait before a retry would have outlasted the %s left before the reserve",
-			model.Describe(ge.Last), landing.Human(max(b.Available(), 0)))
+		return landing.GaveUpWords(model.Describe(ge.Last), b.Available())
 	}
 	re, ok := errors.AsType[*budget.RefusedError](err)
 	if !ok {

@@ -3,7 +3,6 @@ package harness
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/internal/redact"
@@ -168,24 +167,10 @@ func (o *observer) Signal(sig trace.Signal) {
 // seen here: a server that answers 200 and then nothing has sent nothing
 // of an answer either.
 func (s *Session) heardModel(a trace.Attempt) {
-	var unanswered string
-	cut := a.Outcome == trace.GaveUp || a.Outcome == trace.Quiet
-	if (cut || a.Outcome == trace.Cancelled) && a.Status == 0 {
-		took := landing.Human(max(a.End.Sub(a.Start), time.Nanosecond))
-		switch {
-		case a.Chunks > 0 && cut:
-			unanswered = "the model's answer was still streaming after " + took + "; it never finished"
-		case a.Chunks > 0:
-			unanswered = "the model's answer was still streaming after " + took
-		case a.Keepalives > 0:
-			unanswered = "the model sent only keepalives for " + took
-		default:
-			unanswered = "the model sent nothing for " + took
-		}
-	}
+	unanswered, mute := landing.Unanswered(a)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.unanswered, s.mute = unanswered, cut && unanswered != ""
+	s.unanswered, s.mute = unanswered, mute
 }
 
 // pause stops w's quiet clock, and the parent's for this run's call when

@@ -184,8 +184,7 @@ func gateReason(err error) string {
 func callOf(step int, name, kind string, res tools.Result) landing.Call {
 	c := landing.Call{Step: step, Tool: name, Key: string(res.Key)}
 	switch {
-	case res.State == tools.StateOrphaned,
-		res.State != "" && !errors.Is(res.Cause, budget.ErrLeaseExpired):
+	case landing.StaysInFlight(string(res.State), errors.Is(res.Cause, budget.ErrLeaseExpired)):
 		c.Outcome, c.State = landing.Interrupted, string(res.State)
 		if oe, ok := errors.AsType[*tools.OrphanError](res.Cause); ok {
 			// harness reconcile settles it only when the journal holds it
@@ -216,13 +215,10 @@ func landedOf(kind string, output json.RawMessage) landing.Cause {
 		Status landing.Status `json:"status"`
 		Cause  landing.Cause  `json:"cause"`
 	}
-	if json.Unmarshal(output, &r) != nil || r.Status != landing.Partial {
+	if json.Unmarshal(output, &r) != nil {
 		return ""
 	}
-	if r.Cause == "" {
-		return landing.CauseBudget // a partial names its cause; one that does not is still partial
-	}
-	return r.Cause
+	return landing.Result{Status: r.Status, Cause: r.Cause}.Landed()
 }
 
 // outputText is a tool's output as a person reads it: a JSON string

@@ -127,33 +127,15 @@ func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
 			steps = append(steps, step{what: "manifest of " + redact.URL(base),
 				do: func(ctx context.Context) error { return c.ResolveServer(ctx, ts.Client, base) },
 				failed: func(err error, within time.Duration) {
-					whole, each := manifestFailures(err)
-					if errors.Is(whole, tools.ErrNoManifest) {
-						// A server with no manifest (GET /tools is an HTTP
-						// error) may serve what its entries say: a warning.
-						ts.warn(whole)
-						whole = nil
+					down, noManifest := ManifestUnavailable(c, base, err, within)
+					if noManifest != nil {
+						ts.warn(noManifest)
 					}
-					if whole != nil {
-						why := "its tool server " + redact.URL(base) + " " + manifestReason(whole, within)
+					for _, u := range down {
 						mu.Lock()
-						ts.down[serverOf{c, base, ""}] = why
+						ts.down[serverOf{c, base, u.Tool}] = u.Why
 						mu.Unlock()
-						for _, e := range c.Entries {
-							if e.URL == base {
-								ts.unavailable(c, e.Name, why)
-							}
-						}
-					}
-					for tool, err := range each {
-						why := "its tool server " + redact.URL(base) + " does not list it in its manifest"
-						if !errors.Is(err, tools.ErrNotListed) {
-							why = "the manifest of its tool server " + redact.URL(base) + " cannot be used for it: " + errors.Unwrap(err).Error()
-						}
-						mu.Lock()
-						ts.down[serverOf{c, base, tool}] = why
-						mu.Unlock()
-						ts.unavailable(c, tool, why)
+						ts.unavailable(c, u.Tool, u.Why)
 					}
 				}})
 		}
@@ -230,6 +212,41 @@ func (ts *Toolset) unavailable(c *tools.Config, tool, why string) {
 	}
 	ts.s.markUnavailable(tool, why)
 	ts.warn(&UnavailableError{Tool: tool, Why: why})
+}
+
+// ManifestUnavailable is what a failed fetch of the manifest of base, a
+// tool server of c, leaves unavailable, in c's order, and why: err is
+// what [tools.Config.ResolveServer] returned, within the fetch's lease.
+// A server that is down leaves all its tools so; one whose manifest does
+// not list a tool, or says of it what cannot be used, that tool. A server
+// with no manifest ([tools.ErrNoManifest]) leaves nothing: its entries
+// must say enough, and noManifest is that warning. It is the one rule
+// [Toolset.Resolve] and a Temporal worker that loads a tools file apply
+// (issue 25).
+func ManifestUnavailable(c *tools.Config, base string, err error, within time.Duration) (down []landing.Unavailable, noManifest error) {
+	whole, each := manifestFailures(err)
+	if errors.Is(whole, tools.ErrNoManifest) {
+		noManifest, whole = whole, nil
+	}
+	for _, e := range c.Entries {
+		if e.URL != base {
+			continue
+		}
+		if whole != nil {
+			down = append(down, landing.Unavailable{Tool: e.Name, Why: "its tool server " + redact.URL(base) + " " + manifestReason(whole, within)})
+			continue
+		}
+		err, ok := each[e.Name]
+		if !ok {
+			continue
+		}
+		why := "its tool server " + redact.URL(base) + " does not list it in its manifest"
+		if !errors.Is(err, tools.ErrNotListed) {
+			why = "the manifest of its tool server " + redact.URL(base) + " cannot be used for it: " + errors.Unwrap(err).Error()
+		}
+		down = append(down, landing.Unavailable{Tool: e.Name, Why: why})
+	}
+	return down, noManifest
 }
 
 // manifestFailures splits err, what [tools.Config.ResolveServer]
@@ -314,9 +331,7 @@ func (ts *Toolset) Register(reg *tools.Registry) {
 	}
 	for _, t := range ts.Config.Tools(ts.Client) {
 		base := toolURL(ts.Config, t)
-		_, down := ts.down[serverOf{ts.Config, base, ""}]
-		_, unlisted := ts.down[serverOf{ts.Config, base, t.Spec().Name}]
-		if base != "" && (down || unlisted) {
+		if _, down := ts.down[serverOf{ts.Config, base, t.Spec().Name}]; base != "" && down {
 			continue // Resolve marked it unavailable
 		}
 		if t.Spec().Effect == "" {
@@ -422,12 +437,12 @@ func (ts *Toolset) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// serverOf names a tool server as a config names it, its base URL, or
-// one tool of it.
+// serverOf names one tool of a tool server as a config names it, by its
+// base URL: one its manifest's fetch left unavailable (ManifestUnavailable).
 type serverOf struct {
 	c    *tools.Config
 	base string
-	tool string // "": the whole server
+	tool string
 }
 
 // toolURL is the base URL of t, one of c's Tools, when it is a url

@@ -1,6 +1,7 @@
 package landing
 
 import (
+	"cmp"
 	"encoding/json"
 	"time"
 
@@ -151,4 +152,27 @@ func (r Result) Text() string {
 		return r.Answer
 	}
 	return "PARTIAL RESULT. " + r.Boundary + "\n\n" + r.Answer
+}
+
+// Landed is, for a sub-agent's call that answered r, the cause r's run
+// landed on: the call is done, but what it brought back is partial
+// ([Call.Landed]); empty for a complete r. A partial that names no cause
+// is still partial: [CauseBudget]. Both hosts read a child's result
+// through it (issue 25).
+func (r Result) Landed() Cause {
+	if r.Status != Partial {
+		return ""
+	}
+	return cmp.Or(r.Cause, CauseBudget)
+}
+
+// StaysInFlight reports whether a tool call that ended in state (one of the
+// in_flight states; "" for none) is listed in the run's in_flight: an
+// orphan always; a call cancelled or abandoned only when the run's end
+// stopped it (its deadline, the quiet clock, a cancellation). One that
+// leaseCut, its own lease having ended while the run went on, failed, the
+// run knew it and told the model so: it is not in flight, whatever its
+// cancel did. Both hosts list their calls by it (issue 25).
+func StaysInFlight(state string, leaseCut bool) bool {
+	return state == StateOrphaned || state != "" && !leaseCut
 }

@@ -189,20 +189,26 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 	}
 	msgs := params(req.Messages)
 	b := localBudget(lease.Granted)
+	// What the stream carried, for the boundary of an attempt the workflow
+	// cut (landing.Unanswered): the workflow waits a little for this reply.
+	var seen trace.Attempt
+	obs := &trace.Observer{AttemptEnd: func(a trace.Attempt) { seen = a }}
 	return withHeartbeat(ctx, func() ModelReply {
 		var resp model.Response
 		var err error
 		if req.Landing {
-			resp, err = client.Land(ctx, b, msgs, nil)
+			resp, err = client.Land(ctx, b, msgs, obs)
 		} else {
 			r := model.Request{Messages: msgs, Parallel: req.Parallel}
 			if req.Tools {
 				r.Tools = harness.Offer(a.Tools.sub(req.Toolset).specs())
 			}
-			resp, err = client.Complete(ctx, b, r, nil)
+			resp, err = client.Complete(ctx, b, r, obs)
 		}
 		if err != nil {
-			return failedReply(err)
+			out := failedReply(err)
+			out.Chunks, out.Keepalives = seen.Chunks, seen.Keepalives
+			return out
 		}
 		out := ModelReply{Content: resp.Message.Content, FinishReason: resp.FinishReason, Outcome: trace.OK, Tokens: resp.Usage.TotalTokens}
 		for _, c := range resp.Message.ToolCalls {
@@ -251,22 +257,25 @@ func params(msgs []Message) []openai.ChatCompletionMessageParamUnion {
 
 // ToolInfos lists the worker's tools with their capabilities. It is the
 // run's setup step (SPEC §3).
-func (a *Activities) ToolInfos(ctx context.Context, toolset string) ([]ToolInfo, error) {
+func (a *Activities) ToolInfos(ctx context.Context, toolset string) (ToolList, error) {
 	ts := a.Tools.sub(toolset)
 	if toolset != "" && ts == nil {
-		return nil, temporal.NewNonRetryableApplicationError(
+		return ToolList{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("the worker has no sub-agent %q in its tools file", toolset), "NoToolset", nil)
 	}
-	var out []ToolInfo
+	var out ToolList
+	if ts != nil {
+		out.Unavailable, out.Fetches = ts.unavailable, ts.fetches
+	}
 	for _, s := range ts.specs() {
 		if at, ok := ts.agents[s.Name]; ok {
 			info := at.info
-			out = append(out, ToolInfo{Spec: s, Agent: &info})
+			out.Tools = append(out.Tools, ToolInfo{Spec: s, Agent: &info})
 			continue
 		}
 		_, impl, _ := ts.lookup(s.Name)
 		_, canStatus := impl.(cancel.StatusReader)
-		out = append(out, ToolInfo{Spec: s, CanCancel: s.Cancellable, CanStatus: canStatus})
+		out.Tools = append(out.Tools, ToolInfo{Spec: s, CanCancel: s.Cancellable, CanStatus: canStatus})
 	}
 	return out, nil
 }

@@ -148,7 +148,7 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 		if merr != nil { // a Result is plain data: this is a bug
 			panic(merr)
 		}
-		lc.Outcome, lc.Summary = landing.Done, clip(out.Result.Line(), 200)
+		lc.Outcome, lc.Summary, lc.Landed = landing.Done, clip(out.Result.Line(), 200), out.Result.Landed()
 		if out.Result.Status != landing.Complete {
 			lc.Summary = clip("partial: "+out.Result.Boundary, 200)
 		}

@@ -83,7 +83,11 @@
 // flight end with outcome quiet (the running activity learns it in its
 // next heartbeat's answer, within [CancelWithin] on a worker built with
 // [WorkerOptions]; a cancellable tool is also cancelled by key), and the
-// run lands with cause quiet. HeartbeatTimeout finds dead workers only.
+// run lands with cause quiet. A cut model attempt's own answer is waited
+// for as a cut tool attempt's is, since it says what the stream carried
+// (nothing, keepalives, an unfinished answer), which the boundary names
+// by [landing.Unanswered] (issue 25). HeartbeatTimeout finds dead workers
+// only.
 // Progress reaches the workflow up to ProgressEvery and a signal's
 // delivery late, never early, so the clock can fire that much later than
 // in one process, never sooner than Q after the last event.

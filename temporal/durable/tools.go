@@ -8,8 +8,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/glidepath/glidepath/harness"
+	"github.com/glidepath/glidepath/internal/redact"
+	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/trace"
 
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/tools/demo"
@@ -35,6 +39,21 @@ type Toolset struct {
 	file     string            // the tools file, absolute, for the orphan journal
 	agents   map[string]agentTools
 	order    map[string]int // the tools file's order of its entries, which the model is offered
+
+	// What the worker's fetches of the tool servers' manifests left
+	// unavailable, and the fetches, which each run that lists these tools
+	// is told of: in process each run fetches them in its setup (issue 25).
+	unavailable []landing.Unavailable
+	fetches     []Fetch
+}
+
+// A Fetch is a fetch of a tool server's manifest made when the worker
+// loaded its tools file: a setup attempt, which the run that lists the
+// tools records as its own, as a run in process records its fetch.
+type Fetch struct {
+	What    string        // "manifest of URL", as in process
+	Outcome trace.Outcome // ok; gave_up when its time ran out; else upstream_error
+	Err     string        // redacted; empty when it was read
 }
 
 // agentTools are a sub-agent entry: its spec, as package harness makes a
@@ -82,9 +101,7 @@ func build(ctx context.Context, cfg *tools.Config, builtins map[string]tools.Too
 			"whichever worker takes them; serve those tools from a tool server (package kit, or harness serve) and name it by url",
 			cfg.File, ErrUnsupported)
 	}
-	if err := cfg.Resolve(ctx, client, tools.DefaultResolveTimeout); err != nil {
-		return ts, err
-	}
+	ts.resolve(ctx, cfg, client)
 	for i, e := range cfg.Entries {
 		ts.order[e.Name] = i
 		if e.Agent == nil {
@@ -110,6 +127,9 @@ func build(ctx context.Context, cfg *tools.Config, builtins map[string]tools.Too
 		ts.agents[e.Name] = at
 	}
 	for _, t := range cfg.Tools(client) {
+		if slices.ContainsFunc(ts.unavailable, func(u landing.Unavailable) bool { return u.Tool == t.Spec().Name }) {
+			continue // not offered: the runs list it as unavailable
+		}
 		if err := ts.Registry.Register(t); err != nil {
 			return ts, err
 		}
@@ -123,6 +143,38 @@ func build(ctx context.Context, cfg *tools.Config, builtins map[string]tools.Too
 		}
 	}
 	return ts, nil
+}
+
+// resolve fills what cfg's url entries leave out from their servers'
+// manifests, asking every server at once within
+// [tools.DefaultResolveTimeout]; a server's tools that its failed fetch
+// leaves unavailable are so by the rule harness's Toolset applies in
+// process ([harness.ManifestUnavailable]): the worker starts, and its
+// runs go on with the rest, as a run in process does (issue 25).
+func (ts *Toolset) resolve(ctx context.Context, cfg *tools.Config, client *http.Client) {
+	// No run has started, so there is no deadline to lease from: a fixed
+	// bound on a one-off step, as tools.Config.Resolve has.
+	ctx, cancel := context.WithTimeout(ctx, tools.DefaultResolveTimeout)
+	defer cancel()
+	servers := cfg.Servers()
+	errs := make([]error, len(servers))
+	var wg sync.WaitGroup
+	for i, base := range servers {
+		wg.Go(func() { errs[i] = cfg.ResolveServer(ctx, client, base) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		f := Fetch{What: "manifest of " + redact.URL(servers[i]), Outcome: trace.OK}
+		if err != nil {
+			down, _ := harness.ManifestUnavailable(cfg, servers[i], err, tools.DefaultResolveTimeout)
+			ts.unavailable = append(ts.unavailable, down...)
+			f.Outcome, f.Err = trace.UpstreamError, redact.Secrets(err.Error())
+			if errors.Is(err, context.DeadlineExceeded) {
+				f.Outcome = trace.GaveUp
+			}
+		}
+		ts.fetches = append(ts.fetches, f)
+	}
 }
 
 // Close closes the tools, its sub-agents' among them, within ctx.

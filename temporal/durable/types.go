@@ -131,6 +131,11 @@ type ModelReply struct {
 	Failure    string            // for a person: the status and the server's message
 	Tokens     int64
 	Refused    bool // the server refused the run itself (model.Refused: 401, 403, 404, unreachable)
+
+	// What the attempt's stream carried before it ended, for the boundary
+	// of one cut before its server finished (landing.Unanswered).
+	Chunks     int64
+	Keepalives int64
 }
 
 // ToolInfo is a tool of the worker's registry as the workflow needs to
@@ -141,6 +146,16 @@ type ToolInfo struct {
 	CanCancel bool       // a cancel.Canceller whose spec did not turn it off
 	CanStatus bool       // a cancel.StatusReader: a cut write is reconciled by key
 	Agent     *AgentInfo // a sub-agent: a call runs a child workflow
+}
+
+// ToolList is what a run's setup lists of the worker's tools: those it
+// offers, those its tools file names that it cannot (landing.Result's
+// unavailable), and the fetches of manifests made when the worker loaded
+// the file, which the run records as its setup attempts.
+type ToolList struct {
+	Tools       []ToolInfo
+	Unavailable []landing.Unavailable
+	Fetches     []Fetch
 }
 
 // ToolRequest is one attempt of a logical tool call.

@@ -100,6 +100,12 @@ type run struct {
 	tools    []ToolInfo
 	failure  string // why the model failed, for the boundary
 	doing    string // where the run was when the budget refused its model turn, for the boundary (landing.Record.Doing)
+	// unanswered says how the last model attempt of a step went
+	// unanswered until it was ended, for the boundary (landing.Unanswered).
+	unanswered string
+	// unavailable are the tools the worker's tools file names that it
+	// cannot offer, for the result (ToolList).
+	unavailable []landing.Unavailable
 	// lastModel is how the run's last model attempt of a step ended, for
 	// the landing rule (landing.ModelEnd.Call).
 	lastModel landing.ModelEnd
@@ -402,11 +408,14 @@ func (r *run) setup(ctx workflow.Context) (landing.Cause, bool) {
 		start := base
 		start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
 		r.record(ctx, start)
-		err := workflow.ExecuteActivity(options(ctx, granted), ToolsActivity, r.in.Toolset).Get(ctx, &r.tools)
+		var list ToolList
+		err := workflow.ExecuteActivity(options(ctx, granted), ToolsActivity, r.in.Toolset).Get(ctx, &list)
+		r.tools, r.unavailable = list.Tools, list.Unavailable
 		end := start
 		end.Event, end.Outcome = trace.AttemptEnd, trace.OK
 		if err == nil {
 			r.record(ctx, end)
+			r.fetched(ctx, list.Fetches)
 			return "", true
 		}
 		end.Outcome, end.Message = trace.UpstreamError, err.Error()
@@ -429,6 +438,23 @@ func (r *run) setup(ctx workflow.Context) (landing.Cause, bool) {
 		}
 		r.failure = "the worker could not list its tools: " + err.Error()
 		return landing.CauseUpstream, false
+	}
+}
+
+// fetched records the worker's fetches of its tool servers' manifests as
+// this run's setup attempts, as a run in process records
+// the fetches of its setup (issue 25).
+func (r *run) fetched(ctx workflow.Context, fetches []Fetch) {
+	for _, f := range fetches {
+		r.attempts++
+		start := trace.Record{Event: trace.AttemptStart, Step: "setup", Attempt: 1, Message: f.What}
+		r.record(ctx, start)
+		end := start
+		end.Event, end.Outcome = trace.AttemptEnd, f.Outcome
+		if f.Err != "" {
+			end.Message = f.Err
+		}
+		r.record(ctx, end)
 	}
 }
 
@@ -487,7 +513,12 @@ func (r *run) turn(ctx workflow.Context) (ModelReply, bool) {
 			// lands on cause budget, as harness.CauseOf says of a give-up
 			// in process (issue 25).
 			if d.GiveUp {
-				reply.Outcome = trace.GaveUp
+				// The boundary says why in the process's words.
+				_, _, available := r.clock(ctx)
+				reply.Outcome, reply.Failure = trace.GaveUp, landing.GaveUpWords(reply.Failure, available)
+				if d.Source == budget.FromRetryAfter {
+					reply.Failure = landing.RetryAfterWords(d.Sleep, available)
+				}
 			}
 			return reply, false
 		}
@@ -503,7 +534,15 @@ func (r *run) modelAttempt(ctx workflow.Context, base trace.Record, granted time
 	began := workflow.Now(ctx)
 	r.attempts++
 	var reply ModelReply
-	if err := workflow.ExecuteActivity(options(ctx, granted), ModelActivity, req).Get(ctx, &reply); err != nil {
+	actx := workflow.WithWaitForCancellation(options(ctx, granted), true)
+	err := r.await(ctx, workflow.ExecuteActivity(actx, ModelActivity, req), &reply)
+	if err == nil && reply.Outcome != trace.OK && ctx.Err() != nil {
+		// The run cut the attempt, which still said what its stream had
+		// carried: the cut is the run's to name (issue 25).
+		err = temporal.NewCanceledError()
+	}
+	if err != nil {
+		seen := reply
 		lease, dead := timedOut(err)
 		switch {
 		case temporal.IsCanceledError(err) && r.quiet.fired:
@@ -519,14 +558,19 @@ func (r *run) modelAttempt(ctx workflow.Context, base trace.Record, granted time
 		default:
 			reply = ModelReply{Outcome: trace.UpstreamError, Failure: err.Error()}
 		}
+		reply.Chunks, reply.Keepalives = seen.Chunks, seen.Keepalives
 	}
 	if reply.Outcome == trace.OK {
 		r.model.Observe(workflow.Now(ctx).Sub(began))
 		r.heard(ctx) // a model message completed
 	}
 	if !req.Landing {
-		cut := reply.Outcome == trace.GaveUp || reply.Outcome == trace.Quiet
-		r.lastModel = landing.ModelEnd{Refused: reply.Refused, Mute: cut && reply.Status == 0}
+		// What the attempt's stream carried names it in the boundary, and
+		// says whether the landing call is sent, by the process's rule.
+		var mute bool
+		r.unanswered, mute = landing.Unanswered(trace.Attempt{Outcome: reply.Outcome, Status: reply.Status,
+			Chunks: reply.Chunks, Keepalives: reply.Keepalives, Start: began, End: workflow.Now(ctx)})
+		r.lastModel = landing.ModelEnd{Refused: reply.Refused, Mute: mute}
 	}
 	end := start
 	end.Event, end.Outcome, end.Status, end.Tokens = trace.AttemptEnd, reply.Outcome, reply.Status, reply.Tokens
@@ -565,6 +609,9 @@ func (r *run) landFailed(ctx workflow.Context, reply ModelReply) landing.Result 
 // a model whose last attempt says it would not answer (landing.ModelEnd).
 func (r *run) land(ctx workflow.Context, cause landing.Cause, call bool) landing.Result {
 	call = call && r.lastModel.Call()
+	if r.failure == "" {
+		r.failure = r.unanswered
+	}
 	r.quiet.stopped = true // landing is bounded by its lease, not by the quiet clock
 	var ceiling time.Duration
 	if ctx.Err() != nil {
@@ -639,6 +686,7 @@ func (r *run) finish(ctx workflow.Context, res landing.Result) landing.Result {
 		ReserveMs: r.reserve.Milliseconds(), RemainingMs: remaining.Milliseconds()}
 	res.Attempts = r.attempts
 	res.Steps = r.step
+	res.Unavailable = r.unavailable
 	return res
 }
 
@@ -862,8 +910,12 @@ func (r *run) failed(lc landing.Call, last ToolReply, suffix string, cancelling 
 		msg += "; it could not be cancelled and may still be running"
 	}
 	lc.Outcome, lc.Summary = landing.Failed, clip(msg, 200)
-	if lc.State == stateAbandoned || lc.State == stateCancelled {
+	// A call its own lease cut while the run went on failed, and the
+	// model is told so: it is not in flight, as in process (issue 25).
+	if landing.StaysInFlight(lc.State, last.Outcome == trace.GaveUp) {
 		lc.Outcome = landing.Interrupted
+	} else {
+		lc.State = ""
 	}
 	return "error: " + msg, lc
 }
@@ -925,18 +977,25 @@ func (r *run) toolAttempt(ctx workflow.Context, base trace.Record, granted time.
 // perhaps still running.
 func (r *run) awaitTool(ctx workflow.Context, granted time.Duration, req ToolRequest) (ToolReply, error) {
 	actx := workflow.WithWaitForCancellation(options(ctx, granted), true)
-	f := workflow.ExecuteActivity(actx, ToolActivity, req)
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	var reply ToolReply
+	err := r.await(ctx, workflow.ExecuteActivity(actx, ToolActivity, req), &reply)
+	return reply, err
+}
+
+// await waits for f, an activity scheduled with WaitForCancellation, and
+// reads its answer into reply, as awaitTool says: a model attempt the run
+// cuts says the same way what its stream had carried (issue 25).
+func (r *run) await(ctx workflow.Context, f workflow.Future, reply any) error {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	var err error
 	done := false
-	take := func(f workflow.Future) { err, done = f.Get(dctx, &reply), true }
+	take := func(f workflow.Future) { err, done = f.Get(dctx, reply), true }
 	sel := workflow.NewSelector(dctx)
 	sel.AddFuture(f, take)
 	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
 	sel.Select(dctx)
 	if done {
-		return reply, err
+		return err
 	}
 	wait, stopWait := workflow.WithCancel(dctx)
 	defer stopWait()
@@ -945,9 +1004,9 @@ func (r *run) awaitTool(ctx workflow.Context, granted time.Duration, req ToolReq
 	grace.AddFuture(workflow.NewTimer(wait, min(cancelWait, r.reserve/4)), func(workflow.Future) {})
 	grace.Select(dctx)
 	if done {
-		return reply, err
+		return err
 	}
-	return ToolReply{}, temporal.NewCanceledError()
+	return temporal.NewCanceledError()
 }
 
 // cancelWait bounds how long a cancelled tool attempt's own answer is
