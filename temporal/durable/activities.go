@@ -189,22 +189,29 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 	}
 	msgs := params(req.Messages)
 	b := localBudget(lease.Granted)
+	// The attempt's end as the client reports it: the model the server
+	// says answered, for the attempt's record, as harness run records it.
+	var heard trace.Attempt
+	obs := &trace.Observer{AttemptEnd: func(at trace.Attempt) { heard = at }}
 	return withHeartbeat(ctx, func() ModelReply {
 		var resp model.Response
 		var err error
 		if req.Landing {
-			resp, err = client.Land(ctx, b, msgs, nil)
+			resp, err = client.Land(ctx, b, msgs, obs)
 		} else {
 			r := model.Request{Messages: msgs, Parallel: req.Parallel}
 			if req.Tools {
 				r.Tools = harness.Offer(a.Tools.sub(req.Toolset).specs())
 			}
-			resp, err = client.Complete(ctx, b, r, nil)
+			resp, err = client.Complete(ctx, b, r, obs)
 		}
 		if err != nil {
-			return failedReply(err)
+			out := failedReply(err)
+			out.ResponseModel = heard.Model
+			out.Cause = redact.Secrets(out.Cause, a.Model.APIKey)
+			return out
 		}
-		out := ModelReply{Content: resp.Message.Content, FinishReason: resp.FinishReason, Outcome: trace.OK, Tokens: resp.Usage.TotalTokens}
+		out := ModelReply{Content: resp.Message.Content, FinishReason: resp.FinishReason, ResponseModel: heard.Model, Outcome: trace.OK, Tokens: resp.Usage.TotalTokens}
 		for _, c := range resp.Message.ToolCalls {
 			out.ToolCalls = append(out.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: json.RawMessage(c.Function.Arguments)})
 		}
@@ -214,9 +221,12 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 
 // failedReply reads a model failure as the workflow needs it.
 func failedReply(err error) ModelReply {
-	r := ModelReply{Outcome: trace.UpstreamError, Failure: model.Describe(err), Refused: model.Refused(err)}
+	r := ModelReply{Outcome: trace.UpstreamError, Failure: model.Describe(err), Refused: model.Refused(err), Cause: err.Error()}
 	if ae, ok := errors.AsType[*trace.AttemptError](err); ok {
 		r.Outcome, r.Status, r.Retry = ae.Outcome, ae.Status, trace.Retryable(ae)
+		if ae.Err != nil {
+			r.Cause = ae.Err.Error() // the workflow words it with its own attempt number
+		}
 		r.RetryAfter, _ = budget.ReadRetryAfter(ae.Header, time.Now())
 	} else if errors.Is(err, budget.ErrRefused) {
 		r.Outcome = trace.GaveUp
@@ -301,6 +311,7 @@ func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolRepl
 	// redacted before the workflow records it, as harness run's records
 	// are (issue 25).
 	reply.Err = redact.Secrets(reply.Err, a.Model.APIKey)
+	reply.Cause = redact.Secrets(reply.Cause, a.Model.APIKey)
 	return reply, nil
 }
 
@@ -315,11 +326,13 @@ func replyOf(actx context.Context, name string, ans tools.Answer) ToolReply {
 		return r
 	}
 	r.Answered = ans.Outcome != ""
+	r.Cause = ans.Err.Error()
 	switch {
 	case !r.Answered && actx.Err() != nil:
 		r.Cut = true
 		r.Outcome = trace.OutcomeOfContext(actx, watchdog.ErrQuiet)
 		r.Err = name + ": no answer within its time limit"
+		r.Cause = context.Cause(actx).Error() // the lease's end, as the process's attempt context says it
 	case !r.Answered:
 		r.Outcome = trace.UpstreamError
 	}

@@ -3,6 +3,7 @@ package durable
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/glidepath/glidepath/watchdog"
 	"strings"
 
 	"github.com/glidepath/glidepath/budget"
@@ -87,7 +88,7 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 	start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
 	r.record(ctx, start)
 	r.attempts++
-	r.heard(ctx) // a tool call issued
+	r.heard(ctx, watchdog.ToolCall) // a tool call issued
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:          childID,
 		WorkflowTaskTimeout: WorkflowTaskTimeout,
@@ -143,7 +144,7 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 	case err == nil && out.Result.Status != "":
 		end.Outcome = trace.OK
 		r.record(ctx, end)
-		r.heard(ctx) // a tool result returned
+		r.heard(ctx, watchdog.ToolResult) // a tool result returned
 		body, merr := json.Marshal(out.Result)
 		if merr != nil { // a Result is plain data: this is a bug
 			panic(merr)

@@ -120,15 +120,17 @@ type ModelRequest struct {
 // ModelReply is how one model attempt ended. A failure is data, not an
 // activity error, so that the workflow's retry rules see all of it.
 type ModelReply struct {
-	Content      string
-	ToolCalls    []ToolCall
-	FinishReason string
+	Content       string
+	ToolCalls     []ToolCall
+	FinishReason  string
+	ResponseModel string // the model the server says answered, for the attempt's record
 
 	Outcome    trace.Outcome     // ok, or how the attempt failed
 	Status     int               // the HTTP status of an error answer
 	Retry      bool              // reports whether SPEC §2 allows another attempt
 	RetryAfter budget.RetryAfter // what the server said of when to come back (budget.ReadRetryAfter on the worker)
 	Failure    string            // for a person: the status and the server's message
+	Cause      string            // the error that ended the attempt, as trace.AttemptError wraps it, for its record
 	Tokens     int64
 	Refused    bool // the server refused the run itself (model.Refused: 401, 403, 404, unreachable)
 }
@@ -156,6 +158,7 @@ type ToolRequest struct {
 type ToolReply struct {
 	Output   json.RawMessage
 	Err      string        // empty on success
+	Cause    string        // the error that ended the attempt, as trace.AttemptError wraps it, for its record
 	Outcome  trace.Outcome // ok, or how it failed
 	Status   int
 	Answered bool // the tool said how it failed

@@ -11,6 +11,7 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/model"
@@ -244,7 +245,9 @@ func (r *run) advanceTo(ctx workflow.Context, p landing.Phase) {
 	}
 	from := r.phase
 	r.phase = p
-	r.record(ctx, trace.Record{Event: trace.PhaseChange, From: from.String(), To: p.String()})
+	spent, _, _ := r.clock(ctx)
+	r.record(ctx, trace.Record{Event: trace.PhaseChange, From: from.String(), To: p.String(),
+		Reason: landing.PhaseReason(p, spent, r.total, r.reserve)})
 }
 
 // options are the activity options of one attempt: ScheduleToClose is the
@@ -402,6 +405,7 @@ func (r *run) setup(ctx workflow.Context) (landing.Cause, bool) {
 		start := base
 		start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
 		r.record(ctx, start)
+		r.attempts++ // an attempt on the record is counted, as in process (issue 25)
 		err := workflow.ExecuteActivity(options(ctx, granted), ToolsActivity, r.in.Toolset).Get(ctx, &r.tools)
 		end := start
 		end.Event, end.Outcome = trace.AttemptEnd, trace.OK
@@ -409,14 +413,16 @@ func (r *run) setup(ctx workflow.Context) (landing.Cause, bool) {
 			r.record(ctx, end)
 			return "", true
 		}
-		end.Outcome, end.Message = trace.UpstreamError, err.Error()
+		end.Outcome = trace.UpstreamError
 		lease, dead := timedOut(err)
+		cause := err
 		if lease {
-			end.Outcome = trace.GaveUp
+			end.Outcome, cause = trace.GaveUp, budget.ErrLeaseExpired // its ceiling is SetupCeiling's
 		}
 		if ctx.Err() != nil {
-			end.Outcome = trace.Cancelled
+			end.Outcome, cause = trace.Cancelled, harness.ErrInterrupted
 		}
+		end.Message = attemptWords(end, cause)
 		r.record(ctx, end)
 		switch {
 		case ctx.Err() != nil:
@@ -436,6 +442,7 @@ func (r *run) setup(ctx workflow.Context) (landing.Cause, bool) {
 // allows while the budget does. It reports whether the turn answered; a
 // turn the budget refused before any attempt returns the zero reply.
 func (r *run) turn(ctx workflow.Context) (ModelReply, bool) {
+	r.heard(ctx, watchdog.ModelCall) // a model request, once per turn as in process
 	var last ModelReply
 	for n := 1; ; n++ {
 		spent, remaining, available := r.clock(ctx)
@@ -503,26 +510,36 @@ func (r *run) modelAttempt(ctx workflow.Context, base trace.Record, granted time
 	began := workflow.Now(ctx)
 	r.attempts++
 	var reply ModelReply
+	var cause error // what ended a failed attempt, for its record
 	if err := workflow.ExecuteActivity(options(ctx, granted), ModelActivity, req).Get(ctx, &reply); err != nil {
 		lease, dead := timedOut(err)
 		switch {
 		case temporal.IsCanceledError(err) && r.quiet.fired:
 			reply = ModelReply{Outcome: trace.Quiet, Failure: "stopped: nothing happened for " + landing.Human(r.quiet.q)}
+			cause = &r.quiet.stall
 		case temporal.IsCanceledError(err):
 			reply = ModelReply{Outcome: trace.Cancelled, Failure: "the run was cancelled"}
+			cause = harness.ErrInterrupted
 		case lease:
 			reply = ModelReply{Outcome: trace.GaveUp, Failure: "the model sent no answer within its lease of " + landing.Human(granted)}
+			// A model lease has no ceiling of its own on either host: it
+			// runs to what the run has left, whose end is the deadline's.
+			cause = budget.ErrDeadline
 		case dead:
 			// The worker died mid-call: a model turn is idempotent, so
 			// another worker may make it again.
 			reply = ModelReply{Outcome: trace.UpstreamError, Retry: true, Failure: "the worker making the call stopped"}
+			cause = errWorkerStopped
 		default:
 			reply = ModelReply{Outcome: trace.UpstreamError, Failure: err.Error()}
+			cause = err
 		}
+	} else if reply.Outcome != trace.OK {
+		cause = errors.New(cmp.Or(reply.Cause, reply.Failure))
 	}
 	if reply.Outcome == trace.OK {
 		r.model.Observe(workflow.Now(ctx).Sub(began))
-		r.heard(ctx) // a model message completed
+		r.heard(ctx, watchdog.ModelMessage) // a model message completed
 	}
 	if !req.Landing {
 		cut := reply.Outcome == trace.GaveUp || reply.Outcome == trace.Quiet
@@ -530,8 +547,9 @@ func (r *run) modelAttempt(ctx workflow.Context, base trace.Record, granted time
 	}
 	end := start
 	end.Event, end.Outcome, end.Status, end.Tokens = trace.AttemptEnd, reply.Outcome, reply.Status, reply.Tokens
+	end.FinishReason, end.ResponseModel = reply.FinishReason, reply.ResponseModel
 	if reply.Outcome != trace.OK {
-		end.Message = reply.Failure
+		end.Message = attemptWords(end, cause)
 	}
 	r.record(ctx, end)
 	return reply
@@ -758,7 +776,7 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 		switch cmd.Kind {
 		case tools.CallAttempt:
 			base = trace.Record{Step: kind, StepIndex: r.step, Attempt: cmd.N, ResendCount: cmd.N - 1, Key: string(key), CallID: tc.ID}
-			last, cancelling = r.toolAttempt(ctx, base, cmd.Lease.Granted, ToolRequest{Toolset: r.in.Toolset, Tool: spec.Name, Key: string(key), Args: tc.Arguments, Attempt: cmd.N}), false
+			last, cancelling = r.toolAttempt(ctx, base, cmd.Lease, ToolRequest{Toolset: r.in.Toolset, Tool: spec.Name, Key: string(key), Args: tc.Arguments, Attempt: cmd.N}), false
 			cmd = m.Step(tools.CallEvent{Kind: tools.AttemptEnded, Figures: r.figures(ctx, spec.P50), Attempt: tools.Attempted{
 				OK: last.Outcome == trace.OK, Cut: last.Cut, GaveUp: last.Outcome == trace.GaveUp, Answered: last.Answered,
 				NotSent: last.NotSent, Stopped: last.Stopped, Retry: last.Retry, RetryAfter: last.RetryAfter}})
@@ -871,46 +889,64 @@ func (r *run) failed(lc landing.Call, last ToolReply, suffix string, cancelling 
 // toolAttempt schedules one tool attempt on a lease of granted and
 // records it. An attempt its lease or a dead worker ended is cut: its
 // call may have reached the tool and may still be running.
-func (r *run) toolAttempt(ctx workflow.Context, base trace.Record, granted time.Duration, req ToolRequest) ToolReply {
+func (r *run) toolAttempt(ctx workflow.Context, base trace.Record, lease budget.Lease, req ToolRequest) ToolReply {
 	start := base
-	start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
+	start.Event, start.GrantedMs = trace.AttemptStart, lease.Granted.Milliseconds()
 	r.record(ctx, start)
 	r.attempts++
-	r.heard(ctx) // a tool call issued
-	reply, err := r.awaitTool(ctx, granted, req)
+	if req.Attempt == 1 {
+		r.heard(ctx, watchdog.ToolCall) // a tool call issued, at its first attempt as in process
+	}
+	reply, err := r.awaitTool(ctx, lease.Granted, req)
+	// cause is what ended a failed attempt, for its record: the
+	// activity's own error, or what cut it, as harness run's cut says it.
+	cause := error(nil)
+	if reply.Outcome != trace.OK {
+		cause = errors.New(cmp.Or(reply.Cause, reply.Err))
+	}
 	if err == nil && reply.Cut && ctx.Err() != nil {
 		// The attempt answered its cancellation: it says whether its work
 		// stopped; what cut it is the run's.
 		reply.Outcome, reply.Err = trace.Cancelled, req.Tool+": stopped: the run was cancelled"
+		cause = harness.ErrInterrupted
 		if r.quiet.fired {
 			reply.Outcome, reply.Err = trace.Quiet, req.Tool+": stopped: nothing happened for "+landing.Human(r.quiet.q)
+			cause = &r.quiet.stall
 		}
 	}
 	if err != nil {
-		lease, dead := timedOut(err)
+		timeUp, dead := timedOut(err)
 		// What cut an attempt whose run's work ended first is the run's,
 		// even when its lease ran out while its answer was waited for.
 		switch {
-		case (temporal.IsCanceledError(err) || lease) && ctx.Err() != nil && r.quiet.fired:
+		case (temporal.IsCanceledError(err) || timeUp) && ctx.Err() != nil && r.quiet.fired:
 			reply = ToolReply{Outcome: trace.Quiet, Cut: true, Err: req.Tool + ": stopped: nothing happened for " + landing.Human(r.quiet.q)}
-		case temporal.IsCanceledError(err) || lease && ctx.Err() != nil:
+			cause = &r.quiet.stall
+		case temporal.IsCanceledError(err) || timeUp && ctx.Err() != nil:
 			reply = ToolReply{Outcome: trace.Cancelled, Cut: true, Err: req.Tool + ": stopped: the run was cancelled"}
-		case lease:
+			cause = harness.ErrInterrupted
+		case timeUp:
 			reply = ToolReply{Outcome: trace.GaveUp, Cut: true, Err: req.Tool + ": no answer within its time limit"}
+			cause = budget.ErrDeadline
+			if lease.Capped {
+				cause = budget.ErrLeaseExpired
+			}
 		case dead:
 			// Another worker may make a read again, with the same key.
 			reply = ToolReply{Outcome: trace.UpstreamError, Cut: true, Retry: true, Err: req.Tool + ": the worker making the call stopped"}
+			cause = errWorkerStopped
 		default:
 			reply = ToolReply{Outcome: trace.UpstreamError, Err: req.Tool + " failed: " + redact.Secrets(err.Error())}
+			cause = err
 		}
 	}
 	if reply.Outcome == trace.OK || reply.Answered {
-		r.heard(ctx) // a tool result returned
+		r.heard(ctx, watchdog.ToolResult) // a tool result returned
 	}
 	end := start
 	end.Event, end.Outcome, end.Status = trace.AttemptEnd, reply.Outcome, reply.Status
 	if reply.Outcome != trace.OK {
-		end.Message = reply.Err
+		end.Message = attemptWords(end, cause)
 	}
 	r.record(ctx, end)
 	return reply
@@ -1026,4 +1062,16 @@ func (r *run) ask(ctx workflow.Context, kind, tool string, key cancel.Key, grant
 	}
 	r.record(ctx, trace.Record{Event: trace.Reconcile, Step: kind, StepIndex: r.step, Key: string(key), State: state, Message: redact.Secrets(st.Err)})
 	return st
+}
+
+// errWorkerStopped is what cut an attempt whose worker died mid-call, in
+// its record: a host's own ending, which has no counterpart in process.
+var errWorkerStopped = errors.New("durable: the worker making the call stopped")
+
+// attemptWords is the message of a failed attempt's attempt_end record in
+// the core's words, trace.AttemptError's, redacted: the words harness
+// run's records say for the same ending (issue 25), so that one reader
+// reads both hosts' traces.
+func attemptWords(end trace.Record, cause error) string {
+	return redact.Secrets((&trace.AttemptError{Step: end.Step, Attempt: end.Attempt, Outcome: end.Outcome, Status: end.Status, Err: cause}).Error())
 }
