@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"strings"
 	"sync"
@@ -227,11 +228,21 @@ func failedReply(err error) ModelReply {
 		if ae.Err != nil {
 			r.Cause = ae.Err.Error() // the workflow words it with its own attempt number
 		}
-		r.RetryAfter, _ = budget.ReadRetryAfter(ae.Header, time.Now())
+		r.RetryAfter, r.RetryAfterInvalid = readRetryAfter(ae.Header)
 	} else if errors.Is(err, budget.ErrRefused) {
 		r.Outcome = trace.GaveUp
 	}
 	return r
+}
+
+// readRetryAfter reads an answer's Retry-After now, on the worker, and
+// the value it could not use, as the process's backoff record keeps it.
+func readRetryAfter(h http.Header) (budget.RetryAfter, string) {
+	ra, err := budget.ReadRetryAfter(h, time.Now())
+	if re, ok := errors.AsType[*budget.RetryAfterError](err); ok {
+		return ra, re.Value
+	}
+	return ra, ""
 }
 
 // params turns the workflow's messages into openai-go's.
@@ -346,7 +357,7 @@ func replyOf(actx context.Context, name string, ans tools.Answer) ToolReply {
 		}
 		r.Err = name + " failed: " + clip(msg, 1024)
 	}
-	r.RetryAfter, _ = budget.ReadRetryAfter(ans.Header, time.Now())
+	r.RetryAfter, r.RetryAfterInvalid = readRetryAfter(ans.Header)
 	return r
 }
 

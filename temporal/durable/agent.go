@@ -47,13 +47,14 @@ type AgentInfo struct {
 // cancelled, and called interrupted.
 func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landing.Call, kind string) (string, landing.Call) {
 	spec := t.Spec
-	refused := func(reason, why string) (string, landing.Call) {
-		r.record(ctx, trace.Record{Event: trace.Refused, Step: kind, StepIndex: r.step, Attempt: 1, CallID: tc.ID, Reason: reason})
+	refused := func(reason, why, message string) (string, landing.Call) {
+		r.record(ctx, trace.Record{Event: trace.Refused, Step: kind, StepIndex: r.step, Attempt: 1, CallID: tc.ID, Reason: reason, Message: message})
 		lc.Outcome, lc.Summary = landing.Refused, "not started: "+why
 		return "error: not started: " + why, lc
 	}
-	if r.phase >= landing.Narrow {
-		return refused("gated", "no new sub-agents after "+landing.Explore.String())
+	if err := landing.WidenAt(r.phase, landing.SubAgent); err != nil {
+		// The process's gate, in its words on the record (issue 25).
+		return refused("gated", "no new sub-agents after "+landing.Explore.String(), landing.GateReason(err))
 	}
 	var args struct {
 		Task string `json:"task"`
@@ -63,13 +64,13 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 		return fmt.Sprintf("error: %s: the arguments are not {\"task\": \"…\"}", spec.Name), lc
 	}
 	if ctx.Err() != nil {
-		return refused("cancelled", r.stopped())
+		return refused("cancelled", r.stopped(), "")
 	}
 	_, remaining, _ := r.clock(ctx)
 	// The process's rule for a slice, not a copy (issue 25).
 	granted, keep, _, rule := budget.SliceGrant(remaining, r.reserve, r.floor, spec.Ceiling, r.model.P95())
 	if rule != 0 {
-		return refused(rule.String(), "not enough time")
+		return refused(rule.String(), "not enough time", "")
 	}
 	key := mintKey(ctx)
 	lc.Key = string(key)

@@ -158,6 +158,19 @@
 // worker died holding the run is up to the sticky timeout of
 // [WorkerOptions] (1s) or the [WorkflowTaskTimeout] after it happened.
 //
+// The records say what harness run's say, in its words (issue 25): a
+// failed attempt's message is [trace.AttemptError]'s ("tool:pay: attempt
+// 1: gave_up: budget: lease expired"), with the error the worker saw or
+// what cut the attempt (the lease, the quiet clock's
+// [watchdog.StallError], a cancellation as [harness.ErrInterrupted]); a
+// model attempt's end carries finish_reason and response_model; a phase
+// record's reason is [landing.PhaseReason]'s. The setup step is the
+// ToolInfos activity, a round trip on the run's time and budget: it is an
+// attempt on the record, as a setup that does I/O is in process (a
+// manifest fetched, an MCP server started), where builtins need no setup
+// and have no such record. Result.Attempts counts every attempt on the
+// record, setup's included, as in process.
+//
 // # Deploying a new build
 //
 // Every run records the version of the rules it runs, [RulesVersion], in

@@ -129,10 +129,13 @@ type ModelReply struct {
 	Status     int               // the HTTP status of an error answer
 	Retry      bool              // reports whether SPEC §2 allows another attempt
 	RetryAfter budget.RetryAfter // what the server said of when to come back (budget.ReadRetryAfter on the worker)
-	Failure    string            // for a person: the status and the server's message
-	Cause      string            // the error that ended the attempt, as trace.AttemptError wraps it, for its record
-	Tokens     int64
-	Refused    bool // the server refused the run itself (model.Refused: 401, 403, 404, unreachable)
+	// RetryAfterInvalid is a Retry-After the worker could not use, as it
+	// read it, for the backoff record (retry_after_invalid).
+	RetryAfterInvalid string
+	Failure           string // for a person: the status and the server's message
+	Cause             string // the error that ended the attempt, as trace.AttemptError wraps it, for its record
+	Tokens            int64
+	Refused           bool // the server refused the run itself (model.Refused: 401, 403, 404, unreachable)
 }
 
 // ToolInfo is a tool of the worker's registry as the workflow needs to
@@ -171,7 +174,8 @@ type ToolReply struct {
 	// RetryAfter is what the attempt's response said about when to come
 	// back, read on the worker when it arrived; the workflow's call
 	// machine decides on it, with harness run's rule (issue 25).
-	RetryAfter budget.RetryAfter
+	RetryAfter        budget.RetryAfter
+	RetryAfterInvalid string // a Retry-After the worker could not use, for the backoff record
 }
 
 // StatusRequest asks how the call with Key went, by its key.

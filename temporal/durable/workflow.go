@@ -193,7 +193,15 @@ func (r *run) clock(ctx workflow.Context) (spent, remaining, available time.Dura
 }
 
 // record stamps rec in workflow time and keeps it, up to MaxRecords.
+//
+// Any change of phase the clock made and the record does not yet say is
+// recorded first, as harness run's records are (Session.record): a
+// record's phase is the phase at its time, not the one its turn started
+// in (issue 25).
 func (r *run) record(ctx workflow.Context, rec trace.Record) {
+	if rec.Event != trace.PhaseChange {
+		r.advance(ctx)
+	}
 	now := workflow.Now(ctx)
 	spent, remaining, _ := r.clock(ctx)
 	r.seq++
@@ -304,6 +312,7 @@ func (r *run) delay(ctx workflow.Context, n int, ra budget.RetryAfter) budget.De
 // to go on.
 func (r *run) backoff(ctx workflow.Context, rec trace.Record, d budget.Delay) bool {
 	rec.Event, rec.SleepMs, rec.Source, rec.GaveUp, rec.Reason = trace.Backoff, d.Sleep.Milliseconds(), d.Source.String(), d.GiveUp, d.Reason
+	rec.ResendCount = 0 // a sleep is no attempt: its record has none, as in process
 	r.record(ctx, rec)
 	if d.GiveUp {
 		return false
@@ -489,7 +498,9 @@ func (r *run) turn(ctx workflow.Context) (ModelReply, bool) {
 			// landing call would be answered the same (landing.ModelEnd).
 			r.lastModel.RetryAfter = cmp.Or(reply.RetryAfter.Wait, budget.MaxRetryAfter)
 		}
-		if !r.backoff(ctx, base, d) {
+		rec := base
+		rec.RetryAfterInvalid = reply.RetryAfterInvalid
+		if !r.backoff(ctx, rec, d) {
 			// The run gave up on the model, for want of time to wait: it
 			// lands on cause budget, as harness.CauseOf says of a give-up
 			// in process (issue 25).
@@ -506,6 +517,9 @@ func (r *run) turn(ctx workflow.Context) (ModelReply, bool) {
 func (r *run) modelAttempt(ctx workflow.Context, base trace.Record, granted time.Duration, req ModelRequest) ModelReply {
 	start := base
 	start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
+	if req.Landing {
+		start.StepIndex = 0 // the landing call is no step of the loop: its records have none, as in process
+	}
 	r.record(ctx, start)
 	began := workflow.Now(ctx)
 	r.attempts++
@@ -734,18 +748,24 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 	if t.Agent != nil {
 		return r.agentCall(ctx, tc, t, lc, kind)
 	}
-	refused := func(n int, reason string) (string, landing.Call) {
-		r.record(ctx, trace.Record{Event: trace.Refused, Step: kind, StepIndex: r.step, Attempt: n, ResendCount: n - 1, Key: string(lc.Key), CallID: tc.ID, Reason: reason})
+	refused := func(n int, reason string, why error) (string, landing.Call) {
+		rec := trace.Record{Event: trace.Refused, Step: kind, StepIndex: r.step, Attempt: n, ResendCount: n - 1, Key: string(lc.Key), CallID: tc.ID, Reason: reason}
+		if why != nil {
+			rec.Message = landing.GateReason(why) // the gate's words, as harness run's refused record says them
+		}
+		r.record(ctx, rec)
 		lc.Outcome, lc.Summary = landing.Refused, "not started: not enough time"
 		return "error: not started: not enough time", lc
 	}
 	_, remaining, _ := r.clock(ctx)
-	switch {
-	case r.phase >= landing.Narrow && spec.Speculative:
-		return refused(1, "gated")
-	case landing.AdmitAt(r.phase, kind, spec.P95, spec.Ceiling, remaining-r.reserve) != nil:
+	if spec.Speculative {
+		if err := landing.WidenAt(r.phase, landing.Speculative); err != nil {
+			return refused(1, "gated", err)
+		}
+	}
+	if err := landing.AdmitAt(r.phase, kind, spec.P95, spec.Ceiling, remaining-r.reserve); err != nil {
 		// The process's gate, not a copy (issue 25).
-		return refused(1, "gated")
+		return refused(1, "gated", err)
 	}
 	if ctx.Err() != nil {
 		// The run was cancelled, or stalled, before this call started:
@@ -782,6 +802,7 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 				NotSent: last.NotSent, Stopped: last.Stopped, Retry: last.Retry, RetryAfter: last.RetryAfter}})
 		case tools.CallSleep:
 			rec := base
+			rec.RetryAfterInvalid = last.RetryAfterInvalid
 			if cmd.Reconciling {
 				rec = trace.Record{Step: kind, StepIndex: r.step, Attempt: cmd.N, Key: string(key), Reconciling: true}
 			}
