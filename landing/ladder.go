@@ -92,8 +92,14 @@ func (l *Ladder) Next() (p Phase, at time.Duration, ok bool) {
 	if l.unmade() {
 		return Land, 0, false
 	}
-	cur := Phase(l.phase.Load())
-	total, reserve := l.b.Total(), l.b.Reserve()
+	return NextPhaseAt(Phase(l.phase.Load()), l.b.Total(), l.b.Reserve())
+}
+
+// NextPhaseAt is [Ladder.Next] as a pure function of the phase cur and the
+// budget: the phase the clock moves a run to next and the spending at
+// which it does, the one rule both hosts arm their phase timer by (issue
+// 25); ok is false from land on.
+func NextPhaseAt(cur Phase, total, reserve time.Duration) (p Phase, at time.Duration, ok bool) {
 	// The least whole nanoseconds of spending at which PhaseAt moves on.
 	rungs := [...]time.Duration{
 		time.Duration(math.Ceil(NarrowAt * float64(total))),

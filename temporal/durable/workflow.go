@@ -66,6 +66,7 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 	r.stopWork = stopWork
 	workflow.Go(watch, r.listen)
 	workflow.Go(watch, func(ctx workflow.Context) { r.quiet.watch(ctx, r.stall) })
+	workflow.Go(watch, r.phases)
 	if in.Parent != nil {
 		workflow.Go(watch, r.forwardLoop)
 	}
@@ -256,6 +257,25 @@ func (r *run) advanceTo(ctx workflow.Context, p landing.Phase) {
 	spent, _, _ := r.clock(ctx)
 	r.record(ctx, trace.Record{Event: trace.PhaseChange, From: from.String(), To: p.String(),
 		Reason: landing.PhaseReason(p, spent, r.total, r.reserve)})
+}
+
+// phases records each change of phase the clock makes when it happens, on
+// one workflow timer at a time armed by landing.NextPhaseAt, as harness
+// run's phase timer does (Session.armPhase): a phase record says when the
+// run changed phase, not when it next recorded something (issue 25). It
+// ends once the run is in land, or when the run has landed.
+func (r *run) phases(ctx workflow.Context) {
+	for {
+		_, at, ok := landing.NextPhaseAt(r.phase, r.total, r.reserve)
+		if !ok {
+			return
+		}
+		spent, _, _ := r.clock(ctx)
+		if err := workflow.Sleep(ctx, at-spent); err != nil {
+			return
+		}
+		r.advance(ctx)
+	}
 }
 
 // options are the activity options of one attempt: ScheduleToClose is the
