@@ -321,8 +321,9 @@ func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolRepl
 	// What a tool says back may quote a secret: the attempt's message is
 	// redacted before the workflow records it, as harness run's records
 	// are (issue 25).
-	reply.Err = redact.Secrets(reply.Err, a.Model.APIKey)
-	reply.Cause = redact.Secrets(reply.Cause, a.Model.APIKey)
+	secrets := append([]string{a.Model.APIKey}, ts.secrets...)
+	reply.Err = redact.Secrets(reply.Err, secrets...)
+	reply.Cause = redact.Secrets(reply.Cause, secrets...)
 	return reply, nil
 }
 

@@ -35,6 +35,7 @@ type Toolset struct {
 	file     string            // the tools file, absolute, for the orphan journal
 	agents   map[string]agentTools
 	order    map[string]int // the tools file's order of its entries, which the model is offered
+	secrets  []string       // the keys the tools file hands its tools (tools.Config.Secrets), kept from records as harness run keeps them
 }
 
 // agentTools are a sub-agent entry: its spec, as package harness makes a
@@ -85,6 +86,7 @@ func build(ctx context.Context, cfg *tools.Config, builtins map[string]tools.Too
 	if err := cfg.Resolve(ctx, client, tools.DefaultResolveTimeout); err != nil {
 		return ts, err
 	}
+	ts.secrets = cfg.Secrets()
 	for i, e := range cfg.Entries {
 		ts.order[e.Name] = i
 		if e.Agent == nil {
