@@ -3,6 +3,7 @@ package durable
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/watchdog"
 	"strings"
 
@@ -173,32 +174,48 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 // time and with its own run_id and seq, within the parent's bounds.
 func (r *run) adopt(rec trace.Record) { r.keep(rec) }
 
-// forward tells the parent, when this run is a sub-agent, that the child
-// heard a semantic event: a sub-agent's semantic events count as its
-// parent's (SPEC §3). The events are counted here and sent by
-// forwardLoop, coalesced.
-func (r *run) forward() {
+// forward keeps rec, when this run is a sub-agent and rec a record of
+// work, for its parent: each is one more unit of progress for the
+// parent's quiet clock (SPEC §3) and one progress record in the parent's
+// trace, in harness.ChildWork's words, as in process (issue 25). They are
+// counted here and sent by forwardLoop, coalesced.
+func (r *run) forward(rec trace.Record) {
 	if r.in.Parent == nil {
 		return
 	}
-	r.events++
+	if msg, ok := harness.ChildWork(rec); ok {
+		r.events++
+		r.work = append(r.work, msg)
+	}
 }
 
-// forwardLoop sends the parent the child's event count whenever it grew,
-// at most once per [ProgressEvery] of workflow time, as a [SignalProgress]
-// whose units are the count, until ctx ends.
-func (r *run) forwardLoop(ctx workflow.Context) {
+// tellWork sends the parent, when this run is a sub-agent, the records of
+// work it was not told of yet, without waiting for a signal's delivery
+// longer than ctx allows.
+func (r *run) tellWork(ctx workflow.Context) {
 	p := r.in.Parent
+	if p == nil || len(r.work) == 0 {
+		return
+	}
+	sig := Progress{Step: p.Step, Key: p.Key, Units: r.events, Message: r.work[len(r.work)-1], Messages: r.work}
+	r.work = nil
+	// A parent that has ended cannot be told; the child goes on to
+	// land on its own deadline.
+	_ = workflow.SignalExternalWorkflow(ctx, p.WorkflowID, "", SignalProgress, sig).Get(ctx, nil)
+}
+
+// forwardLoop sends the parent the child's records of work whenever there
+// are new ones, at most once per [ProgressEvery] of workflow time, as a
+// [SignalProgress] whose units are their count, until ctx ends; the
+// workflow sends the rest when it has landed (tellWork).
+func (r *run) forwardLoop(ctx workflow.Context) {
 	var sent int64
 	for {
 		if err := workflow.Await(ctx, func() bool { return r.events > sent }); err != nil {
 			return
 		}
 		sent = r.events
-		sig := Progress{Step: p.Step, Key: p.Key, Units: sent, Message: "the sub-agent is working"}
-		// A parent that has ended cannot be told; the child goes on to
-		// land on its own deadline.
-		_ = workflow.SignalExternalWorkflow(ctx, p.WorkflowID, "", SignalProgress, sig).Get(ctx, nil)
+		r.tellWork(ctx)
 		if err := workflow.Sleep(ctx, ProgressEvery); err != nil {
 			return
 		}

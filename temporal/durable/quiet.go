@@ -24,6 +24,11 @@ type Progress struct {
 	Units   int64  `json:"units"`
 	Total   int64  `json:"total,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Messages, from a sub-agent, are the words of each record of work
+	// it made since its last signal (harness.ChildWork), the last of them
+	// at Units: the parent records each as a progress record, as in
+	// process, where a child's every record of work is one.
+	Messages []string `json:"messages,omitempty"`
 
 	// Wait, from a sub-agent, is pause when the child begins a wait of
 	// its own choosing (a backoff sleep, a server's Retry-After) and
@@ -146,9 +151,14 @@ func (r *run) progress(ctx workflow.Context, p Progress) {
 	if c.stopped || !c.clock.Progress(p.Key, p.Units, workflow.Now(ctx)) {
 		return
 	}
-	r.record(ctx, trace.Record{Event: trace.Progress, Step: p.Step, StepIndex: r.step, Key: p.Key,
-		Units: p.Units, Total: p.Total, Message: clip(p.Message, 256)})
-	r.forward()
+	msgs := p.Messages
+	if len(msgs) == 0 {
+		msgs = []string{p.Message}
+	}
+	for i, m := range msgs {
+		r.record(ctx, trace.Record{Event: trace.Progress, Step: p.Step, StepIndex: r.step, Key: p.Key,
+			Units: p.Units - int64(len(msgs)-1-i), Total: p.Total, Message: clip(m, 256)})
+	}
 }
 
 // heard is a semantic event e the workflow itself saw. Every kind opens
@@ -156,7 +166,6 @@ func (r *run) progress(ctx workflow.Context, p Progress) {
 // so that a stall names the last event, as the process's watchdog does in
 // the attempt records it cuts (issue 25).
 func (r *run) heard(ctx workflow.Context, e watchdog.Event) {
-	r.forward() // a child's landing is work its parent hears of too
 	if r.quiet.stopped {
 		return
 	}

@@ -78,6 +78,7 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 	r.quiet.stopped = true
 	stopWatch()
 	stopWork()
+	r.tellWork(ctx) // the work forwardLoop had not sent yet, its landing's among it
 	end := trace.Record{Event: trace.RunEnd, Cause: string(res.Cause), Result: string(res.Status), TotalMs: r.total.Milliseconds()}
 	r.record(ctx, end)
 	return Output{Result: res, Trace: r.records, Dropped: r.dropped}, nil
@@ -129,7 +130,8 @@ type run struct {
 
 	quiet    quietClock
 	stopWork workflow.CancelFunc // ends the work context: the quiet clock fired
-	events   int64               // a sub-agent's semantic events, which its parent hears (forwardLoop)
+	events   int64               // a sub-agent's records of work (harness.ChildWork), which its parent hears as progress (forwardLoop)
+	work     []string            // the words of those not yet sent to the parent
 }
 
 func newRun(ctx workflow.Context, in Input) *run {
@@ -215,6 +217,7 @@ func (r *run) record(ctx workflow.Context, rec trace.Record) {
 		rec.LateMs = now.Sub(r.deadline).Milliseconds()
 	}
 	r.keep(rec)
+	r.forward(rec)
 }
 
 // keep adds rec to the run's trace while the trace stays under MaxRecords
