@@ -340,7 +340,10 @@ func unavailable(res landing.Result) string {
 // the record, which in process has no such call. Every attempt on the
 // record is counted in Result.Attempts on both hosts, so the counts are
 // compared less the attempts left out here (setups, of the root run).
-// A setup that failed is not left out: how it failed is the run's.
+// A sub-agent's parent tells of its child's setup in progress records
+// ("step 0: setup", "step 0: setup ok", harness.ChildWork's words): they
+// are left out with it. A setup that failed is not left out: how it
+// failed is the run's.
 func hostOnly(recs []trace.Record) (kept []trace.Record, setups int) {
 	type attempt struct {
 		run string
@@ -353,6 +356,9 @@ func hostOnly(recs []trace.Record) (kept []trace.Record, setups int) {
 		}
 	}
 	for _, r := range recs {
+		if r.Event == trace.Progress && (r.Message == "step 0: setup" || r.Message == "step 0: setup ok") {
+			continue
+		}
 		if (r.Event == trace.AttemptStart || r.Event == trace.AttemptEnd) && r.Step == "setup" && ok[attempt{r.RunID, r.Attempt}] {
 			if r.Event == trace.AttemptStart && r.RunID == runID {
 				setups++
