@@ -99,9 +99,12 @@
 // time, so the child's start is spent from its slice; its tools are its
 // entry's tools file, loaded by the worker with the parent's
 // (Input.Toolset names them); it runs on the worker's model (an entry
-// naming another is refused, [ErrUnsupported]). The child's semantic
-// events are sent to the parent as coalesced [SignalProgress] signals, so
-// they count for the parent's quiet clock. Its labeled result is the tool
+// naming another is refused, [ErrUnsupported]). The child's records of
+// work (an attempt's start or end, a progress, its landing:
+// [harness.ChildWork]) are sent to the parent as coalesced
+// [SignalProgress] signals, the rest when it has landed, so that they
+// count for the parent's quiet clock and the parent records each as a
+// progress record in the words harness run's parent records. Its labeled result is the tool
 // message's content, exactly the `--json` object of `harness run`, and
 // its records join the parent's trace with their own run_id and the
 // parent's as parent_run_id. A cancelled or stalled parent cancels its
