@@ -840,7 +840,14 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 			if lc.State == stateAbandoned && r.accepted[string(key)] {
 				lc.State, cancelling = stateCancelled, false
 			}
-			return r.callEnded(ctx, tc, lc, cmd, last, st, cancelling, base)
+			out, lc := r.callEnded(ctx, tc, lc, cmd, last, st, cancelling, base)
+			if base.Attempt > 0 {
+				// A call's result (or its final error) is one semantic
+				// event, at its end, as in process: an attempt that
+				// answered a 503 before a backoff is not one (issue 25).
+				r.heard(ctx, watchdog.ToolResult)
+			}
+			return out, lc
 		}
 	}
 }
@@ -983,9 +990,6 @@ func (r *run) toolAttempt(ctx workflow.Context, base trace.Record, lease budget.
 			reply = ToolReply{Outcome: trace.UpstreamError, Err: req.Tool + " failed: " + redact.Secrets(err.Error())}
 			cause = err
 		}
-	}
-	if reply.Outcome == trace.OK || reply.Answered {
-		r.heard(ctx, watchdog.ToolResult) // a tool result returned
 	}
 	end := start
 	end.Event, end.Outcome, end.Status = trace.AttemptEnd, reply.Outcome, reply.Status
