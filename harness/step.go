@@ -167,7 +167,6 @@ func (s *Session) gate(ctx context.Context, spec tools.Spec, known bool) (reason
 	return "", true
 }
 
-
 // callOf records how a call ended, for the landing summary. A call left
 // unfinished by the run's end (its deadline, the quiet clock, a
 // cancellation) was in flight; one cut by its own ceiling while the run
