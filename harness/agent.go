@@ -283,6 +283,18 @@ type activity struct {
 }
 
 func (a *activity) Record(r trace.Record) error {
+	if msg, ok := ChildWork(r); ok {
+		a.report(a.units.Add(1), msg)
+	}
+	return nil
+}
+
+// ChildWork reports whether a sub-agent's record r is one of work (an
+// attempt's start or end, a progress, its landing), which is one more unit
+// of progress for its parent, and the words of it the parent records.
+// Both hosts tell a parent of its child's work by this one rule (issue
+// 25).
+func ChildWork(r trace.Record) (message string, ok bool) {
 	var msg string
 	switch r.Event {
 	case trace.AttemptStart:
@@ -294,8 +306,7 @@ func (a *activity) Record(r trace.Record) error {
 	case trace.Landing:
 		msg = "landing (" + r.Cause + ")"
 	default:
-		return nil
+		return "", false
 	}
-	a.report(a.units.Add(1), strings.TrimSpace(msg))
-	return nil
+	return strings.TrimSpace(msg), true
 }

@@ -636,9 +636,7 @@ func (s *Session) syncPhaseLocked() {
 		return
 	}
 	rec := trace.Record{Event: trace.PhaseChange, From: s.onRecord.String(), To: p.String(), ParentRunID: s.cfg.ParentRunID}
-	if p > landing.PhaseAt(spent, s.b.Total(), s.b.Reserve()) {
-		rec.Reason = "forced"
-	}
+	rec.Reason = landing.PhaseReason(p, spent, s.b.Total(), s.b.Reserve())
 	s.onRecord = p
 	s.rec.Record(rec)
 }

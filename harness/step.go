@@ -153,25 +153,18 @@ func (s *Session) gate(ctx context.Context, spec tools.Spec, known bool) (reason
 	}
 	if spec.Speculative {
 		if err := s.ladder.MayWiden(landing.Speculative); err != nil {
-			return gateReason(err), false
+			return landing.GateReason(err), false
 		}
 	}
 	if strings.HasPrefix(spec.Kind, AgentKindPrefix) {
 		if err := s.ladder.MayWiden(landing.SubAgent); err != nil {
-			return gateReason(err), false
+			return landing.GateReason(err), false
 		}
 	}
 	if err := s.ladder.Admit(s.b.Estimates().Kind(spec.Kind), spec.Ceiling); err != nil {
-		return gateReason(err), false
+		return landing.GateReason(err), false
 	}
 	return "", true
-}
-
-func gateReason(err error) string {
-	if ge, ok := errors.AsType[*landing.GateError](err); ok {
-		return ge.Reason
-	}
-	return err.Error()
 }
 
 // callOf records how a call ended, for the landing summary. A call left

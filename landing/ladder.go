@@ -1,6 +1,7 @@
 package landing
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -91,8 +92,14 @@ func (l *Ladder) Next() (p Phase, at time.Duration, ok bool) {
 	if l.unmade() {
 		return Land, 0, false
 	}
-	cur := Phase(l.phase.Load())
-	total, reserve := l.b.Total(), l.b.Reserve()
+	return NextPhaseAt(Phase(l.phase.Load()), l.b.Total(), l.b.Reserve())
+}
+
+// NextPhaseAt is [Ladder.Next] as a pure function of the phase cur and the
+// budget: the phase the clock moves a run to next and the spending at
+// which it does, the one rule both hosts arm their phase timer by (issue
+// 25); ok is false from land on.
+func NextPhaseAt(cur Phase, total, reserve time.Duration) (p Phase, at time.Duration, ok bool) {
 	// The least whole nanoseconds of spending at which PhaseAt moves on.
 	rungs := [...]time.Duration{
 		time.Duration(math.Ceil(NarrowAt * float64(total))),
@@ -161,17 +168,32 @@ func (w Widening) String() string {
 }
 
 // MayWiden returns nil if the run may still widen in the way w, and a
-// [*GateError] once the ladder has left the explore phase.
+// [*GateError] once the ladder has left the explore phase ([WidenAt]).
 func (l *Ladder) MayWiden(w Widening) error {
 	if l.unmade() {
 		return &GateError{Phase: Land, What: w.String(), Reason: noBudget}
 	}
-	p := l.Phase()
+	return WidenAt(l.Phase(), w)
+}
+
+// WidenAt is [Ladder.MayWiden] as a pure function of the phase p, the one
+// rule a process and a Temporal workflow apply (issue 25): nil in
+// explore, a [*GateError] after it.
+func WidenAt(p Phase, w Widening) error {
 	if p == Explore {
 		return nil
 	}
 	return &GateError{Phase: p, What: w.String(),
 		Reason: fmt.Sprintf("the %s phase allows no new parallel branches, sub-agents or speculative calls", p)}
+}
+
+// GateReason is what a refused record says of a gate's refusal err: the
+// [*GateError]'s reason, else err's words. Both hosts record it.
+func GateReason(err error) string {
+	if ge, ok := errors.AsType[*GateError](err); ok {
+		return ge.Reason
+	}
+	return err.Error()
 }
 
 // Admit returns nil if a call of kind k may start now, by [AdmitAt] in the

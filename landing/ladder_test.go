@@ -334,3 +334,47 @@ func TestALadderWithoutABudgetRefusesAllWorkAndNeverPanics(t *testing.T) {
 		})
 	}
 }
+
+// The pure rules both hosts call (issue 25) say what the ladder says.
+func TestThePureRulesOfThePhaseSayWhatTheLadderSays(t *testing.T) {
+	const total, reserve = 10 * time.Second, time.Second
+	tests := []struct {
+		name   string
+		p      Phase
+		spent  time.Duration
+		reason string
+	}{
+		{"a phase the clock reached is not forced", Narrow, 6 * time.Second, ""},
+		{"a phase ahead of the clock is forced", Land, 6 * time.Second, "forced"},
+		{"explore at the start is not forced", Explore, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := PhaseReason(tt.p, tt.spent, total, reserve); got != tt.reason {
+				t.Errorf("PhaseReason(%v, %v) = %q, want %q", tt.p, tt.spent, got, tt.reason)
+			}
+		})
+	}
+	for p := Explore; p <= Land; p++ {
+		next, at, ok := NextPhaseAt(p, total, reserve)
+		if p == Land {
+			if ok {
+				t.Errorf("NextPhaseAt(land) = %v at %v, want none", next, at)
+			}
+			continue
+		}
+		if !ok || next <= p || PhaseAt(at, total, reserve) != next || PhaseAt(at-1, total, reserve) != p {
+			t.Errorf("NextPhaseAt(%v) = %v at %v, %v: not the instant the clock leaves %v", p, next, at, ok, p)
+		}
+	}
+	if err := WidenAt(Explore, SubAgent); err != nil {
+		t.Errorf("WidenAt(explore) = %v, want nil", err)
+	}
+	err := WidenAt(Narrow, SubAgent)
+	if ge, ok := errors.AsType[*GateError](err); !ok || GateReason(err) != ge.Reason || ge.Phase != Narrow {
+		t.Errorf("WidenAt(narrow) = %v, GateReason %q", err, GateReason(err))
+	}
+	if got := GateReason(errors.New("other")); got != "other" {
+		t.Errorf("GateReason of a plain error = %q, want its words", got)
+	}
+}

@@ -67,3 +67,15 @@ func (p Phase) forbids() string {
 	}
 	return "no more tool calls; summarize now"
 }
+
+// PhaseReason is what a phase record says of the run being in p after
+// spent of total: "forced" when p is ahead of the phase the time spent
+// gives (the ladder was moved there, the run lands early), "" when the
+// clock moved it. Both hosts' phase records say it by this one rule
+// (issue 25).
+func PhaseReason(p Phase, spent, total, reserve time.Duration) string {
+	if p > PhaseAt(spent, total, reserve) {
+		return "forced"
+	}
+	return ""
+}

@@ -6,7 +6,9 @@
 // result's steps, attempts and orphans, the attempts of each step by
 // outcome in the trace, the model requests the server saw,
 // and the trace records apart from their times, ids and keys (issue 25,
-// item 3). It is what keeps the two hosts from drifting again.
+// item 3), less one documented list of records only one host has a
+// counterpart for (hostOnly: a setup attempt that ended ok). It is what
+// keeps the two hosts from drifting again.
 //
 // The in-process host is the reference (issue 25): a row that fails says
 // which host diverged, on what, and what each said. Each row names the

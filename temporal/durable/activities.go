@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"strings"
 	"sync"
@@ -189,10 +190,13 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 	}
 	msgs := params(req.Messages)
 	b := localBudget(lease.Granted)
-	// What the stream carried, for the boundary of an attempt the workflow
-	// cut (landing.Unanswered): the workflow waits a little for this reply.
-	var seen trace.Attempt
-	obs := &trace.Observer{AttemptEnd: func(a trace.Attempt) { seen = a }}
+	// The attempt's end as the client reports it: the model the server
+	// says answered, for the attempt's record, as harness run records it;
+	// and what the stream carried, for the boundary of an attempt the
+	// workflow cut (landing.Unanswered): the workflow waits a little for
+	// this reply.
+	var heard trace.Attempt
+	obs := &trace.Observer{AttemptEnd: func(at trace.Attempt) { heard = at }}
 	return withHeartbeat(ctx, func() ModelReply {
 		var resp model.Response
 		var err error
@@ -207,10 +211,12 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 		}
 		if err != nil {
 			out := failedReply(err)
-			out.Chunks, out.Keepalives = seen.Chunks, seen.Keepalives
+			out.Chunks, out.Keepalives = heard.Chunks, heard.Keepalives
+			out.ResponseModel = heard.Model
+			out.Cause = redact.Secrets(out.Cause, a.Model.APIKey)
 			return out
 		}
-		out := ModelReply{Content: resp.Message.Content, FinishReason: resp.FinishReason, Outcome: trace.OK, Tokens: resp.Usage.TotalTokens}
+		out := ModelReply{Content: resp.Message.Content, FinishReason: resp.FinishReason, ResponseModel: heard.Model, Outcome: trace.OK, Tokens: resp.Usage.TotalTokens}
 		for _, c := range resp.Message.ToolCalls {
 			out.ToolCalls = append(out.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: json.RawMessage(c.Function.Arguments)})
 		}
@@ -220,14 +226,27 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 
 // failedReply reads a model failure as the workflow needs it.
 func failedReply(err error) ModelReply {
-	r := ModelReply{Outcome: trace.UpstreamError, Failure: model.Describe(err), Refused: model.Refused(err)}
+	r := ModelReply{Outcome: trace.UpstreamError, Failure: model.Describe(err), Refused: model.Refused(err), Cause: err.Error()}
 	if ae, ok := errors.AsType[*trace.AttemptError](err); ok {
 		r.Outcome, r.Status, r.Retry = ae.Outcome, ae.Status, trace.Retryable(ae)
-		r.RetryAfter, _ = budget.ReadRetryAfter(ae.Header, time.Now())
+		if ae.Err != nil {
+			r.Cause = ae.Err.Error() // the workflow words it with its own attempt number
+		}
+		r.RetryAfter, r.RetryAfterInvalid = readRetryAfter(ae.Header)
 	} else if errors.Is(err, budget.ErrRefused) {
 		r.Outcome = trace.GaveUp
 	}
 	return r
+}
+
+// readRetryAfter reads an answer's Retry-After now, on the worker, and
+// the value it could not use, as the process's backoff record keeps it.
+func readRetryAfter(h http.Header) (budget.RetryAfter, string) {
+	ra, err := budget.ReadRetryAfter(h, time.Now())
+	if re, ok := errors.AsType[*budget.RetryAfterError](err); ok {
+		return ra, re.Value
+	}
+	return ra, ""
 }
 
 // params turns the workflow's messages into openai-go's.
@@ -309,7 +328,9 @@ func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolRepl
 	// What a tool says back may quote a secret: the attempt's message is
 	// redacted before the workflow records it, as harness run's records
 	// are (issue 25).
-	reply.Err = redact.Secrets(reply.Err, a.Model.APIKey)
+	secrets := append([]string{a.Model.APIKey}, ts.secrets...)
+	reply.Err = redact.Secrets(reply.Err, secrets...)
+	reply.Cause = redact.Secrets(reply.Cause, secrets...)
 	return reply, nil
 }
 
@@ -324,11 +345,13 @@ func replyOf(actx context.Context, name string, ans tools.Answer) ToolReply {
 		return r
 	}
 	r.Answered = ans.Outcome != ""
+	r.Cause = ans.Err.Error()
 	switch {
 	case !r.Answered && actx.Err() != nil:
 		r.Cut = true
 		r.Outcome = trace.OutcomeOfContext(actx, watchdog.ErrQuiet)
 		r.Err = name + ": no answer within its time limit"
+		r.Cause = context.Cause(actx).Error() // the lease's end, as the process's attempt context says it
 	case !r.Answered:
 		r.Outcome = trace.UpstreamError
 	}
@@ -342,7 +365,7 @@ func replyOf(actx context.Context, name string, ans tools.Answer) ToolReply {
 		}
 		r.Err = name + " failed: " + clip(msg, 1024)
 	}
-	r.RetryAfter, _ = budget.ReadRetryAfter(ans.Header, time.Now())
+	r.RetryAfter, r.RetryAfterInvalid = readRetryAfter(ans.Header)
 	return r
 }
 

@@ -3,6 +3,8 @@ package durable
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/glidepath/glidepath/harness"
+	"github.com/glidepath/glidepath/watchdog"
 	"strings"
 
 	"github.com/glidepath/glidepath/budget"
@@ -46,13 +48,14 @@ type AgentInfo struct {
 // cancelled, and called interrupted.
 func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landing.Call, kind string) (string, landing.Call) {
 	spec := t.Spec
-	refused := func(reason, why string) (string, landing.Call) {
-		r.record(ctx, trace.Record{Event: trace.Refused, Step: kind, StepIndex: r.step, Attempt: 1, CallID: tc.ID, Reason: reason})
+	refused := func(reason, why, message string) (string, landing.Call) {
+		r.record(ctx, trace.Record{Event: trace.Refused, Step: kind, StepIndex: r.step, Attempt: 1, CallID: tc.ID, Reason: reason, Message: message})
 		lc.Outcome, lc.Summary = landing.Refused, "not started: "+why
 		return "error: not started: " + why, lc
 	}
-	if r.phase >= landing.Narrow {
-		return refused("gated", "no new sub-agents after "+landing.Explore.String())
+	if err := landing.WidenAt(r.phase, landing.SubAgent); err != nil {
+		// The process's gate, in its words on the record (issue 25).
+		return refused("gated", "no new sub-agents after "+landing.Explore.String(), landing.GateReason(err))
 	}
 	var args struct {
 		Task string `json:"task"`
@@ -62,13 +65,13 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 		return fmt.Sprintf("error: %s: the arguments are not {\"task\": \"…\"}", spec.Name), lc
 	}
 	if ctx.Err() != nil {
-		return refused("cancelled", r.stopped())
+		return refused("cancelled", r.stopped(), "")
 	}
 	_, remaining, _ := r.clock(ctx)
 	// The process's rule for a slice, not a copy (issue 25).
 	granted, keep, _, rule := budget.SliceGrant(remaining, r.reserve, r.floor, spec.Ceiling, r.model.P95())
 	if rule != 0 {
-		return refused(rule.String(), "not enough time")
+		return refused(rule.String(), "not enough time", "")
 	}
 	key := mintKey(ctx)
 	lc.Key = string(key)
@@ -87,7 +90,7 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 	start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
 	r.record(ctx, start)
 	r.attempts++
-	r.heard(ctx) // a tool call issued
+	r.heard(ctx, watchdog.ToolCall) // a tool call issued
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:          childID,
 		WorkflowTaskTimeout: WorkflowTaskTimeout,
@@ -143,7 +146,7 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 	case err == nil && out.Result.Status != "":
 		end.Outcome = trace.OK
 		r.record(ctx, end)
-		r.heard(ctx) // a tool result returned
+		r.heard(ctx, watchdog.ToolResult) // a tool result returned
 		body, merr := json.Marshal(out.Result)
 		if merr != nil { // a Result is plain data: this is a bug
 			panic(merr)
@@ -171,32 +174,48 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 // time and with its own run_id and seq, within the parent's bounds.
 func (r *run) adopt(rec trace.Record) { r.keep(rec) }
 
-// forward tells the parent, when this run is a sub-agent, that the child
-// heard a semantic event: a sub-agent's semantic events count as its
-// parent's (SPEC §3). The events are counted here and sent by
-// forwardLoop, coalesced.
-func (r *run) forward() {
+// forward keeps rec, when this run is a sub-agent and rec a record of
+// work, for its parent: each is one more unit of progress for the
+// parent's quiet clock (SPEC §3) and one progress record in the parent's
+// trace, in harness.ChildWork's words, as in process (issue 25). They are
+// counted here and sent by forwardLoop, coalesced.
+func (r *run) forward(rec trace.Record) {
 	if r.in.Parent == nil {
 		return
 	}
-	r.events++
+	if msg, ok := harness.ChildWork(rec); ok {
+		r.events++
+		r.work = append(r.work, msg)
+	}
 }
 
-// forwardLoop sends the parent the child's event count whenever it grew,
-// at most once per [ProgressEvery] of workflow time, as a [SignalProgress]
-// whose units are the count, until ctx ends.
-func (r *run) forwardLoop(ctx workflow.Context) {
+// tellWork sends the parent, when this run is a sub-agent, the records of
+// work it was not told of yet, without waiting for a signal's delivery
+// longer than ctx allows.
+func (r *run) tellWork(ctx workflow.Context) {
 	p := r.in.Parent
+	if p == nil || len(r.work) == 0 {
+		return
+	}
+	sig := Progress{Step: p.Step, Key: p.Key, Units: r.events, Message: r.work[len(r.work)-1], Messages: r.work}
+	r.work = nil
+	// A parent that has ended cannot be told; the child goes on to
+	// land on its own deadline.
+	_ = workflow.SignalExternalWorkflow(ctx, p.WorkflowID, "", SignalProgress, sig).Get(ctx, nil)
+}
+
+// forwardLoop sends the parent the child's records of work whenever there
+// are new ones, at most once per [ProgressEvery] of workflow time, as a
+// [SignalProgress] whose units are their count, until ctx ends; the
+// workflow sends the rest when it has landed (tellWork).
+func (r *run) forwardLoop(ctx workflow.Context) {
 	var sent int64
 	for {
 		if err := workflow.Await(ctx, func() bool { return r.events > sent }); err != nil {
 			return
 		}
 		sent = r.events
-		sig := Progress{Step: p.Step, Key: p.Key, Units: sent, Message: "the sub-agent is working"}
-		// A parent that has ended cannot be told; the child goes on to
-		// land on its own deadline.
-		_ = workflow.SignalExternalWorkflow(ctx, p.WorkflowID, "", SignalProgress, sig).Get(ctx, nil)
+		r.tellWork(ctx)
 		if err := workflow.Sleep(ctx, ProgressEvery); err != nil {
 			return
 		}

@@ -103,9 +103,12 @@
 // time, so the child's start is spent from its slice; its tools are its
 // entry's tools file, loaded by the worker with the parent's
 // (Input.Toolset names them); it runs on the worker's model (an entry
-// naming another is refused, [ErrUnsupported]). The child's semantic
-// events are sent to the parent as coalesced [SignalProgress] signals, so
-// they count for the parent's quiet clock. Its labeled result is the tool
+// naming another is refused, [ErrUnsupported]). The child's records of
+// work (an attempt's start or end, a progress, its landing:
+// [harness.ChildWork]) are sent to the parent as coalesced
+// [SignalProgress] signals, the rest when it has landed, so that they
+// count for the parent's quiet clock and the parent records each as a
+// progress record in the words harness run's parent records. Its labeled result is the tool
 // message's content, exactly the `--json` object of `harness run`, and
 // its records join the parent's trace with their own run_id and the
 // parent's as parent_run_id. A cancelled or stalled parent cancels its
@@ -161,6 +164,19 @@
 // attempt's end when its completion reached the workflow, which after a
 // worker died holding the run is up to the sticky timeout of
 // [WorkerOptions] (1s) or the [WorkflowTaskTimeout] after it happened.
+//
+// The records say what harness run's say, in its words (issue 25): a
+// failed attempt's message is [trace.AttemptError]'s ("tool:pay: attempt
+// 1: gave_up: budget: lease expired"), with the error the worker saw or
+// what cut the attempt (the lease, the quiet clock's
+// [watchdog.StallError], a cancellation as [harness.ErrInterrupted]); a
+// model attempt's end carries finish_reason and response_model; a phase
+// record's reason is [landing.PhaseReason]'s. The setup step is the
+// ToolInfos activity, a round trip on the run's time and budget: it is an
+// attempt on the record, as a setup that does I/O is in process (a
+// manifest fetched, an MCP server started), where builtins need no setup
+// and have no such record. Result.Attempts counts every attempt on the
+// record, setup's included, as in process.
 //
 // # Deploying a new build
 //

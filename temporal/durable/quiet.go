@@ -24,6 +24,11 @@ type Progress struct {
 	Units   int64  `json:"units"`
 	Total   int64  `json:"total,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Messages, from a sub-agent, are the words of each record of work
+	// it made since its last signal (harness.ChildWork), the last of them
+	// at Units: the parent records each as a progress record, as in
+	// process, where a child's every record of work is one.
+	Messages []string `json:"messages,omitempty"`
 
 	// Wait, from a sub-agent, is pause when the child begins a wait of
 	// its own choosing (a backoff sleep, a server's Retry-After) and
@@ -54,10 +59,11 @@ const ProgressEvery = time.Second
 // replay fires it at the same point of the history.
 type quietClock struct {
 	clock   watchdog.Clock
-	q       time.Duration     // Q, for the words of a quiet landing
-	stopped bool              // the run is landing or has ended: the clock fires no more
-	fired   bool              // the clock fired and the run's work was stopped
-	paused  map[string]func() // by a sub-agent call's key: the resume of the pause its child asked for
+	q       time.Duration       // Q, for the words of a quiet landing
+	stopped bool                // the run is landing or has ended: the clock fires no more
+	fired   bool                // the clock fired and the run's work was stopped
+	stall   watchdog.StallError // what the clock said when it fired: what cut the attempts it stopped, in their records
+	paused  map[string]func()   // by a sub-agent call's key: the resume of the pause its child asked for
 }
 
 // newQuietClock starts the clock with quiet period q at workflow time now.
@@ -96,8 +102,8 @@ func (c *quietClock) watch(ctx workflow.Context, stall func()) {
 			continue
 		}
 		now := workflow.Now(ctx)
-		if _, fired := c.clock.Fire(now); fired {
-			c.fired, c.stopped = true, true
+		if st, fired := c.clock.Fire(now); fired {
+			c.stall, c.fired, c.stopped = st, true, true
 			stall()
 			return
 		}
@@ -145,20 +151,25 @@ func (r *run) progress(ctx workflow.Context, p Progress) {
 	if c.stopped || !c.clock.Progress(p.Key, p.Units, workflow.Now(ctx)) {
 		return
 	}
-	r.record(ctx, trace.Record{Event: trace.Progress, Step: p.Step, StepIndex: r.step, Key: p.Key,
-		Units: p.Units, Total: p.Total, Message: clip(p.Message, 256)})
-	r.forward()
+	msgs := p.Messages
+	if len(msgs) == 0 {
+		msgs = []string{p.Message}
+	}
+	for i, m := range msgs {
+		r.record(ctx, trace.Record{Event: trace.Progress, Step: p.Step, StepIndex: r.step, Key: p.Key,
+			Units: p.Units - int64(len(msgs)-1-i), Total: p.Total, Message: clip(m, 256)})
+	}
 }
 
-// heard is a semantic event the workflow itself saw. Every kind opens the
-// same window Q here (a workflow has no QuietAfter), so the kind heard is
-// one for all: the trace records which event it was.
-func (r *run) heard(ctx workflow.Context) {
-	r.forward() // a child's landing is work its parent hears of too
+// heard is a semantic event e the workflow itself saw. Every kind opens
+// the same window Q here (a workflow has no QuietAfter); the kind is kept
+// so that a stall names the last event, as the process's watchdog does in
+// the attempt records it cuts (issue 25).
+func (r *run) heard(ctx workflow.Context, e watchdog.Event) {
 	if r.quiet.stopped {
 		return
 	}
-	r.quiet.clock.Heard(watchdog.ToolResult, workflow.Now(ctx))
+	r.quiet.clock.Heard(e, workflow.Now(ctx))
 }
 
 // tellParent sends this run's parent, when it is a sub-agent, that a wait

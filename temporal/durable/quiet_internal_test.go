@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"github.com/glidepath/glidepath/watchdog"
 	"testing"
 	"time"
 
@@ -44,7 +45,7 @@ func quietPauseProbe(ctx workflow.Context, q time.Duration) (pauseProbe, error) 
 		return p, err
 	}
 	p.Event = since()
-	r.heard(ctx)
+	r.heard(ctx, watchdog.ToolResult)
 	if err := workflow.Sleep(ctx, 3*time.Second); err != nil {
 		return p, err
 	}

@@ -39,6 +39,7 @@ type Toolset struct {
 	file     string            // the tools file, absolute, for the orphan journal
 	agents   map[string]agentTools
 	order    map[string]int // the tools file's order of its entries, which the model is offered
+	secrets  []string       // the keys the tools file hands its tools (tools.Config.Secrets), kept from records as harness run keeps them
 
 	// What the worker's fetches of the tool servers' manifests left
 	// unavailable, and the fetches, which each run that lists these tools
@@ -102,6 +103,7 @@ func build(ctx context.Context, cfg *tools.Config, builtins map[string]tools.Too
 			cfg.File, ErrUnsupported)
 	}
 	ts.resolve(ctx, cfg, client)
+	ts.secrets = cfg.Secrets()
 	for i, e := range cfg.Entries {
 		ts.order[e.Name] = i
 		if e.Agent == nil {

@@ -120,17 +120,22 @@ type ModelRequest struct {
 // ModelReply is how one model attempt ended. A failure is data, not an
 // activity error, so that the workflow's retry rules see all of it.
 type ModelReply struct {
-	Content      string
-	ToolCalls    []ToolCall
-	FinishReason string
+	Content       string
+	ToolCalls     []ToolCall
+	FinishReason  string
+	ResponseModel string // the model the server says answered, for the attempt's record
 
 	Outcome    trace.Outcome     // ok, or how the attempt failed
 	Status     int               // the HTTP status of an error answer
 	Retry      bool              // reports whether SPEC §2 allows another attempt
 	RetryAfter budget.RetryAfter // what the server said of when to come back (budget.ReadRetryAfter on the worker)
-	Failure    string            // for a person: the status and the server's message
-	Tokens     int64
-	Refused    bool // the server refused the run itself (model.Refused: 401, 403, 404, unreachable)
+	// RetryAfterInvalid is a Retry-After the worker could not use, as it
+	// read it, for the backoff record (retry_after_invalid).
+	RetryAfterInvalid string
+	Failure           string // for a person: the status and the server's message
+	Cause             string // the error that ended the attempt, as trace.AttemptError wraps it, for its record
+	Tokens            int64
+	Refused           bool // the server refused the run itself (model.Refused: 401, 403, 404, unreachable)
 
 	// What the attempt's stream carried before it ended, for the boundary
 	// of one cut before its server finished (landing.Unanswered).
@@ -171,6 +176,7 @@ type ToolRequest struct {
 type ToolReply struct {
 	Output   json.RawMessage
 	Err      string        // empty on success
+	Cause    string        // the error that ended the attempt, as trace.AttemptError wraps it, for its record
 	Outcome  trace.Outcome // ok, or how it failed
 	Status   int
 	Answered bool // the tool said how it failed
@@ -183,7 +189,8 @@ type ToolReply struct {
 	// RetryAfter is what the attempt's response said about when to come
 	// back, read on the worker when it arrived; the workflow's call
 	// machine decides on it, with harness run's rule (issue 25).
-	RetryAfter budget.RetryAfter
+	RetryAfter        budget.RetryAfter
+	RetryAfterInvalid string // a Retry-After the worker could not use, for the backoff record
 }
 
 // StatusRequest asks how the call with Key went, by its key.

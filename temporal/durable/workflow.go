@@ -11,6 +11,7 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/model"
@@ -65,6 +66,7 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 	r.stopWork = stopWork
 	workflow.Go(watch, r.listen)
 	workflow.Go(watch, func(ctx workflow.Context) { r.quiet.watch(ctx, r.stall) })
+	workflow.Go(watch, r.phases)
 	if in.Parent != nil {
 		workflow.Go(watch, r.forwardLoop)
 	}
@@ -76,6 +78,7 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 	r.quiet.stopped = true
 	stopWatch()
 	stopWork()
+	r.tellWork(ctx) // the work forwardLoop had not sent yet, its landing's among it
 	end := trace.Record{Event: trace.RunEnd, Cause: string(res.Cause), Result: string(res.Status), TotalMs: r.total.Milliseconds()}
 	r.record(ctx, end)
 	return Output{Result: res, Trace: r.records, Dropped: r.dropped}, nil
@@ -133,7 +136,8 @@ type run struct {
 
 	quiet    quietClock
 	stopWork workflow.CancelFunc // ends the work context: the quiet clock fired
-	events   int64               // a sub-agent's semantic events, which its parent hears (forwardLoop)
+	events   int64               // a sub-agent's records of work (harness.ChildWork), which its parent hears as progress (forwardLoop)
+	work     []string            // the words of those not yet sent to the parent
 }
 
 func newRun(ctx workflow.Context, in Input) *run {
@@ -198,7 +202,15 @@ func (r *run) clock(ctx workflow.Context) (spent, remaining, available time.Dura
 }
 
 // record stamps rec in workflow time and keeps it, up to MaxRecords.
+//
+// Any change of phase the clock made and the record does not yet say is
+// recorded first, as harness run's records are (Session.record): a
+// record's phase is the phase at its time, not the one its turn started
+// in (issue 25).
 func (r *run) record(ctx workflow.Context, rec trace.Record) {
+	if rec.Event != trace.PhaseChange {
+		r.advance(ctx)
+	}
 	now := workflow.Now(ctx)
 	spent, remaining, _ := r.clock(ctx)
 	r.seq++
@@ -211,6 +223,7 @@ func (r *run) record(ctx workflow.Context, rec trace.Record) {
 		rec.LateMs = now.Sub(r.deadline).Milliseconds()
 	}
 	r.keep(rec)
+	r.forward(rec)
 }
 
 // keep adds rec to the run's trace while the trace stays under MaxRecords
@@ -250,7 +263,28 @@ func (r *run) advanceTo(ctx workflow.Context, p landing.Phase) {
 	}
 	from := r.phase
 	r.phase = p
-	r.record(ctx, trace.Record{Event: trace.PhaseChange, From: from.String(), To: p.String()})
+	spent, _, _ := r.clock(ctx)
+	r.record(ctx, trace.Record{Event: trace.PhaseChange, From: from.String(), To: p.String(),
+		Reason: landing.PhaseReason(p, spent, r.total, r.reserve)})
+}
+
+// phases records each change of phase the clock makes when it happens, on
+// one workflow timer at a time armed by landing.NextPhaseAt, as harness
+// run's phase timer does (Session.armPhase): a phase record says when the
+// run changed phase, not when it next recorded something (issue 25). It
+// ends once the run is in land, or when the run has landed.
+func (r *run) phases(ctx workflow.Context) {
+	for {
+		_, at, ok := landing.NextPhaseAt(r.phase, r.total, r.reserve)
+		if !ok {
+			return
+		}
+		spent, _, _ := r.clock(ctx)
+		if err := workflow.Sleep(ctx, at-spent); err != nil {
+			return
+		}
+		r.advance(ctx)
+	}
 }
 
 // options are the activity options of one attempt: ScheduleToClose is the
@@ -307,6 +341,7 @@ func (r *run) delay(ctx workflow.Context, n int, ra budget.RetryAfter) budget.De
 // to go on.
 func (r *run) backoff(ctx workflow.Context, rec trace.Record, d budget.Delay) bool {
 	rec.Event, rec.SleepMs, rec.Source, rec.GaveUp, rec.Reason = trace.Backoff, d.Sleep.Milliseconds(), d.Source.String(), d.GiveUp, d.Reason
+	rec.ResendCount = 0 // a sleep is no attempt: its record has none, as in process
 	r.record(ctx, rec)
 	if d.GiveUp {
 		return false
@@ -408,6 +443,7 @@ func (r *run) setup(ctx workflow.Context) (landing.Cause, bool) {
 		start := base
 		start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
 		r.record(ctx, start)
+		r.attempts++ // an attempt on the record is counted, as in process (issue 25)
 		var list ToolList
 		err := workflow.ExecuteActivity(options(ctx, granted), ToolsActivity, r.in.Toolset).Get(ctx, &list)
 		r.tools, r.unavailable = list.Tools, list.Unavailable
@@ -418,14 +454,16 @@ func (r *run) setup(ctx workflow.Context) (landing.Cause, bool) {
 			r.fetched(ctx, list.Fetches)
 			return "", true
 		}
-		end.Outcome, end.Message = trace.UpstreamError, err.Error()
+		end.Outcome = trace.UpstreamError
 		lease, dead := timedOut(err)
+		cause := err
 		if lease {
-			end.Outcome = trace.GaveUp
+			end.Outcome, cause = trace.GaveUp, budget.ErrLeaseExpired // its ceiling is SetupCeiling's
 		}
 		if ctx.Err() != nil {
-			end.Outcome = trace.Cancelled
+			end.Outcome, cause = trace.Cancelled, harness.ErrInterrupted
 		}
+		end.Message = attemptWords(end, cause)
 		r.record(ctx, end)
 		switch {
 		case ctx.Err() != nil:
@@ -462,6 +500,7 @@ func (r *run) fetched(ctx workflow.Context, fetches []Fetch) {
 // allows while the budget does. It reports whether the turn answered; a
 // turn the budget refused before any attempt returns the zero reply.
 func (r *run) turn(ctx workflow.Context) (ModelReply, bool) {
+	r.heard(ctx, watchdog.ModelCall) // a model request, once per turn as in process
 	var last ModelReply
 	for n := 1; ; n++ {
 		spent, remaining, available := r.clock(ctx)
@@ -508,7 +547,9 @@ func (r *run) turn(ctx workflow.Context) (ModelReply, bool) {
 			// landing call would be answered the same (landing.ModelEnd).
 			r.lastModel.RetryAfter = cmp.Or(reply.RetryAfter.Wait, budget.MaxRetryAfter)
 		}
-		if !r.backoff(ctx, base, d) {
+		rec := base
+		rec.RetryAfterInvalid = reply.RetryAfterInvalid
+		if !r.backoff(ctx, rec, d) {
 			// The run gave up on the model, for want of time to wait: it
 			// lands on cause budget, as harness.CauseOf says of a give-up
 			// in process (issue 25).
@@ -530,10 +571,14 @@ func (r *run) turn(ctx workflow.Context) (ModelReply, bool) {
 func (r *run) modelAttempt(ctx workflow.Context, base trace.Record, granted time.Duration, req ModelRequest) ModelReply {
 	start := base
 	start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
+	if req.Landing {
+		start.StepIndex = 0 // the landing call is no step of the loop: its records have none, as in process
+	}
 	r.record(ctx, start)
 	began := workflow.Now(ctx)
 	r.attempts++
 	var reply ModelReply
+	var cause error // what ended a failed attempt, for its record
 	actx := workflow.WithWaitForCancellation(options(ctx, granted), true)
 	err := r.await(ctx, workflow.ExecuteActivity(actx, ModelActivity, req), &reply)
 	if err == nil && reply.Outcome != trace.OK && ctx.Err() != nil {
@@ -547,22 +592,31 @@ func (r *run) modelAttempt(ctx workflow.Context, base trace.Record, granted time
 		switch {
 		case temporal.IsCanceledError(err) && r.quiet.fired:
 			reply = ModelReply{Outcome: trace.Quiet, Failure: "stopped: nothing happened for " + landing.Human(r.quiet.q)}
+			cause = &r.quiet.stall
 		case temporal.IsCanceledError(err):
 			reply = ModelReply{Outcome: trace.Cancelled, Failure: "the run was cancelled"}
+			cause = harness.ErrInterrupted
 		case lease:
 			reply = ModelReply{Outcome: trace.GaveUp, Failure: "the model sent no answer within its lease of " + landing.Human(granted)}
+			// A model lease has no ceiling of its own on either host: it
+			// runs to what the run has left, whose end is the deadline's.
+			cause = budget.ErrDeadline
 		case dead:
 			// The worker died mid-call: a model turn is idempotent, so
 			// another worker may make it again.
 			reply = ModelReply{Outcome: trace.UpstreamError, Retry: true, Failure: "the worker making the call stopped"}
+			cause = errWorkerStopped
 		default:
 			reply = ModelReply{Outcome: trace.UpstreamError, Failure: err.Error()}
+			cause = err
 		}
-		reply.Chunks, reply.Keepalives = seen.Chunks, seen.Keepalives
+		reply.Chunks, reply.Keepalives, reply.ResponseModel = seen.Chunks, seen.Keepalives, seen.ResponseModel
+	} else if reply.Outcome != trace.OK {
+		cause = errors.New(cmp.Or(reply.Cause, reply.Failure))
 	}
 	if reply.Outcome == trace.OK {
 		r.model.Observe(workflow.Now(ctx).Sub(began))
-		r.heard(ctx) // a model message completed
+		r.heard(ctx, watchdog.ModelMessage) // a model message completed
 	}
 	if !req.Landing {
 		// What the attempt's stream carried names it in the boundary, and
@@ -574,8 +628,9 @@ func (r *run) modelAttempt(ctx workflow.Context, base trace.Record, granted time
 	}
 	end := start
 	end.Event, end.Outcome, end.Status, end.Tokens = trace.AttemptEnd, reply.Outcome, reply.Status, reply.Tokens
+	end.FinishReason, end.ResponseModel = reply.FinishReason, reply.ResponseModel
 	if reply.Outcome != trace.OK {
-		end.Message = reply.Failure
+		end.Message = attemptWords(end, cause)
 	}
 	r.record(ctx, end)
 	return reply
@@ -764,18 +819,24 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 	if t.Agent != nil {
 		return r.agentCall(ctx, tc, t, lc, kind)
 	}
-	refused := func(n int, reason string) (string, landing.Call) {
-		r.record(ctx, trace.Record{Event: trace.Refused, Step: kind, StepIndex: r.step, Attempt: n, ResendCount: n - 1, Key: string(lc.Key), CallID: tc.ID, Reason: reason})
+	refused := func(n int, reason string, why error) (string, landing.Call) {
+		rec := trace.Record{Event: trace.Refused, Step: kind, StepIndex: r.step, Attempt: n, ResendCount: n - 1, Key: string(lc.Key), CallID: tc.ID, Reason: reason}
+		if why != nil {
+			rec.Message = landing.GateReason(why) // the gate's words, as harness run's refused record says them
+		}
+		r.record(ctx, rec)
 		lc.Outcome, lc.Summary = landing.Refused, "not started: not enough time"
 		return "error: not started: not enough time", lc
 	}
 	_, remaining, _ := r.clock(ctx)
-	switch {
-	case r.phase >= landing.Narrow && spec.Speculative:
-		return refused(1, "gated")
-	case landing.AdmitAt(r.phase, kind, spec.P95, spec.Ceiling, remaining-r.reserve) != nil:
+	if spec.Speculative {
+		if err := landing.WidenAt(r.phase, landing.Speculative); err != nil {
+			return refused(1, "gated", err)
+		}
+	}
+	if err := landing.AdmitAt(r.phase, kind, spec.P95, spec.Ceiling, remaining-r.reserve); err != nil {
 		// The process's gate, not a copy (issue 25).
-		return refused(1, "gated")
+		return refused(1, "gated", err)
 	}
 	if ctx.Err() != nil {
 		// The run was cancelled, or stalled, before this call started:
@@ -806,12 +867,13 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 		switch cmd.Kind {
 		case tools.CallAttempt:
 			base = trace.Record{Step: kind, StepIndex: r.step, Attempt: cmd.N, ResendCount: cmd.N - 1, Key: string(key), CallID: tc.ID}
-			last, cancelling = r.toolAttempt(ctx, base, cmd.Lease.Granted, ToolRequest{Toolset: r.in.Toolset, Tool: spec.Name, Key: string(key), Args: tc.Arguments, Attempt: cmd.N}), false
+			last, cancelling = r.toolAttempt(ctx, base, cmd.Lease, ToolRequest{Toolset: r.in.Toolset, Tool: spec.Name, Key: string(key), Args: tc.Arguments, Attempt: cmd.N}), false
 			cmd = m.Step(tools.CallEvent{Kind: tools.AttemptEnded, Figures: r.figures(ctx, spec.P50), Attempt: tools.Attempted{
 				OK: last.Outcome == trace.OK, Cut: last.Cut, GaveUp: last.Outcome == trace.GaveUp, Answered: last.Answered,
 				NotSent: last.NotSent, Stopped: last.Stopped, Retry: last.Retry, RetryAfter: last.RetryAfter}})
 		case tools.CallSleep:
 			rec := base
+			rec.RetryAfterInvalid = last.RetryAfterInvalid
 			if cmd.Reconciling {
 				rec = trace.Record{Step: kind, StepIndex: r.step, Attempt: cmd.N, Key: string(key), Reconciling: true}
 			}
@@ -826,7 +888,14 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 			if lc.State == stateAbandoned && r.accepted[string(key)] {
 				lc.State, cancelling = stateCancelled, false
 			}
-			return r.callEnded(ctx, tc, lc, cmd, last, st, cancelling, base)
+			out, lc := r.callEnded(ctx, tc, lc, cmd, last, st, cancelling, base)
+			if base.Attempt > 0 {
+				// A call's result (or its final error) is one semantic
+				// event, at its end, as in process: an attempt that
+				// answered a 503 before a backoff is not one (issue 25).
+				r.heard(ctx, watchdog.ToolResult)
+			}
+			return out, lc
 		}
 	}
 }
@@ -923,46 +992,61 @@ func (r *run) failed(lc landing.Call, last ToolReply, suffix string, cancelling 
 // toolAttempt schedules one tool attempt on a lease of granted and
 // records it. An attempt its lease or a dead worker ended is cut: its
 // call may have reached the tool and may still be running.
-func (r *run) toolAttempt(ctx workflow.Context, base trace.Record, granted time.Duration, req ToolRequest) ToolReply {
+func (r *run) toolAttempt(ctx workflow.Context, base trace.Record, lease budget.Lease, req ToolRequest) ToolReply {
 	start := base
-	start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
+	start.Event, start.GrantedMs = trace.AttemptStart, lease.Granted.Milliseconds()
 	r.record(ctx, start)
 	r.attempts++
-	r.heard(ctx) // a tool call issued
-	reply, err := r.awaitTool(ctx, granted, req)
+	if req.Attempt == 1 {
+		r.heard(ctx, watchdog.ToolCall) // a tool call issued, at its first attempt as in process
+	}
+	reply, err := r.awaitTool(ctx, lease.Granted, req)
+	// cause is what ended a failed attempt, for its record: the
+	// activity's own error, or what cut it, as harness run's cut says it.
+	cause := error(nil)
+	if reply.Outcome != trace.OK {
+		cause = errors.New(cmp.Or(reply.Cause, reply.Err))
+	}
 	if err == nil && reply.Cut && ctx.Err() != nil {
 		// The attempt answered its cancellation: it says whether its work
 		// stopped; what cut it is the run's.
 		reply.Outcome, reply.Err = trace.Cancelled, req.Tool+": stopped: the run was cancelled"
+		cause = harness.ErrInterrupted
 		if r.quiet.fired {
 			reply.Outcome, reply.Err = trace.Quiet, req.Tool+": stopped: nothing happened for "+landing.Human(r.quiet.q)
+			cause = &r.quiet.stall
 		}
 	}
 	if err != nil {
-		lease, dead := timedOut(err)
+		timeUp, dead := timedOut(err)
 		// What cut an attempt whose run's work ended first is the run's,
 		// even when its lease ran out while its answer was waited for.
 		switch {
-		case (temporal.IsCanceledError(err) || lease) && ctx.Err() != nil && r.quiet.fired:
+		case (temporal.IsCanceledError(err) || timeUp) && ctx.Err() != nil && r.quiet.fired:
 			reply = ToolReply{Outcome: trace.Quiet, Cut: true, Err: req.Tool + ": stopped: nothing happened for " + landing.Human(r.quiet.q)}
-		case temporal.IsCanceledError(err) || lease && ctx.Err() != nil:
+			cause = &r.quiet.stall
+		case temporal.IsCanceledError(err) || timeUp && ctx.Err() != nil:
 			reply = ToolReply{Outcome: trace.Cancelled, Cut: true, Err: req.Tool + ": stopped: the run was cancelled"}
-		case lease:
+			cause = harness.ErrInterrupted
+		case timeUp:
 			reply = ToolReply{Outcome: trace.GaveUp, Cut: true, Err: req.Tool + ": no answer within its time limit"}
+			cause = budget.ErrDeadline
+			if lease.Capped {
+				cause = budget.ErrLeaseExpired
+			}
 		case dead:
 			// Another worker may make a read again, with the same key.
 			reply = ToolReply{Outcome: trace.UpstreamError, Cut: true, Retry: true, Err: req.Tool + ": the worker making the call stopped"}
+			cause = errWorkerStopped
 		default:
 			reply = ToolReply{Outcome: trace.UpstreamError, Err: req.Tool + " failed: " + redact.Secrets(err.Error())}
+			cause = err
 		}
-	}
-	if reply.Outcome == trace.OK || reply.Answered {
-		r.heard(ctx) // a tool result returned
 	}
 	end := start
 	end.Event, end.Outcome, end.Status = trace.AttemptEnd, reply.Outcome, reply.Status
 	if reply.Outcome != trace.OK {
-		end.Message = reply.Err
+		end.Message = attemptWords(end, cause)
 	}
 	r.record(ctx, end)
 	return reply
@@ -1085,4 +1169,16 @@ func (r *run) ask(ctx workflow.Context, kind, tool string, key cancel.Key, grant
 	}
 	r.record(ctx, trace.Record{Event: trace.Reconcile, Step: kind, StepIndex: r.step, Key: string(key), State: state, Message: redact.Secrets(st.Err)})
 	return st
+}
+
+// errWorkerStopped is what cut an attempt whose worker died mid-call, in
+// its record: a host's own ending, which has no counterpart in process.
+var errWorkerStopped = errors.New("durable: the worker making the call stopped")
+
+// attemptWords is the message of a failed attempt's attempt_end record in
+// the core's words, trace.AttemptError's, redacted: the words harness
+// run's records say for the same ending (issue 25), so that one reader
+// reads both hosts' traces.
+func attemptWords(end trace.Record, cause error) string {
+	return redact.Secrets((&trace.AttemptError{Step: end.Step, Attempt: end.Attempt, Outcome: end.Outcome, Status: end.Status, Err: cause}).Error())
 }
