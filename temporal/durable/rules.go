@@ -18,7 +18,12 @@ import "go.temporal.io/sdk/workflow"
 // what records and checks it: a rule changed in the core (budget,
 // landing, tools, watchdog) changes the workflow's commands, and the
 // replay tests of this package are what see it.
-const RulesVersion workflow.Version = 1
+//
+// Versions: 1, the rules as this package repeated them; 2, the core's own
+// rules driven from here (issue 25: the tool call's machine, the quiet
+// clock, the model's estimate, the fit gate, the landing choice, the
+// boundary's words, the cancels' grace), with the activities' new replies.
+const RulesVersion workflow.Version = 2
 
 // RulesChange is the change ID under which a run's history records
 // [RulesVersion].

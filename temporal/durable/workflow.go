@@ -71,10 +71,7 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 		workflow.Go(watch, r.forwardLoop)
 	}
 	res := r.run(ctx, work)
-	// The cancels the run sent are waited for now that it has landed, each
-	// bounded by its lease (SPEC §5: cancelling is not waiting).
-	cctx, _ := workflow.NewDisconnectedContext(ctx)
-	r.cancels.Wait(cctx)
+	r.settleCancels(ctx)
 	r.quiet.stopped = true
 	stopWatch()
 	stopWork()
@@ -128,11 +125,13 @@ type run struct {
 	// SideEffect, so a replay draws the same sleeps.
 	rng *rand.Rand
 
-	// cancels are the cancels of cut calls still unanswered, which the
-	// run waits for once it has landed; accepted holds the keys whose
-	// cancel the tool accepted.
-	cancels  workflow.WaitGroup
-	accepted map[string]bool
+	// cancels are the cancels of cut calls still unanswered (unsettled
+	// of them), which the run gives their grace once it has landed
+	// (settleCancels); accepted holds the keys whose cancel the tool
+	// accepted.
+	cancels   workflow.WaitGroup
+	unsettled int
+	accepted  map[string]bool
 
 	quiet    quietClock
 	stopWork workflow.CancelFunc // ends the work context: the quiet clock fired
@@ -1104,8 +1103,8 @@ const cancelWait = 2 * CancelWithin
 // (SPEC §5: cancelling is not waiting; issue 25: a hung cancel blocked
 // the call up to a second): the cancel_sent record says it went out, and
 // a second says how it settled when it does, which, accepted, makes a
-// call left abandoned cancelled. The run waits for its cancels only once
-// it has landed.
+// call left abandoned cancelled. The run gives its cancels their grace
+// only once it has landed (settleCancels).
 func (r *run) cancel(ctx workflow.Context, kind, tool string, key cancel.Key, lease budget.Lease) {
 	ctx, _ = workflow.NewDisconnectedContext(ctx) // cleanup outlives a cancelled run
 	rec := trace.Record{Event: trace.CancelSent, Step: kind, StepIndex: r.step, Key: string(key), GrantedMs: lease.Granted.Milliseconds()}
@@ -1118,8 +1117,10 @@ func (r *run) cancel(ctx workflow.Context, kind, tool string, key cancel.Key, le
 	rec.State = string(trace.CancelStateSent)
 	r.record(ctx, rec)
 	r.cancels.Add(1)
+	r.unsettled++
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		defer r.cancels.Done()
+		defer func() { r.unsettled-- }()
 		state := string(trace.CancelStateFailed)
 		if err := f.Get(ctx, &state); err != nil {
 			state, rec.Message = string(trace.CancelStateFailed), redact.Secrets(err.Error())
@@ -1135,6 +1136,31 @@ func (r *run) cancel(ctx workflow.Context, kind, tool string, key cancel.Key, le
 		rec.State, rec.GrantedMs = state, 0
 		r.record(ctx, rec)
 	})
+}
+
+// settleCancels gives the cancels the run sent their grace now that it
+// has landed: at most harness.CancelGrace, never past the deadline, as in
+// process (SPEC §3: cancels never hold the answer; issue 25). A cancel
+// answered within it settles its call's state; one still unanswered stays
+// "sent", and its activity is left when the workflow returns.
+func (r *run) settleCancels(ctx workflow.Context) {
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	_, remaining, _ := r.clock(ctx)
+	grace := min(harness.CancelGrace, remaining)
+	if grace <= 0 || r.unsettled == 0 {
+		return // nothing to wait for: no timer in the history
+	}
+	ctx, stop := workflow.WithCancel(ctx)
+	defer stop()
+	settled := workflow.NewChannel(ctx)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		r.cancels.Wait(ctx)
+		settled.Close()
+	})
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(settled, func(workflow.ReceiveChannel, bool) {})
+	sel.AddFuture(workflow.NewTimer(ctx, grace), func(workflow.Future) {})
+	sel.Select(ctx)
 }
 
 // journal appends an orphan to the worker's journal, on a landing lease
