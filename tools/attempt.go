@@ -31,9 +31,12 @@ import (
 //   - an error with no outcome is a transport failure, as [Answer] says,
 //     only when it is one: the attempt's context ended, the tool says the
 //     call was not sent, or the error is a network, URL or stream error,
-//     or wraps [ErrNoAnswer]. Any other error is the tool's own failure
-//     (outcome upstream_error), tried again only when the tool says so
-//     ([Answer.Retry], or a [*ToolError] that is Retryable).
+//     or wraps [ErrNoAnswer]. Any other error of a read is the tool's own
+//     failure (outcome upstream_error), tried again only when the tool
+//     says so ([Answer.Retry], or a [*ToolError] that is Retryable); a
+//     write's stays a failure that may have happened, reconciled by its
+//     key or orphaned, unless the tool answered: it set the outcome, or
+//     its error is a [*ToolError].
 //
 // The package's own tools ([Func], [Command], [Remote]) return when ctx
 // ends by construction, and are called on the caller's goroutine. A host
@@ -41,7 +44,7 @@ import (
 // RunAttempt rather than [Tool.Attempt].
 func RunAttempt(ctx context.Context, t Tool, call *Call) Answer {
 	if ownsItsTime(t) {
-		return checked(ctx, attemptRecovered(ctx, t, call))
+		return checked(ctx, t, attemptRecovered(ctx, t, call))
 	}
 	// Buffered, so that a tool that outlives the attempt can still hand
 	// over its answer and end.
@@ -53,7 +56,7 @@ func RunAttempt(ctx context.Context, t Tool, call *Call) Answer {
 	start(func() { done <- attemptRecovered(ctx, t, call) })
 	select {
 	case ans := <-done:
-		return checked(ctx, ans)
+		return checked(ctx, t, ans)
 	case <-ctx.Done():
 		if strings.HasPrefix(t.Spec().Kind, AgentKindPrefix) && !call.Lease.Deadline.IsZero() {
 			// A sub-agent cut short lands, with a labeled partial worth
@@ -63,7 +66,7 @@ func RunAttempt(ctx context.Context, t Tool, call *Call) Answer {
 			defer wait.Stop()
 			select {
 			case ans := <-done:
-				return checked(ctx, ans)
+				return checked(ctx, t, ans)
 			case <-wait.C:
 			}
 		}
@@ -102,9 +105,9 @@ func ownsItsTime(t Tool) bool {
 	return false
 }
 
-// checked is ans as the Registry reads it: the one definition of a usable
-// answer (see [RunAttempt]). ctx is the attempt's context.
-func checked(ctx context.Context, ans Answer) Answer {
+// checked is ans of t as the Registry reads it: the one definition of a
+// usable answer (see [RunAttempt]). ctx is the attempt's context.
+func checked(ctx context.Context, t Tool, ans Answer) Answer {
 	switch {
 	case ans.Err == nil && len(ans.Output) == 0:
 		return badAnswer(ans, errors.New("the attempt returned neither output nor an error"))
@@ -118,6 +121,14 @@ func checked(ctx context.Context, ans Answer) Answer {
 		return badAnswer(ans, fmt.Errorf("the attempt returned both output and an error: %w", ans.Err))
 	case ans.Outcome != "" || ctx.Err() != nil || ans.NotSent || noAnswer(ans.Err):
 		return ans
+	case t.Spec().Effect != Read && !isToolError(ans.Err):
+		// A write's error that says nothing of how the call went — a
+		// POST's error wrapped with %v loses its net.Error — may come
+		// after the effect happened: it stays unanswered, so the write
+		// is reconciled by its key or orphaned, never told as failed
+		// for the model to send again (Answer's zero fields are the safe
+		// ones; issue 25).
+		return ans
 	}
 	// A plain error of the tool's own: it answered, and failed. It is
 	// tried again only when it says so (issue 25).
@@ -126,6 +137,13 @@ func checked(ctx context.Context, ans Answer) Answer {
 		ans.Retry = true
 	}
 	return ans
+}
+
+// isToolError reports whether err is a [*ToolError]: the tool's own word
+// on how the call failed, which answers it.
+func isToolError(err error) bool {
+	_, ok := errors.AsType[*ToolError](err)
+	return ok
 }
 
 // badAnswer is ans made an invalid answer for why.
