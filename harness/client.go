@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -69,48 +68,52 @@ func middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, 
 func (t *Turn) send(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 	s := t.s
 	for {
+		// The check and the claim are one critical section: two requests
+		// on one turn cannot both go out as its attempt, and an End that
+		// comes between them finds the attempt started, or none.
+		t.mu.Lock()
 		if t.ended.Load() {
+			t.mu.Unlock()
 			return nil, ErrEnded // the turn has ended: nothing more is sent on it
 		}
-		t.mu.Lock()
-		if t.sent > 0 && t.open {
+		if t.open {
 			t.mu.Unlock()
 			return nil, fmt.Errorf("%w: a turn sends one request at a time", ErrTurnOpen)
 		}
 		n, lease := t.sent+1, t.info.Lease
-		t.mu.Unlock()
-		actx := req.Context()
 		if n > 1 {
 			var err error
 			if lease, err = s.b.Lease(t.kind, 0); err != nil {
+				t.mu.Unlock()
 				t.obs.OnRefused(model.Kind, "", n, err)
 				return nil, err
 			}
-			var stop context.CancelFunc
-			actx, stop = lease.Context(actx)
-			t.mu.Lock()
-			prev := t.stopN
-			t.stopN = stop
-			t.mu.Unlock()
-			if prev != nil {
-				prev() // the last attempt's lease: its answer has been read
-			}
+		}
+		// Every attempt, the first too, ends with its lease, whatever
+		// context the caller's client put on the request (issue 25).
+		actx, stop := lease.Context(req.Context())
+		prev := t.stopN
+		t.stopN = stop
+		t.sent, t.open, t.actx = n, true, actx
+		t.info.N, t.info.Lease, t.info.Start = n, lease, time.Now()
+		info := t.info
+		t.obs.OnAttemptStart(info)
+		t.mu.Unlock()
+		if prev != nil {
+			prev() // the last attempt's lease: its answer has been read
 		}
 		r := req.Clone(actx)
 		if req.GetBody != nil {
 			body, err := req.GetBody()
 			if err != nil {
+				t.endAttempt(&trace.AttemptError{Step: model.Kind, Attempt: n, Outcome: trace.UpstreamError, Err: err})
 				return nil, err
 			}
 			r.Body = body
 		}
-		r.Header.Set(budget.Header, lease.Millis())
-		t.mu.Lock()
-		t.sent, t.open, t.actx = n, true, actx
-		t.info.N, t.info.Lease, t.info.Start = n, lease, time.Now()
-		info := t.info
-		t.mu.Unlock()
-		t.obs.OnAttemptStart(info)
+		// What is left of the lease now, not what it was when granted:
+		// the caller may have spent some of it building the request.
+		r.Header.Set(budget.Header, budget.FormatRemaining(max(time.Until(lease.Deadline), 0)))
 		resp, err := next(r)
 		if err == nil && resp.StatusCode < 400 {
 			if resp.Body != nil {
