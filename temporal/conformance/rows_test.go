@@ -297,10 +297,12 @@ var rows = []row{
 		budget: 20 * time.Second, quiet: time.Second,
 	},
 	{
-		name:   "a tool that hangs lands on quiet",
-		tools:  "tools:\n" + command("stuck", "read", "", "30"),
-		sc:     &sim.Scenario{Rules: []sim.Rule{{Request: 1, ToolCalls: calls(call("stuck", `{}`))}, answer(2, "Stuck.")}},
-		budget: 5 * time.Second, quiet: time.Second,
+		name:  "a tool that hangs lands on quiet",
+		tools: "tools:\n" + command("stuck", "read", "", "30"),
+		sc:    &sim.Scenario{Rules: []sim.Rule{{Request: 1, ToolCalls: calls(call("stuck", `{}`))}, answer(2, "Stuck.")}},
+		// 20s: see the Ctrl-C row; a quarter of the reserve outlasts the
+		// heartbeat that brings the cut attempt its cancellation.
+		budget: 20 * time.Second, quiet: time.Second,
 	},
 	{
 		name: "a model that only sends keepalives lands on quiet",

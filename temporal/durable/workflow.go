@@ -71,7 +71,7 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 		workflow.Go(watch, r.forwardLoop)
 	}
 	res := r.run(ctx, work)
-	r.settleCancels(ctx)
+	r.settleCancels(ctx) // what a result made without land (a refused setup) left
 	r.quiet.stopped = true
 	stopWatch()
 	stopWork()
@@ -131,6 +131,7 @@ type run struct {
 	// accepted.
 	cancels   workflow.WaitGroup
 	unsettled int
+	graced    bool // settleCancels has given them their grace
 	accepted  map[string]bool
 
 	quiet    quietClock
@@ -410,6 +411,7 @@ func (r *run) run(root, ctx workflow.Context) landing.Result {
 				return r.land(root, landing.CauseUpstream, true)
 			}
 			r.quiet.stopped = true
+			r.settleCancels(ctx) // before the result, as in process
 			return r.finish(ctx, landing.Settle(r.landingRecord(""), reply.Content))
 		}
 		r.conv = append(r.conv, Message{Role: "assistant", Content: reply.Content, ToolCalls: reply.ToolCalls})
@@ -698,6 +700,7 @@ func (r *run) land(ctx workflow.Context, cause landing.Cause, call bool) landing
 		}
 	}
 	r.record(ctx, trace.Record{Event: trace.Landing, Cause: string(cause), Result: who, Message: msg})
+	r.settleCancels(ctx) // before the result, which a cancel accepted in its grace changes, as in process
 	res := landing.Summarize(r.landingRecord(cause))
 	if answer != "" {
 		res.Answer = answer
@@ -1144,6 +1147,10 @@ func (r *run) cancel(ctx workflow.Context, kind, tool string, key cancel.Key, le
 // answered within it settles its call's state; one still unanswered stays
 // "sent", and its activity is left when the workflow returns.
 func (r *run) settleCancels(ctx workflow.Context) {
+	if r.graced {
+		return // once: the cancels still unanswered after it stay as they are
+	}
+	r.graced = true
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
 	_, remaining, _ := r.clock(ctx)
 	grace := min(harness.CancelGrace, remaining)
