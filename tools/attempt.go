@@ -20,7 +20,10 @@ import (
 // MCP server's, a sub-agent, one an embedder wrote — runs on a goroutine of
 // its own, so that the attempt ends when ctx, its lease, ends even if the
 // tool ignores ctx (the tool then runs on, owned by the Registry until it
-// returns: [Registry.Wait]); a panic is recovered as the attempt's failure,
+// returns: [Registry.Wait]; made away from a Registry, by a Temporal
+// activity, it has no owner to wait for it, and a tool that ignores its
+// context leaks its goroutine there); a panic is recovered as the
+// attempt's failure,
 // a [*PanicError] that keeps the stack; and what the tool answered is
 // checked once, here, so that every host reads an [Answer] the same way:
 //
