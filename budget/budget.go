@@ -78,7 +78,7 @@ type Budget struct {
 // New starts a budget now, or at cfg.Start if that is earlier: its
 // deadline is that instant + cfg.Total.
 func New(cfg Config) (*Budget, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	now := time.Now()
@@ -88,7 +88,11 @@ func New(cfg Config) (*Budget, error) {
 	return start(now, cfg), nil
 }
 
-func (cfg *Config) validate() error {
+// Validate returns a [*ConfigError] when cfg cannot be a budget: a total
+// that is not positive, a reserve or floor that is negative or not below
+// the total. [New] refuses such a cfg; a host that builds its frame from
+// plain figures (temporal/durable) asks the same rule.
+func (cfg *Config) Validate() error {
 	switch {
 	case cfg.Total <= 0:
 		return &ConfigError{"total", cfg.Total, errNotPositive}

@@ -106,6 +106,15 @@ func (g *Group) Go(ctx context.Context, b *budget.Budget, c Canceller, key Key, 
 	if err != nil {
 		return lease, err
 	}
+	g.GoOn(ctx, lease, c, key, done)
+	return lease, nil
+}
+
+// GoOn sends the cancel of key as [Group.Go] does, on lease, a landing
+// lease its caller was granted (a call machine's, tools.CallCommand's
+// CancelLease), rather than one it takes of a budget: the rule of the
+// lease is then the caller's, and nothing leases it twice (issue 25).
+func (g *Group) GoOn(ctx context.Context, lease budget.Lease, c Canceller, key Key, done func(error)) {
 	cctx, cut := context.WithCancelCause(context.WithoutCancel(ctx))
 	g.mu.Lock()
 	if g.cuts == nil {
@@ -130,7 +139,6 @@ func (g *Group) Go(ctx context.Context, b *budget.Budget, c Canceller, key Key, 
 			done(err)
 		}
 	})
-	return lease, nil
 }
 
 // Cut stops the cancels still in flight: their requests' contexts end,

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -105,9 +104,10 @@ func (a *Agent) Attempt(ctx context.Context, call *tools.Call) tools.Answer {
 	if err != nil {
 		return tools.Answer{Err: err, Outcome: trace.Invalid}
 	}
-	out, err := json.Marshal(res)
-	if err != nil { // a Result is plain data: this is a bug
-		return tools.Answer{Err: fmt.Errorf("%s: encoding the result: %w", a.spec.Name, err), Outcome: trace.Invalid, Stopped: true}
+	// The tool message is the core's, as on Temporal (issue 25).
+	out, err := landing.ChildMessage(res)
+	if err != nil {
+		return tools.Answer{Err: err, Outcome: trace.Invalid, Stopped: true}
 	}
 	// The child has landed and closed: nothing of the call is left running.
 	return tools.Answer{Output: out, Stopped: true}
@@ -205,15 +205,12 @@ func (a *Agent) child(parent *parentCall, task, key string) Config {
 	if cfg.Model == nil {
 		cfg.Model = pc.Model
 	}
-	if cfg.Quiet == 0 {
-		cfg.Quiet = pc.Quiet
-	}
+	own := landing.Inherited{Quiet: cfg.Quiet, Parallel: cfg.Parallel}
+	got := landing.Inherit(own, landing.Inherited{Quiet: pc.Quiet, Parallel: pc.Parallel}, false)
+	cfg.Quiet, cfg.Parallel = got.Quiet, got.Parallel
 	// The child's records go where the parent's do: the parent's secrets
 	// are kept from them too.
 	cfg.Secrets = slices.Concat(cfg.Secrets, pc.Secrets)
-	if cfg.Parallel == 0 {
-		cfg.Parallel = pc.Parallel
-	}
 	if cfg.Journal == nil {
 		cfg.Journal = pc.Journal
 	}
@@ -231,14 +228,13 @@ func (a *Agent) child(parent *parentCall, task, key string) Config {
 
 // childEstimates are the latency estimates of a child of parent on m: its
 // own, so that its tools, which may share their names with the parent's,
-// and a model other than the parent's do not move the parent's. A child
-// on the parent's model starts from what the parent knows of it.
+// and a model other than the parent's do not move the parent's. What it
+// starts from of its model is [landing.Inherit]'s.
 func childEstimates(parent *Session, m Model) *budget.Estimates {
 	est := budget.NewEstimates()
-	if m == parent.cfg.Model {
-		k := parent.b.Estimates().Kind(model.Kind)
-		est.Kind(model.Kind).Declare(k.P50(), k.P95())
-	}
+	k := parent.b.Estimates().Kind(model.Kind)
+	got := landing.Inherit(landing.Inherited{}, landing.Inherited{ModelP50: k.P50(), ModelP95: k.P95()}, m == parent.cfg.Model)
+	est.Kind(model.Kind).Declare(got.ModelP50, got.ModelP95)
 	return est
 }
 
@@ -283,30 +279,8 @@ type activity struct {
 }
 
 func (a *activity) Record(r trace.Record) error {
-	if msg, ok := ChildWork(r); ok {
+	if msg, ok := landing.ChildWork(r); ok {
 		a.report(a.units.Add(1), msg)
 	}
 	return nil
-}
-
-// ChildWork reports whether a sub-agent's record r is one of work (an
-// attempt's start or end, a progress, its landing), which is one more unit
-// of progress for its parent, and the words of it the parent records.
-// Both hosts tell a parent of its child's work by this one rule (issue
-// 25).
-func ChildWork(r trace.Record) (message string, ok bool) {
-	var msg string
-	switch r.Event {
-	case trace.AttemptStart:
-		msg = fmt.Sprintf("step %d: %s", r.StepIndex, r.Step)
-	case trace.AttemptEnd:
-		msg = fmt.Sprintf("step %d: %s %s", r.StepIndex, r.Step, r.Outcome)
-	case trace.Progress:
-		msg = fmt.Sprintf("step %d: %s: %s", r.StepIndex, r.Step, r.Message)
-	case trace.Landing:
-		msg = "landing (" + r.Cause + ")"
-	default:
-		return "", false
-	}
-	return strings.TrimSpace(msg), true
 }

@@ -359,10 +359,12 @@ func TestLandingTheParentCancelsItsChild(t *testing.T) {
 		}
 		defer s.Close()
 		called := make(chan tools.Result)
-		go func() { called <- s.Call(ctx, "alpha", json.RawMessage(`{"task":"find cats"}`)) }()
+		go func() {
+			called <- s.Call(ctx, harness.ToolCall{Name: "alpha", Arguments: json.RawMessage(`{"task":"find cats"}`)})[0]
+		}()
 		time.Sleep(time.Second)
 
-		parent := s.Land(ctx, landing.CauseBudget, nil)
+		parent := s.Land(ctx, &harness.MustLandError{Cause: landing.CauseBudget}, nil)
 		res := <-called
 
 		var child landing.Result

@@ -82,24 +82,14 @@ func (s *Session) runContext() (ctx context.Context, landingCall bool) {
 	return s.ctx, false
 }
 
-// Phase returns the run's phase on the ladder now (SPEC §3), moving the
-// ladder if the clock says so: what the budget note tells the model, for
-// a loop that decides by it. A Session that was never started is in
-// [landing.Land]: nothing may start on it.
-func (s *Session) Phase() landing.Phase {
-	if !s.started() {
-		return landing.Land
-	}
-	return s.ladder.Phase()
-}
-
-// LandOn ends the run because the loop must stop, with the words that fit
-// why, whatever err is: the one landing call for a loop of its own. err is
-// what stopped the loop, typically [Turn.End]'s error, or nil when the
-// loop stopped because [Session.MustLand] said so.
+// Land ends the run early, with a labeled partial result and the words
+// that fit why: the one way a loop of its own stops without an answer. err
+// is what stopped the loop, typically [Session.BeginTurn]'s or
+// [Turn.End]'s error:
 //
-//   - nil: the run lands for the cause MustLand names, or cancelled when
-//     it names none (the loop chose to stop).
+//   - nil: the loop chose to stop; the run lands for the cause it must
+//     land for now, if any, else cancelled.
+//   - [*MustLandError] (BeginTurn's: the run must land now): its cause.
 //   - The run's end (its quiet clock, its deadline, a cancellation) or the
 //     caller's: that cause.
 //   - A refusal of the budget, a backoff that would outlast it, an attempt
@@ -108,26 +98,47 @@ func (s *Session) Phase() landing.Phase {
 //   - The model's failure: upstream, and the boundary names the status and
 //     the server's message ("The model failed at step 1: 401 Incorrect API
 //     key provided."); a reply that was not a whole answer
-//     ([model.ErrNotAnswer]) says so. When the server refused the run itself
-//     (401, 403, 404, unreachable: [model.Refused]) summarize is not called:
-//     the landing call would go to the server that just refused, so the
-//     harness summarizes.
+//     ([model.ErrNotAnswer]) says so.
 //
-// Otherwise it is [Session.Land]: summarize, if not nil, is the landing
-// call, and a run that already has its result keeps it.
-func (s *Session) LandOn(ctx context.Context, err error, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
+// The ladder moves to land, and summarize, if not nil, is asked for the
+// answer with the landing prompt, which carries the boundary ("Ran out of
+// allotted time at step 3: search done; fetch was in flight and is not
+// included."). When summarize is nil, fails or answers nothing, the
+// answer is [landing.Summarize]'s, built from the run's own record; so it
+// is, and summarize is not called, when the landing call could not be
+// answered ([landing.Plan], the rule both hosts apply: a model's server
+// that refused the run ([model.Refused]: 401, 403, 404, unreachable) or
+// was mute, or no landing lease above the floor and the model's p50: "no
+// time for a landing call: below p50"). Either way the result carries the
+// cause, the boundary, and the established, not established and
+// in-flight lists, made once the cancels the run sent are answered or
+// their grace ([CancelGrace]) is over.
+//
+// summarize runs on ctx without its cancellation (the run's context may
+// have ended: that may be why it lands), bounded by the budget's deadline
+// and by a quiet clock of its own, so that a landing call that only
+// streams keepalives ends as a stall does, and by the landing's deadline
+// even if it ignores its context. Inside it, [Session.BeginTurn] makes the
+// landing call: one request ([ErrLandingCallMade] for a second) on a
+// landing lease that may spend the reserve, offered no tools
+// ([Session.Tools] is nil). A run that already has its result, or is
+// making it, keeps it: Land waits for that one and returns it.
+func (s *Session) Land(ctx context.Context, err error, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
 	if !s.started() {
 		return noSession()
 	}
 	if ctx == nil {
 		ctx = s.ctx
 	}
+	if ml, ok := errors.AsType[*MustLandError](err); ok {
+		return s.landFor(ctx, ml.Cause, summarize)
+	}
 	if err == nil {
-		cause, ok := s.MustLand(ctx)
+		cause, ok := s.mustLand(ctx)
 		if !ok {
 			cause = landing.CauseCancelled
 		}
-		return s.Land(ctx, cause, summarize)
+		return s.landFor(ctx, cause, summarize)
 	}
 	return s.landFailed(ctx, err, summarize)
 }

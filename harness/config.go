@@ -55,7 +55,7 @@ type Tools interface {
 }
 
 // Config describes one run, beside the budget it runs on. Task is
-// required, and Model for [Session.Run] and [Session.Turn]; the zero value
+// required, and Model for [Session.Run]; the zero value
 // of every other field selects its documented default.
 type Config struct {
 	// Task is what the agent is asked to do: the user message of
@@ -153,8 +153,8 @@ var (
 	// on: a trace is a record of the run, not a reason to abandon it.
 	ErrTrace = errors.New("harness: trace write failed")
 
-	// ErrNoModel is returned by [Session.Turn] when the Config has no
-	// Model.
+	// ErrNoModel is the error of a model turn, or of an [Agent]'s call,
+	// when the Config has no Model.
 	ErrNoModel = errors.New("harness: no model configured")
 
 	// ErrEnded is returned by a Session's methods that would start work

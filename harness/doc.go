@@ -6,19 +6,15 @@
 // The embedder's contract, for a loop of your own (issue 25):
 //
 //  1. [Start] a [Session] on a budget you started; defer [Session.Close].
-//  2. Make your openai-go client with [ClientOptions]: each request sent on
-//     a turn's context is an attempt of that turn, leased
-//     (Budget-Remaining-Ms), retried per SPEC §2 and recorded; a request on
-//     any other context is refused ([ErrNoTurn]).
-//  3. Each turn: [Session.BeginTurn], send on its context with
-//     [Session.Note] and [Session.Tools], hand it what came
-//     ([Turn.Chunk] or [Turn.Completion]), and use [Turn.End]'s error.
-//  4. Tool calls go through [Session.Call] or [Session.CallAll]: any
-//     [tools.Tool] runs on its own goroutine, its panic is its attempt's
-//     failure, and it is abandoned when its lease ends.
-//  5. Before each turn ask [Session.MustLand]; end with [Session.Answer]
-//     (complete) or [Session.LandOn] (anything else), never both, and no
-//     result while a turn is open.
+//  2. Make your openai-go client with [ClientOptions]: a request sent on a
+//     turn's context is that turn's attempt — leased, retried per SPEC §2,
+//     read and recorded —; one on any other context is refused ([ErrNoTurn]).
+//  3. Each turn: [Session.BeginTurn]; send on its context with [Session.Note]
+//     and [Session.Tools], read the answer, and use [Turn.End]'s error.
+//  4. Tool calls: [Session.Call]. Any tool runs on its own goroutine, its
+//     panic is its attempt's failure, and it is abandoned when its lease ends.
+//  5. End with [Session.Answer], or hand any error of BeginTurn or End —
+//     [*MustLandError] when the run must land — to [Session.Land].
 //  6. The run ends by its deadline whatever a tool, a sink or summarize does.
 //
 // Or let the harness run the loop:
@@ -69,27 +65,28 @@
 // one the caller already has, which keeps its own model client and uses
 // the Session for time, gates, tool calls and landing:
 //
-//   - [Session.Note] is the budget note the model reads at every turn, and
-//     [Session.Phase] the ladder's phase;
-//   - [Session.MustLand] says whether the run must land now, and why;
+//   - [Session.Note] is the budget note the model reads at every turn: the
+//     time left, the ladder's phase and what it forbids;
 //   - [Session.Tools] offers the run's tools in openai-go's terms ([Offer]);
-//   - [Session.Turn] makes a model turn with [Config.Model], on work leases
-//     with retries; [Session.BeginTurn] begins one the caller sends with its
-//     own client, made with [ClientOptions], whose middleware leases,
-//     retries and records each physical request of the turn (SPEC §2);
-//     [Turn.Chunk] or [Turn.Completion] take what the model sent (tokens,
-//     chunks, the finish reason), and [Turn.End] records it and says
-//     whether it is an answer ([model.CheckFinish]): nothing handed over
-//     ([ErrNoAnswer]) or a request the middleware never saw
-//     ([ErrNotLeased]) is not one;
-//   - [Session.Call] and [Session.CallAll] make tool calls through the
-//     ladder's gates, each on leases of the budget, with progress, cancel
-//     and reconciliation;
+//   - [Session.BeginTurn] begins a model turn the caller sends with its own
+//     client, made with [ClientOptions], whose middleware leases, retries
+//     and records each physical request of the turn (SPEC §2) and reads
+//     what the answer carries as the client reads it (tokens, chunks, the
+//     finish reason); it refuses a turn the run must not make — the run
+//     must land ([*MustLandError]), no lease is left
+//     ([*budget.RefusedError]), the run has ended ([ErrEnded]) —, and
+//     [Turn.End] records the turn and says whether it is an answer
+//     ([model.CheckFinish]): nothing read ([ErrNoAnswer]) or a request the
+//     middleware never saw ([ErrNotLeased]) is not one;
+//   - [Session.Call] makes tool calls through the ladder's gates, each on
+//     leases of the budget, with progress, cancel and reconciliation,
+//     several at once under the ladder's width;
+//   - [Session.Setup] runs the work before the first turn on a lease;
 //   - [Session.Answer] ends the run complete (an empty answer is not one,
-//     nor one given while a turn is open: [ErrTurnOpen]);
-//     [Session.LandOn] ends it early for whatever stopped the loop, with
-//     the words that fit — a refusal of the model's server gets no landing
-//     call —, and [Session.Land] for a cause the caller names, with the
+//     nor one given while a turn is open: [ErrTurnOpen]); [Session.Land]
+//     ends it early for whatever stopped the loop, with the words that fit
+//     — a refusal of the model's server gets no landing call —, or for a
+//     cause the caller names with a [*MustLandError] of its own, with the
 //     landing call or the harness's own summary: one landing call
 //     ([ErrLandingCallMade]), offered no tools, bounded by the landing's
 //     deadline even if summarize ignores its context;
@@ -122,15 +119,14 @@
 // The zero value of each exported type is safe. A zero [Session] (or a nil
 // *Session), which [Start] did not make, is not a run: every method that
 // returns an error returns [ErrNoSession]; a tool call's result is refused
-// with it as the cause; [Session.Answer], [Session.Land],
-// [Session.LandOn] and [Session.Run] return a
-// partial result whose boundary is its text, so that it cannot be read
-// as an answer; [Session.Note] is its text, [Session.MustLand] reports
-// true, and [Session.Phase] is [landing.Land]: nothing may start. A zero
+// with it as the cause; [Session.Answer], [Session.Land] and
+// [Session.Run] return a partial result whose boundary is its text, so
+// that it cannot be read as an answer; [Session.Note] is its text, and
+// [Session.Tools] offers nothing: nothing may start. A zero
 // or nil [Turn] sends nothing and records nothing; its End returns the
 // error it is given, or an error when given nil. Every field of [Config]
 // has a documented default for its zero value but Task (and Model, for
-// [Run] and [Session.Turn]), which [Config.Validate] requires. A zero
+// [Run] and [Session.Run]), which [Config.Validate] requires. A zero
 // [Toolset] has no config: it resolves and registers nothing. A zero
 // [Agent] has no model: its calls fail before anything is sent, with
 // [ErrNoModel]. [ToolCall], [ChildCall] and [ConfigError] are plain data.
@@ -148,6 +144,11 @@
 // deadline, …"): the note is never kept in the conversation, so each
 // turn's replaces the last and the conversation's prefix stays the same
 // from turn to turn.
+//
+// The loop's sequence — when to make a turn, what a reply asks for, when
+// and why to land, and the words of the boundary — is the run machine's
+// that the Temporal workflow of temporal/durable drives too (internal/run,
+// issue 25); the loop performs what it asks with the Session.
 //
 // A step is one model turn plus the tool calls it asked for. An answer
 // without tool calls ends the run: complete, unless the run made tool
@@ -206,7 +207,11 @@
 // 2s.") but still asked to land (after a Ctrl-C the landing call is sent,
 // leased within the reserve). Nor is the landing call sent to a server
 // that refused the run ([model.Refused]), which includes a base URL that
-// is not a model server ([model.ErrNotModelServer]).
+// is not a model server ([model.ErrNotModelServer]), nor made when no
+// landing lease at or above the model's p50 is left: the landing record
+// says "no time for a landing call: below p50". Whether it is sent is
+// [landing.Plan]'s to say, the rule the Temporal workflow applies too
+// (issue 25).
 //
 // A boundary never falls back on words about tool calls a run may not
 // have had: with no call to list and no failure to name, it says where
@@ -249,7 +254,10 @@
 // journal, are listed in the parent's in_flight (named agent/tool); and
 // the parent's end — its context, its quiet clock, [Session.Land] —
 // cancels it ([ErrParentEnded]), so that it lands at once with cause
-// cancelled. [Agent.Run] runs a child on a budget the caller made, which is
+// cancelled. What the child takes from its parent, its tool message and
+// which of its records are the parent's progress are package landing's
+// rules ([landing.Inherit], [landing.ChildMessage], [landing.ChildWork]),
+// the ones a Temporal workflow runs too. [Agent.Run] runs a child on a budget the caller made, which is
 // how `harness serve` runs one on a remote caller's Budget-Remaining-Ms.
 // A [Toolset] builds a run's tools from a tools file: its entries' tools,
 // an Agent for each agent entry with the tools of the entry's own file,
@@ -272,10 +280,11 @@
 //
 // # Trace
 //
-// The run's records (SPEC §6) go to [Config.Sinks] through one
-// [trace.Recorder], which stamps each once — seq, ts, elapsed, remaining,
-// and the phase of that instant, read from the ladder without moving it —
-// so that every sink reads the same values: a [trace.JSONL] for the trace
+// The run's records (SPEC §6) are stamped once by the run's frame
+// ([landing.Frame], the one a Temporal workflow stamps with too) — seq,
+// ts, elapsed, remaining, and the phase of that instant — and go to
+// [Config.Sinks] through one [trace.Recorder], so that every sink reads
+// the same values: a [trace.JSONL] for the trace
 // file, the CLI's live status line, and the spans and logs of other sinks.
 // The records are run_start; a phase record at every change of the
 // ladder, when it happens (a timer is armed for the next one; reason
@@ -305,7 +314,7 @@
 // the goroutines of its callers and their connections and nothing more
 // (BenchmarkStart reports goroutines/run; issue 20). A Session's methods
 // block until their work is done. The goroutines it starts are those of a
-// step's parallel tool calls, which CallAll waits
+// step's parallel tool calls, which Call waits
 // for (a sub-agent's child runs on its call's goroutine, and has closed
 // when the call returns); the cancels it sends, which Land, Answer and
 // Close wait for during their grace and then cut, and Close waits for

@@ -49,11 +49,11 @@ func TestACallOnTheCallersOwnContextKeepsTheRunsQuietClock(t *testing.T) {
 		call func(s *harness.Session, ctx context.Context) error
 	}{
 		{"Call", func(s *harness.Session, ctx context.Context) error {
-			res := s.Call(ctx, "read", nil)
+			res := s.Call(ctx, harness.ToolCall{Name: "read"})[0]
 			return res.Cause
 		}},
-		{"CallAll", func(s *harness.Session, ctx context.Context) error {
-			return s.CallAll(ctx, []harness.ToolCall{{Name: "read"}, {Name: "read"}})[1].Cause
+		{"Call of two", func(s *harness.Session, ctx context.Context) error {
+			return s.Call(ctx, harness.ToolCall{Name: "read"}, harness.ToolCall{Name: "read"})[1].Cause
 		}},
 		{"Setup", func(s *harness.Session, ctx context.Context) error {
 			return s.Setup(ctx, "fetch a manifest", 0, func(ctx context.Context) error {
@@ -102,8 +102,11 @@ func TestACallOnTheCallersOwnContextKeepsTheRunsQuietClock(t *testing.T) {
 					if !errors.Is(err, wantErr) {
 						t.Errorf("the call ended with %v, want %v", err, wantErr)
 					}
-					if cause, ok := s.MustLand(own); cancelAt == 0 && (!ok || cause != landing.CauseQuiet) {
-						t.Errorf("MustLand on the caller's context: %q, %v; want quiet", cause, ok)
+					if cancelAt == 0 {
+						_, _, err := s.BeginTurn(own)
+						if ml, ok := errors.AsType[*harness.MustLandError](err); !ok || ml.Cause != landing.CauseQuiet {
+							t.Errorf("BeginTurn on the caller's context: %v; want must land, quiet", err)
+						}
 					}
 				})
 			})
@@ -133,11 +136,11 @@ func TestASetupSlowerThanTheQuietClockIsNotAStall(t *testing.T) {
 		if err != nil {
 			t.Fatalf("setup: %v", err)
 		}
-		if cause, ok := s.MustLand(ctx); ok {
-			t.Fatalf("after a 3s setup the run must land (%s): the quiet clock watched it", cause)
+		if ctx.Err() != nil {
+			t.Fatalf("after a 3s setup the run's context ended (%v): the quiet clock watched it", context.Cause(ctx))
 		}
 		begin := time.Now()
-		res := s.Call(ctx, "read", nil)
+		res := s.Call(ctx, harness.ToolCall{Name: "read"})[0]
 		if got := time.Since(begin); got != time.Second || !errors.Is(res.Cause, watchdog.ErrQuiet) {
 			t.Errorf("the first call after setup ended after %v with %v, want the quiet clock at 1s", got, res.Cause)
 		}
@@ -156,30 +159,24 @@ func TestAZeroSessionErrorsAndNeverPanics(t *testing.T) {
 			if _, _, err := s.BeginTurn(ctx); !errors.Is(err, harness.ErrNoSession) {
 				t.Errorf("BeginTurn: %v", err)
 			}
-			if _, err := s.Turn(ctx, model.Request{}); !errors.Is(err, harness.ErrNoSession) {
-				t.Errorf("Turn: %v", err)
-			}
 			if err := s.Setup(ctx, "x", 0, func(context.Context) error { return nil }); !errors.Is(err, harness.ErrNoSession) {
 				t.Errorf("Setup: %v", err)
 			}
-			if res := s.Call(ctx, "read", nil); !errors.Is(res.Cause, harness.ErrNoSession) || !res.Refused {
+			if res := s.Call(ctx, harness.ToolCall{Name: "read"})[0]; !errors.Is(res.Cause, harness.ErrNoSession) || !res.Refused {
 				t.Errorf("Call: %+v", res)
 			}
-			if res := s.CallAll(ctx, []harness.ToolCall{{Name: "read"}}); len(res) != 1 || !errors.Is(res[0].Cause, harness.ErrNoSession) {
-				t.Errorf("CallAll: %+v", res)
+			if res := s.Call(ctx, harness.ToolCall{Name: "read"}); len(res) != 1 || !errors.Is(res[0].Cause, harness.ErrNoSession) {
+				t.Errorf("Call: %+v", res)
 			}
-			if _, ok := s.MustLand(ctx); !ok {
-				t.Error("MustLand: false, want true: there is no run to work on")
-			}
-			if s.Phase() != landing.Land || s.Budget() != nil || s.Tools() != nil {
-				t.Errorf("Phase %v, Budget %v, Tools %v", s.Phase(), s.Budget(), s.Tools())
+			if s.Tools() != nil {
+				t.Errorf("Tools %v", s.Tools())
 			}
 			if note := s.Note(); note != harness.ErrNoSession.Error() {
 				t.Errorf("Note: %q", note)
 			}
 			for what, res := range map[string]landing.Result{
-				"Answer": s.Answer("42"), "Land": s.Land(ctx, landing.CauseBudget, nil),
-				"LandOn": s.LandOn(ctx, nil, nil), "LandOn an error": s.LandOn(ctx, errors.New("x"), nil), "Run": s.Run(ctx),
+				"Answer": s.Answer("42"), "Land a cause": s.Land(ctx, &harness.MustLandError{Cause: landing.CauseBudget}, nil),
+				"Land": s.Land(ctx, nil, nil), "Land an error": s.Land(ctx, errors.New("x"), nil), "Run": s.Run(ctx),
 			} {
 				if res.Status != landing.Partial || !strings.Contains(res.Text(), harness.ErrNoSession.Error()) {
 					t.Errorf("%s: %+v, want a partial result that says the Session was not started", what, res)
@@ -251,10 +248,11 @@ func TestAnEmptyAnswerIsNotACompleteAnswer(t *testing.T) {
 	}
 }
 
-// A loop of its own streams a turn with openai-go, handing the Turn each
-// chunk: the reply is cut at the token limit, so End says it is not an
-// answer, LandOn lands the run, and the attempt's record has the tokens,
-// chunks and keepalives the model sent; the request carried the lease.
+// A loop of its own streams a turn with openai-go, and hands the Turn
+// nothing: the middleware reads the stream as the client does. The reply
+// is cut at the token limit, so End says it is not an answer, Land lands
+// the run, and the attempt's record has the tokens, chunks and keepalives
+// the model sent; the request carried the lease.
 func TestAStreamedTurnCutAtTheTokenLimitLandsWithItsTokensCounted(t *testing.T) {
 	for _, finish := range []string{"length", "content_filter"} {
 		t.Run(finish, func(t *testing.T) {
@@ -293,7 +291,6 @@ func TestAStreamedTurnCutAtTheTokenLimitLandsWithItsTokensCounted(t *testing.T) 
 				stream := oa.Chat.Completions.NewStreaming(tctx, openai.ChatCompletionNewParams{Model: "m",
 					Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("find cats")}})
 				for stream.Next() {
-					turn.Chunk(stream.Current())
 				}
 				err = turn.End(stream.Err())
 				stream.Close()
@@ -301,7 +298,7 @@ func TestAStreamedTurnCutAtTheTokenLimitLandsWithItsTokensCounted(t *testing.T) 
 				if !errors.Is(err, model.ErrNotAnswer) {
 					t.Fatalf("End: %v, want ErrNotAnswer", err)
 				}
-				res := s.LandOn(ctx, err, nil)
+				res := s.Land(ctx, err, nil)
 				if err := s.Close(); err != nil {
 					t.Fatal(err)
 				}
@@ -321,7 +318,7 @@ func TestAStreamedTurnCutAtTheTokenLimitLandsWithItsTokensCounted(t *testing.T) 
 	}
 }
 
-// The model's server refuses the key: LandOn does not send it the landing
+// The model's server refuses the key: Land does not send it the landing
 // call, and the boundary quotes the server.
 func TestARefusedKeyLandsWithoutASecondRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -350,7 +347,7 @@ func TestARefusedKeyLandsWithoutASecondRequest(t *testing.T) {
 		}
 		_, err = oa.Chat.Completions.New(tctx, openai.ChatCompletionNewParams{Model: sim.ModelID,
 			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("find cats")}})
-		res := s.LandOn(ctx, turn.End(err), summarize)
+		res := s.Land(ctx, turn.End(err), summarize)
 
 		if want := "The model failed at step 1: 401 Incorrect API key provided."; res.Boundary != want || res.Cause != landing.CauseUpstream {
 			t.Errorf("boundary %q, cause %s; want %q, upstream", res.Boundary, res.Cause, want)
@@ -384,8 +381,95 @@ func TestTheRunsToolsAreOfferedToOpenAIAsTheHarnessOffersThem(t *testing.T) {
 		if harness.Offer(nil) != nil {
 			t.Error("no tools are offered as a tools field")
 		}
-		if s.Phase() != landing.Explore {
-			t.Errorf("phase %v, want explore", s.Phase())
+		if note := s.Note(); !strings.Contains(note, "Phase: "+landing.Explore.String()+".") {
+			t.Errorf("note %q, want phase explore", note)
 		}
 	})
+}
+
+// A completion that is not streamed is read by the middleware as the
+// client reads it: the loop hands the Turn nothing, and the attempt's
+// record still has the tokens, the finish reason and the model; a reply
+// cut at the token limit is not an answer.
+func TestACompletionIsOnTheRecordWithoutTheLoopsHelp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mux := http.NewServeMux()
+		mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"m-2026","choices":[{"index":0,`+
+				`"message":{"role":"assistant","content":"The cats are in"},"finish_reason":"length"}],`+
+				`"usage":{"prompt_tokens":20,"completion_tokens":7,"total_tokens":27}}`)
+		})
+		srv := serveHandler(mux)
+		defer srv.close()
+		oa := openai.NewClient(append([]option.RequestOption{option.WithBaseURL("http://tools.invalid/v1"),
+			option.WithHTTPClient(srv.client())}, harness.ClientOptions()...)...)
+		var sink collect
+		s, ctx := start(t, time.Minute, harness.Config{Task: "find cats", Sinks: []trace.Sink{&sink}})
+
+		tctx, turn, err := s.BeginTurn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = oa.Chat.Completions.New(tctx, openai.ChatCompletionNewParams{Model: "m",
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("find cats")}})
+		err = turn.End(err)
+		s.Close()
+
+		if !errors.Is(err, model.ErrNotAnswer) {
+			t.Errorf("End: %v, want ErrNotAnswer: the reply was cut at the token limit", err)
+		}
+		ends := only(sink.all(), trace.AttemptEnd, model.Kind)
+		if len(ends) != 1 || ends[0].Tokens != 27 || ends[0].InputTokens != 20 || ends[0].OutputTokens != 7 ||
+			ends[0].FinishReason != "length" || ends[0].ResponseModel != "m-2026" {
+			t.Errorf("attempt_end %+v; want 27 tokens (20 in, 7 out), finish length, model m-2026", ends)
+		}
+	})
+}
+
+// BeginTurn is where a loop of its own learns that the run must land: it
+// refuses the turn with the cause, and Land of that error lands for it.
+func TestBeginTurnRefusesATurnTheRunMustNotMakeAndLandSaysWhy(t *testing.T) {
+	cases := []struct {
+		name  string
+		cfg   harness.Config
+		after time.Duration
+		turns int // turns made and ended before the one refused
+		cause landing.Cause
+	}{
+		{"the steps ran out", harness.Config{Task: "find cats", MaxSteps: 1}, 0, 1, landing.CauseMaxSteps},
+		{"the reserve came", harness.Config{Task: "find cats"}, 46 * time.Second, 0, landing.CauseBudget},
+		{"the quiet clock fired", harness.Config{Task: "find cats", Quiet: 2 * time.Second}, 3 * time.Second, 0, landing.CauseQuiet},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := sim.NewPipeServer(nil)
+				defer srv.Close()
+				s, ctx := start(t, time.Minute, tc.cfg)
+				defer s.Close()
+				for range tc.turns {
+					if _, err := ask(s, ctx, harnessClient(srv)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				time.Sleep(tc.after)
+
+				_, turn, err := s.BeginTurn(ctx)
+
+				ml, ok := errors.AsType[*harness.MustLandError](err)
+				if !ok || ml.Cause != tc.cause || !errors.Is(err, harness.ErrMustLand) || turn != nil {
+					t.Fatalf("BeginTurn: %v, %v; want a MustLandError, cause %s, and no turn", turn, err, tc.cause)
+				}
+				res := s.Land(ctx, err, nil)
+				if res.Status != landing.Partial || res.Cause != tc.cause {
+					t.Errorf("result %+v, want partial, %s", res, tc.cause)
+				}
+				if n := len(chatRequests(srv)); n != tc.turns {
+					t.Errorf("%d requests, want %d: nothing is sent on a refused turn", n, tc.turns)
+				}
+			})
+		})
+	}
 }

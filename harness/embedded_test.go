@@ -40,7 +40,6 @@ func ask(s *harness.Session, ctx context.Context, oa *openai.Client) (string, er
 	var acc openai.ChatCompletionAccumulator
 	for stream.Next() {
 		acc.AddChunk(stream.Current())
-		turn.Chunk(stream.Current())
 	}
 	if err := turn.End(stream.Err()); err != nil {
 		return "", err
@@ -117,7 +116,7 @@ func TestARequestTheHarnessDidNotLeaseIsNotATurnsAnswer(t *testing.T) {
 // The Session refuses what cannot be right, each with an error that says
 // what happened (issue 25).
 func TestTheSessionRefusesWhatCannotBeRight(t *testing.T) {
-	t.Run("a turn ended with no answer handed over is not an answer", func(t *testing.T) {
+	t.Run("a turn ended with no answer read is not an answer", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			srv := sim.NewPipeServer(nil)
 			defer srv.Close()
@@ -127,13 +126,15 @@ func TestTheSessionRefusesWhatCannotBeRight(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = harnessClient(srv).Chat.Completions.New(tctx, openai.ChatCompletionNewParams{Model: sim.ModelID,
+			// Sent and answered, but not one chunk of the stream is read.
+			stream := harnessClient(srv).Chat.Completions.NewStreaming(tctx, openai.ChatCompletionNewParams{Model: sim.ModelID,
 				Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hello")}})
-			if err != nil {
-				t.Fatal(err)
+			defer stream.Close()
+			if stream.Err() != nil {
+				t.Fatal(stream.Err())
 			}
 			if err := turn.End(nil); !errors.Is(err, harness.ErrNoAnswer) {
-				t.Errorf("End(nil) with neither chunk nor completion: %v, want ErrNoAnswer", err)
+				t.Errorf("End(nil) with no chunk read: %v, want ErrNoAnswer", err)
 			}
 		})
 	})
@@ -179,7 +180,7 @@ func TestTheSessionRefusesWhatCannotBeRight(t *testing.T) {
 			}
 			var offered int
 			var second error
-			s.Land(ctx, landing.CauseCancelled, func(ctx context.Context, prompt string) (string, error) {
+			s.Land(ctx, &harness.MustLandError{Cause: landing.CauseCancelled}, func(ctx context.Context, prompt string) (string, error) {
 				offered = len(s.Tools())
 				answer, err := ask(s, ctx, harnessClient(srv))
 				_, second = ask(s, ctx, harnessClient(srv))
@@ -199,7 +200,7 @@ func TestTheSessionRefusesWhatCannotBeRight(t *testing.T) {
 			begun := time.Now()
 			over := make(chan struct{})
 			defer func() { <-over }() // it runs on, then ends
-			res := s.Land(ctx, landing.CauseCancelled, func(context.Context, string) (string, error) {
+			res := s.Land(ctx, &harness.MustLandError{Cause: landing.CauseCancelled}, func(context.Context, string) (string, error) {
 				defer close(over)
 				time.Sleep(time.Hour)
 				return "too late", nil
@@ -236,7 +237,7 @@ func TestTheSessionRefusesWhatCannotBeRight(t *testing.T) {
 			defer s.Close()
 			mine, cancel := context.WithCancel(context.Background())
 			cancel()
-			res := s.Call(mine, "search", nil)
+			res := s.Call(mine, harness.ToolCall{Name: "search"})[0]
 			if !errors.Is(res.Cause, harness.ErrCallerEnded) || !strings.Contains(res.Err, "the caller's context ended") {
 				t.Errorf("a call on the caller's ended context: %q (%v), want it to say the caller's context ended", res.Err, res.Cause)
 			}

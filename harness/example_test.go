@@ -173,15 +173,15 @@ func ExampleSession_BeginTurn() {
 
 	tctx, turn, err := s.BeginTurn(ctx)
 	if err != nil {
-		panic(err) // refused: not enough time for a model request
+		fmt.Println(s.Land(ctx, err, nil).Text()) // the run must land, or has no time for a turn
+		return
 	}
 	resp, err := oa.Chat.Completions.New(tctx, openai.ChatCompletionNewParams{
 		Model:    sim.ModelID,
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("say hello"), openai.SystemMessage(s.Note())},
-	}) // on the turn's context: Budget-Remaining-Ms, the lease as deadline, retried per SPEC §2
-	turn.Completion(resp) // its tokens and finish reason, on the record
+	}) // on the turn's context: Budget-Remaining-Ms, the lease as deadline, retried per SPEC §2, on the record
 	if err = turn.End(err); err != nil {
-		fmt.Println(s.LandOn(ctx, err, nil).Text()) // the right words for any failure
+		fmt.Println(s.Land(ctx, err, nil).Text()) // the right words for any failure
 		return
 	}
 	res := s.Answer(resp.Choices[0].Message.Content)

@@ -53,38 +53,22 @@ func (s *Session) Answer(answer string) landing.Result {
 }
 
 // errEmptyAnswer is the failure of a run whose model answered nothing.
-var errEmptyAnswer = errors.New("its answer was empty")
+var errEmptyAnswer = errors.New(landing.EmptyAnswer)
 
-// Land ends the run early, for cause, with a labeled partial result: the
-// ladder moves to land, and summarize, if not nil, is asked for the answer
-// with the landing prompt, which carries the boundary ("Ran out of allotted
-// time at step 3: search done; fetch was in flight and is not included.").
-// When summarize is nil, fails or answers nothing, the answer is
-// [landing.Summarize]'s, built from the run's own record. Either way the
-// result carries the cause, the boundary, and the established, not
-// established and in-flight lists, made once the cancels the run sent are
-// answered or their grace ([CancelGrace]) is over.
-//
-// summarize runs on ctx without its cancellation (the run's context may
-// have ended: that may be why it lands), bounded by the budget's deadline
-// and by a quiet clock of its own, so that a landing call that only streams
-// keepalives ends as a stall does. Inside it, [Session.Turn] and
-// [Session.BeginTurn] make the landing call: one attempt on a landing lease
-// that may spend the reserve. A run that already has its result, or is
-// making it, keeps it: Land waits for that one and returns it.
-func (s *Session) Land(ctx context.Context, cause landing.Cause, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
+// landFor lands the run for cause, as [Session.Land] does.
+func (s *Session) landFor(ctx context.Context, cause landing.Cause, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
 	if !s.started() {
 		return noSession()
 	}
 	return s.land(ctx, cause, "", landing.ModelEnd{}, summarize)
 }
 
-// land is [Session.Land], with failure, when not empty, the run's on the
+// land is [Session.landFor], with failure, when not empty, the run's on the
 // record from the moment it claims the result: a run that already has one
 // keeps its own words too.
 //
 // end is how the run's last model attempt ended as far as its caller knows
-// (LandFailed's err); whether it was mute is the Session's to add.
+// (the err [Session.Land] was given); whether it was mute is the Session's to add.
 func (s *Session) land(ctx context.Context, cause landing.Cause, failure string, end landing.ModelEnd, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
 	if ctx == nil {
 		ctx = s.ctx
@@ -110,37 +94,32 @@ func (s *Session) land(ctx context.Context, cause landing.Cause, failure string,
 	// A model that sent nothing, only keepalives, or an answer it never
 	// finished until its lease or the quiet clock ended it is named, and,
 	// like one that refused the run or asked for a wait the run could not
-	// afford, is not sent the landing call: landing.ModelEnd.Call, the
-	// rule the workflow applies too (issue 25). The harness summarizes.
+	// afford, is not sent the landing call; nor is one there is no
+	// landing lease for: landing.Plan, the rule the workflow applies too
+	// (issue 25). The harness summarizes.
 	s.mu.Lock()
 	end.Mute = s.mute
-	if !end.Call() {
-		summarize = nil
-	}
-	if s.failure == "" {
-		s.failure = s.unanswered
-	}
+	unanswered := s.unanswered
 	s.mu.Unlock()
-	boundary := landing.Summarize(s.landingRecord(cause)).Boundary
-	who, msg, answer := "harness", boundary, ""
-	if summarize != nil {
-		text, err := s.landingCall(ctx, lb, boundary, summarize)
-		switch {
-		case err != nil:
-			msg = "landing call failed: " + err.Error()
-		case strings.TrimSpace(text) == "":
-			msg = "landing call answered nothing"
-		default:
-			who, answer = "model", text
+	plan := landing.Plan(landing.Landing{Record: s.landingRecord(cause), Unanswered: unanswered,
+		Summarizer: summarize != nil, End: end, Remaining: lb.Remaining(), Reserve: lb.Reserve(),
+		Floor: lb.Floor(), P50: s.b.Estimates().Kind(model.Kind).P50()})
+	s.mu.Lock()
+	s.failure = plan.Failure
+	s.mu.Unlock()
+	var failed bool
+	var why, text string
+	if plan.Call {
+		var err error
+		text, err = s.landingCall(ctx, lb, plan.Prompt, summarize)
+		if failed = err != nil; failed {
+			why = err.Error()
 		}
 	}
-	s.record(trace.Record{Event: trace.Landing, Cause: string(cause), Result: who, Message: msg})
+	rec, answer := plan.Landed(cause, failed, why, text)
+	s.record(rec)
 	s.settleCancels()
-	res := landing.Summarize(s.landingRecord(cause))
-	if answer != "" {
-		res.Answer = answer
-	}
-	return s.finish(res)
+	return s.finish(landing.SummarizeWith(s.landingRecord(cause), answer))
 }
 
 // landingBudget is the budget a landing for cause leases from and waits
@@ -198,7 +177,7 @@ func (s *Session) landsBy() (time.Time, bool) {
 }
 
 // landFailed ends the run because a model request failed with err, as
-// [Session.Land] does with the cause [CauseOf] names (the run's own end
+// [Session.landFor] does with the cause [CauseOf] names (the run's own end
 // first: a call on a context of the caller's own sees the run's quiet
 // clock too), and with the failure on the record, for a person: the status
 // and the server's message, or the wait the budget could not afford, which
@@ -206,7 +185,7 @@ func (s *Session) landsBy() (time.Time, bool) {
 // provided."). When the model's server refused the run itself
 // ([model.Refused]: 401, 403, 404, or it could not be reached), the
 // landing call is not sent to it: the harness summarizes.
-// It is [Session.LandOn] of an err that is not nil.
+// It is [Session.Land] of an err that is not nil.
 func (s *Session) landFailed(ctx context.Context, err error, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
 	if !s.started() {
 		return noSession()
@@ -214,21 +193,43 @@ func (s *Session) landFailed(ctx context.Context, err error, summarize func(ctx 
 	if ctx == nil {
 		ctx = s.ctx
 	}
-	cause := CauseOf(ctx, err)
-	if s.ctx.Err() != nil {
-		cause = causeOfContext(s.ctx)
-	}
-	end := landing.ModelEnd{Refused: model.Refused(err)}
-	if ge, ok := errors.AsType[*trace.GaveUpError](err); ok && ge.Delay.Source == budget.FromRetryAfter {
-		// A Sleep of zero is a wait too long to be meant (NextDelay).
-		end.RetryAfter = cmp.Or(ge.Delay.Sleep, budget.MaxRetryAfter)
-	}
-	if doing := doingOf(err); doing != "" {
+	cause := landing.TurnCause(s.workEnded(ctx), outOfTime(err))
+	done := turnDone(s.b, nil, err)
+	if done.Doing != "" {
 		s.mu.Lock()
-		s.doing = doing
+		s.doing = done.Doing
 		s.mu.Unlock()
 	}
-	return s.land(ctx, cause, failureOf(s.b, cause, err), end, summarize)
+	return s.land(ctx, cause, failureOf(s.b, cause, err), done.End, summarize)
+}
+
+// turnDone reads how a model turn of the Session ended — resp and err, as
+// the Session's own turn returned them — as the turn machine's TurnDone, which
+// the run's machine takes as the workflow hands it the one its turn
+// machine returned (issue 25): a turn the budget refused before anything
+// was sent made no attempt (N zero), and one that failed says its cause,
+// its words (failureOf, doingOf) and whether its server would answer a
+// landing call. How its last attempt went unanswered is the Session's
+// (heardModel).
+func turnDone(b *budget.Budget, resp *model.Response, err error) model.TurnCommand {
+	c := model.TurnCommand{Kind: model.TurnDone, OK: err == nil}
+	if resp != nil {
+		c.N = resp.Attempts
+	}
+	if err == nil {
+		return c
+	}
+	if c.N == 0 && !errors.Is(err, budget.ErrRefused) {
+		c.N = 1 // a Model of someone else's that counts none made one: a step, as Session.turn counts it
+	}
+	c.Cause = landing.TurnCause("", outOfTime(err))
+	c.Failure, c.Doing = failureOf(b, c.Cause, err), doingOf(err)
+	c.End = landing.ModelEnd{Refused: model.Refused(err)}
+	if ge, ok := errors.AsType[*trace.GaveUpError](err); ok && ge.Delay.Source == budget.FromRetryAfter {
+		// A Sleep of zero is a wait too long to be meant (NextDelay).
+		c.End.RetryAfter = cmp.Or(ge.Delay.Sleep, budget.MaxRetryAfter)
+	}
+	return c
 }
 
 // failureOf says, for the boundary, what stopped a run whose model request
@@ -266,7 +267,7 @@ func failureOf(b *budget.Budget, cause landing.Cause, err error) string {
 	if !ok {
 		return "" // no model attempt to name: the boundary says what the run was doing (doingOf)
 	}
-	return fmt.Sprintf("the model failed (%s), and there was no time for another attempt: %s", model.Describe(ae), landing.RefusedWords(re))
+	return model.NoRetryWords(model.Describe(ae), re)
 }
 
 // doingOf says, for the boundary of a run whose model turn the budget
@@ -292,10 +293,10 @@ func cutShort(ae *trace.AttemptError) bool {
 	return ae.Outcome == trace.GaveUp || ae.Outcome == trace.Quiet || ae.Outcome == trace.Cancelled
 }
 
-// landingCall runs summarize on the landing context, with the run's
+// landingCall runs summarize with prompt on the landing context, with the run's
 // landing watchdog and b, the landing's budget, in place for the turns it
 // makes.
-func (s *Session) landingCall(parent context.Context, b *budget.Budget, boundary string, summarize func(context.Context, string) (string, error)) (string, error) {
+func (s *Session) landingCall(parent context.Context, b *budget.Budget, prompt string, summarize func(context.Context, string) (string, error)) (string, error) {
 	ctx, stop := budget.WithBudget(context.WithoutCancel(parent), b)
 	defer stop()
 	w, wctx, err := watchdog.Start(ctx, watchdog.Config{Quiet: s.cfg.Quiet, Wall: b.Deadline()})
@@ -316,7 +317,7 @@ func (s *Session) landingCall(parent context.Context, b *budget.Budget, boundary
 	// clock or deadline ends it, with the record of its attempt made: it
 	// is waited for until the landing's deadline, and only one that
 	// ignores it is left there (issue 25).
-	return heeded(s, ctx, 0, func() (string, error) { return summarize(wctx, landing.Prompt(boundary)) })
+	return heeded(s, ctx, 0, func() (string, error) { return summarize(wctx, prompt) })
 }
 
 // heeded runs fn, a function of the caller's, on a goroutine of the run's
@@ -444,19 +445,17 @@ func (s *Session) wait() landing.Result {
 // result as the run's.
 func (s *Session) finish(res landing.Result) landing.Result {
 	s.stopPhases()
-	res.RunID = s.id
-	res.Steps = s.steps()
-	res.Attempts = int(s.attempts.Load())
-	res.Orphans = int(s.orphans.Load())
 	s.mu.Lock()
-	res.Unavailable = slices.Clone(s.unavailable)
+	unavailable := slices.Clone(s.unavailable)
 	s.mu.Unlock()
 	s.record(trace.Record{Event: trace.RunEnd, TotalMs: s.b.Total().Milliseconds(),
 		Cause: string(res.Cause), Result: string(res.Status)})
 	// The budget is reported as run_end was stamped, the instant the result
 	// exists: a late run's spent_ms is past total_ms exactly when run_end
 	// carries late_ms (SPEC §3, issue 24).
-	res.Budget = landing.ReportOf(s.b, s.rec.Ended())
+	res = landing.Finish(res, landing.Totals{RunID: s.id, Steps: s.steps(), Attempts: int(s.attempts.Load()),
+		Unavailable: unavailable, Budget: landing.ReportOf(s.b, s.rec.Ended())})
+	res.Orphans = int(s.orphans.Load())
 	s.mu.Lock()
 	s.result = &res
 	s.mu.Unlock()

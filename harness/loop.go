@@ -5,9 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"strings"
 
 	"github.com/glidepath/glidepath/budget"
+	grun "github.com/glidepath/glidepath/internal/run"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/tools"
@@ -26,13 +26,10 @@ import (
 // The error is non-nil for an invalid cfg, with no result, and when a sink
 // could not take the run's records ([ErrTrace]), beside a result that is
 // still the run's: the run goes on without its record rather than stop.
-func Run(ctx context.Context, b *budget.Budget, cfg Config) (landing.Result, error) {
-	s, rctx, err := start(ctx, b, &cfg)
-	if err != nil {
-		if res, refused := AtCapacity(b, cfg.RunID, err); refused {
-			return res, nil
-		}
-		return landing.Result{}, err
+func Run(ctx context.Context, b *budget.Budget, cfg Config) (res landing.Result, err error) {
+	s, rctx, err := start(ctx, b, &cfg, &res)
+	if s == nil {
+		return res, err
 	}
 	// The loop's state, the result included, is on the heap; Run's frame,
 	// which stays on the stack while the run streams, holds pointers.
@@ -45,10 +42,13 @@ func Run(ctx context.Context, b *budget.Budget, cfg Config) (landing.Result, err
 // start is the start of [Run]. It is a function of its own, not inlined,
 // because Run stays on the stack while the run streams and is kept small
 // (issue 13): the copies of cfg that validating and starting take are
-// made here.
+// made here, and a run refused at the door is written to *refused, Run's
+// result, rather than returned: a result returned by value would be a
+// temporary in Run's frame, over 200 bytes each, enough to hold the run's
+// goroutine stack at 32 KB where a bare call's is 16 KB (issue 25).
 //
 //go:noinline
-func start(ctx context.Context, b *budget.Budget, cfg *Config) (*Session, context.Context, error) {
+func start(ctx context.Context, b *budget.Budget, cfg *Config, refused *landing.Result) (*Session, context.Context, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -58,7 +58,14 @@ func start(ctx context.Context, b *budget.Budget, cfg *Config) (*Session, contex
 	if b == nil {
 		return nil, nil, &ConfigError{Field: "budget", Err: errRequired}
 	}
-	return startValid(ctx, b, *cfg)
+	s, rctx, err := startValid(ctx, b, *cfg)
+	if err != nil {
+		if res, ok := AtCapacity(b, cfg.RunID, err); ok {
+			*refused = res
+			return nil, nil, nil
+		}
+	}
+	return s, rctx, err
 }
 
 // Run drives the session with the harness's own agent loop, on ctx, the
@@ -79,7 +86,10 @@ func (s *Session) Run(ctx context.Context) landing.Result {
 	return *l.res
 }
 
-// loop is the state of the harness's own agent loop. It lives on the heap,
+// loop is the state of the harness's own agent loop, which drives the
+// run's machine (internal/run: when to make a turn, what a reply asks
+// for, when and why to land; the one the Temporal workflow drives, issue
+// 25) and performs its commands with the Session. It lives on the heap,
 // and the frames that stay on the stack while a turn streams (Run, run,
 // Session.turn) hold pointers to it, because a run spends most of its life
 // blocked in a model stream: with the conversation, the request and the
@@ -88,6 +98,8 @@ func (s *Session) Run(ctx context.Context) landing.Result {
 // model.Client.call).
 type loop struct {
 	s       *Session
+	m       grun.Machine
+	cmd     grun.Command
 	conv    []openai.ChatCompletionMessageParamUnion
 	offered offering
 	req     model.Request   // the turn about to be made
@@ -98,86 +110,130 @@ type loop struct {
 
 func (s *Session) newLoop() *loop {
 	prompt := landing.System(s.cfg.Instructions)
-	return &loop{s: s, conv: []openai.ChatCompletionMessageParamUnion{
-		openai.SystemMessage(prompt),
-		openai.UserMessage(s.cfg.Task),
-	}}
+	return &loop{s: s, m: grun.New(grun.Rules{Task: s.cfg.Task, Quiet: s.cfg.Quiet, MaxSteps: s.cfg.MaxSteps, Parallel: s.cfg.Parallel > 1}),
+		conv: []openai.ChatCompletionMessageParamUnion{
+			openai.SystemMessage(prompt),
+			openai.UserMessage(s.cfg.Task),
+		}}
 }
 
 // run runs the loop until the run has its result, l.res.
 func (l *loop) run(ctx context.Context) {
-	for l.next(ctx) {
-		l.resp, l.err = l.s.turn(ctx, l.req)
-		l.took(ctx)
+	if l.s.cfg.Model == nil {
+		l.landNoModel(ctx)
+		return
+	}
+	l.step(ctx, grun.Begun)
+	for l.res == nil {
+		switch l.cmd.Kind {
+		case grun.MakeTurn:
+			l.ask()
+			l.resp, l.err = l.s.turn(ctx, l.req)
+			l.took(ctx)
+		case grun.MakeCalls:
+			l.call(ctx)
+			l.step(ctx, grun.CallsEnded)
+		case grun.Land:
+			l.land(ctx)
+		case grun.Done: // an answer: a landing is the Session's (Land)
+			l.answer()
+		}
 	}
 }
 
-// next reports whether the loop makes another turn, with l.req; if not,
-// the run has its result, l.res: it had one already, it has no model, or
-// it must land now.
-func (l *loop) next(ctx context.Context) bool {
+// The methods run calls are kept out of its frame (go:noinline): run
+// stays on the stack while a turn streams, and the machine's events and
+// commands, and a result, are large values; in run's frame they held an
+// idle run's stack at 32 KB where a bare openai-go call holds 16 KB
+// (issue 25 item 6, as issue 13 found of Run's own frame).
+
+// step tells the run's machine an event of kind, with the figures of now.
+//
+//go:noinline
+func (l *loop) step(ctx context.Context, kind grun.EventKind) {
+	l.cmd = l.m.Step(grun.Event{Kind: kind, Figures: l.figures(ctx)})
+}
+
+// landNoModel lands a run with no model: nothing to ask, nor to land with.
+//
+//go:noinline
+func (l *loop) landNoModel(ctx context.Context) {
+	l.end(l.s.landFor(ctx, landing.CauseUpstream, nil))
+}
+
+// answer ends the run with the model's answer.
+//
+//go:noinline
+func (l *loop) answer() { l.end(l.s.Answer(l.resp.Message.Content)) }
+
+// figures are what the machine reads of the run before a turn.
+func (l *loop) figures(ctx context.Context) grun.Figures {
+	return grun.Figures{Ended: l.s.workEnded(ctx), Phase: l.s.ladder.Phase()}
+}
+
+// ask makes the turn's request, l.req: the conversation with the budget
+// note, and the tools on offer (one whose ceiling is below its p50 is
+// left out).
+//
+//go:noinline
+func (l *loop) ask() {
 	s := l.s
-	switch {
-	case l.res != nil:
-		return false
-	case s.cfg.Model == nil:
-		l.end(s.Land(ctx, landing.CauseUpstream, nil))
-		return false
-	}
-	if cause, ok := s.MustLand(ctx); ok {
-		l.end(s.Land(ctx, cause, s.summarizer(l.conv)))
-		return false
-	}
-	specs := s.usable(s.cfg.Tools.Specs()) // one whose ceiling is below its p50 is left out
+	specs := s.usable(s.cfg.Tools.Specs())
 	l.req = model.Request{
 		Messages: withNote(l.conv, s.note(specs)),
 		Tools:    l.offered.of(specs),
-		Parallel: s.cfg.Parallel > 1,
+		Parallel: l.cmd.Parallel,
 	}
 	l.resp, l.err = nil, nil
-	return true
 }
 
-// took goes on from the turn that answered l.resp or failed with l.err:
-// it lands the run, takes the answer, or makes the tool calls asked for
-// and adds their results to the conversation.
+// took tells the machine how the turn that answered l.resp or failed with
+// l.err ended, in the turn machine's terms ([turnDone]); what the reply
+// said goes to the conversation, where a landing call can use it.
+//
+//go:noinline
 func (l *loop) took(ctx context.Context) {
-	s, resp := l.s, l.resp
-	if l.err != nil {
-		l.end(s.landFailed(ctx, l.err, s.summarizer(l.conv)))
-		return
-	}
-	calls := resp.Message.ToolCalls
-	if len(calls) == 0 {
-		if !answered(*resp) {
-			// A reply cut at the token limit, withheld by a filter or
-			// empty is not the answer (SPEC §3: a partial result is
-			// never presented as complete). What it said so far goes to
-			// the landing call, which can use it.
-			if resp.Message.Content != "" {
-				l.conv = append(l.conv, AssistantMessage(resp.Message))
-			}
-			// The boundary says which: cut, withheld, or empty.
-			why := model.CheckFinish(resp.FinishReason)
-			if why == nil {
-				why = errEmptyAnswer
-			}
-			l.end(s.landFailed(ctx, why, s.summarizer(l.conv)))
-			return
+	var reply grun.Reply
+	if l.err == nil {
+		m := l.resp.Message
+		reply = grun.Reply{Content: m.Content, ToolCalls: len(m.ToolCalls), FinishReason: l.resp.FinishReason}
+		if m.Content != "" || len(m.ToolCalls) > 0 {
+			l.conv = append(l.conv, AssistantMessage(m))
 		}
-		l.end(s.Answer(resp.Message.Content))
-		return
 	}
-	l.conv = append(l.conv, AssistantMessage(resp.Message))
+	l.cmd = l.m.Step(grun.Event{Kind: grun.TurnEnded, Figures: grun.Figures{Ended: l.s.workEnded(ctx)},
+		Turn: turnDone(l.s.b, l.resp, l.err), Reply: reply})
+}
+
+// call makes the tool calls the reply asked for and adds their results
+// to the conversation: every call gets its tool message, refused and
+// failed ones too, since the API rejects a conversation that leaves one
+// unanswered.
+//
+//go:noinline
+func (l *loop) call(ctx context.Context) {
+	calls := l.resp.Message.ToolCalls
 	asked := make([]ToolCall, len(calls))
 	for i, c := range calls {
 		asked[i] = ToolCall{Name: c.Function.Name, Arguments: json.RawMessage(c.Function.Arguments), ID: c.ID}
 	}
-	// Every call gets its tool message, refused and failed ones too:
-	// the API rejects a conversation that leaves one unanswered.
-	for i, res := range s.CallAll(ctx, asked) {
+	for i, res := range l.s.Call(ctx, asked...) {
 		l.conv = append(l.conv, openai.ToolMessage(res.Content(), calls[i].ID))
 	}
+}
+
+// land lands the run as the machine says, with its words, through the
+// Session's landing, which its embedders begin too.
+//
+//go:noinline
+func (l *loop) land(ctx context.Context) {
+	s, c := l.s, l.cmd
+	if c.Doing != "" {
+		s.mu.Lock()
+		s.doing = c.Doing
+		s.mu.Unlock()
+	}
+	l.end(s.land(ctx, c.Cause, c.Failure, c.End, s.summarizer(l.conv)))
 }
 
 // end keeps the run's result.
@@ -189,7 +245,10 @@ func (l *loop) end(res landing.Result) { l.res = &res }
 func (s *Session) summarizer(conv []openai.ChatCompletionMessageParamUnion) func(context.Context, string) (string, error) {
 	return func(ctx context.Context, prompt string) (string, error) {
 		msgs := append(withNote(conv, s.Note()), openai.UserMessage(prompt))
-		resp, err := s.Turn(ctx, model.Request{Messages: msgs})
+		resp, err := s.turn(ctx, model.Request{Messages: msgs})
+		if resp == nil {
+			return "", err
+		}
 		return resp.Message.Content, err
 	}
 }
@@ -237,13 +296,6 @@ func Offer(specs []tools.Spec) []openai.ChatCompletionToolUnionParam {
 		out = append(out, openai.ChatCompletionFunctionTool(fd))
 	}
 	return out
-}
-
-// answered reports whether a reply without tool calls is a whole answer:
-// it says something, and the model stopped on its own rather than at the
-// token limit or by a content filter ([model.CheckFinish]).
-func answered(resp model.Response) bool {
-	return model.CheckFinish(resp.FinishReason) == nil && strings.TrimSpace(resp.Message.Content) != ""
 }
 
 // withNote returns the request's messages: the conversation and, last, a

@@ -79,27 +79,25 @@ func (o *observer) AttemptEnd(a trace.Attempt) {
 }
 
 func (o *observer) Backoff(step, key string, after int, d budget.Delay, err error) {
-	src := "jitter"
-	if d.Source == budget.FromRetryAfter {
-		src = "retry_after"
-	}
-	rec := trace.Record{Event: trace.Backoff, Step: step, StepIndex: o.index, Attempt: after, Key: key,
-		SleepMs: d.Sleep.Milliseconds(), Source: src, GaveUp: d.GiveUp, Reason: d.Reason}
+	rec := trace.Record{Step: step, StepIndex: o.index, Attempt: after, Key: key}
 	if re, ok := errors.AsType[*budget.RetryAfterError](err); ok {
 		rec.RetryAfterInvalid = re.Value
 	}
-	o.s.record(rec)
-	if !d.GiveUp && d.Sleep > 0 {
-		// A wait the run chose is not silence (SPEC §3): the quiet
-		// clock stops for it, and a parent's for its sub-agent.
-		o.s.paused(o.w, step, key, o.s.pause(o.w))
-	}
+	o.backoff(step, key, rec, d)
 }
 
 func (o *observer) StatusBackoff(step, key string, asks int, d budget.Delay) {
-	o.s.record(trace.Record{Event: trace.Backoff, Step: step, StepIndex: o.index, Attempt: asks, Key: key,
-		SleepMs: d.Sleep.Milliseconds(), Source: d.Source.String(), GaveUp: d.GiveUp, Reason: d.Reason, Reconciling: true})
-	if !d.GiveUp && d.Sleep > 0 {
+	o.backoff(step, key, trace.Record{Step: step, StepIndex: o.index, Attempt: asks, Key: key, Reconciling: true}, d)
+}
+
+// backoff records the backoff d of the call step/key, and pauses the quiet
+// clock, and a parent's for its sub-agent, while it sleeps, when
+// [landing.Backoff] says the sleep is a wait the run chose: the rule the
+// workflow pauses by too (issue 25). BackoffEnd resumes it.
+func (o *observer) backoff(step, key string, rec trace.Record, d budget.Delay) {
+	rec, waits := landing.Backoff(rec, d)
+	o.s.record(rec)
+	if waits {
 		o.s.paused(o.w, step, key, o.s.pause(o.w))
 	}
 }

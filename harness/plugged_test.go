@@ -39,7 +39,7 @@ func TestACustomToolThatIgnoresItsContextEndsWithItsLease(t *testing.T) {
 		defer reg.Wait() // the tool that ran on is the registry's until it returns
 		s, ctx := start(t, time.Second, harness.Config{Task: "t", Tools: reg, Sinks: []trace.Sink{sink}})
 		begun := time.Now()
-		res := s.Call(ctx, "late", nil)
+		res := s.Call(ctx, harness.ToolCall{Name: "late"})[0]
 		took := time.Since(begun)
 		s.Close()
 
@@ -57,7 +57,7 @@ func TestACustomToolThatIgnoresItsContextEndsWithItsLease(t *testing.T) {
 	})
 }
 
-// Two calls at once under CallAll, one of a tool that panics: the panic is
+// Two calls at once under Call, one of a tool that panics: the panic is
 // that attempt's failure, recorded, and the run goes on (it used to kill
 // the process).
 func TestAPanicInACustomToolIsThatAttemptsFailure(t *testing.T) {
@@ -70,7 +70,7 @@ func TestAPanicInACustomToolIsThatAttemptsFailure(t *testing.T) {
 		}}
 		sink := &collect{}
 		s, ctx := start(t, time.Minute, harness.Config{Task: "t", Tools: registry(t, boom, fine), Sinks: []trace.Sink{sink}})
-		out := s.CallAll(ctx, []harness.ToolCall{{Name: "boom"}, {Name: "fine"}})
+		out := s.Call(ctx, harness.ToolCall{Name: "boom"}, harness.ToolCall{Name: "fine"})
 		s.Close()
 
 		if _, ok := errors.AsType[*tools.PanicError](out[0].Cause); !ok || out[0].Attempts != 1 {
@@ -118,7 +118,7 @@ func TestAnAnswerThatCannotBeRightIsAFailureOfThatAttempt(t *testing.T) {
 					tool := plugged{spec: tools.Spec{Name: "t", Effect: effect}, attempt: func(context.Context, *tools.Call) tools.Answer { return c.ans }}
 					s, ctx := start(t, time.Minute, harness.Config{Task: "t", Tools: registry(t, tool)})
 					defer s.Close()
-					res := s.Call(ctx, "t", nil)
+					res := s.Call(ctx, harness.ToolCall{Name: "t"})[0]
 
 					doubt := c.doubt && effect == tools.Write
 					if res.Outcome != c.want || !strings.Contains(res.Err, c.words) && !strings.Contains(res.Cause.Error(), c.words) || len(res.Output) > 0 {

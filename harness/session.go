@@ -16,6 +16,7 @@ import (
 	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/internal/inflight"
 	"github.com/glidepath/glidepath/internal/redact"
+	grun "github.com/glidepath/glidepath/internal/run"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
@@ -24,17 +25,16 @@ import (
 
 // SetupStep is the step kind of the work a run does before its first model
 // turn: fetching manifests, starting servers (SPEC §3, §6).
-const SetupStep = "setup"
+const SetupStep = landing.SetupStep
 
 // A Session is one run, as a value an agent loop drives step by step: the
 // harness's own loop ([Session.Run]) or one the caller already has. It
 // holds the run's budget, its watchdog and ladder, the record of its calls
-// and its sinks; it answers what a loop must ask before each step — the
-// budget note for the model ([Session.Note]), whether the run must land now
-// and why ([Session.MustLand]) — and makes the steps on the budget: model
-// turns ([Session.Turn], or [Session.BeginTurn] for a model the caller
-// calls itself), tool calls through the ladder's gates ([Session.Call],
-// [Session.CallAll]), setup work ([Session.Setup]). It ends with a labeled
+// and its sinks; it tells the model its time ([Session.Note]) and what it
+// may call ([Session.Tools]), and makes the steps on the budget: model
+// turns the caller sends itself ([Session.BeginTurn], which also says when
+// the run must land instead), tool calls through the ladder's gates
+// ([Session.Call]), setup work ([Session.Setup]). It ends with a labeled
 // result ([Session.Answer] or [Session.Land]) and is closed with
 // [Session.Close].
 //
@@ -62,13 +62,10 @@ type Session struct {
 	attempts   atomic.Int64   // physical requests started: model attempts, the landing call, tool attempts, setup
 	orphans    atomic.Int64
 
-	recMu    sync.Mutex    // orders the records, and guards the two fields below
-	ended    bool          // reports whether run_end is recorded: it is the last record
-	onRecord landing.Phase // the phase the last phase record moved to
-
-	phaseMu  sync.Mutex  // held by the phase timer's callback while it runs; guards the two fields below
-	phaseT   *time.Timer // fires at the next change of phase
-	phaseOff bool        // reports whether no timer may be armed: the run has its result or is closed
+	recMu    sync.Mutex    // orders the records, and guards the three fields below; held by the phase timer's callback while it runs
+	frame    landing.Frame // stamps the records and knows the phase on record: the rule the workflow stamps by too (issue 25)
+	phaseT   *time.Timer   // fires at the frame's next change of phase
+	phaseOff bool          // reports whether no timer may be armed: the run is closed
 
 	mu          sync.Mutex // guards the fields below
 	step        int        // model turns made
@@ -138,9 +135,12 @@ func startValid(ctx context.Context, b *budget.Budget, cfg Config) (*Session, co
 		s.id = newRunID()
 	}
 	// No OnChange: the ladder would call it under its lock, and recording
-	// calls the sinks, which do I/O. Changes are recorded by syncPhase.
+	// calls the sinks, which do I/O. The frame records the changes.
 	s.ladder = landing.New(b, landing.Config{})
-	s.rec = trace.NewRecorder(s.id, b, func(spent time.Duration) string { return s.ladder.Peek(spent).String() }, cfg.Sinks...)
+	s.frame = landing.FrameOf(s.id, cfg.ParentRunID, b)
+	// The frame stamps the records and the recorder writes them (Write);
+	// b bounds the recorder's flush by D.
+	s.rec = trace.NewRecorder(s.id, b, nil, cfg.Sinks...)
 	bctx, stop := budget.WithBudget(ctx, b)
 	w, wctx, err := watchdog.Start(bctx, watchdog.Config{Quiet: cfg.Quiet, Wall: b.Deadline()})
 	if err != nil { // Validate has judged the quiet period: this cannot happen
@@ -187,16 +187,6 @@ func newRunID() string {
 	copy(dst[:], prefix)
 	runIDEncoding.Encode(dst[len(prefix):], src[:])
 	return string(dst[:])
-}
-
-// Budget returns the run's budget: the one Start was given, or that budget
-// shortened to the caller's deadline; nil for a Session that was never
-// started.
-func (s *Session) Budget() *budget.Budget {
-	if !s.started() {
-		return nil
-	}
-	return s.b
 }
 
 // Note returns the budget note the model reads at every turn (SPEC §3):
@@ -300,8 +290,9 @@ func (s *Session) adoptOrphans(step int, agent string, inFlight []landing.InFlig
 	}
 }
 
-// MustLand reports whether the run must stop working and land now, and
-// why: ctx (the run's context) ended — the quiet clock ([landing.CauseQuiet]),
+// mustLand reports whether the run must stop working and land now, and
+// why ([Session.BeginTurn] refuses a turn then, with a [*MustLandError]):
+// ctx (the run's context) ended — the quiet clock ([landing.CauseQuiet]),
 // the wall ([landing.CauseBudget]), a cancellation
 // ([landing.CauseCancelled]) —, the budget reached its reserve
 // ([landing.CauseBudget]), or [Config.MaxSteps] turns were made
@@ -309,23 +300,28 @@ func (s *Session) adoptOrphans(step int, agent string, inFlight []landing.InFlig
 //
 // The run's context is asked first, then ctx: a loop that passes a
 // context of its own still hears the run's clocks. On a Session that was
-// never started MustLand reports true with no cause: there is no run to
-// work on, and [Session.Land] says why.
-func (s *Session) MustLand(ctx context.Context) (landing.Cause, bool) {
+// never started it reports true with no cause: there is no run to work
+// on, and [Session.Land] says why.
+func (s *Session) mustLand(ctx context.Context) (landing.Cause, bool) {
 	if !s.started() {
 		return "", true
 	}
+	if ended := s.workEnded(ctx); ended != "" {
+		return ended, true
+	}
+	return landing.MustLand(landing.Loop{Phase: s.ladder.Phase(), Steps: s.steps(), MaxSteps: s.cfg.MaxSteps})
+}
+
+// workEnded names why the run's work ended, the run's context asked first,
+// then ctx; "" while it goes on.
+func (s *Session) workEnded(ctx context.Context) landing.Cause {
 	switch {
 	case s.ctx.Err() != nil:
-		return causeOfContext(s.ctx), true
+		return causeOfContext(s.ctx)
 	case ctx != nil && ctx.Err() != nil:
-		return causeOfContext(ctx), true
-	case s.ladder.MustLand():
-		return landing.CauseBudget, true
-	case s.steps() >= s.cfg.MaxSteps:
-		return landing.CauseMaxSteps, true
+		return causeOfContext(ctx)
 	}
-	return "", false
+	return ""
 }
 
 // Setup runs fn, work the run does before its first model turn such as
@@ -353,15 +349,15 @@ func (s *Session) Setup(ctx context.Context, what string, ceiling time.Duration,
 	s.busy.Add()
 	defer s.busy.Done()
 	kind := s.b.Estimates().Kind(SetupStep)
-	lease, err := s.b.Lease(kind, s.b.SetupCeiling(ceiling))
+	now := time.Now()
+	lease, err := s.frame.SetupLease(now, ceiling, kind.P50()) // of the frame's figures, which never change: no lock
 	if err != nil {
-		rec := refusedRecord(SetupStep, 0, 1, "", err)
-		rec.Message = what + ": " + rec.Message
+		rec, left := landing.SetupRefused(what, 1, err)
 		s.record(rec)
-		s.setupLeft(what + " was not started (not enough time)")
+		s.setupLeft(left)
 		return err
 	}
-	a := trace.Attempt{Step: SetupStep, N: 1, Lease: lease, Start: time.Now(), Message: what}
+	a := trace.Attempt{Step: SetupStep, N: 1, Lease: lease, Start: now, Message: what}
 	obs := s.observer(0, s.w)
 	obs.OnAttemptStart(a)
 	lctx, stop := lease.Context(ctx)
@@ -383,15 +379,11 @@ func (s *Session) Setup(ctx context.Context, what string, ceiling time.Duration,
 	}
 	stop()
 	obs.OnAttemptEnd(a)
-	switch a.Outcome {
-	case trace.OK:
-	case trace.GaveUp:
+	if a.Outcome == trace.GaveUp {
 		err = &SetupError{What: what, Granted: lease.Granted, Err: err}
-		s.setupLeft(what + " did not finish in " + landing.Human(lease.Granted))
-	case trace.Cancelled:
-		s.setupLeft(what + " was cancelled")
-	default:
-		s.setupLeft(what + " failed")
+	}
+	if left, _ := landing.SetupEnd(what, a.Outcome, lease.Granted); left != "" {
+		s.setupLeft(left)
 	}
 	return err
 }
@@ -444,7 +436,7 @@ func (s *Session) Close() error {
 	for _, t := range s.openTurns() {
 		t.End(context.Cause(t.ctx))
 	}
-	s.Land(context.Background(), landing.CauseCancelled, nil)
+	s.landFor(context.Background(), landing.CauseCancelled, nil)
 	// Cancels sent since the result was made (a call Close cut) get their
 	// grace too; then every cancel's goroutine has been cut, and ends.
 	s.settleCancels()
@@ -557,61 +549,49 @@ func (ts toolSpecs) lookup(name string) (tools.Spec, bool) {
 	return tools.Spec{}, false
 }
 
-// armPhase arms a timer for the ladder's next change of phase, so that the
-// change is recorded, and seen by the sinks, when it happens rather than at
-// the next record or gate.
+// armPhase arms a timer for the frame's next change of phase
+// ([landing.Frame.NextWake]), so that the change is recorded, and seen by
+// the sinks, when it happens rather than at the next record or gate.
 func (s *Session) armPhase() {
-	s.phaseMu.Lock()
-	defer s.phaseMu.Unlock()
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
 	s.armPhaseLocked()
 }
 
+// armPhaseLocked is armPhase with s.recMu held.
 func (s *Session) armPhaseLocked() {
-	if s.phaseOff {
+	at, ok := s.frame.NextWake()
+	if s.phaseOff || !ok {
 		return
 	}
-	_, at, ok := s.ladder.Next()
-	if !ok {
-		return
-	}
-	s.phaseT = time.AfterFunc(s.b.Until(at), func() {
-		s.phaseMu.Lock()
-		defer s.phaseMu.Unlock()
+	s.phaseT = time.AfterFunc(time.Until(at), func() {
+		s.recMu.Lock()
+		defer s.recMu.Unlock()
 		if s.phaseOff {
 			return
 		}
-		s.ladder.Phase()
-		s.recMu.Lock()
-		s.syncPhaseLocked()
-		s.recMu.Unlock()
+		s.ladder.Phase() // the gates' ladder moves with the record's
+		s.write(s.frame.Advance(time.Now()))
 		s.armPhaseLocked()
 	})
 }
 
-// stopPhases stops the phase timer and waits for a callback that is
-// running: no phase is recorded after the run's result.
+// stopPhases stops the phase timer; a callback that runs after it returns
+// finds phaseOff, and records nothing.
 func (s *Session) stopPhases() {
-	s.phaseMu.Lock()
-	defer s.phaseMu.Unlock()
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
 	s.phaseOff = true
 	if s.phaseT != nil {
 		s.phaseT.Stop()
 	}
 }
 
-// record hands rec to the recorder, after a phase record for any change of
-// phase not yet on the record, unless run_end is recorded: it is the last
-// record of a run, and what comes after it (a cancel a tool answered past
-// the deadline) is not the run's.
+// record stamps rec with the run's frame, and hands the recorder a phase
+// record for any change of phase not yet on the record, then rec; nothing
+// once run_end is recorded: it is the last record of a run, and what comes
+// after it (a cancel a tool answered past the deadline) is not the run's.
 func (s *Session) record(rec trace.Record) {
-	s.recMu.Lock()
-	defer s.recMu.Unlock()
-	if s.ended {
-		return
-	}
-	s.syncPhaseLocked()
-	s.ended = rec.Event == trace.RunEnd
-	rec.ParentRunID = s.cfg.ParentRunID
 	if len(s.cfg.Secrets) > 0 {
 		// The free text of a record is what a tool or a server said, which
 		// may quote a key it was given (issue 24); the patterns are applied
@@ -620,32 +600,27 @@ func (s *Session) record(rec trace.Record) {
 		rec.Message = redact.Secrets(rec.Message, s.cfg.Secrets...)
 		rec.RetryAfterInvalid = redact.Secrets(rec.RetryAfterInvalid, s.cfg.Secrets...)
 	}
-	s.rec.Record(rec)
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	st := s.frame.Stamp(time.Now(), rec)
+	s.write(st.Change)
+	s.write(st.Record)
 }
 
-// syncPhaseLocked records the change of phase since the last phase record,
-// if there is one: the clock's, or a forced one, which the ladder is in
-// ahead of what the budget spent says (reason "forced"). s.recMu is held.
-func (s *Session) syncPhaseLocked() {
-	if s.ended {
-		return
+// write hands rec, stamped, to the recorder, unless it is empty: the frame
+// had nothing to record. s.recMu is held.
+func (s *Session) write(rec trace.Record) {
+	if rec.Event != "" {
+		s.rec.Write(rec)
 	}
-	spent, _ := s.b.Read()
-	p := s.ladder.Peek(spent)
-	if p <= s.onRecord {
-		return
-	}
-	rec := trace.Record{Event: trace.PhaseChange, From: s.onRecord.String(), To: p.String(), ParentRunID: s.cfg.ParentRunID}
-	rec.Reason = landing.PhaseReason(p, spent, s.b.Total(), s.b.Reserve())
-	s.onRecord = p
-	s.rec.Record(rec)
 }
 
-// syncPhase records a change of phase the caller has just made.
+// syncPhase records a change of phase the caller has just made on the
+// ladder: the run lands early, and its phase record says "forced".
 func (s *Session) syncPhase() {
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
-	s.syncPhaseLocked()
+	s.write(s.frame.MoveTo(time.Now(), s.ladder.Phase()))
 }
 
 // recordCall keeps how a tool call ended, for the landing summary.
@@ -671,16 +646,8 @@ func (s *Session) cancelAccepted(key string) {
 func (s *Session) landingRecord(cause landing.Cause) landing.Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	doing := s.doing
-	switch {
-	case doing != "":
-	case s.asked:
-		doing = "the model had not answered yet"
-	default:
-		doing = "no model turn had started"
-	}
 	rec := landing.Record{Task: s.cfg.Task, Cause: cause, Step: s.step, Quiet: s.cfg.Quiet, Failure: s.failure,
-		Doing: doing, Calls: slices.Clone(s.calls)}
+		Doing: grun.Doing(s.doing, s.asked), Calls: slices.Clone(s.calls)}
 	if s.step == 0 {
 		// No model turn was made: the setup is all the run did.
 		rec.Setup = slices.Clone(s.setup)
@@ -750,19 +717,24 @@ func (s *Session) openTurns() []*Turn {
 
 // CauseOf names why a model turn that failed with err ends the run, for a
 // loop that lands then: ctx, the run's context, ended (see
-// [Session.MustLand]); the budget refused the turn, a backoff would have
+// [*MustLandError]); the budget refused the turn, a backoff would have
 // outlasted it, or an attempt was cut at the start of the reserve
 // ([landing.CauseBudget]: the time ran out, the model did not fail); or
 // the model failed ([landing.CauseUpstream]).
 func CauseOf(ctx context.Context, err error) landing.Cause {
+	var ended landing.Cause
 	if ctx.Err() != nil {
-		return causeOfContext(ctx)
+		ended = causeOfContext(ctx)
 	}
+	return landing.TurnCause(ended, outOfTime(err))
+}
+
+// outOfTime reports whether err, a model turn's failure, says the time ran
+// out rather than the model failed: the budget refused the turn, a backoff
+// would have outlasted it, or the deadline cut an attempt.
+func outOfTime(err error) bool {
 	_, gaveUp := errors.AsType[*trace.GaveUpError](err)
-	if gaveUp || errors.Is(err, budget.ErrRefused) || errors.Is(err, budget.ErrDeadline) {
-		return landing.CauseBudget
-	}
-	return landing.CauseUpstream
+	return gaveUp || errors.Is(err, budget.ErrRefused) || errors.Is(err, budget.ErrDeadline)
 }
 
 // causeOfContext names why the run's context ended. The wall and the

@@ -264,7 +264,7 @@ func TestRunEndIsTheLastRecordEvenWhenTheSessionStaysOpen(t *testing.T) {
 		time.Sleep(time.Second)
 		first := s.Answer("cats")
 		time.Sleep(8 * time.Second) // past narrow at 6s and land at 7.5s
-		again := s.Land(t.Context(), landing.CauseCancelled, nil)
+		again := s.Land(t.Context(), &harness.MustLandError{Cause: landing.CauseCancelled}, nil)
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -291,7 +291,7 @@ func TestTheFirstToEndTheRunMakesItsOneResult(t *testing.T) {
 			t.Fatal(err)
 		}
 		answered := make(chan landing.Result)
-		landed := s.Land(ctx, landing.CauseCancelled, func(ctx context.Context, prompt string) (string, error) {
+		landed := s.Land(ctx, &harness.MustLandError{Cause: landing.CauseCancelled}, func(ctx context.Context, prompt string) (string, error) {
 			// While the landing call runs, the loop's other goroutine
 			// answers: it gets the landing's result, and starts nothing.
 			go func() { answered <- s.Answer("cats") }()
@@ -333,7 +333,7 @@ func TestClosingWhileACallRunsCutsItAndWaitsForItsCancel(t *testing.T) {
 			t.Fatal(err)
 		}
 		results := make(chan tools.Result, 1)
-		go func() { results <- s.Call(ctx, "crawl", nil) }()
+		go func() { results <- s.Call(ctx, harness.ToolCall{Name: "crawl"})[0] }()
 		time.Sleep(2 * time.Second)
 
 		if err := s.Close(); err != nil {
@@ -386,10 +386,10 @@ func TestASinkMayReadTheRunWhenThePhaseChanges(t *testing.T) {
 		sink.s = s
 		sink.mu.Unlock()
 		time.Sleep(7 * time.Second) // narrow at 6s, by the phase timer
-		if _, ok := s.MustLand(ctx); ok {
-			t.Error("the run must land at 7s, before its reserve")
+		if note := s.Note(); ctx.Err() != nil || !strings.Contains(note, "Phase: narrow.") {
+			t.Errorf("at 7s, before its reserve, the run's context ended (%v) or its note says %q: want narrow", context.Cause(ctx), note)
 		}
-		s.Land(ctx, landing.CauseBudget, nil)
+		s.Land(ctx, &harness.MustLandError{Cause: landing.CauseBudget}, nil)
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}

@@ -13,32 +13,19 @@ import (
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
-	"github.com/openai/openai-go/v3"
 )
 
-// Turn makes one model turn with [Config.Model], on work leases of the
-// run's budget and with the retries SPEC §2 allows: one step. req is sent
-// as given but for Parallel, which the ladder turns off once the run has
-// left the explore phase; put the budget note ([Session.Note]) in its
-// messages. While the run lands (inside the summarize function of
-// [Session.Land]) the turn is the landing call instead: one attempt on a
-// landing lease, offered no tools, which is not a step.
+// turn makes one model turn with [Config.Model], on work leases of the
+// run's budget and with the retries SPEC §2 allows: one step of the
+// harness's own loop. req is sent as given but for Parallel, which the
+// ladder turns off once the run has left the explore phase. While the run
+// lands (inside the summarize function of [Session.Land]) the turn is the
+// landing call instead: one attempt on a landing lease, offered no tools,
+// which is not a step. A turn the budget refused before anything was sent
+// is not counted as a step.
 //
-// A turn the budget refused before anything was sent is not counted as a
-// step. Turn returns [ErrNoModel] when the Config has no Model, and
-// [ErrNoSession] on a Session that was never started. Like every call of
-// a Session, a turn keeps the run's quiet clock and deadline whatever ctx
-// it is passed.
-func (s *Session) Turn(ctx context.Context, req model.Request) (model.Response, error) {
-	resp, err := s.turn(ctx, req)
-	if resp == nil {
-		return model.Response{}, err
-	}
-	return *resp, err
-}
-
-// turn is [Session.Turn] returning the response by pointer; nil when the
-// turn was not made at all. It stays on the stack of a run blocked in a
+// It returns the response by pointer; nil when the turn was not made at
+// all. It stays on the stack of a run blocked in a
 // model stream, so it holds no response of its own: a Model with
 // CompletePointer, as a [*model.Client] has, makes one when the turn
 // ends, and one without is called from a frame of its own (issue 13; see
@@ -106,15 +93,14 @@ func (s *Session) landingTurn(ctx context.Context, w *watchdog.Watchdog, b *budg
 // A Turn is one model turn of a caller's own loop ([Session.BeginTurn]),
 // sent with the caller's openai-go client made with [ClientOptions]: the
 // client's middleware makes each physical request an attempt of the turn,
-// leased, retried and recorded. Hand the Turn what the model sent — each
-// chunk of a streamed answer ([Turn.Chunk]) or the whole completion
-// ([Turn.Completion]) — so that its tokens, chunks and finish reason are
-// on the record; then call End with the request's error, and use the
-// error End returns.
+// leased, retried and recorded, and reads what the answer carries as the
+// client reads it — each chunk of a stream, the tokens, the finish reason,
+// the model —, so that the record has it without the loop's help (issue
+// 25). End it with the request's error, and use the error End returns.
 //
-// The zero Turn, and the nil one, are not turns: their methods do nothing,
-// and End returns the error it is given, or an error when given nil: no
-// answer came on a turn that was never begun.
+// The zero Turn, and the nil one, are not turns: End returns the error it
+// is given, or an error when given nil: no answer came on a turn that was
+// never begun.
 type Turn struct {
 	s       *Session
 	ctx     context.Context // the turn's context: its first lease over the run's context, carrying the Turn
@@ -122,23 +108,25 @@ type Turn struct {
 	release func() // releases the caller's context from the run's (Session.bind)
 	w       *watchdog.Watchdog
 	obs     *trace.Observer
+	b       *budget.Budget // the run's, or the landing call's
 	kind    *budget.Kind
 	index   int
-	landing bool // the landing call: one attempt, no retry
 	ended   atomic.Bool
 
 	chunks, keepalives atomic.Int64
 	mu                 sync.Mutex         // guards the fields below
+	m                  model.TurnMachine  // the turn's rules (issue 25)
+	cmd                model.TurnCommand  // what the machine asked for last: TurnAttempt until the middleware claims it
+	over               error              // the turn's failure when the machine ended its attempts for want of time or of a context
 	info               trace.Attempt      // the attempt in progress, or the last one
 	sent               int                // the attempts sent through the middleware
 	open               bool               // reports whether the last attempt is not yet recorded as ended
 	actx               context.Context    // the last attempt's context
 	stopN              context.CancelFunc // ends the lease of an attempt after the first; nil: none
-	gaveUp             *trace.GaveUpError // the budget could not afford the wait before another attempt
 	usage              trace.Usage        // the tokens the model reported
 	finish             string             // the finish reason the model gave
 	answeredBy         string             // the model the server says answered
-	answered           bool               // reports whether a chunk or a completion was handed over
+	answered           bool               // reports whether the client read a chunk or a completion of the answer
 }
 
 // errNoTurn is End's error on a Turn BeginTurn did not return.
@@ -150,10 +138,16 @@ var errNoTurn = errors.New("harness: no Turn: BeginTurn returned none, so nothin
 // answered. Each BeginTurn is a step, one model turn, unless the run is
 // landing: then it is the landing call, one attempt on a landing lease
 // that may spend the reserve, and a second one is refused
-// ([ErrLandingCallMade]). A refused lease is returned as the error, a
-// [*budget.RefusedError], and nothing is to be sent; once the run has its
-// result the error is [ErrEnded]; on a Session that was never started,
-// [ErrNoSession].
+// ([ErrLandingCallMade]).
+//
+// BeginTurn is also where a loop learns that it must stop: when the run
+// must land now — its quiet clock fired, the wall or the reserve came,
+// the caller cancelled, [Config.MaxSteps] turns were made — the error is
+// a [*MustLandError] with the cause, and [Session.Land] of it lands for
+// that cause. A refused lease is returned as the error, a
+// [*budget.RefusedError]; once the run has its result the error is
+// [ErrEnded]; on a Session that was never started, [ErrNoSession]. With
+// any error nothing is to be sent: hand it to [Session.Land].
 //
 // The context returned ends when the lease does, when ctx ends, or when
 // the run's context does (its quiet clock, its wall): ctx need not be the
@@ -170,33 +164,40 @@ func (s *Session) BeginTurn(ctx context.Context) (context.Context, *Turn, error)
 	if err := s.callerEnded(ctx); err != nil {
 		return nil, nil, err // nothing is sent on a context that has ended
 	}
+	if !landingCall {
+		if cause, ok := s.mustLand(ctx); ok {
+			return nil, nil, &MustLandError{Cause: cause}
+		}
+	}
 	if landingCall && !s.landingCallOnce() {
 		return nil, nil, ErrLandingCallMade
 	}
-	index := 0
-	var lease budget.Lease
-	var err error
-	if landingCall {
-		lease, err = lb.LandingLease(kind, 0)
-	} else {
-		w, index = s.w, s.steps()+1
-		lease, err = s.b.Lease(kind, 0)
+	b, index := lb, 0
+	if !landingCall {
+		w, b, index = s.w, s.b, s.steps()+1
+	}
+	// The turn's lease, its refusal and the attempts after the first are
+	// its machine's, which the middleware drives (issue 25).
+	m := model.NewTurnMachine(model.TurnRules{Landing: landingCall})
+	cmd := m.Step(model.TurnEvent{Kind: model.TurnStarted, Figures: budget.FiguresOf(b, kind, false)})
+	if cmd.Heard != watchdog.None {
+		w.Mark(cmd.Heard)
 	}
 	obs := s.observer(index, w)
-	if err != nil {
-		obs.OnRefused(model.Kind, "", 1, err)
-		return nil, nil, err
+	if cmd.Kind != model.TurnAttempt {
+		obs.OnRefused(model.Kind, "", 1, cmd.Refused)
+		return nil, nil, cmd.Refused
 	}
+	cmd.Lease.Deadline = time.Now().Add(cmd.Lease.Granted)
 	if !landingCall {
 		s.mu.Lock()
 		s.step = index
 		s.mu.Unlock()
-		w.Mark(watchdog.ModelCall)
 	}
-	t := &Turn{s: s, w: w, obs: obs, kind: kind, index: index, landing: landingCall,
-		info: trace.Attempt{Step: model.Kind, N: 1, Lease: lease, Start: time.Now()}}
+	t := &Turn{s: s, w: w, obs: obs, b: b, kind: kind, index: index, m: m, cmd: cmd,
+		info: trace.Attempt{Step: model.Kind, N: 1, Lease: cmd.Lease, Start: time.Now()}}
 	bctx, release := s.bind(ctx)
-	t.ctx, t.stop = lease.Context(bctx)
+	t.ctx, t.stop = cmd.Lease.Context(bctx)
 	t.ctx = context.WithValue(t.ctx, turnKey{}, t)
 	t.release = release
 	s.mu.Lock()
@@ -213,48 +214,36 @@ func (t *Turn) keepalive() {
 	t.obs.OnSignal(trace.Signal{Event: watchdog.Keepalive, Step: model.Kind})
 }
 
-// Chunk takes one chunk of a streamed answer: it is counted, and heard as
-// streamed tokens, which are not progress (SPEC §3: they reset no clock);
-// the usage of the chunk that carries it (ask for it with
-// stream_options.include_usage) and the finish reason are kept for End.
-// Chunk is safe to call while End runs; chunks after End are not counted.
-func (t *Turn) Chunk(c openai.ChatCompletionChunk) {
-	if t == nil || t.s == nil || t.ended.Load() {
+// chunk counts one data line of the answer's stream: heard as streamed
+// tokens, which are not progress (SPEC §3: they reset no clock). Lines
+// read after End are not the turn's.
+func (t *Turn) chunk() {
+	if t.ended.Load() {
 		return
 	}
 	t.chunks.Add(1)
 	t.obs.OnSignal(trace.Signal{Event: watchdog.Token, Step: model.Kind})
-	t.took(c.Model, c.Usage, c.Choices)
 }
 
-// Completion takes the answer of a request that was not streamed: its
-// usage and finish reason, for End.
-func (t *Turn) Completion(c *openai.ChatCompletion) {
-	if t == nil || t.s == nil || c == nil || t.ended.Load() {
+// took keeps what a chunk or a completion the client read reports: the
+// model that answered, the usage (a stream carries it when asked with
+// stream_options.include_usage), and the finish reason of the first
+// choice, for End.
+func (t *Turn) took(a answerTail) {
+	if t.ended.Load() {
 		return
 	}
-	t.took(c.Model, c.Usage, nil)
-	if len(c.Choices) > 0 {
-		t.mu.Lock()
-		t.finish = string(c.Choices[0].FinishReason)
-		t.mu.Unlock()
-	}
-}
-
-// took keeps the model and usage a chunk or completion reports, and the
-// finish reason of the first of a chunk's choices.
-func (t *Turn) took(answeredBy string, u openai.CompletionUsage, choices []openai.ChatCompletionChunkChoice) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.answered = true
-	if answeredBy != "" {
-		t.answeredBy = answeredBy
+	if a.Model != "" {
+		t.answeredBy = a.Model
 	}
-	if u.TotalTokens > 0 || u.PromptTokens > 0 || u.CompletionTokens > 0 {
+	if u := a.Usage; u != nil && (u.TotalTokens > 0 || u.PromptTokens > 0 || u.CompletionTokens > 0) {
 		t.usage = trace.Usage{Input: u.PromptTokens, Output: u.CompletionTokens, Total: u.TotalTokens}
 	}
-	if len(choices) > 0 && choices[0].FinishReason != "" {
-		t.finish = choices[0].FinishReason
+	if len(a.Choices) > 0 && a.Choices[0].FinishReason != "" {
+		t.finish = a.Choices[0].FinishReason
 	}
 }
 
@@ -262,21 +251,21 @@ func (t *Turn) took(answeredBy string, u openai.CompletionUsage, choices []opena
 // failure as the run sees it. err nil is an answer, a semantic event for
 // the quiet clock, whose duration informs the model's latency estimate;
 // the attempt's record carries the tokens, chunks and keepalives the turn
-// was given. It is not an answer when nothing was handed over
+// was given. It is not an answer when the client read none
 // ([ErrNoAnswer]), when no request went through a client made with
-// [ClientOptions] ([ErrNotLeased]), or when a streamed answer
-// ([Turn.Chunk]) ended without a finish reason: it was cut short, and is
-// failed with [model.ErrIncomplete], as the model client fails its own.
+// [ClientOptions] ([ErrNotLeased]), or when a streamed answer ended
+// without a finish reason: it was cut short, and is failed with
+// [model.ErrIncomplete], as the model client fails its own.
 // Then, if the finish reason says the model did not stop on its own
 // ("length", "content_filter": [model.CheckFinish]), End returns that
 // [*model.ReplyError]: the reply is not the answer, and the loop should
-// land ([Session.LandOn]) rather than present it as complete; otherwise
+// land ([Session.Land]) rather than present it as complete; otherwise
 // nil. Any other err is classified as the model client classifies its
 // own (our lease or the run's end: gave up, quiet, cancelled; an error
 // status of openai-go: by its status; anything else: upstream) and End
 // returns it as a [*trace.AttemptError], or a [*trace.GaveUpError] when
 // the budget could not afford the wait before another attempt; both
-// [Session.LandOn] reads. End releases the turn's context; calls after the
+// [Session.Land] reads. End releases the turn's context; calls after the
 // first return nil. End on the nil Turn of a BeginTurn that failed returns
 // err, so that a caller may pass BeginTurn's error on through it.
 func (t *Turn) End(err error) error {
@@ -295,7 +284,7 @@ func (t *Turn) End(err error) error {
 	defer t.release()
 	defer t.stop()
 	t.mu.Lock()
-	sent, open, gaveUp, actx, stopN := t.sent, t.open, t.gaveUp, t.actx, t.stopN
+	sent, open, over, actx, stopN := t.sent, t.open, t.over, t.actx, t.stopN
 	t.info.End = time.Now()
 	t.info.Usage, t.info.Chunks, t.info.Keepalives = t.usage, t.chunks.Load(), t.keepalives.Load()
 	t.info.Finish, t.info.Model = t.finish, t.answeredBy
@@ -314,8 +303,8 @@ func (t *Turn) End(err error) error {
 		return model.Classify(t.ctx, 1, err)
 	case sent == 0:
 		return fmt.Errorf("%w: %w", ErrNotLeased, model.Classify(t.ctx, 1, err))
-	case !open && gaveUp != nil:
-		return gaveUp
+	case !open && over != nil:
+		return over // the machine ended the turn's attempts
 	case !open:
 		// The middleware recorded the last attempt's failure as it came.
 		if err == nil {
@@ -332,9 +321,15 @@ func (t *Turn) End(err error) error {
 		err = model.ErrIncomplete
 	}
 	if err == nil {
+		// An answer ends the turn as its machine says; a failure End
+		// hears is the turn's last: no request is left to send it again.
 		info.Outcome = trace.OK
-		t.kind.Observe(info.End.Sub(info.Start))
-		t.w.Mark(watchdog.ModelMessage)
+		t.mu.Lock()
+		cmd := t.m.Step(model.TurnEvent{Kind: model.TurnAttemptEnded, Figures: budget.FiguresOf(t.b, t.kind, false),
+			Attempt: model.TurnAttempted{Outcome: trace.OK, Took: info.End.Sub(info.Start)}})
+		t.mu.Unlock()
+		t.kind.Observe(cmd.Took)
+		t.w.Mark(cmd.Heard)
 		err = model.CheckFinish(finish)
 	} else {
 		ae := model.Classify(actx, sent, err)

@@ -11,11 +11,9 @@ import (
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/landing"
-	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
-	"github.com/openai/openai-go/v3"
 )
 
 // Tools that are really there, and a model that never answers, named
@@ -97,14 +95,13 @@ func TestAModelThatAnsweredAfterASilentAttemptIsAskedToLand(t *testing.T) {
 		srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Request: 1, Hang: true}}})
 		defer srv.Close()
 		var tr bytes.Buffer
-		m := newModel(t, srv)
-		ask := model.Request{Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("q")}}
+		oa := harnessClient(srv)
 
 		b, err := budget.New(budget.Config{Total: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, ctx, err := harness.Start(t.Context(), b, harness.Config{Task: "q", Model: m, Sinks: []trace.Sink{trace.NewJSONL(&tr)}})
+		s, ctx, err := harness.Start(t.Context(), b, harness.Config{Task: "q", Sinks: []trace.Sink{trace.NewJSONL(&tr)}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,17 +109,16 @@ func TestAModelThatAnsweredAfterASilentAttemptIsAskedToLand(t *testing.T) {
 		// The first turn's one attempt is cut by a lease of the caller's
 		// own: silent; the second is answered.
 		short, cancel := context.WithTimeout(ctx, time.Second)
-		_, err = s.Turn(short, ask)
+		_, err = ask(s, short, oa)
 		cancel()
 		if err == nil {
 			t.Fatal("the hung turn answered")
 		}
-		if _, err := s.Turn(ctx, ask); err != nil {
+		if _, err := ask(s, ctx, oa); err != nil {
 			t.Fatal(err)
 		}
-		res := s.Land(ctx, landing.CauseBudget, func(ctx context.Context, prompt string) (string, error) {
-			resp, err := s.Turn(ctx, ask)
-			return resp.Message.Content, err
+		res := s.Land(ctx, &harness.MustLandError{Cause: landing.CauseBudget}, func(ctx context.Context, prompt string) (string, error) {
+			return ask(s, ctx, oa)
 		})
 		if strings.Contains(res.Boundary, "sent nothing") {
 			t.Errorf("boundary %q names a silence an answer ended", res.Boundary)

@@ -69,6 +69,14 @@
 // step 1: child_a partial (budget), child_b cancelled." The child's
 // orphans are its parent's ([Adopt]).
 //
+// A sub-agent's other rules are here too, as pure functions both hosts
+// run (issue 25): its slice and how long its parent waits for it
+// ([SliceOf]), what it takes from its parent ([Inherit]), the tool
+// message and the parent's call of its result ([ChildMessage],
+// [ChildCall]) or of a
+// child lost to its parent ([ChildLost]), and which of its records are
+// its parent's progress ([ChildWork]).
+//
 // # Prompts and the landing call
 //
 // [SystemPrompt] (with a run's instructions first: [System]) and the
@@ -77,6 +85,38 @@
 // server that refused the run, that was mute until its lease or the quiet
 // clock cut it, or that asked for a wait the run could not afford; the
 // harness then summarizes from the run's record ([Summarize]).
+//
+// # The run's frame
+//
+// A [Frame] is a run's time as plain data, built once from its start, B,
+// R and F, and the stamp of its records: both hosts, the process's
+// Session and the Temporal workflow, perform it and hold no copy of its
+// rules (issue 25). [Frame.Clock] reads spent, remaining and available at
+// an instant given to it; [Frame.Stamp] stamps a record (ts, run_id,
+// parent_run_id, seq, elapsed_ms, remaining_ms, phase, and late_ms on
+// run_end) and returns first the phase record of a change the clock made;
+// [Frame.MoveTo] records a phase forced ahead of the clock; and
+// [Frame.NextWake] is when the host's one phase timer fires. [Backoff] is
+// a backoff's record and whether its sleep pauses the quiet clock, and
+// the setup step's rules are [Frame.SetupLease], [SetupRefused],
+// [SetupEnd] and [SetupAgain]. A Frame reads no clock and starts nothing:
+// time is an argument.
+//
+// # When to land, and how
+//
+// The landing is a pure part, time given as figures, that both hosts
+// perform (issue 25): before each model turn a loop asks [MustLand] (its
+// work ended, the ladder is in [Land], or the steps ran out); a turn that
+// did not answer lands on [TurnCause] (budget when the time ran out,
+// upstream when the model failed); [Plan] says whether the landing call
+// is sent — [ModelEnd.Call], and a landing lease of remaining − floor at
+// or above the model's p50, within what the caller gives it (a cancelled run
+// lands within R of its cancel: the run machine's figures) — with its
+// prompt and note, or what the landing record says instead ("no time for
+// a landing call: below p50"); [LandCommand.Landed] makes the landing
+// record of how the call went; [SummarizeWith] and [Finish] make the
+// result and its totals. A reply that is neither a tool call nor says
+// anything is [EmptyAnswer].
 //
 // # Zero values
 //

@@ -92,12 +92,7 @@ type BudgetReport struct {
 // total_ms and run_end's late_ms say the same (SPEC §3).
 func ReportOf(b *budget.Budget, at time.Time) BudgetReport {
 	spent, remaining := b.ReadAt(at)
-	return BudgetReport{
-		TotalMs:     b.Total().Milliseconds(),
-		SpentMs:     spent.Milliseconds(),
-		ReserveMs:   b.Reserve().Milliseconds(),
-		RemainingMs: remaining.Milliseconds(),
-	}
+	return Report(b.Total(), b.Reserve(), spent, remaining)
 }
 
 // Result is what a run returns: its answer, labeled complete or partial,

@@ -3,9 +3,10 @@ package model
 import (
 	"context"
 	"errors"
-	"github.com/glidepath/glidepath/internal/redact"
 	"net/http"
 	"time"
+
+	"github.com/glidepath/glidepath/internal/redact"
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/trace"
@@ -161,54 +162,89 @@ func (c *Client) call(ctx context.Context, b *budget.Budget, req Request, obs *t
 		obs = &trace.Observer{}
 	}
 	kind := b.Estimates().Kind(Kind)
-	var last *trace.AttemptError
-	for n := 1; ; n++ {
-		lease, err := c.lease(b, kind, landing)
-		if err != nil {
-			obs.OnRefused(Kind, "", n, err)
-			if last != nil {
-				return &Response{Attempts: n - 1}, errors.Join(err, last)
-			}
-			return &Response{}, err
-		}
-		resp, took, ae := c.attempt(ctx, lease, n, &req, obs)
+	// The turn's rules are its machine's, the ones the harness's
+	// middleware and the Temporal workflow drive too (issue 25); this
+	// makes the attempts it asks for. The machine is on the heap, with
+	// the attempts' counter, in the one object an attempt made anyway:
+	// in this frame, it held the run's stack at 32 KB (issue 25).
+	t := c.newTurn(landing)
+	lease, n, err := c.next(ctx, &t.m, b, kind, TurnStarted, nil, 0, obs)
+	for err == nil {
+		resp, took, ae := c.attempt(ctx, lease, n, &req, &t.counts, obs)
 		if ae == nil {
-			kind.Observe(took)
+			kind.Observe(took) // an answer ends the turn, as the machine has it
 			resp.Attempts = n
 			return resp, nil
 		}
-		last = ae
-		if landing || !trace.Retryable(ae) || n >= c.cfg.MaxAttempts || ctx.Err() != nil {
-			return &Response{Attempts: n}, ae
-		}
-		if err := c.backoff(ctx, b, n, ae, obs); err != nil {
-			return &Response{Attempts: n}, err
-		}
+		lease, n, err = c.next(ctx, &t.m, b, kind, TurnAttemptEnded, ae, took, obs)
 	}
+	return &Response{Attempts: n}, err
 }
 
-// backoff sleeps before attempt n+1 as the budget decides, and returns why
-// the call must stop instead: the budget gave up, or ctx ended while it
-// slept.
-func (c *Client) backoff(ctx context.Context, b *budget.Budget, n int, ae *trace.AttemptError, obs *trace.Observer) error {
-	delay, raErr := b.NextDelay(c.cfg.Backoff, n, ae.Header)
-	obs.OnBackoff(Kind, "", n, delay, raErr)
-	if delay.GiveUp {
-		return &trace.GaveUpError{Step: Kind, Delay: delay, Last: ae}
-	}
-	err := delay.Wait(ctx)
-	obs.OnBackoffEnd(Kind, "")
-	if err != nil {
-		return Classify(ctx, n, err)
-	}
-	return nil
+// turn is what a turn keeps on the heap across its attempts: its machine,
+// and the counter of its current attempt's stream, which each attempt
+// starts afresh.
+type turn struct {
+	m      TurnMachine
+	counts counter
 }
 
-func (c *Client) lease(b *budget.Budget, kind *budget.Kind, landing bool) (budget.Lease, error) {
-	if landing {
-		return b.LandingLease(kind, c.cfg.Ceiling)
+// newTurn makes the turn's state, its machine under c's rules. It is not
+// inlined, so that the machine is made in place on the heap, not copied
+// through call's frame.
+//
+//go:noinline
+func (c *Client) newTurn(landing bool) *turn {
+	return &turn{m: NewTurnMachine(TurnRules{MaxAttempts: c.cfg.MaxAttempts, Ceiling: c.cfg.Ceiling, Landing: landing, Backoff: c.cfg.Backoff})}
+}
+
+// next steps m with what happened — the turn started, or attempt n ended
+// failed with ae after took — and performs what it says until it asks
+// for an attempt, whose lease and number it returns, or ends the turn,
+// with the error the turn fails with. It sleeps the backoffs the machine
+// asks for. It is not inlined: its frame holds the machine's command and
+// event, which are then not on the stack while an attempt's stream is
+// waited on (see # Stack at call).
+//
+//go:noinline
+func (c *Client) next(ctx context.Context, m *TurnMachine, b *budget.Budget, kind *budget.Kind, ev TurnEventKind,
+	ae *trace.AttemptError, took time.Duration, obs *trace.Observer) (budget.Lease, int, error) {
+	e := TurnEvent{Kind: ev}
+	var raErr error // the failed attempt's malformed Retry-After, for its backoff record
+	if ae != nil {
+		e.Attempt, raErr = Attempted(ae, time.Now())
+		e.Attempt.Took = took
 	}
-	return b.Lease(kind, c.cfg.Ceiling)
+	var waitErr error
+	for {
+		e.Figures = budget.FiguresOf(b, kind, ctx.Err() != nil)
+		cmd := m.Step(e)
+		switch cmd.Kind {
+		case TurnAttempt:
+			cmd.Lease.Deadline = time.Now().Add(cmd.Lease.Granted)
+			return cmd.Lease, cmd.N, nil
+		case TurnSleep:
+			obs.OnBackoff(Kind, "", cmd.N, cmd.Delay, raErr)
+			waitErr = cmd.Delay.Wait(ctx)
+			obs.OnBackoffEnd(Kind, "")
+			e = TurnEvent{Kind: TurnSleepOver}
+			continue
+		}
+		switch {
+		case cmd.Refused != nil:
+			obs.OnRefused(Kind, "", cmd.N+1, cmd.Refused)
+			if ae != nil {
+				return budget.Lease{}, cmd.N, errors.Join(cmd.Refused, ae)
+			}
+			return budget.Lease{}, cmd.N, cmd.Refused
+		case cmd.Delay.GiveUp:
+			obs.OnBackoff(Kind, "", cmd.N, cmd.Delay, raErr)
+			return budget.Lease{}, cmd.N, &trace.GaveUpError{Step: Kind, Delay: cmd.Delay, Last: ae}
+		case cmd.RunEnded:
+			return budget.Lease{}, cmd.N, Classify(ctx, cmd.N, waitErr)
+		}
+		return budget.Lease{}, cmd.N, ae
+	}
 }
 
 // params fills in p, which is zero, with the parameters of req. p is
@@ -226,12 +262,14 @@ func (c *Client) params(p *openai.ChatCompletionNewParams, req *Request) {
 
 // attempt makes one streaming request on lease and returns its response
 // and how long it took. It is the frame that waits on the stream, so it
-// holds pointers only (see # Stack at call).
-func (c *Client) attempt(ctx context.Context, lease budget.Lease, n int, req *Request, obs *trace.Observer) (*Response, time.Duration, *trace.AttemptError) {
+// holds pointers only (see # Stack at call). counts is the turn's
+// counter, which it starts afresh: the previous attempt's stream is
+// closed.
+func (c *Client) attempt(ctx context.Context, lease budget.Lease, n int, req *Request, counts *counter, obs *trace.Observer) (*Response, time.Duration, *trace.AttemptError) {
 	actx, cancel := lease.Context(ctx)
 	defer cancel()
 	start := time.Now()
-	counts := &counter{obs: obs}
+	*counts = counter{obs: obs}
 	stream := c.open(actx, lease, n, start, req, counts)
 	// The accumulator (about 8 KB) is made at the first chunk: a stream
 	// that so far sends only keepalives holds none (issue 13).

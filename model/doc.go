@@ -14,6 +14,18 @@
 // would outlast the budget ends the retries at once with a
 // [*trace.GaveUpError]).
 //
+// # The turn's rules
+//
+// The rules of a model turn are one pure machine, [TurnMachine]: events in
+// ([TurnEvent]: the turn started, an attempt ended as [Attempted] read it,
+// a backoff sleep is over), each with the budget's figures at that moment
+// ([FiguresOf]), and commands out ([TurnCommand]: make attempt N on this
+// lease, sleep this backoff, or the turn is done, with the cause, the
+// boundary's words and whether the landing call is sent). It reads no
+// clock and does no I/O, so that every host drives the same rules (issue
+// 25): [Client], the harness's middleware for a loop of its own
+// (harness.ClientOptions), and the Temporal workflow of temporal/durable.
+//
 // # Outcomes
 //
 // Every attempt ends with a [trace.Outcome] (SPEC §6): [trace.OK],

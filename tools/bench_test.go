@@ -59,7 +59,7 @@ func BenchmarkReadEvents(b *testing.B) {
 // BenchmarkCallMachine is the call machine's share of a call that
 // succeeds at once: its two steps, started and the attempt ended.
 func BenchmarkCallMachine(b *testing.B) {
-	f := Figures{Remaining: time.Hour, Reserve: time.Minute, Floor: 100 * time.Millisecond}
+	f := budget.Figures{Remaining: time.Hour, Reserve: time.Minute, Floor: 100 * time.Millisecond}
 	rules := CallRules{Kind: "tool:nop", Effect: Read, Ceiling: time.Second}
 	b.ReportAllocs()
 	for b.Loop() {

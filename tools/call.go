@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -143,9 +141,7 @@ func (r *Registry) Call(ctx context.Context, run *Run, name string, args json.Ra
 	}
 	reg, ok := r.lookup(name)
 	if !ok {
-		err := fmt.Errorf("%w %q", ErrUnknownTool, clip(name, 64))
-		msg := fmt.Sprintf("unknown tool %q; the tools are: %s", clip(name, 64), r.names())
-		return Result{Tool: name, Outcome: trace.Invalid, Err: msg, Cause: err}
+		return Unknown(name, r.names())
 	}
 	sent, err := reg.validate(args)
 	if err != nil {
@@ -167,11 +163,18 @@ type call struct {
 	args json.RawMessage // compacted, exactly as sent
 	obs  *trace.Observer
 
-	// answer is how the latest cancel of the call was answered, stored by
-	// the cancel's callback, which may run after the call returned; nil
-	// until it is answered. The tool message says what it held when the
-	// message was written (issue 18).
-	answer atomic.Pointer[trace.CancelState]
+	// answer is how the cancel of the call's last attempt was answered:
+	// nil while that attempt sent none. Each cancel has its own, stored
+	// by its callback, which may run after the call returned, or after a
+	// later attempt began: a late answer of an earlier attempt's cancel
+	// speaks for that attempt only (issue 25). The tool message says what
+	// it held when the message was written (issue 18).
+	answer atomic.Pointer[cancelAnswer]
+}
+
+// A cancelAnswer is how one cancel was answered; its zero value: not yet.
+type cancelAnswer struct {
+	state atomic.Pointer[trace.CancelState]
 }
 
 // signal reports s for the call, filling in its step and key.
@@ -199,12 +202,11 @@ type ended struct {
 
 // do drives c's [CallMachine] until the call ends: it makes the attempts,
 // sleeps, status asks and cancels the machine asks for, feeds back what
-// came of each, and fills the Result as the machine's end says. The rules
-// are all the machine's (issue 25); what is here is I/O, the Observer's
-// records and the words the model reads.
+// came of each, and returns the Result [Ending] writes from the machine's
+// end. The rules and the words are package-level pure parts (issue 25);
+// what is here is I/O and the Observer's records.
 func (c *call) do(ctx context.Context) Result {
 	spec, run, b := c.t.spec, c.run, c.run.Budget
-	res := Result{Tool: spec.Name, Key: c.key}
 	est := b.Estimates()
 	kind := est.Kind(spec.Kind)
 	if est != c.reg.est {
@@ -216,60 +218,39 @@ func (c *call) do(ctx context.Context) Result {
 	m := NewCallMachine(CallRules{Kind: spec.Kind, Effect: spec.Effect, MaxAttempts: spec.MaxAttempts,
 		Ceiling: spec.Ceiling, Slice: strings.HasPrefix(spec.Kind, AgentKindPrefix),
 		CanCancel: canCancel, CanStatus: canStatus, Backoff: run.Backoff})
-	defer func() {
-		if res.Attempts > 0 {
-			c.signal(trace.Signal{Event: watchdog.ToolResult})
-		}
-	}()
-
 	var (
-		last     ended
-		raErr    error // the last attempt's malformed Retry-After, for its backoff record
-		answer   cancel.Status
-		ansErr   error        // the last status ask's error
-		said     cancel.State // the last state a status ask said
-		asking   bool         // a reconciliation is under way
-		asks     int          // the status asks it made
-		sent     bool         // the last attempt's cancel went out through the run's group
-		accepted bool         // the last attempt's cancel was answered accepted
+		last   ended
+		raErr  error // the last attempt's malformed Retry-After, for its backoff record
+		answer cancel.Status
+		ansErr error        // the last status ask's error
+		said   cancel.State // the last state a status ask said
+		sent   bool         // the last attempt's cancel went out through the run's group
 	)
 	cmd := m.Step(CallEvent{Kind: CallStarted, Figures: c.figures(ctx, kind)})
 	for {
 		if cmd.Cancel {
-			switch c.cancel(ctx, canceller) {
-			case trace.CancelStateSent:
-				sent = true
-			case trace.CancelStateAccepted:
-				accepted = true
-			}
+			sent = c.cancel(ctx, canceller, cmd.CancelLease) == trace.CancelStateSent
 		}
-		// A first ask the budget refused ends a reconciliation too.
-		noAsk := cmd.End == EndOrphan && cmd.Refused != nil && !asking
-		if noAsk || asking && cmd.Kind != CallAsk && !(cmd.Kind == CallSleep && cmd.Reconciling) {
+		if cmd.Reconciled {
 			// The reconciliation has ended: report what it learned.
-			asking = false
 			if cmd.Kind == CallDone && cmd.Reconciling && cmd.Delay.GiveUp {
-				c.heardBackoff(asks, cmd.Delay)
-			}
-			state := string(said)
-			if state == "" {
-				state = "unreachable" // no status request was answered
+				c.heardBackoff(cmd.Asks, cmd.Delay)
 			}
 			var why error
 			if cmd.End == EndOrphan {
-				why = c.orphanWhy(ctx, cmd, said, ansErr, asks)
+				why = ReconcileWhy(cmd, said, ansErr, context.Cause(ctx))
 			}
-			c.obs.OnReconcile(spec.Kind, string(c.key), state, asks, why)
+			c.obs.OnReconcile(spec.Kind, string(c.key), ReconcileState(said), cmd.Asks, why)
 		}
 		switch cmd.Kind {
 		case CallAttempt:
 			if cmd.N == 1 {
 				c.signal(trace.Signal{Event: watchdog.ToolCall})
 			}
-			res.Attempts = cmd.N
 			lease := cmd.Lease
 			lease.Deadline = time.Now().Add(lease.Granted)
-			last, sent, accepted = c.attempt(ctx, cmd.N, lease), false, false
+			c.answer.Store(nil) // the cancel sent so far, answered or not, was another attempt's
+			last, sent = c.attempt(ctx, cmd.N, lease), false
 			var ra budget.RetryAfter
 			ra, raErr = budget.ReadRetryAfter(last.ans.Header, time.Now())
 			cmd = m.Step(CallEvent{Kind: AttemptEnded, Figures: c.figures(ctx, kind), Attempt: Attempted{
@@ -286,10 +267,9 @@ func (c *call) do(ctx context.Context) Result {
 			c.obs.OnBackoffEnd(spec.Kind, string(c.key))
 			cmd = m.Step(CallEvent{Kind: SleepOver, Figures: c.figures(ctx, kind)})
 		case CallAsk:
-			if !asking {
-				asking, said, ansErr, asks = true, "", nil, 0
+			if cmd.N == 1 {
+				said, ansErr = "", nil // a new reconciliation
 			}
-			asks = cmd.N
 			lease := cmd.Lease
 			lease.Deadline = time.Now().Add(lease.Granted)
 			actx, stop := lease.Context(ctx)
@@ -304,139 +284,92 @@ func (c *call) do(ctx context.Context) Result {
 			cmd = m.Step(CallEvent{Kind: StatusAnswered, Figures: c.figures(ctx, kind), Status: answer.State,
 				Unreachable: ansErr != nil})
 		case CallDone:
-			return c.end(ctx, res, last, cmd, kind, answer, ansErr, said, asks, raErr, sent, accepted)
+			res := c.end(ctx, last, cmd, kind, answer, ansErr, said, raErr, sent)
+			if cmd.N > 0 {
+				c.signal(trace.Signal{Event: watchdog.ToolResult})
+			}
+			return res
 		}
 	}
 }
 
 // figures reads the run's budget now, for the machine.
-func (c *call) figures(ctx context.Context, kind *budget.Kind) Figures {
+func (c *call) figures(ctx context.Context, kind *budget.Kind) budget.Figures {
 	b := c.run.Budget
 	_, remaining := b.Read()
-	return Figures{Remaining: remaining, Reserve: b.Reserve(), Floor: b.Floor(), P50: kind.P50(),
+	return budget.Figures{Remaining: remaining, Reserve: b.Reserve(), Floor: b.Floor(), P50: kind.P50(),
 		Keep: c.run.Keep, Ended: ctx.Err() != nil}
 }
 
-// end fills res as the machine's last command says the call ended.
-func (c *call) end(ctx context.Context, res Result, last ended, cmd CallCommand, kind *budget.Kind,
-	answer cancel.Status, ansErr error, said cancel.State, asks int, raErr error, sent, accepted bool) Result {
+// end fills res as the machine's last command says the call ended: the
+// orphan journaled, the records written, and the rest by [Ending].
+func (c *call) end(ctx context.Context, last ended, cmd CallCommand, kind *budget.Kind,
+	answer cancel.Status, ansErr error, said cancel.State, raErr error, sent bool) Result {
 	spec := c.t.spec
-	res.State = cmd.State
-	if accepted && res.State == StateAbandoned {
-		res.State = StateCancelled
+	s := Said{Tool: spec.Name, Kind: spec.Kind, Key: c.key, Output: last.ans.Output, CutShort: last.ans.CutShort,
+		StatusOutput: answer.Output, CancelOut: sent, Stopped: context.Cause(ctx)}
+	if last.err != nil {
+		s.Last, s.Failure = last.err, Describe(spec, last.err, last.why, last.lease.Granted)
 	}
-	res.Cancelling = sent && res.State == StateAbandoned
+	if a := c.answer.Load(); a != nil {
+		if st := a.state.Load(); st != nil {
+			s.Cancel = *st // as it stands now (issue 18): a cancel sent through the run's group may have been answered since
+		}
+	}
 	switch cmd.End {
 	case EndOK:
 		kind.Observe(last.took)
-		if cmd.Status == cancel.Done {
-			last.ans.Output, last.ans.CutShort = answer.Output, false
-		}
-		res.Outcome, res.Output, res.CutShort, res.State, res.Cancelling = trace.OK, last.ans.Output, last.ans.CutShort, "", false
-		return res
-	case EndFailed:
-		return c.failed(res, last, "", last.err)
 	case EndRefused:
 		c.obs.OnRefused(spec.Kind, string(c.key), cmd.N+1, cmd.Refused)
-		if cmd.N == 0 {
-			res.Key = ""
-			res.Refused, res.Outcome, res.Err, res.Cause = true, trace.GaveUp, refusedMessage, cmd.Refused
-			return res
-		}
-		return c.failed(res, last, "; no retry: "+refusedMessage, errors.Join(last.err, cmd.Refused))
 	case EndGaveUp:
 		c.obs.OnBackoff(spec.Kind, string(c.key), cmd.N, cmd.Delay, raErr)
-		return c.failed(res, last, "; no retry: the next attempt would not fit in the time left",
-			&trace.GaveUpError{Step: spec.Kind, Delay: cmd.Delay, Last: last.err})
 	case EndRunEnded:
-		if cmd.N == 0 {
-			res.Key = ""
-			res.Outcome = trace.OutcomeOfContext(ctx, watchdog.ErrQuiet)
-			res.Err = "not started: the run has ended"
-			res.Cause = &trace.AttemptError{Step: spec.Kind, Outcome: res.Outcome, Err: context.Cause(ctx)}
-			return res
+		s.StoppedOutcome = trace.OutcomeOfContext(ctx, watchdog.ErrQuiet)
+	case EndOrphan:
+		why := error(last.err)
+		if cmd.Reconciling || cmd.Refused != nil || cmd.Status != "" || cmd.Unreachable || (cmd.Ended && said != "") {
+			why = ReconcileWhy(cmd, said, ansErr, context.Cause(ctx))
 		}
-		return c.failed(res, last, "; no retry: the run has ended", errors.Join(last.err, context.Cause(ctx)))
-	case EndStatusFailed:
-		res.Cancelling = false
-		res.Outcome = trace.UpstreamError
-		res.Err = fmt.Sprintf("%s failed: its status says the call failed", spec.Name)
-		res.Cause = &trace.AttemptError{Step: spec.Kind, Attempt: cmd.N, Outcome: trace.UpstreamError,
-			Err: &ToolError{Message: "status: failed"}}
-		return res
-	case EndNeverReceived:
-		res.Cancelling = false
-		return c.failed(res, last, "; it never reached the tool, and no attempts are left", last.err)
+		s.Orphan, s.Unjournaled = c.orphaned(why)
 	}
-	// EndOrphan
-	why := error(last.err)
-	if cmd.Reconciling || cmd.Refused != nil || cmd.Status != "" || cmd.Unreachable || (cmd.Ended && said != "") {
-		why = c.orphanWhy(ctx, cmd, said, ansErr, asks)
-	}
-	return c.orphaned(res, last, why)
+	return Ending(cmd, s)
 }
 
-// orphanWhy says why a reconciliation left the call an orphan, as
-// [cancel.Reconcile] words it.
-func (c *call) orphanWhy(ctx context.Context, cmd CallCommand, said cancel.State, ansErr error, asks int) error {
-	var err error
-	switch {
-	case ansErr != nil:
-		return ansErr
-	case cmd.Unreachable:
-		return fmt.Errorf("%w: status reader answered state %q", cancel.ErrUnreachable, clip(string(cmd.Status), 64))
-	case cmd.Refused != nil:
-		err = cmd.Refused
-	case cmd.Delay.GiveUp:
-		err = fmt.Errorf("the next ask, after %v, would outlast the budget (%s)", cmd.Delay.Sleep, cmd.Delay.Reason)
-	default:
-		err = context.Cause(ctx)
-	}
-	if said == cancel.Running {
-		return fmt.Errorf("%w after %d asks: %w", cancel.ErrStillRunning, asks, err)
-	}
-	return err
-}
-
-// cancel sends the cancel of the call's cut attempt and returns how it
-// stands: sent, through the run's group, which does not wait for the
-// answer; or, with no group, the answer itself, which the call waits for
-// on the cancel's own lease. The Observer hears it go out and settle.
-func (c *call) cancel(ctx context.Context, t cancel.Canceller) trace.CancelState {
+// cancel sends the cancel of the call's cut attempt on lease, the
+// machine's (issue 25), and returns how it stands: sent, through the
+// run's group, which does not wait for the answer; or, with no group, the
+// answer itself, which the call waits for on the cancel's lease. The
+// Observer hears it go out and settle.
+func (c *call) cancel(ctx context.Context, t cancel.Canceller, lease budget.Lease) trace.CancelState {
 	step, key := c.t.spec.Kind, string(c.key)
+	a := new(cancelAnswer)
+	c.answer.Store(a)
+	if lease.Granted <= 0 {
+		failed := trace.CancelStateFailed
+		a.state.Store(&failed)
+		c.obs.OnCancelSettled(step, key, failed, ErrNoCancelTime)
+		return failed
+	}
+	lease.Deadline = time.Now().Add(lease.Granted)
 	group, own := c.run.Cancels, c.run.Cancels == nil
 	if own {
 		group = &cancel.Group{}
 	}
 	state := trace.CancelStateSent
-	c.answer.Store(nil)         // a new cancel: the last one's answer is not this one's
 	sent := make(chan struct{}) // the answer is heard after the sending
-	lease, err := group.Go(ctx, c.run.Budget, t, c.key, func(err error) {
+	group.GoOn(ctx, lease, t, c.key, func(err error) {
 		<-sent
-		if errors.Is(err, cancel.ErrNoAnswer) {
-			st := state
-			c.answer.Store(&st) // sent is all there is to say
+		answered := CancelStateOf(err)
+		if answered == trace.CancelStateSent {
+			a.state.Store(&answered) // sent is all there is to say
 			return
-		}
-		answered := trace.CancelStateAccepted
-		switch {
-		case errors.Is(err, cancel.ErrUnknownCall):
-			answered = trace.CancelStateUnknown
-		case err != nil:
-			answered = trace.CancelStateFailed
 		}
 		if own {
 			state = answered // read after Wait below
 		}
-		c.answer.Store(&answered)
+		a.state.Store(&answered)
 		c.obs.OnCancelSettled(step, key, answered, err)
 	})
-	if err != nil {
-		failed := trace.CancelStateFailed
-		c.answer.Store(&failed)
-		c.obs.OnCancelSettled(step, key, failed, err)
-		return failed
-	}
 	c.obs.OnCancelSent(step, key, lease)
 	close(sent)
 	if own {
@@ -513,99 +446,11 @@ func (c *call) attempt(ctx context.Context, n int, lease budget.Lease) ended {
 	return e
 }
 
-// failed fills res with the final failure, the attempt last; suffix adds
-// why there is no further attempt, and cause is the Go error.
-func (c *call) failed(res Result, last ended, suffix string, cause error) Result {
-	res.Outcome = last.err.Outcome
-	res.Cause = cause
-	res.Err = c.describe(last) + suffix
-	if last.ans.CutShort {
-		res.CutShort, res.Output = true, last.ans.Output
-	}
-	// The words follow the cancel's state as it stands now (issue 18): a
-	// cancel sent through the run's group may have been answered since,
-	// and the trace will say so; one answered later leaves these words
-	// saying what was known, and the run's in_flight follows the trace.
-	var answer trace.CancelState
-	if a := c.answer.Load(); a != nil {
-		answer = *a
-	}
-	if res.State == StateAbandoned && res.Cancelling && answer != "" {
-		res.Cancelling = false
-		if answer == trace.CancelStateAccepted {
-			res.State = StateCancelled
-		}
-	}
-	switch {
-	case res.State == StateCancelled:
-		res.Err += "; it was cancelled"
-	case res.State != StateAbandoned:
-	case answer == trace.CancelStateSent:
-		res.Err += "; a cancel was sent, which its tool does not answer, so it may still be running"
-	case res.Cancelling:
-		res.Err += "; a cancel was sent, with no answer yet, so it may still be running"
-	case answer == trace.CancelStateUnknown:
-		res.Err += "; a cancel was sent, and the tool did not know the call"
-	case answer == trace.CancelStateFailed:
-		res.Err += "; its cancel failed, so it may still be running"
-	default:
-		res.Err += "; it could not be cancelled and may still be running"
-	}
-	return res
-}
-
-// describe writes an attempt's failure for the model. A call that gave
-// up says what ended it, as its lease's context cause says (issue 18):
-// its own ceiling, or the run's time for work; a tool that answered that
-// its deadline passed is read the same way, from the lease.
-func (c *call) describe(last ended) string {
-	name, e := c.t.spec.Name, last.err
-	switch e.Outcome {
-	case trace.GaveUp:
-		switch why := last.why; {
-		case errors.Is(why, watchdog.ErrQuiet):
-			return fmt.Sprintf("%s: stopped: the run stalled (its quiet clock ran out)", name)
-		case errors.Is(why, budget.ErrLeaseExpired), why == nil && errors.Is(e.Err, budget.ErrLeaseExpired):
-			ceiling := c.t.spec.Ceiling
-			if ceiling <= 0 || ceiling > last.lease.Granted {
-				ceiling = last.lease.Granted // a sub-agent's slice, or a lease its ceiling did not set
-			}
-			return fmt.Sprintf("%s: no answer within its ceiling of %v", name, ceiling)
-		case why != nil && !errors.Is(why, budget.ErrDeadline) && !errors.Is(why, watchdog.ErrWall) &&
-			!errors.Is(why, context.DeadlineExceeded):
-			return fmt.Sprintf("%s: stopped: the run was cancelled", name)
-		}
-		return fmt.Sprintf("%s: stopped: the run's time for work ran out", name)
-	case trace.Quiet:
-		return fmt.Sprintf("%s: stopped: the run stalled (its quiet clock ran out)", name)
-	case trace.Cancelled:
-		return fmt.Sprintf("%s: stopped: the run was cancelled", name)
-	}
-	te, isTool := errors.AsType[*ToolError](e.Err)
-	switch {
-	case isTool && e.Status != 0:
-		return fmt.Sprintf("%s failed: HTTP %d: %s", name, e.Status, clip(te.Message, 1024))
-	case isTool:
-		return fmt.Sprintf("%s failed: %s", name, clip(te.Message, 1024))
-	case e.Status != 0:
-		return fmt.Sprintf("%s failed: HTTP %d %s", name, e.Status, http.StatusText(e.Status))
-	case errors.Is(e.Err, ErrIncomplete):
-		return fmt.Sprintf("%s failed: its answer ended before a result", name)
-	case errors.Is(e.Err, ErrBadAnswer):
-		return fmt.Sprintf("%s failed: its answer could not be read: %s", name, clip(e.Err.Error(), 512))
-	}
-	if ue, ok := errors.AsType[*url.Error](e.Err); ok {
-		// The url.Error's own message repeats the URL, which may carry
-		// credentials; the model gets the cause alone.
-		return fmt.Sprintf("%s failed: could not reach the tool: %v", name, ue.Err)
-	}
-	return fmt.Sprintf("%s failed: %s", name, clip(e.Err.Error(), 512))
-}
-
-// orphaned records the call as an orphan: a write whose outcome is
-// unknown. The journal entry is appended and fsync'd before it returns
-// (SPEC §5: a crash loses no orphan already reported).
-func (c *call) orphaned(res Result, last ended, why error) Result {
+// orphaned journals the call as an orphan, a write whose outcome is
+// unknown, and returns it, with why it is in no journal when it is not.
+// The journal entry is appended and fsync'd before it returns (SPEC §5: a
+// crash loses no orphan already reported).
+func (c *call) orphaned(why error) (*OrphanError, string) {
 	e := cancel.Entry{
 		TS:             time.Now(),
 		RunID:          c.run.ID,
@@ -646,23 +491,10 @@ func (c *call) orphaned(res Result, last ended, why error) Result {
 		oe.Err = errors.Join(why, jerr)
 	}
 	c.obs.OnOrphan(c.t.spec.Kind, string(c.key), jerr)
-	res.State, res.Cancelling = StateOrphaned, false
-	res.Outcome = last.err.Outcome
-	if last.ans.CutShort {
-		res.CutShort, res.Output = true, last.ans.Output // what it said before the cut, which may tell
-	}
-	res.Cause = oe
-	// The model is told "recorded" only when the journal holds it: a
-	// write nobody will check later must not read as taken care of.
 	if oe.Journaled {
-		res.Err = fmt.Sprintf("%s: no answer in time, and whether it took effect is unknown; "+
-			"it is recorded for reconciliation under key %s: do not repeat it", c.t.spec.Name, c.key)
-	} else {
-		res.Err = fmt.Sprintf("%s: no answer in time, and whether it took effect is unknown; "+
-			"it was NOT recorded for reconciliation (%s), so nothing will check it later: "+
-			"do not repeat it; tell the user it may have happened, under key %s", c.t.spec.Name, notJournaled(jerr), c.key)
+		return oe, ""
 	}
-	return res
+	return oe, notJournaled(jerr)
 }
 
 // notJournaled says, for the model, why an orphan is in no journal.

@@ -159,7 +159,7 @@
 // It reads no clock, starts no goroutine, takes no lock and does no I/O:
 // the host gives it [CallEvent]s — started, an attempt ended as its
 // Answer said ([Attempted]), a status answered, a sleep over — each with
-// the run's budget [Figures] at that moment, and does what the
+// the run's budget [budget.Figures] at that moment, and does what the
 // [CallCommand] each [CallMachine.Step] returns says: attempt N with its
 // lease ([budget.LeaseAt], a sub-agent's [budget.SliceLeaseAt]) and the
 // call's key, sleep (the quiet clock paused), ask the status by key, and
@@ -171,6 +171,18 @@
 // encode as JSON; a step allocates nothing unless the budget refuses.
 // [Registry.Validate] is the argument check a host that makes attempts
 // elsewhere uses.
+//
+// What lies around the machine is written once too, as pure functions
+// both hosts call: the gate before a call ([Gate]: nothing once the run
+// stops, a speculative call or a sub-agent only in explore, and the
+// phase's admission by p95 or ceiling), how many of a turn's slots a call
+// takes ([Slots]: one in explore, all of them after, so that it runs
+// alone), the model's words for a failed attempt ([Describe]), and the
+// ending of a call the machine ended ([Ending], from what its attempts,
+// asks and cancels said, [Said]): the tool message ([Result.Content]) and
+// the landing's record of it ([Result.Landing]). A cancel of a cut attempt
+// is never waited for, not even before a retry under the same key; each
+// cancel's answer speaks for its own attempt only.
 //
 //	m := tools.NewCallMachine(tools.CallRules{Kind: "tool:fetch", Effect: tools.Read, Ceiling: 2 * time.Second})
 //	cmd := m.Step(tools.CallEvent{Kind: tools.CallStarted, Figures: figures()})

@@ -28,6 +28,10 @@ var (
 	// no [Run.Budget]: nothing could be leased, so nothing was started.
 	ErrNoBudget = errors.New("tools: call without a budget")
 
+	// ErrNoCancelTime is what the cancel of a cut call says when the
+	// budget had no time left even to send it: nothing was sent.
+	ErrNoCancelTime = errors.New("tools: no time left to send the cancel")
+
 	// ErrConfig is matched by every [*ConfigError].
 	ErrConfig = errors.New("tools: bad config")
 

@@ -42,7 +42,7 @@ type CallRules struct {
 	MaxAttempts int           // the most attempts; zero: DefaultMaxAttempts
 	Ceiling     time.Duration // the tool's ceiling; zero: none
 	// Slice reports a sub-agent's call: its lease is a slice of the run's
-	// time ([budget.SliceLeaseAt]) that holds back Figures.Keep, and is
+	// time ([budget.SliceLeaseAt]) that holds back budget.Figures.Keep, and is
 	// not refused below the kind's p50.
 	Slice     bool
 	CanCancel bool // the tool is a [cancel.Canceller] and its spec did not turn it off
@@ -60,23 +60,6 @@ func NewCallMachine(r CallRules) CallMachine {
 	}
 	return CallMachine{rules: r}
 }
-
-// Figures are the run's budget as it stands when an event happens, read
-// by the host off its clock: the machine is given time, never reads it.
-type Figures struct {
-	Remaining time.Duration // until the run's deadline, never negative
-	Reserve   time.Duration
-	Floor     time.Duration
-	P50       time.Duration // the kind's p50: a lease below it is refused
-	Keep      time.Duration // what the run holds back from a sub-agent's slice
-	// Ended reports that the run's work has ended (its quiet clock, its
-	// wall, a cancellation): the run must land, and the call makes no
-	// further attempt or ask.
-	Ended bool
-}
-
-// available is the work time: remaining − reserve.
-func (f Figures) available() time.Duration { return f.Remaining - f.Reserve }
 
 // CallEventKind names what happened.
 type CallEventKind uint8
@@ -98,7 +81,7 @@ const (
 // A CallEvent is what the host tells the machine.
 type CallEvent struct {
 	Kind    CallEventKind
-	Figures Figures
+	Figures budget.Figures
 	Attempt Attempted // AttemptEnded
 
 	// Status is the state the tool's status said (StatusAnswered).
@@ -151,7 +134,8 @@ const (
 // A CallCommand is what the machine asks of its host. Cancel may come with
 // any kind: first send the cancel of the attempt that just ended cut, on
 // CancelLease, and do not wait for its answer (SPEC §5: cancelling is not
-// waiting).
+// waiting), not even before an attempt that follows under the same key
+// (issue 25: a hung cancel must not hold the call).
 type CallCommand struct {
 	Kind CallCommandKind
 	// N is the attempt (CallAttempt), the ask (CallAsk, and CallSleep
@@ -178,6 +162,13 @@ type CallCommand struct {
 	Status      cancel.State `json:",omitempty"`
 	Unreachable bool         `json:",omitempty"`
 	Ended       bool         `json:",omitempty"`
+
+	// Reconciled reports that the reconciliation of a cut write ended
+	// with this command, after Asks status asks (none when the budget
+	// refused the first): the host records it once, with the last state a
+	// status said and, for an orphan, [ReconcileWhy].
+	Reconciled bool `json:",omitempty"`
+	Asks       int  `json:",omitempty"`
 }
 
 // CallEnd says how a call ended.
@@ -250,6 +241,7 @@ func (m *CallMachine) Step(e CallEvent) CallCommand {
 
 // end finishes the call with c.
 func (m *CallMachine) end(c CallCommand) CallCommand {
+	m.settle(&c)
 	m.done = true
 	m.state = c.State
 	c.Kind, c.N = CallDone, m.n
@@ -258,7 +250,7 @@ func (m *CallMachine) end(c CallCommand) CallCommand {
 
 // attempt asks for the next attempt's lease: a slice for a sub-agent, a
 // work lease under the ceiling and the kind's p50 for any other tool.
-func (m *CallMachine) attempt(f Figures, c CallCommand) CallCommand {
+func (m *CallMachine) attempt(f budget.Figures, c CallCommand) CallCommand {
 	var l budget.Lease
 	var refused *budget.RefusedError
 	if m.rules.Slice {
@@ -294,7 +286,7 @@ func (m *CallMachine) attempt(f Figures, c CallCommand) CallCommand {
 //     fails, leaving a cut call cancelled (its work stopped, or a cancel
 //     sent that the tool may accept) or abandoned (a read we stopped
 //     waiting for that nothing could stop).
-func (m *CallMachine) decide(f Figures) CallCommand {
+func (m *CallMachine) decide(f budget.Figures) CallCommand {
 	a := m.last
 	if a.OK {
 		return m.end(CallCommand{End: EndOK})
@@ -333,8 +325,8 @@ func (m *CallMachine) decide(f Figures) CallCommand {
 
 // backoff asks for the sleep before the next attempt, or gives up when it
 // would outlast the budget.
-func (m *CallMachine) backoff(f Figures, c CallCommand) CallCommand {
-	d := m.rules.Backoff.Next(m.n, m.last.RetryAfter, f.available(), f.Floor)
+func (m *CallMachine) backoff(f budget.Figures, c CallCommand) CallCommand {
+	d := m.rules.Backoff.Next(m.n, m.last.RetryAfter, f.Available(), f.Floor)
 	c.Delay = d
 	if d.GiveUp {
 		c.End, c.State = EndGaveUp, m.state
@@ -347,7 +339,7 @@ func (m *CallMachine) backoff(f Figures, c CallCommand) CallCommand {
 // ask asks the status of the cut write, on a work lease of at most
 // cancel.StatusLease; no time to ask makes an orphan, since a run inside
 // its reserve is landing and does no more work.
-func (m *CallMachine) ask(f Figures, c CallCommand) CallCommand {
+func (m *CallMachine) ask(f budget.Figures, c CallCommand) CallCommand {
 	l, refused := budget.LeaseAt(f.Remaining, f.Reserve, f.Floor, cancel.StatusLease, 0, false)
 	if refused != nil {
 		c.Refused = refused
@@ -382,7 +374,8 @@ func (m *CallMachine) answered(e CallEvent) CallCommand {
 		c.End = EndStatusFailed
 		return m.end(c)
 	case cancel.NeverReceived:
-		m.asking, m.state = false, ""
+		m.settle(&c)
+		m.state = ""
 		if m.n < m.rules.MaxAttempts {
 			return m.backoff(f, c)
 		}
@@ -399,13 +392,13 @@ func (m *CallMachine) answered(e CallEvent) CallCommand {
 		c.Ended = true
 		return m.orphan(c)
 	}
-	d := m.rules.Backoff.Next(m.asks, budget.RetryAfter{}, f.available(), f.Floor)
+	d := m.rules.Backoff.Next(m.asks, budget.RetryAfter{}, f.Available(), f.Floor)
 	if d.GiveUp && !m.final {
 		// The doubling sleep would outlast the budget, but a shorter one
 		// need not: ask once more as late as still leaves FinalAsk for
 		// the answer, so that a call settling in the time left is not
 		// made an orphan for the backoff's sake.
-		if sleep := f.available() - f.Floor - cancel.FinalAsk; sleep > 0 {
+		if sleep := f.Available() - f.Floor - cancel.FinalAsk; sleep > 0 {
 			d, m.final = budget.Delay{Sleep: sleep, Source: budget.FromJitter}, true
 		}
 	}
@@ -415,6 +408,13 @@ func (m *CallMachine) answered(e CallEvent) CallCommand {
 	}
 	c.Kind = CallSleep
 	return c
+}
+
+// settle marks c as the end of the reconciliation under way, if any.
+func (m *CallMachine) settle(c *CallCommand) {
+	if m.asking {
+		c.Reconciled, c.Asks, m.asking = true, m.asks, false
+	}
 }
 
 // orphan ends the call as an orphan: a write whose outcome is unknown.

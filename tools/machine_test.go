@@ -11,8 +11,8 @@ import (
 
 // plenty is a budget with time for anything: 60s left of which 10s are
 // the reserve, a 100ms floor.
-func plenty(ended bool) Figures {
-	return Figures{Remaining: 60 * time.Second, Reserve: 10 * time.Second, Floor: 100 * time.Millisecond, Ended: ended}
+func plenty(ended bool) budget.Figures {
+	return budget.Figures{Remaining: 60 * time.Second, Reserve: 10 * time.Second, Floor: 100 * time.Millisecond, Ended: ended}
 }
 
 // next names what a command does, as the rules of SPEC §2 and §5 say it.
@@ -142,7 +142,7 @@ func TestTheMachineKeepsTheRulesAfterEveryAttempt(t *testing.T) {
 }
 
 // status steps m with a status answer on figures f.
-func status(m *CallMachine, f Figures, s cancel.State) CallCommand {
+func status(m *CallMachine, f budget.Figures, s cancel.State) CallCommand {
 	return m.Step(CallEvent{Kind: StatusAnswered, Figures: f, Status: s})
 }
 

@@ -64,7 +64,10 @@
 //
 // A Recorder is safe for concurrent use. [Recorder.Record] stamps a record
 // and hands it to the sinks in seq order (see # Sinks): seq, ts and
-// elapsed_ms all increase down every sink. A sink's error does not stop
+// elapsed_ms all increase down every sink. [Stamp] is that stamp as a pure
+// function of the instant given; a run's frame (landing.Frame), which
+// both harness run and a Temporal workflow stamp their records with,
+// stamps by it and hands each record on with [Recorder.Write]. A sink's error does not stop
 // the records; the Recorder keeps each sink's first ([Recorder.Err]).
 // JSONL is safe to share between recorders (a
 // child run's records go to its parent's trace), and its encoder,

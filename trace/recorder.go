@@ -200,29 +200,58 @@ func (r *Recorder) Record(rec Record) {
 	defer r.path.Unlock()
 	r.mu.Lock()
 	r.seq++
-	rec.TS = time.Now()
-	rec.RunID = r.runID
-	rec.Seq = r.seq
-	var spent, remaining time.Duration
+	now := time.Now()
+	start, deadline := now, now // no budget: zeros for time spent and remaining
 	if r.b != nil {
-		// One reading of the clock: elapsed_ms and late_ms say the same
-		// instant as ts (issue 24).
-		spent, remaining = r.b.ReadAt(rec.TS)
+		start, deadline = r.b.Start(), r.b.Deadline()
 	}
-	rec.ElapsedMs, rec.RemainingMs = spent.Milliseconds(), remaining.Milliseconds()
-	rec.LateMs = 0
+	rec = Stamp(rec, now, r.runID, r.seq, start, deadline)
 	if rec.Event == RunEnd {
 		r.endedAt = rec.TS
 	}
-	if rec.Event == RunEnd && r.b != nil {
-		// Time is not rounded in the run's favour (SPEC §3): a run that
-		// ended after D says by how much.
-		rec.LateMs = max(rec.TS.Sub(r.b.Deadline()), 0).Milliseconds()
-	}
 	rec.Phase = ""
 	if r.phase != nil {
-		rec.Phase = r.phase(spent)
+		rec.Phase = r.phase(now.Sub(start))
 	}
+	r.writeLocked(rec)
+}
+
+// Stamp returns rec stamped as record seq of run runID at now, on a
+// budget that started at start and ends at deadline D: ts, run_id, seq,
+// and elapsed_ms and remaining_ms from that one reading of the clock
+// (issue 24), and on run_end late_ms, how long after D it ended (time is
+// not rounded in the run's favour, SPEC §3), whatever rec held in them.
+// Its phase is the caller's to stamp. A Recorder and a run's frame
+// (landing.Frame), the one both hosts stamp with, stamp by it (issue 25).
+func Stamp(rec Record, now time.Time, runID string, seq int64, start, deadline time.Time) Record {
+	rec.TS, rec.RunID, rec.Seq = now, runID, seq
+	rec.ElapsedMs, rec.RemainingMs = now.Sub(start).Milliseconds(), max(deadline.Sub(now), 0).Milliseconds()
+	rec.LateMs = 0
+	if rec.Event == RunEnd {
+		rec.LateMs = max(now.Sub(deadline), 0).Milliseconds()
+	}
+	return rec
+}
+
+// Write hands rec, already stamped by its run — a run's frame stamps its
+// records itself (landing.Frame.Stamp), so that a process and a Temporal
+// workflow stamp them by one rule (issue 25) —, to every sink as
+// [Recorder.Record] does, leaving every field as it is: the caller orders
+// the records it writes.
+func (r *Recorder) Write(rec Record) {
+	r.path.Lock()
+	defer r.path.Unlock()
+	r.mu.Lock()
+	if rec.Event == RunEnd {
+		r.endedAt = rec.TS
+	}
+	r.writeLocked(rec)
+}
+
+// writeLocked hands rec to every sink: to each lane's queue, and then,
+// with r.mu released, to the sinks called on the run's path. r.path and
+// r.mu are held; r.mu is released on return.
+func (r *Recorder) writeLocked(rec Record) {
 	for _, l := range r.lanes {
 		r.enqueueLocked(l, rec)
 	}

@@ -102,8 +102,8 @@ func (c *Clock) heard(e Event, at time.Duration) bool {
 
 // Progress records a heartbeat of units from source, the call's key, at now,
 // and reports whether its units grew: strictly greater than the most that
-// source reported, which starts at zero (SPEC §3). This is the one place
-// where "units strictly increase" is decided. A heartbeat whose units grew
+// source reported, which starts at zero (SPEC §3), as [Grew] decides. A
+// heartbeat whose units grew
 // is the semantic event [Progress] and is heard as one ([Clock.Heard]):
 // once the clock has fired, rising units are still remembered but revive
 // nothing. Progress allocates only when it meets a source for the first
@@ -113,7 +113,7 @@ func (c *Clock) Progress(source string, units int64, now time.Time) bool {
 }
 
 func (c *Clock) progress(source string, units int64, at time.Duration) bool {
-	if units <= c.sources[source] {
+	if !Grew(c.sources[source], units) {
 		return false
 	}
 	if c.sources == nil {
@@ -123,6 +123,14 @@ func (c *Clock) progress(source string, units int64, at time.Duration) bool {
 	c.heard(Progress, at)
 	return true
 }
+
+// Grew reports whether a heartbeat of units counts as progress after
+// most, the most its source reported before (zero: none): units strictly
+// greater (SPEC §3), so that a repeated or lowered count, a keepalive, a
+// token is no progress. It is the one place this is decided: the quiet
+// clock's, and a Temporal worker's before it signals its workflow (issue
+// 25).
+func Grew(most, units int64) bool { return units > most }
 
 // End forgets source's units: its call has ended, and heartbeats under it
 // from now on count as a new call's.

@@ -366,7 +366,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stderr, "harness run: %s\n", res.Boundary)
 	}
 	runErr := s.Close()
-	if seen != nil && s.Budget().Remaining() <= 0 {
+	if seen != nil && b.Remaining() <= 0 {
 		// Writing it is two fsyncs, which past the deadline would move the
 		// process's end by the disk's latency (SPEC §7: B + 50ms). It is
 		// written before the tools are released, which may take until the
@@ -376,7 +376,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		// The profile is the machine's, not the run's: recording it waits
 		// for other runs' records, but not for long, and not past the
 		// deadline.
-		pctx, stop := budget.WithBudget(context.Background(), s.Budget())
+		pctx, stop := budget.WithBudget(context.Background(), b)
 		pctx, stopBound := context.WithTimeout(pctx, profileRecordBound)
 		if err := profile.Record(pctx, profileFile, seen.observations(), time.Now()); err != nil {
 			fmt.Fprintf(c.stderr, "harness run: warning: the latency profile was not updated: %v\n", err)
@@ -386,7 +386,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	}
 	// The tools are released within the budget: whatever still holds on
 	// past its deadline is not waited for.
-	cctx, stop := budget.WithBudget(context.Background(), s.Budget())
+	cctx, stop := budget.WithBudget(context.Background(), b)
 	if err := reg.Close(cctx); errors.Is(err, budget.ErrDeadline) {
 		fmt.Fprintf(c.stderr, "harness run: note: a tool was still at work at the run's deadline; it is not waited for (%v)\n", err)
 	} else if err != nil {

@@ -357,7 +357,7 @@ func unavailable(res landing.Result) string {
 // record is counted in Result.Attempts on both hosts, so the counts are
 // compared less the attempts left out here (setups, of the root run).
 // A sub-agent's parent tells of its child's setup in progress records
-// ("step 0: setup", "step 0: setup ok", harness.ChildWork's words): they
+// ("step 0: setup", "step 0: setup ok", landing.ChildWork's words): they
 // are left out with it. A setup that failed is not left out: how it
 // failed is the run's.
 func hostOnly(recs []trace.Record) (kept []trace.Record, setups int) {

@@ -221,6 +221,28 @@ var rows = []row{
 		budget: 2 * time.Second,
 	},
 	{
+		name:     "a reply that says nothing lands upstream and says its answer was empty",
+		diverges: "temporal's boundary said \"the model's reply is not a whole answer\" where the process says \"its answer was empty\" (found by this session)",
+		sc:       &sim.Scenario{Rules: []sim.Rule{answer(1, " ")}},
+		budget:   5 * time.Second,
+	},
+	{
+		name:     "a turn the budget refuses below the model's p50 is no step",
+		diverges: "temporal counted a turn refused below the model's p50 as a step, and its boundary named a step too many (found by this session)",
+		tools:    "tools:\n  - name: search\n    builtin: search\n",
+		// Five 3s turns make the model's p50 (budget.MinObserved); the
+		// sixth finds less than that before the reserve (R = 5.75s of
+		// 23s: the turns end at 15s in process, and by 17s on a loaded
+		// Temporal, whose every activity costs it some 100ms more) and is
+		// refused on both hosts.
+		sc:     &sim.Scenario{Rules: []sim.Rule{{Times: 5, Delay: 3 * time.Second, ToolCalls: calls(call("search", `{"query":"p50"}`))}}},
+		budget: 23 * time.Second,
+		// The refused record's message is the model turn's to write
+		// (temporal/durable/turn.go leaves it out): compared by event and
+		// step here, the step count and the boundary are this row's.
+		loose: []trace.Event{trace.Refused},
+	},
+	{
 		name:     "a sub-agent's orphaned write reaches its parent's in_flight",
 		diverges: "on temporal a sub-agent's orphaned write never reaches the parent's in_flight (the parent can say complete)",
 		tools:    "tools:\n" + researcher,
@@ -231,6 +253,27 @@ var rows = []row{
 			answer(3, "The transfer's outcome is unknown."), answer(4, "The parent is done."),
 		}},
 		budget: 8 * time.Second,
+	},
+	{
+		name: "a sub-agent starts from its parent's model estimate",
+		diverges: "on temporal a sub-agent's model estimate started empty (found in this session): " +
+			"its child made a model turn that its parent's estimate, as in process, says cannot fit",
+		// Six turns of 600ms give the parent a model p50 (budget.MinObserved
+		// is five); the child's slice of 700ms leaves it under 600ms before
+		// its reserve, so it refuses its turn and the harness summarizes.
+		tools: "tools:\n  - name: search\n    builtin: search\n" +
+			"  - name: researcher\n    ceiling: 700ms\n    agent:\n      instructions: You research.\n      tools: child.yaml\n",
+		child: "tools:\n  - name: search\n    builtin: search\n",
+		sc: &sim.Scenario{Rules: []sim.Rule{
+			{Request: 1, Delay: 600 * time.Millisecond, ToolCalls: calls(call("search", `{"query":"one"}`))},
+			{Request: 2, Delay: 600 * time.Millisecond, ToolCalls: calls(call("search", `{"query":"two"}`))},
+			{Request: 3, Delay: 600 * time.Millisecond, ToolCalls: calls(call("search", `{"query":"three"}`))},
+			{Request: 4, Delay: 600 * time.Millisecond, ToolCalls: calls(call("search", `{"query":"four"}`))},
+			{Request: 5, Delay: 600 * time.Millisecond, ToolCalls: calls(call("search", `{"query":"five"}`))},
+			{Request: 6, Delay: 600 * time.Millisecond, ToolCalls: calls(call("researcher", `{"task":"look it up"}`))},
+			answer(7, "The parent is done."),
+		}},
+		budget: 14 * time.Second, // narrow at 8.4s, well after the sixth turn
 	},
 	{
 		name:     "a tool server that is down is unavailable and its setup attempt is counted",
@@ -290,6 +333,50 @@ var rows = []row{
 		interrupt: 800 * time.Millisecond,
 	},
 	{
+		name:     "a Ctrl-C during a backoff says the model had not answered yet",
+		diverges: "the landing record's doing (\"the model had not answered yet\") was the process's only: temporal's boundary said nothing of where the run was (issue 25, found by this session)",
+		// A 503 that asks for 3s; the Ctrl-C at 800ms comes in the
+		// backoff sleep, with no failure to name and no call to list.
+		sc:        &sim.Scenario{Rules: []sim.Rule{{Request: 1, Status: 503, RetryAfter: "3"}, answer(2, "Landed.")}},
+		budget:    20 * time.Second,
+		interrupt: 800 * time.Millisecond,
+	},
+	{
+		name:     "a Ctrl-C lands within the reserve of the Ctrl-C",
+		diverges: "a cancelled run's reserve counted from the landing's start on temporal, from the Ctrl-C in process (SPEC §3: an answer within R; issue 25, found by this session)",
+		tools:    "tools:\n  - name: deep_research\n    builtin: deep_research\n",
+		// On Temporal the landing begins only once the cut call has
+		// answered (durable.CancelWithin): its lease must end within R of
+		// the Ctrl-C all the same, as a Session's landing does.
+		sc:        &sim.Scenario{Rules: []sim.Rule{{Request: 1, ToolCalls: calls(call("deep_research", `{"topic":"deadlines"}`))}}},
+		budget:    20 * time.Second, // see the Ctrl-C row
+		interrupt: 800 * time.Millisecond,
+		also: func(in, tmp []ending) []string {
+			var out []string
+			for _, e := range []ending{in[0], tmp[0]} {
+				start, ok1 := first(e.recs, trace.RunStart, "")
+				var land trace.Record // the landing call's start: the model attempt of the land phase
+				for _, r := range e.recs {
+					if r.Event == trace.AttemptStart && r.Step == "model" && r.Phase == "land" {
+						land = r
+					}
+				}
+				if !ok1 || land.Event == "" {
+					out = append(out, fmt.Sprintf("%s: no run_start or landing call", e.host))
+					continue
+				}
+				// 300ms for the moment the Ctrl-C's timer fires after the
+				// run's start, on a loaded machine.
+				r := time.Duration(e.res.Budget.ReserveMs) * time.Millisecond
+				by := land.TS.Add(time.Duration(land.GrantedMs) * time.Millisecond).Sub(start.TS)
+				if by > 800*time.Millisecond+r+300*time.Millisecond {
+					out = append(out, fmt.Sprintf("%s: the landing call's lease ran to %v after the start, past the Ctrl-C at 800ms and its reserve of %v", e.host, by, r))
+				}
+			}
+			return out
+		},
+	},
+	{
 		name: "a model that hangs mid-answer lands on quiet",
 		sc:   &sim.Scenario{Rules: []sim.Rule{{HangAfterChunks: new(1)}}},
 		// 20s: see the Ctrl-C row; a quarter of the reserve outlasts the
@@ -315,6 +402,14 @@ var rows = []row{
 		// is there at once. The run ends on its quiet clock,
 		// not on its budget, so the row is no slower.
 		budget: 20 * time.Second, quiet: time.Second,
+	},
+	{
+		name:     "a model cut at its lease is named by what it sent, and is not tried again",
+		diverges: "on temporal the attempt its lease cut was retried, named \"lease expired\", and the boundary said it sent no answer within its lease; in process what it sent",
+		sc:       &sim.Scenario{Rules: []sim.Rule{{Request: 1, Keepalive: sim.Forever, KeepaliveEvery: 200 * time.Millisecond}}},
+		// The lease, 10s − 1s − 50ms, ends after the clock's narrow and
+		// fit, before land: the run is landed by the cut, at once.
+		budget: 10 * time.Second, reserve: time.Second, quiet: time.Minute,
 	},
 	{
 		name: "parallel calls that cross 60% of the budget end the same",

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-
 	"strings"
 	"sync"
 	"time"
@@ -36,12 +34,10 @@ const (
 	OrphanActivity = "glidepath.orphan"
 )
 
-// Activities are the worker's side of a run: one model attempt, one tool
-// attempt, one status read, one cancel, each with the core's real parts
-// (package model over openai-go, the tools of a [tools.Registry]). Each
-// makes exactly one attempt on the context Temporal gives it, whose
-// deadline is the lease the workflow granted: the retry rules are the
-// workflow's. An Activities is safe for concurrent use once built.
+// Activities are the worker's side of a run: each makes exactly one
+// attempt with the core's parts (package model, a [tools.Registry]) on
+// the context Temporal gives it, whose deadline is the lease the workflow
+// granted. An Activities is safe for concurrent use once built.
 type Activities struct {
 	// Model is the model's configuration; its Ceiling and MaxAttempts are
 	// ignored, since each attempt is leased by the workflow.
@@ -68,9 +64,8 @@ func (a *Activities) Register(r interface {
 	r.RegisterActivityWithOptions(a.JournalOrphan, activity.RegisterOptions{Name: OrphanActivity})
 }
 
-// JournalOrphan appends an orphan to the worker's journal, fsync'd before
-// it returns, with what `harness reconcile` needs to ask its tool again:
-// the URL of a remote tool, the tools file that built it.
+// JournalOrphan appends an orphan to the worker's journal, with what
+// `harness reconcile` needs to ask its tool again.
 func (a *Activities) JournalOrphan(ctx context.Context, req OrphanRequest) (OrphanReply, error) {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, req.Args); err != nil || len(bytes.TrimSpace(req.Args)) == 0 {
@@ -93,7 +88,6 @@ func (a *Activities) JournalOrphan(ctx context.Context, req OrphanRequest) (Orph
 	if err := a.Journal.Append(e); err != nil {
 		return OrphanReply{Err: "the orphan journal could not be written: " + err.Error()}, nil
 	}
-	// The command that settles it, as harness run names it (issue 24).
 	next := cancel.SettleCommand(a.Journal.Path(), e.IdempotencyKey, cancel.Done)
 	if reachable {
 		next = cancel.ReconcileCommand(a.Journal.Path())
@@ -101,11 +95,9 @@ func (a *Activities) JournalOrphan(ctx context.Context, req OrphanRequest) (Orph
 	return OrphanReply{Journaled: true, Reachable: reachable, Next: next}, nil
 }
 
-// leaseOf is the lease an activity runs on: what is left of its
-// ScheduleToClose deadline now, which is the lease the workflow granted
-// less the time the attempt waited in the task queue, less [replyGuard].
-// It is what the attempt sends as Budget-Remaining-Ms: never more than it
-// really has.
+// leaseOf is the lease an activity runs on and sends as
+// Budget-Remaining-Ms: what is left of its ScheduleToClose, less
+// [replyGuard], never more than it really has.
 func leaseOf(ctx context.Context) budget.Lease {
 	deadline, ok := ctx.Deadline()
 	if !ok {
@@ -117,17 +109,15 @@ func leaseOf(ctx context.Context) budget.Lease {
 }
 
 // replyGuard is how much sooner than its ScheduleToClose an attempt is
-// cut (at most a tenth of its lease), so that its own answer — cut, and
-// whether its work stopped or it was never sent — reaches the workflow
-// before Temporal's timeout does. Temporal's timer fires up to about a
-// second after the deadline on the test server, and a timeout says only
-// that the call may have reached the tool.
+// cut (at most a tenth of its lease), so that its own answer — whether its
+// work stopped, or it was never sent — reaches the workflow before
+// Temporal's timeout, which says only that the call may have reached the
+// tool.
 const replyGuard = 50 * time.Millisecond
 
 // localBudget is a budget around one attempt, for the core's parts that
-// lease from a *budget.Budget: large enough that a lease with ceiling
-// left is granted exactly left, so the core's lease rule hands the
-// attempt the workflow's lease and nothing more.
+// lease from a *budget.Budget, that grants a lease with ceiling left
+// exactly left: the workflow's lease, nothing more.
 func localBudget(left time.Duration) *budget.Budget {
 	floor := budget.DefaultFloor
 	b, err := budget.New(budget.Config{Total: 2*left + 4*floor, Reserve: floor, Floor: floor})
@@ -137,14 +127,17 @@ func localBudget(left time.Duration) *budget.Budget {
 	return b
 }
 
-// heartbeat heartbeats until stop is closed, so that HeartbeatTimeout
-// finds a dead worker and nothing else. The SDK coalesces heartbeats
-// between sends; this only keeps them coming. The first waits a tick: the
-// SDK sends a first heartbeat at once, an RPC and a write of the run's
-// state on the server, which an attempt shorter than a tick does not need
-// (a dead worker is still found within DeadWorker; temporal/bench
-// measured a step at 1.2× a plain workflow's with it, 1.0× without).
-func heartbeat(ctx context.Context, stop <-chan struct{}, wg *sync.WaitGroup) {
+// withHeartbeat runs f with heartbeats going, and waits for them to stop
+// before it returns. Heartbeats find a dead worker (when the workflow set
+// a HeartbeatTimeout) and bring the attempt its cancellation, which the
+// SDK delivers only in a heartbeat's answer ([WorkerOptions] says how
+// soon). The first waits a tick: the SDK's first heartbeat is an RPC and
+// a write on the server, which an attempt shorter than a tick does not
+// need (temporal/bench measured a step at 1.2× a plain workflow's with
+// it, 1.0× without).
+func withHeartbeat[T any](ctx context.Context, f func() T) T {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
 	wg.Go(func() {
 		t := time.NewTicker(DeadWorker / 4)
 		defer t.Stop()
@@ -159,18 +152,6 @@ func heartbeat(ctx context.Context, stop <-chan struct{}, wg *sync.WaitGroup) {
 			activity.RecordHeartbeat(ctx)
 		}
 	})
-}
-
-// withHeartbeat runs f with heartbeats going, and waits for the
-// heartbeat goroutine before it returns. Heartbeats find a dead worker
-// (when the workflow set a HeartbeatTimeout) and bring the attempt its
-// cancellation — the run's quiet clock fired, or the run was cancelled —
-// which the SDK delivers only in a heartbeat's answer ([WorkerOptions]
-// says how soon).
-func withHeartbeat[T any](ctx context.Context, f func() T) T {
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	heartbeat(ctx, stop, &wg)
 	defer wg.Wait()
 	defer close(stop)
 	return f()
@@ -180,7 +161,7 @@ func withHeartbeat[T any](ctx context.Context, f func() T) T {
 func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelReply, error) {
 	lease := leaseOf(ctx)
 	if lease.Granted <= 0 {
-		return ModelReply{Outcome: trace.GaveUp, Failure: "no time left for the attempt"}, nil
+		return ModelReply{TurnAttempted: model.TurnAttempted{Outcome: trace.GaveUp, Failure: "no time left for the attempt"}}, nil
 	}
 	cfg := a.Model
 	cfg.Ceiling, cfg.MaxAttempts = lease.Granted, 1
@@ -190,11 +171,8 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 	}
 	msgs := params(req.Messages)
 	b := localBudget(lease.Granted)
-	// The attempt's end as the client reports it: the model the server
-	// says answered, for the attempt's record, as harness run records it;
-	// and what the stream carried, for the boundary of an attempt the
-	// workflow cut (landing.Unanswered): the workflow waits a little for
-	// this reply.
+	// The attempt's end as the client reports it: the model that
+	// answered, and what the stream carried, for the boundary.
 	var heard trace.Attempt
 	obs := &trace.Observer{AttemptEnd: func(at trace.Attempt) { heard = at }}
 	return withHeartbeat(ctx, func() ModelReply {
@@ -216,7 +194,8 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 			out.Cause = redact.Secrets(out.Cause, a.Model.APIKey)
 			return out
 		}
-		out := ModelReply{Content: resp.Message.Content, FinishReason: resp.FinishReason, ResponseModel: heard.Model, Outcome: trace.OK, Tokens: resp.Usage.TotalTokens}
+		out := ModelReply{Content: resp.Message.Content, FinishReason: resp.FinishReason, ResponseModel: heard.Model,
+			TurnAttempted: model.TurnAttempted{Outcome: trace.OK}, Tokens: resp.Usage.TotalTokens}
 		for _, c := range resp.Message.ToolCalls {
 			out.ToolCalls = append(out.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: json.RawMessage(c.Function.Arguments)})
 		}
@@ -224,29 +203,23 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 	}), nil
 }
 
-// failedReply reads a model failure as the workflow needs it.
+// failedReply reads a model failure by model.Attempted, and what ended it
+// for its record.
 func failedReply(err error) ModelReply {
-	r := ModelReply{Outcome: trace.UpstreamError, Failure: model.Describe(err), Refused: model.Refused(err), Cause: err.Error()}
-	if ae, ok := errors.AsType[*trace.AttemptError](err); ok {
-		r.Outcome, r.Status, r.Retry = ae.Outcome, ae.Status, trace.Retryable(ae)
-		if ae.Err != nil {
-			r.Cause = ae.Err.Error() // the workflow words it with its own attempt number
-		}
-		r.RetryAfter, r.RetryAfterInvalid = readRetryAfter(ae.Header)
-	} else if errors.Is(err, budget.ErrRefused) {
-		r.Outcome = trace.GaveUp
+	a, raErr := model.Attempted(err, time.Now())
+	r := ModelReply{TurnAttempted: a, Cause: err.Error()}
+	if ae, ok := errors.AsType[*trace.AttemptError](err); ok && ae.Err != nil {
+		r.Cause = ae.Err.Error() // the workflow words it with its own attempt number
+	}
+	if r.Outcome == trace.GaveUp {
+		// The lease is what the run had left, not a ceiling to try
+		// again within (issue 25).
+		r.Retry, r.Cause = false, budget.ErrDeadline.Error()
+	}
+	if re, ok := errors.AsType[*budget.RetryAfterError](raErr); ok {
+		r.RetryAfterInvalid = re.Value
 	}
 	return r
-}
-
-// readRetryAfter reads an answer's Retry-After now, on the worker, and
-// the value it could not use, as the process's backoff record keeps it.
-func readRetryAfter(h http.Header) (budget.RetryAfter, string) {
-	ra, err := budget.ReadRetryAfter(h, time.Now())
-	if re, ok := errors.AsType[*budget.RetryAfterError](err); ok {
-		return ra, re.Value
-	}
-	return ra, ""
 }
 
 // params turns the workflow's messages into openai-go's.
@@ -274,8 +247,8 @@ func params(msgs []Message) []openai.ChatCompletionMessageParamUnion {
 	return out
 }
 
-// ToolInfos lists the worker's tools with their capabilities. It is the
-// run's setup step (SPEC §3).
+// ToolInfos lists the worker's tools with their capabilities: the run's
+// setup step (SPEC §3).
 func (a *Activities) ToolInfos(ctx context.Context, toolset string) (ToolList, error) {
 	ts := a.Tools.sub(toolset)
 	if toolset != "" && ts == nil {
@@ -299,19 +272,16 @@ func (a *Activities) ToolInfos(ctx context.Context, toolset string) (ToolList, e
 	return out, nil
 }
 
-// ToolAttempt makes one attempt of a tool call with the key the workflow
-// minted, on the activity's lease, and reports what the tool's Answer
-// said.
+// ToolAttempt makes one attempt of a tool call with the workflow's key,
+// on the activity's lease, and reports what the tool's Answer said.
 func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolReply, error) {
 	ts := a.Tools.sub(req.Toolset)
 	t, _, ok := ts.lookup(req.Tool)
 	if !ok {
 		return ToolReply{Outcome: trace.Invalid, Answered: true, NotSent: true, Err: fmt.Sprintf("unknown tool %q", req.Tool)}, nil
 	}
-	// The arguments are checked by the toolset's own registry, whose
-	// schemas are compiled per tool of that toolset: a sub-agent's tool
-	// is never checked against its parent's tool of the same name (issue
-	// 25).
+	// Checked by the toolset's own registry: a sub-agent's tool is never
+	// checked against its parent's of the same name (issue 25).
 	args, err := ts.Registry.Validate(req.Tool, req.Args)
 	if err != nil {
 		return ToolReply{Outcome: trace.Invalid, Answered: true, NotSent: true, Err: err.Error()}, nil
@@ -323,11 +293,9 @@ func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolRepl
 		p := newProgressor(ctx, t.Spec())
 		defer p.stop()
 		call := &tools.Call{Key: cancel.Key(req.Key), Args: args, N: req.Attempt, Lease: lease, Budget: localBudget(lease.Granted), Heard: p.heard}
-		return replyOf(actx, t.Spec().Name, tools.RunAttempt(actx, t, call)) // as the Registry makes it (issue 25)
+		return replyOf(actx, t.Spec(), lease, tools.RunAttempt(actx, t, call)) // as the Registry makes it (issue 25)
 	})
-	// What a tool says back may quote a secret: the attempt's message is
-	// redacted before the workflow records it, as harness run's records
-	// are (issue 25).
+	// What a tool says back may quote a secret (issue 25).
 	secrets := append([]string{a.Model.APIKey}, ts.secrets...)
 	reply.Err = redact.Secrets(reply.Err, secrets...)
 	reply.Cause = redact.Secrets(reply.Cause, secrets...)
@@ -335,9 +303,8 @@ func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolRepl
 }
 
 // replyOf classifies an attempt's Answer as package tools' call loop
-// does: an answer with no outcome was ended by its context (cut) or by the
-// transport.
-func replyOf(actx context.Context, name string, ans tools.Answer) ToolReply {
+// does, and words its failure by tools.Describe.
+func replyOf(actx context.Context, spec tools.Spec, lease budget.Lease, ans tools.Answer) ToolReply {
 	r := ToolReply{Output: ans.Output, Outcome: ans.Outcome, Status: ans.Status, Retry: ans.Retry,
 		NotSent: ans.NotSent, Stopped: ans.Stopped, CutShort: ans.CutShort}
 	if ans.Err == nil {
@@ -345,27 +312,30 @@ func replyOf(actx context.Context, name string, ans tools.Answer) ToolReply {
 		return r
 	}
 	r.Answered = ans.Outcome != ""
-	r.Cause = ans.Err.Error()
+	e := &trace.AttemptError{Outcome: ans.Outcome, Status: ans.Status, Err: ans.Err}
 	switch {
 	case !r.Answered && actx.Err() != nil:
 		r.Cut = true
-		r.Outcome = trace.OutcomeOfContext(actx, watchdog.ErrQuiet)
-		r.Err = name + ": no answer within its time limit"
-		r.Cause = context.Cause(actx).Error() // the lease's end, as the process's attempt context says it
+		e.Outcome = trace.OutcomeOfContext(actx, watchdog.ErrQuiet)
+		e.Err = context.Cause(actx) // the lease's end, as the process's attempt context says it
 	case !r.Answered:
-		r.Outcome = trace.UpstreamError
+		e.Outcome = trace.UpstreamError
 	}
 	if !r.Answered {
-		r.Retry = trace.Retryable(&trace.AttemptError{Outcome: r.Outcome, Status: ans.Status, Err: ans.Err})
+		r.Retry = trace.Retryable(e)
 	}
-	if r.Err == "" {
-		msg := ans.Err.Error()
-		if te, ok := errors.AsType[*tools.ToolError](ans.Err); ok {
-			msg = te.Message
-		}
-		r.Err = name + " failed: " + clip(msg, 1024)
+	r.Outcome, r.Cause = e.Outcome, e.Err.Error()
+	why := context.Cause(actx)
+	if why == nil {
+		why = budget.ErrLeaseExpired // the tool said its deadline passed: the worker's lease is always capped (leaseOf)
 	}
-	r.RetryAfter, r.RetryAfterInvalid = readRetryAfter(ans.Header)
+	r.Err = tools.Describe(spec, e, why, lease.Granted)
+	// Read now, on the worker, as the process's backoff record keeps it.
+	ra, err := budget.ReadRetryAfter(ans.Header, time.Now())
+	if re, ok := errors.AsType[*budget.RetryAfterError](err); ok {
+		r.RetryAfterInvalid = re.Value
+	}
+	r.RetryAfter = ra
 	return r
 }
 
@@ -380,8 +350,6 @@ func (a *Activities) ToolStatus(ctx context.Context, req StatusRequest) (StatusR
 	if !ok {
 		return StatusReply{Err: "the tool cannot be asked how a call went"}, nil
 	}
-	// Its lease may have a HeartbeatTimeout: a slow status read is not a
-	// dead worker.
 	return withHeartbeat(ctx, func() StatusReply {
 		st, err := sr.Status(ctx, cancel.Key(req.Key))
 		if err != nil {
@@ -391,8 +359,8 @@ func (a *Activities) ToolStatus(ctx context.Context, req StatusRequest) (StatusR
 	}), nil
 }
 
-// ToolCancel asks the tool to stop the call with the request's key. It
-// returns the cancel_sent state: accepted, unknown (404) or failed.
+// ToolCancel asks the tool to stop the call with the request's key, and
+// returns the cancel_sent state.
 func (a *Activities) ToolCancel(ctx context.Context, req StatusRequest) (string, error) {
 	_, impl, ok := a.Tools.sub(req.Toolset).lookup(req.Tool)
 	if !ok {
@@ -402,13 +370,7 @@ func (a *Activities) ToolCancel(ctx context.Context, req StatusRequest) (string,
 	if !ok {
 		return string(trace.CancelStateFailed), nil
 	}
-	switch err := c.Cancel(ctx, cancel.Key(req.Key)); {
-	case err == nil:
-		return string(trace.CancelStateAccepted), nil
-	case errors.Is(err, cancel.ErrUnknownCall):
-		return string(trace.CancelStateUnknown), nil
-	}
-	return string(trace.CancelStateFailed), nil
+	return string(tools.CancelStateOf(c.Cancel(ctx, cancel.Key(req.Key)))), nil
 }
 
 func clip(s string, n int) string {

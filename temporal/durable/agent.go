@@ -3,13 +3,12 @@ package durable
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/glidepath/glidepath/harness"
-	"github.com/glidepath/glidepath/watchdog"
 	"strings"
+	"time"
 
-	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -23,6 +22,9 @@ type Parent struct {
 	RunID      string // the parent's run ID: parent_run_id on every record of the child
 	Step       string // the call's step kind, agent:NAME
 	Key        string // the call's idempotency key
+	// ModelP50 and ModelP95 are the parent's model latency, which the
+	// child's starts from, declared ([landing.Inherit]), as in process.
+	ModelP50, ModelP95 time.Duration `json:",omitempty"`
 }
 
 // AgentInfo is the agent block of a sub-agent tool, as the parent's
@@ -35,27 +37,15 @@ type AgentInfo struct {
 }
 
 // agentCall runs one sub-agent call as a child workflow on a slice of the
-// run's budget (SPEC §5b): min(ceiling, available − keep), keep being the
-// run's p95 for one model turn and at least twice the floor, so that the
-// child's deadline never passes the parent's reserve. The child's
-// Deadline is the slice's end in workflow time, so the scheduling of the
-// child gives it no extra time. The child lands inside its slice with a
-// labeled result, which is the tool message's content exactly (the
-// `--json` object of `harness run`), and its trace records join the
-// parent's with parent_run_id. It is one attempt: a child returns a
-// result whatever happens inside it, so there is nothing to retry; a
-// child that cannot return one by its slice's end and keep is given up,
-// cancelled, and called interrupted.
+// run's budget (SPEC §5b), by landing's child rules (SliceOf, Inherit,
+// ChildCall, ChildLost, Adopt). The child's Deadline is the slice's end
+// in workflow time, so the scheduling of the child gives it no extra time.
 func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landing.Call, kind string) (string, landing.Call) {
 	spec := t.Spec
-	refused := func(reason, why, message string) (string, landing.Call) {
-		r.record(ctx, trace.Record{Event: trace.Refused, Step: kind, StepIndex: r.step, Attempt: 1, CallID: tc.ID, Reason: reason, Message: message})
+	refused := func(reason, why string) (string, landing.Call) {
+		r.record(ctx, trace.Record{Event: trace.Refused, Step: kind, StepIndex: r.step, Attempt: 1, CallID: tc.ID, Reason: reason})
 		lc.Outcome, lc.Summary = landing.Refused, "not started: "+why
 		return "error: not started: " + why, lc
-	}
-	if err := landing.WidenAt(r.phase, landing.SubAgent); err != nil {
-		// The process's gate, in its words on the record (issue 25).
-		return refused("gated", "no new sub-agents after "+landing.Explore.String(), landing.GateReason(err))
 	}
 	var args struct {
 		Task string `json:"task"`
@@ -64,38 +54,68 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 		lc.Outcome, lc.Summary = landing.Failed, "bad arguments"
 		return fmt.Sprintf("error: %s: the arguments are not {\"task\": \"…\"}", spec.Name), lc
 	}
-	if ctx.Err() != nil {
-		return refused("cancelled", r.stopped(), "")
-	}
 	_, remaining, _ := r.clock(ctx)
-	// The process's rule for a slice, not a copy (issue 25).
-	granted, keep, _, rule := budget.SliceGrant(remaining, r.reserve, r.floor, spec.Ceiling, r.model.P95())
+	slice, rule := landing.SliceOf(remaining, r.frame.Reserve(), r.frame.Floor(), spec.Ceiling, r.model.P95())
 	if rule != 0 {
-		return refused(rule.String(), "not enough time", "")
+		return refused(rule.String(), "not enough time")
 	}
 	key := mintKey(ctx)
-	lc.Key = string(key)
-	now := workflow.Now(ctx)
-	// Named by the key, minted once: the same on a replay, and on a worker
-	// that takes the run over, whatever the parent workflow is called.
+	set := landing.Inherit(landing.Inherited{}, landing.Inherited{Quiet: r.quiet.q, Parallel: r.in.Parallel,
+		ModelP50: r.model.P50(), ModelP95: r.model.P95()}, true)
+	// Named by the key, minted once: the same on a replay or takeover.
 	childID := spec.Name + "/" + string(key)
 	in := Input{
-		Task: args.Task, Instructions: t.Agent.Instructions, Budget: granted, Deadline: now.Add(granted),
-		Floor: r.floor, MaxSteps: t.Agent.MaxSteps, Parallel: r.in.Parallel, MaxAttempts: r.in.MaxAttempts,
-		Quiet: r.quiet.q, RunID: childID, Toolset: t.Agent.Toolset,
-		Parent: &Parent{WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, RunID: r.runID, Step: kind, Key: string(key)},
+		Task: args.Task, Instructions: t.Agent.Instructions, Budget: slice.Granted, Reserve: slice.Reserve,
+		Deadline: workflow.Now(ctx).Add(slice.Granted), Floor: slice.Floor, MaxSteps: t.Agent.MaxSteps,
+		Parallel: set.Parallel, MaxAttempts: r.in.MaxAttempts, Quiet: set.Quiet, RunID: childID, Toolset: t.Agent.Toolset,
+		Parent: &Parent{WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, RunID: r.frame.RunID(), Step: kind, Key: string(key),
+			ModelP50: set.ModelP50, ModelP95: set.ModelP95},
 	}
-	base := trace.Record{Step: kind, StepIndex: r.step, Attempt: 1, Key: string(key), CallID: tc.ID}
-	start := base
-	start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
+	start := trace.Record{Event: trace.AttemptStart, Step: kind, StepIndex: r.step, Attempt: 1, Key: string(key), CallID: tc.ID,
+		GrantedMs: slice.Granted.Milliseconds()}
 	r.record(ctx, start)
 	r.attempts++
 	r.heard(ctx, watchdog.ToolCall) // a tool call issued
+	out, gaveUp, err := r.child(ctx, childID, in, slice)
+	for _, rec := range out.Trace {
+		r.keep(rec) // as the child stamped it, within the parent's bounds
+	}
+	r.calls = append(r.calls, landing.Adopt(r.step, spec.Name, out.Result.InFlight)...)
+	r.dropped += out.Dropped
+	r.quiet.resumeChild(ctx, string(key)) // a child that ended while it waited
+	end := start
+	end.Event = trace.AttemptEnd
+	if err == nil && out.Result.Status != "" {
+		end.Outcome = trace.OK
+		r.record(ctx, end)
+		r.heard(ctx, watchdog.ToolResult) // a tool result returned
+		body, merr := landing.ChildMessage(out.Result)
+		if merr != nil { // a Result is plain data: this is a bug
+			panic(merr)
+		}
+		return string(body), landing.ChildCall(r.step, spec.Name, string(key), body)
+	}
+	loss, why := landing.ChildFailed, fmt.Sprint(err)
+	switch {
+	case gaveUp:
+		loss = landing.ChildSilent
+	case r.quiet.fired || temporal.IsCanceledError(err):
+		loss, why = landing.ChildStopped, r.stopped()
+	}
+	var message string
+	end.Outcome, end.Message, message, lc = landing.ChildLost(r.step, spec.Name, string(key), loss, r.quiet.fired, why, slice.Granted)
+	r.record(ctx, end)
+	return message, lc
+}
+
+// child runs the child workflow of in and waits the slice's Wait for its
+// output; past it, the parent gives up (gaveUp), cancels it, and waits
+// the slice's Grace for its partial. The waits are disconnected: a
+// stalled or cancelled parent still waits for its child to land.
+func (r *run) child(ctx workflow.Context, id string, in Input, slice landing.Slice) (out Output, gaveUp bool, err error) {
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:          childID,
+		WorkflowID:          id,
 		WorkflowTaskTimeout: WorkflowTaskTimeout,
-		// A cancelled parent cancels its child and waits for it to land,
-		// which it does within its own reserve, with its partial.
 		WaitForCancellation: true,
 		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_TERMINATE,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
@@ -103,111 +123,56 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 	cctx, stopChild := workflow.WithCancel(cctx)
 	defer stopChild()
 	f := workflow.ExecuteChildWorkflow(cctx, WorkflowName, in)
-	var out Output
-	var err error
-	gaveUp := false
-	// The parent waits for the child until the slice ends and keep/2 more:
-	// the child lands by its deadline on the same clock, so a later answer
-	// means its workers are gone, and the parent needs the rest of keep.
-	// Both wait on a context of their own: a stalled or cancelled parent
-	// still waits for its child to land (WaitForCancellation).
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	wait, stopWait := workflow.WithCancel(dctx)
 	sel := workflow.NewSelector(dctx)
 	sel.AddFuture(f, func(f workflow.Future) { err = f.Get(dctx, &out) })
-	sel.AddFuture(workflow.NewTimer(wait, granted+keep/2), func(workflow.Future) { gaveUp = true })
+	sel.AddFuture(workflow.NewTimer(wait, slice.Wait), func(workflow.Future) { gaveUp = true })
 	sel.Select(dctx)
 	stopWait()
 	if gaveUp {
 		stopChild()
-		// The child lands at once with cause cancelled; its answer is not
-		// waited for past what the parent needs.
 		grace := workflow.NewSelector(dctx)
 		grace.AddFuture(f, func(f workflow.Future) { err = f.Get(dctx, &out) })
-		grace.AddFuture(workflow.NewTimer(dctx, min(keep/4, r.floor*4)), func(workflow.Future) {})
+		grace.AddFuture(workflow.NewTimer(dctx, slice.Grace), func(workflow.Future) {})
 		grace.Select(dctx)
 	}
-	end := start
-	end.Event = trace.AttemptEnd
-	for _, rec := range out.Trace {
-		r.adopt(rec)
-	}
-	// The child's orphans are the parent's, as in process (landing.Adopt,
-	// issue 25): listed in its in_flight, they keep it from saying
-	// complete while a write of its child may or may not have happened.
-	r.calls = append(r.calls, landing.Adopt(r.step, spec.Name, out.Result.InFlight)...)
-	r.dropped += out.Dropped
-	if resume, ok := r.quiet.paused[string(key)]; ok {
-		// The child ended while it waited: its wait is over.
-		resume()
-		delete(r.quiet.paused, string(key))
-	}
-	switch {
-	case err == nil && out.Result.Status != "":
-		end.Outcome = trace.OK
-		r.record(ctx, end)
-		r.heard(ctx, watchdog.ToolResult) // a tool result returned
-		body, merr := json.Marshal(out.Result)
-		if merr != nil { // a Result is plain data: this is a bug
-			panic(merr)
-		}
-		lc.Outcome, lc.Summary, lc.Landed = landing.Done, clip(out.Result.Line(), 200), out.Result.Landed()
-		if out.Result.Status != landing.Complete {
-			lc.Summary = clip("partial: "+out.Result.Boundary, 200)
-		}
-		return string(body), lc
-	case gaveUp:
-		end.Outcome, end.Message = trace.GaveUp, spec.Name+": the sub-agent sent no result within its slice of "+landing.Human(granted)
-	case r.quiet.fired:
-		end.Outcome, end.Message = trace.Quiet, spec.Name+": stopped: "+r.stopped()
-	case temporal.IsCanceledError(err):
-		end.Outcome, end.Message = trace.Cancelled, spec.Name+": stopped: the run was cancelled"
-	default:
-		end.Outcome, end.Message = trace.UpstreamError, spec.Name+" failed: "+clip(fmt.Sprint(err), 512)
-	}
-	r.record(ctx, end)
-	lc.Outcome, lc.State, lc.Summary = landing.Interrupted, stateCancelled, clip(end.Message, 200)
-	return "error: " + end.Message + "; it was cancelled", lc
+	return out, gaveUp, err
 }
 
-// adopt keeps a child's record as it was stamped, in the child's workflow
-// time and with its own run_id and seq, within the parent's bounds.
-func (r *run) adopt(rec trace.Record) { r.keep(rec) }
-
-// forward keeps rec, when this run is a sub-agent and rec a record of
-// work, for its parent: each is one more unit of progress for the
-// parent's quiet clock (SPEC §3) and one progress record in the parent's
-// trace, in harness.ChildWork's words, as in process (issue 25). They are
-// counted here and sent by forwardLoop, coalesced.
+// forward keeps rec for the parent, when this run is a sub-agent and rec
+// a record of work ([landing.ChildWork]); forwardLoop sends them.
 func (r *run) forward(rec trace.Record) {
 	if r.in.Parent == nil {
 		return
 	}
-	if msg, ok := harness.ChildWork(rec); ok {
+	if msg, ok := landing.ChildWork(rec); ok {
 		r.events++
 		r.work = append(r.work, msg)
 	}
 }
 
-// tellWork sends the parent, when this run is a sub-agent, the records of
-// work it was not told of yet, without waiting for a signal's delivery
-// longer than ctx allows.
-func (r *run) tellWork(ctx workflow.Context) {
+// tellWork sends the parent the records of work not sent yet, and waits
+// for the signal's delivery; bounded (the run has landed), no longer than
+// the run has left (issue 25).
+func (r *run) tellWork(ctx workflow.Context, bounded bool) {
 	p := r.in.Parent
 	if p == nil || len(r.work) == 0 {
 		return
 	}
 	sig := Progress{Step: p.Step, Key: p.Key, Units: r.events, Message: r.work[len(r.work)-1], Messages: r.work}
 	r.work = nil
-	// A parent that has ended cannot be told; the child goes on to
-	// land on its own deadline.
-	_ = workflow.SignalExternalWorkflow(ctx, p.WorkflowID, "", SignalProgress, sig).Get(ctx, nil)
+	f := workflow.SignalExternalWorkflow(ctx, p.WorkflowID, "", SignalProgress, sig)
+	if !bounded {
+		_ = f.Get(ctx, nil)
+	} else if _, left, _ := r.clock(ctx); left > 0 {
+		_, _ = workflow.AwaitWithTimeout(ctx, left, f.IsReady)
+	}
 }
 
-// forwardLoop sends the parent the child's records of work whenever there
-// are new ones, at most once per [ProgressEvery] of workflow time, as a
-// [SignalProgress] whose units are their count, until ctx ends; the
-// workflow sends the rest when it has landed (tellWork).
+// forwardLoop sends the parent new records of work at most once per
+// [ProgressEvery] until ctx ends; the run sends the rest when it has
+// landed.
 func (r *run) forwardLoop(ctx workflow.Context) {
 	var sent int64
 	for {
@@ -215,7 +180,7 @@ func (r *run) forwardLoop(ctx workflow.Context) {
 			return
 		}
 		sent = r.events
-		r.tellWork(ctx)
+		r.tellWork(ctx, false)
 		if err := workflow.Sleep(ctx, ProgressEvery); err != nil {
 			return
 		}

@@ -1,6 +1,7 @@
 package durable_test
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"testing"
@@ -8,10 +9,15 @@ import (
 
 	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/temporal/durable"
 	"github.com/glidepath/glidepath/trace"
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 )
 
 // A sub-agent is a child workflow on a slice of its parent's budget
@@ -267,5 +273,116 @@ func TestASubAgentsOrphanedWriteIsItsParentsToo(t *testing.T) {
 	}
 	if res.Orphans != 1 {
 		t.Errorf("orphans %d, want 1", res.Orphans)
+	}
+}
+
+// Issue 25 (review): a sub-agent's last signal to its parent, its records
+// of work up to its landing, was waited for without bound once the child
+// had landed: a parent's server that did not answer held the child past
+// its own deadline. The wait is now bounded by what the child has left,
+// and never moves its end. The server that never answers is the SDK's
+// test environment with the signal mocked to block.
+func TestASubAgentsLastSignalToItsParentWaitsNoLongerThanItsBudget(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(time.Minute)
+	env.RegisterWorkflowWithOptions(durable.Workflow, workflow.RegisterOptions{Name: durable.WorkflowName})
+	env.RegisterActivityWithOptions(func(context.Context, string) (durable.ToolList, error) { return durable.ToolList{}, nil },
+		activity.RegisterOptions{Name: durable.ToolsActivity})
+	env.RegisterActivityWithOptions(func(context.Context, durable.ModelRequest) (durable.ModelReply, error) {
+		return durable.ModelReply{Content: "Done.", FinishReason: "stop", TurnAttempted: model.TurnAttempted{Outcome: trace.OK}}, nil
+	}, activity.RegisterOptions{Name: durable.ModelActivity})
+	release := make(chan struct{})
+	signals := make(chan struct{}, 16)
+	env.OnSignalExternalWorkflow(mock.Anything, "parent", "", durable.SignalProgress, mock.Anything).Return(
+		func(_, _, _, _ string, _ any) error {
+			signals <- struct{}{}
+			<-release // the parent's side never answers until the test ends
+			return nil
+		})
+	const budget = 2 * time.Second
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		env.ExecuteWorkflow(durable.WorkflowName, durable.Input{Task: "answer", Budget: budget,
+			Parent: &durable.Parent{WorkflowID: "parent", RunID: "parent-run", Step: "agent:researcher", Key: "k1"}})
+	}()
+	// Bounded generously: the run's timers fire on the wall clock while a
+	// signal is outstanding, and the machine is shared.
+	select {
+	case <-done:
+	case <-time.After(10 * budget):
+		t.Errorf("the child was still waiting for its last signal to its parent %v after it started, on a budget of %v", 10*budget, budget)
+	}
+	close(release)
+	<-done
+	if len(signals) == 0 {
+		t.Fatal("the child never signalled its parent")
+	}
+	var out durable.Output
+	if err := env.GetWorkflowResult(&out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Result.Status == "" {
+		t.Error("the child returned no labeled result")
+	}
+	if end, ok := last(out.Trace, trace.RunEnd); !ok || end.LateMs != 0 {
+		t.Errorf("run_end %+v, want one on time", end)
+	}
+}
+
+// last is the last record of event ev in recs.
+func last(recs []trace.Record, ev trace.Event) (trace.Record, bool) {
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].Event == ev {
+			return recs[i], true
+		}
+	}
+	return trace.Record{}, false
+}
+
+// Issue 25: on Temporal a sub-agent's model estimate started empty, so a
+// child made a model turn its parent's estimate says cannot fit; in
+// process a child on its parent's model starts from what the parent knows
+// of it (landing.Inherit). Six turns of 600ms give the parent a p50
+// (budget.MinObserved is five); the child's slice of 700ms leaves it less
+// than that before its reserve, so it refuses its turn, as in process.
+func TestASubAgentStartsFromItsParentsModelEstimate(t *testing.T) {
+	turn := func(n int, c sim.ToolCall) sim.Rule {
+		return sim.Rule{Request: n, Delay: 600 * time.Millisecond, ToolCalls: []sim.ToolCall{c}}
+	}
+	search := func(q string) sim.ToolCall { return sim.ToolCall{Name: "search", Arguments: `{"query":"` + q + `"}`} }
+	sc := &sim.Scenario{Rules: []sim.Rule{
+		turn(1, search("one")), turn(2, search("two")), turn(3, search("three")), turn(4, search("four")), turn(5, search("five")),
+		turn(6, sim.ToolCall{Name: "researcher", Arguments: `{"task":"look it up"}`}),
+		{Answer: "Done."},
+	}}
+	e := newEnvFiles(t, map[string]string{
+		"tools.yaml": `tools:
+  - name: search
+    builtin: search
+  - name: researcher
+    ceiling: 700ms
+    agent:
+      instructions: You research.
+      tools: child.yaml
+`,
+		"child.yaml": "tools:\n  - name: search\n    builtin: search\n",
+	}, nil, sc)
+	out, _ := e.run(t, durable.Input{Task: "research", Budget: 20 * time.Second}) // narrow at 12s, far after the sixth turn
+	var refused, turns []trace.Record
+	for _, r := range out.Trace {
+		if r.ParentRunID == "" || r.Step != "model" {
+			continue
+		}
+		switch {
+		case r.Event == trace.Refused:
+			refused = append(refused, r)
+		case r.Event == trace.AttemptStart && r.Phase != landing.Land.String():
+			turns = append(turns, r)
+		}
+	}
+	if len(turns) != 0 || len(refused) != 1 || refused[0].Reason != "below p50" {
+		t.Fatalf("the child's model turns %+v, refusals %+v; want its turn refused below its parent's p50\n%s", turns, refused, dump(out))
 	}
 }

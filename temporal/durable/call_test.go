@@ -11,6 +11,7 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/temporal/durable"
 	"github.com/glidepath/glidepath/tools/demo"
 	"github.com/glidepath/glidepath/trace"
@@ -92,8 +93,10 @@ func TestAServersRetryAfterIsFollowedAsHarnessRunFollowsIt(t *testing.T) {
 		if len(starts) != 1 || g.posts(starts[0].Key) != 1 {
 			t.Fatalf("%d attempts of search (%d POSTs), want 1\n%s", len(starts), g.posts(starts[0].Key), dump(out))
 		}
-		if len(bo) != 1 || !bo[0].GaveUp || bo[0].Reason != budget.RetryAfterExceedsBudget {
-			t.Errorf("backoff records %+v, want one that gave up with %s", bo, budget.RetryAfterExceedsBudget)
+		// The give-up's record keeps the value it could not use, as
+		// harness run's does (issue 25: it was dropped on Temporal).
+		if len(bo) != 1 || !bo[0].GaveUp || bo[0].Reason != budget.RetryAfterExceedsBudget || bo[0].RetryAfterInvalid != "999999999" {
+			t.Errorf("backoff records %+v, want one that gave up with %s, retry_after_invalid 999999999", bo, budget.RetryAfterExceedsBudget)
 		}
 	})
 	t.Run("Retry-After: 1 is a floor, spread", func(t *testing.T) {
@@ -209,7 +212,7 @@ func TestAToolsAttemptMessageIsRedacted(t *testing.T) {
 }
 
 // Explore's parallel calls run as a sliding window of Input.Parallel, as
-// harness's CallAll runs them: a call starts as soon as one in flight
+// harness's Session.Call runs them: a call starts as soon as one in flight
 // ends (issue 25: they ran in fixed batches, so the third of three calls
 // at width 2 waited for the slowest of the first two).
 func TestExploresParallelCallsRunAsASlidingWindow(t *testing.T) {
@@ -242,5 +245,23 @@ func TestExploresParallelCallsRunAsASlidingWindow(t *testing.T) {
 	if quickStart.ElapsedMs >= slowEnd.ElapsedMs {
 		t.Errorf("quick_index started at %dms, after slow_archive ended at %dms: a batch, not a sliding window\n%s",
 			quickStart.ElapsedMs, slowEnd.ElapsedMs, dump(out))
+	}
+}
+
+// A call whose lease was the run's time for work, not its tool's ceiling,
+// is cut when the run's work ends: the run did not know how it went, so
+// it stays in in_flight, and its attempt says what cut it, as in process
+// (issue 25: Temporal took every cut lease for the tool's ceiling, said
+// "lease expired", and left the call out of in_flight).
+func TestACallTheRunsTimeForWorkCutStaysInFlight(t *testing.T) {
+	sc := &sim.Scenario{Rules: []sim.Rule{{Request: 1, ToolCalls: []sim.ToolCall{{Name: "stuck", Arguments: "{}"}}}}}
+	e := newEnvWith(t, "tools:\n  - name: stuck\n    effect: read\n    command: [sh, -c, \"sleep 30\"]\n", nil, sc)
+	out, _ := e.run(t, durable.Input{Task: "wait for it", Budget: 4 * time.Second})
+	ends := records(out, trace.AttemptEnd, "tool:stuck")
+	if len(ends) != 1 || ends[0].Outcome != trace.GaveUp || !strings.Contains(ends[0].Message, budget.ErrDeadline.Error()) {
+		t.Fatalf("stuck attempts %+v, want one cut by the run's deadline\n%s", ends, dump(out))
+	}
+	if in := out.Result.InFlight; len(in) != 1 || in[0].Tool != "stuck" || in[0].State == "" {
+		t.Errorf("in_flight %+v, want stuck", in)
 	}
 }

@@ -1,6 +1,7 @@
 package durable_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/temporal/durable"
 	"github.com/glidepath/glidepath/trace"
+	"go.temporal.io/sdk/client"
 )
 
 // slowModel makes every model answer take 200ms: the model's observed
@@ -65,5 +67,31 @@ func TestARunOutOfWorkTimeLandsInsideItsReserveAndItsBudget(t *testing.T) {
 		if r.Event == trace.AttemptStart && r.ElapsedMs+r.GrantedMs > budget.Milliseconds() {
 			t.Errorf("attempt %s at %dms granted %dms: its lease passes the deadline", r.Step, r.ElapsedMs, r.GrantedMs)
 		}
+	}
+}
+
+// Issue 25: a run that lands before its first model turn names, as in
+// process, the setup that did not finish; on Temporal its boundary named
+// none. Nothing takes this 2s run (reserve 500ms) for 1.7s, so its setup
+// finds no work time left and is refused.
+func TestARunWhoseSetupHadNoTimeSaysSoInItsBoundary(t *testing.T) {
+	e := newEnvFiles(t, nil, nil, nil, noWorker)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}), durable.WorkflowName,
+		durable.Input{Task: "a run with no time for its setup", Budget: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1700 * time.Millisecond) // the wait that spends the work time, not a synchronisation
+	e.startWorker(t)
+	var out durable.Output
+	if err := wr.Get(ctx, &out); err != nil {
+		t.Fatal(err)
+	}
+	res := out.Result
+	const want = "Ran out of allotted time at step 0: in setup, setup was not started (not enough time)."
+	if res.Status != landing.Partial || res.Cause != landing.CauseBudget || res.Boundary != want {
+		t.Fatalf("status %s cause %q boundary %q, want partial budget %q\n%s", res.Status, res.Cause, res.Boundary, want, dump(out))
 	}
 }

@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"time"
@@ -13,12 +14,10 @@ import (
 	"go.temporal.io/sdk/worker"
 )
 
-// progressor carries what one tool attempt hears to its run's quiet
-// clock: a progress heartbeat whose units grew becomes a [SignalProgress]
-// to the workflow, coalesced to at most one per [ProgressEvery]; a
-// keepalive, or a count that repeats or falls, sends nothing. heard never
-// blocks the tool: it keeps the latest and wakes the sender, a goroutine
-// the attempt owns and stop waits for.
+// progressor carries a tool attempt's progress to its run: units that
+// grew become a [SignalProgress], at most one per [ProgressEvery]. heard
+// never blocks the tool: it keeps the latest and wakes the sender, a
+// goroutine the attempt owns and stop waits for.
 type progressor struct {
 	ctx  context.Context // the sender's: stop ends a signal in flight, so it cannot hold the attempt's answer
 	end  context.CancelFunc
@@ -32,10 +31,7 @@ type progressor struct {
 }
 
 func newProgressor(ctx context.Context, spec tools.Spec) *progressor {
-	step := spec.Kind
-	if step == "" {
-		step = tools.KindPrefix + spec.Name
-	}
+	step := cmp.Or(spec.Kind, tools.KindPrefix+spec.Name)
 	sctx, end := context.WithCancel(ctx)
 	p := &progressor{ctx: sctx, end: end, step: step, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	p.wg.Go(p.send)
@@ -48,7 +44,7 @@ func (p *progressor) heard(s trace.Signal) {
 		return
 	}
 	p.mu.Lock()
-	grew := s.Units > p.latest.Units
+	grew := watchdog.Grew(p.latest.Units, s.Units)
 	if grew {
 		p.latest = Progress{Step: p.step, Key: s.Key, Units: s.Units, Total: s.Total, Message: s.Message}
 	}
@@ -61,8 +57,8 @@ func (p *progressor) heard(s trace.Signal) {
 	}
 }
 
-// send signals the workflow with the latest progress each time it grows,
-// then waits ProgressEvery before the next, until the attempt ends.
+// send signals the latest progress each time it grows, then waits
+// ProgressEvery, until the attempt ends.
 func (p *progressor) send() {
 	info := activity.GetInfo(p.ctx)
 	c := activity.GetClient(p.ctx)
@@ -78,11 +74,10 @@ func (p *progressor) send() {
 		p.mu.Lock()
 		sig := p.latest
 		p.mu.Unlock()
-		if sig.Units <= sent {
+		if !watchdog.Grew(sent, sig.Units) {
 			continue
 		}
-		// A run that has ended, or a server out of reach, is not told:
-		// the attempt goes on, and its answer is what the run waits for.
+		// A run that has ended, or a server out of reach, is not told.
 		if err := c.SignalWorkflow(p.ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, SignalProgress, sig); err == nil {
 			sent = sig.Units
 		}
@@ -99,8 +94,8 @@ func (p *progressor) send() {
 	}
 }
 
-// stop ends the sender and waits for it. What it had not sent is not
-// needed: the attempt's answer is itself a semantic event.
+// stop ends the sender and waits for it; the attempt's answer is itself
+// an event.
 func (p *progressor) stop() {
 	p.end()
 	close(p.done)
@@ -108,19 +103,15 @@ func (p *progressor) stop() {
 }
 
 // CancelWithin is how soon a running attempt learns that its run no
-// longer wants it — the quiet clock fired, the run was cancelled — when
-// its worker runs with [WorkerOptions]: the SDK delivers a cancellation
-// only in the answer to a heartbeat, and throttles heartbeats to this.
+// longer wants it, on a worker with [WorkerOptions]: the SDK delivers a
+// cancellation only in a heartbeat's answer, throttled to this.
 const CancelWithin = time.Second
 
-// WorkerOptions returns o with what the runs need of their workers. The
-// heartbeat throttles: without them the SDK sends an attempt's heartbeats
-// 30s apart unless it has a HeartbeatTimeout, and a quiet clock's
-// cancellation would reach the tool call that long after. The sticky
-// schedule-to-start timeout (the SDK's default is 5s): a run whose worker
-// died waits that long on the dead worker's own queue before another
-// worker takes its next workflow task, all of it spent from the run's
-// budget. A value o already sets is kept.
+// WorkerOptions returns o with what runs need of their workers, keeping
+// what o sets: heartbeat throttles of [CancelWithin] (else an attempt
+// with no HeartbeatTimeout heartbeats 30s apart, and learns of its
+// cancellation that late), and a sticky schedule-to-start timeout of 1s
+// (the SDK's 5s is spent from the budget of a run whose worker died).
 func WorkerOptions(o worker.Options) worker.Options {
 	if o.StickyScheduleToStartTimeout == 0 {
 		o.StickyScheduleToStartTimeout = time.Second
@@ -134,15 +125,12 @@ func WorkerOptions(o worker.Options) worker.Options {
 	return o
 }
 
-// WorkflowTaskTimeout is the workflow task timeout a run is started with
-// ([StartOptions]), and its sub-agents' child workflows: a worker that
-// dies holding a workflow task hands it to another after this, not after
-// the SDK's default of 10s. A workflow task is the workflow code between
-// two waits, milliseconds of work.
+// WorkflowTaskTimeout is the workflow task timeout of a run
+// ([StartOptions]) and of its sub-agents: a worker that dies holding a
+// workflow task hands it over after this, not the SDK's 10s.
 const WorkflowTaskTimeout = 2 * DeadWorker
 
-// StartOptions returns o with what a run needs of its start: the
-// [WorkflowTaskTimeout], unless o sets one.
+// StartOptions returns o with [WorkflowTaskTimeout], unless o sets one.
 func StartOptions(o client.StartWorkflowOptions) client.StartWorkflowOptions {
 	if o.WorkflowTaskTimeout == 0 {
 		o.WorkflowTaskTimeout = WorkflowTaskTimeout

@@ -2,9 +2,10 @@ package durable
 
 import (
 	"context"
-	"github.com/glidepath/glidepath/watchdog"
 	"testing"
 	"time"
+
+	"github.com/glidepath/glidepath/watchdog"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"

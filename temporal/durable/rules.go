@@ -22,8 +22,13 @@ import "go.temporal.io/sdk/workflow"
 // Versions: 1, the rules as this package repeated them; 2, the core's own
 // rules driven from here (issue 25: the tool call's machine, the quiet
 // clock, the model's estimate, the fit gate, the landing choice, the
-// boundary's words, the cancels' grace), with the activities' new replies.
-const RulesVersion workflow.Version = 2
+// boundary's words, the cancels' grace), with the activities' new replies;
+// 3, the run driven by the core's machines (issue 25: the run machine, the
+// model turn's, the frame, the call's gate and ending, the sub-agent's
+// rules): a model attempt cut by its lease is not tried again, a refused
+// turn is no step, a cancelled run lands within R of its cancel, a
+// backoff of zero pauses nothing, a child's last signal is bounded.
+const RulesVersion workflow.Version = 3
 
 // RulesChange is the change ID under which a run's history records
 // [RulesVersion].

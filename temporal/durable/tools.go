@@ -20,18 +20,14 @@ import (
 )
 
 // ErrUnsupported is matched by the error of a tools file that asks for
-// what a worker cannot run: MCP servers (an MCP session lives in one
-// process, and a run's calls go to whichever worker takes them; a remote
-// tool server, or a tool wrapping the MCP server per call, can serve
-// them instead), and a sub-agent on a model of its own (a worker runs one
-// model).
+// what a worker cannot run: MCP servers (a session lives in one process,
+// a run's calls go to any worker), a sub-agent on a model of its own.
 var ErrUnsupported = errors.New("not supported on Temporal")
 
 // A Toolset is the tools a worker runs: a registry of them, and for each
-// the value whose type says what it can do (a builtin a config entry
-// renamed or tuned is registered under a spec of the entry's, and keeps
-// its capabilities — cancel, status — in the builtin itself). The zero
-// Toolset has no tools.
+// the value whose type says what it can do (a builtin an entry renamed
+// keeps its capabilities in the builtin itself). The zero Toolset has no
+// tools.
 type Toolset struct {
 	Registry *tools.Registry
 	impl     map[string]tools.Tool
@@ -41,25 +37,22 @@ type Toolset struct {
 	order    map[string]int // the tools file's order of its entries, which the model is offered
 	secrets  []string       // the keys the tools file hands its tools (tools.Config.Secrets), kept from records as harness run keeps them
 
-	// What the worker's fetches of the tool servers' manifests left
-	// unavailable, and the fetches, which each run that lists these tools
-	// is told of: in process each run fetches them in its setup (issue 25).
+	// What the worker's fetches of its tool servers' manifests left
+	// unavailable, and the fetches, which each run records as its setup's.
 	unavailable []landing.Unavailable
 	fetches     []Fetch
 }
 
 // A Fetch is a fetch of a tool server's manifest made when the worker
-// loaded its tools file: a setup attempt, which the run that lists the
-// tools records as its own, as a run in process records its fetch.
+// loaded its tools file, which a run records as a setup attempt.
 type Fetch struct {
 	What    string        // "manifest of URL", as in process
 	Outcome trace.Outcome // ok; gave_up when its time ran out; else upstream_error
 	Err     string        // redacted; empty when it was read
 }
 
-// agentTools are a sub-agent entry: its spec, as package harness makes a
-// sub-agent's, what the child workflow is started with, and the child's
-// tools.
+// agentTools are a sub-agent entry: its spec (harness.NewAgent's), what
+// its child workflow starts with, and its tools.
 type agentTools struct {
 	spec  tools.Spec
 	info  AgentInfo
@@ -67,10 +60,9 @@ type agentTools struct {
 }
 
 // LoadTools reads a tools file as `harness run --tools` does (SPEC §5),
-// with the demo's builtins, fills what url entries leave out from their
-// servers' manifests within ctx, and returns its tools. client carries
-// the remote tools' requests; nil uses one with no Timeout, since each
-// attempt's lease bounds it.
+// with the demo's builtins, and resolves its url entries within ctx.
+// client carries the remote tools' requests; nil: one with no Timeout,
+// since each attempt's lease bounds it.
 func LoadTools(ctx context.Context, path string, client *http.Client) (*Toolset, error) {
 	builtins := demo.Builtins()
 	cfg, err := tools.LoadConfig(path, builtins)
@@ -88,9 +80,8 @@ func LoadTools(ctx context.Context, path string, client *http.Client) (*Toolset,
 	return ts, nil
 }
 
-// build makes the Toolset of cfg, and of each of its sub-agents' tools
-// files, the agents named by their path from the worker's tools file
-// (prefix is this config's).
+// build makes the Toolset of cfg and its sub-agents', each named by its
+// path of agent names (prefix is cfg's).
 func build(ctx context.Context, cfg *tools.Config, builtins map[string]tools.Tool, client *http.Client, prefix string) (*Toolset, error) {
 	ts := &Toolset{Registry: tools.NewRegistry(nil), impl: map[string]tools.Tool{}, urls: map[string]string{},
 		file: cfg.File, agents: map[string]agentTools{}, order: map[string]int{}}
@@ -148,14 +139,10 @@ func build(ctx context.Context, cfg *tools.Config, builtins map[string]tools.Too
 }
 
 // resolve fills what cfg's url entries leave out from their servers'
-// manifests, asking every server at once within
-// [tools.DefaultResolveTimeout]; a server's tools that its failed fetch
-// leaves unavailable are so by the rule harness's Toolset applies in
-// process ([harness.ManifestUnavailable]): the worker starts, and its
-// runs go on with the rest, as a run in process does (issue 25).
+// manifests, every server at once; a failed fetch leaves tools
+// unavailable by [harness.ManifestUnavailable] (issue 25).
 func (ts *Toolset) resolve(ctx context.Context, cfg *tools.Config, client *http.Client) {
-	// No run has started, so there is no deadline to lease from: a fixed
-	// bound on a one-off step, as tools.Config.Resolve has.
+	// No run has started: a fixed bound, as tools.Config.Resolve has.
 	ctx, cancel := context.WithTimeout(ctx, tools.DefaultResolveTimeout)
 	defer cancel()
 	servers := cfg.Servers()
@@ -203,8 +190,8 @@ func (ts *Toolset) sub(path string) *Toolset {
 	return ts
 }
 
-// lookup returns the tool registered under name, to attempt, and the value
-// that has its capabilities.
+// lookup returns the tool registered under name and the value that has
+// its capabilities.
 func (ts *Toolset) lookup(name string) (tool, impl tools.Tool, ok bool) {
 	if ts == nil || ts.Registry == nil {
 		return nil, nil, false
@@ -220,8 +207,7 @@ func (ts *Toolset) lookup(name string) (tool, impl tools.Tool, ok bool) {
 	return tool, impl, true
 }
 
-// specs are the specs of ts's tools and sub-agents, in the tools file's
-// order: what the model is offered.
+// specs are what the model is offered, in the tools file's order.
 func (ts *Toolset) specs() []tools.Spec {
 	if ts == nil || ts.Registry == nil {
 		return nil

@@ -1,0 +1,311 @@
+package run
+
+import (
+	"cmp"
+	"strings"
+	"time"
+
+	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/model"
+	"github.com/glidepath/glidepath/trace"
+)
+
+// Rules are what a run's machine needs to know, fixed for the run.
+type Rules struct {
+	Task     string
+	Quiet    time.Duration // the quiet period, which the boundary of a stall names
+	MaxSteps int           // the most model turns; the landing call is none
+	// Parallel reports whether the run may have a turn's calls made side
+	// by side (a parallel width above 1): a turn asks for it in the
+	// explore phase only.
+	Parallel bool
+}
+
+// Figures are what the host reads off its run when an event happens: the
+// machine is given time, never reads it.
+type Figures struct {
+	// Ended is why the run's work ended before its budget did: its quiet
+	// clock, its wall, or its caller; "" while it goes on.
+	Ended landing.Cause
+	Phase landing.Phase // the ladder's phase now
+	// The landing's budget (Landing): the time until its deadline, its
+	// reserve and floor, and the model's p50.
+	Remaining, Reserve, Floor, P50 time.Duration
+	// Cancelled reports that the run's caller cancelled it (the first
+	// Ctrl-C), SinceCancel ago (Landing): its landing is over within the
+	// reserve R of that moment, not of the landing's start (SPEC §3).
+	Cancelled   bool
+	SinceCancel time.Duration
+	// Calls are the run's calls as its record stands (Landing, and the
+	// result): the host keeps them, since its calls' ends change them.
+	Calls []landing.Call
+}
+
+// Reply is what a model turn that answered said: its text, how many tool
+// calls it asked for, and why it stopped.
+type Reply struct {
+	Content      string
+	ToolCalls    int
+	FinishReason string
+}
+
+// EventKind names what happened.
+type EventKind uint8
+
+const (
+	// Begun: the run's setup is over and it went well (a setup that did
+	// not is Stopped, whose Setup names what did not finish).
+	Begun EventKind = iota + 1
+	// TurnEnded: the model turn MakeTurn asked for has ended, as Turn (the
+	// turn machine's TurnDone) and, when it answered, Reply say.
+	TurnEnded
+	// CallsEnded: the calls MakeCalls asked for have ended.
+	CallsEnded
+	// Stopped: the host lands the run (unless Figures.Ended says why its
+	// work ended first) for Cause of its own — a setup that
+	// failed (Failure says how), its embedder's Land —; NoCall when there
+	// is no landing call to make.
+	Stopped
+	// Landing: the host has done what Land asked and is ready: Figures
+	// are the landing's budget and the run's calls.
+	Landing
+	// LandingEnded: the landing call has ended: Failed with Why, or what
+	// it answered, Reply.Content.
+	LandingEnded
+)
+
+// An Event is what the host tells the machine.
+type Event struct {
+	Kind    EventKind
+	Figures Figures
+	Turn    model.TurnCommand // TurnEnded
+	Reply   Reply             // TurnEnded, LandingEnded
+	Setup   []string          // Begun, Stopped
+	Cause   landing.Cause     // Stopped
+	Failure string            // Stopped
+	NoCall  bool              // Stopped
+	Failed  bool              // LandingEnded
+	Why     string            // LandingEnded
+}
+
+// CommandKind names what the host is to do.
+type CommandKind uint8
+
+const (
+	// MakeTurn: make model turn Step with the tools on offer, asking for
+	// parallel calls when Parallel, then send TurnEnded.
+	MakeTurn CommandKind = iota + 1
+	// MakeCalls: make the tool calls the reply asked for, give each its
+	// tool message, then send CallsEnded.
+	MakeCalls
+	// Land: the run lands for Cause: move the ladder to land, stop
+	// starting work, land the sub-agents, then send Landing.
+	Land
+	// MakeLandingCall: send the landing call as Plan says (its note,
+	// prompt and lease), then send LandingEnded.
+	MakeLandingCall
+	// Done: the run has its result: write Record when it has an Event (the
+	// landing record), give the cancels their grace, and take
+	// [Machine.Result].
+	Done
+)
+
+// A Command is what the machine asks of its host.
+type Command struct {
+	Kind     CommandKind
+	Step     int                 // MakeTurn: the step the turn is, if it is made
+	Parallel bool                // MakeTurn
+	Cause    landing.Cause       // Land, MakeLandingCall, Done ("" for an answer)
+	Plan     landing.LandCommand // MakeLandingCall
+	Record   trace.Record        // Done: the landing record; no Event for an answer
+
+	// Land: the words the landing reads as they stand — what stopped the
+	// run, what it was doing — and how its last model attempt ended, for
+	// a host whose landing is begun by its embedder too (a Session's) and
+	// takes them from here.
+	Failure, Doing string
+	End            landing.ModelEnd
+}
+
+// A Machine is one run's sequence and the state its landing reads. The
+// zero Machine is not usable; make one with [New].
+type Machine struct {
+	rules Rules
+	steps int  // model turns made
+	asked bool // a model turn made an attempt
+	// The words of the boundary: what stopped the run, what it was doing
+	// when the budget refused its turn, how its last model attempt went
+	// unanswered; and how that attempt ended, for the landing call rule.
+	failure, doing, unanswered string
+	end                        landing.ModelEnd
+	setup                      []string
+
+	cause   landing.Cause
+	summary bool // the landing has a call to make
+	plan    landing.LandCommand
+	answer  string
+	landing bool // Land was asked for
+	done    bool
+}
+
+// New returns the machine of a run under r.
+func New(r Rules) Machine { return Machine{rules: r, summary: true} }
+
+// Step feeds e to the machine and returns what the host does next. After
+// Done every step returns Done again.
+func (m *Machine) Step(e Event) Command {
+	if m.done {
+		return Command{Kind: Done, Cause: m.cause}
+	}
+	f := e.Figures
+	switch e.Kind {
+	case Begun:
+		m.setup = e.Setup
+		return m.next(f)
+	case CallsEnded:
+		return m.next(f)
+	case TurnEnded:
+		return m.turnEnded(f, e.Turn, e.Reply)
+	case Stopped:
+		if e.Setup != nil {
+			m.setup = e.Setup
+		}
+		if e.Failure != "" && m.failure == "" {
+			m.failure = e.Failure
+		}
+		m.summary = !e.NoCall
+		return m.land(cmp.Or(f.Ended, e.Cause)) // the run's own end names it, whatever stopped the host
+	case Landing:
+		return m.decide(f)
+	case LandingEnded:
+		rec, answer := m.plan.Landed(m.cause, e.Failed, e.Why, e.Reply.Content)
+		return m.finish(rec, answer)
+	}
+	return Command{}
+}
+
+// next asks for the next turn, or lands the run when it must (MustLand).
+func (m *Machine) next(f Figures) Command {
+	if cause, ok := landing.MustLand(landing.Loop{Ended: f.Ended, Phase: f.Phase, Steps: m.steps, MaxSteps: m.rules.MaxSteps}); ok {
+		return m.land(cause)
+	}
+	// Only explore widens (landing.WidenAt), read here without making the
+	// refusal a later phase would be: a step allocates nothing.
+	return Command{Kind: MakeTurn, Step: m.steps + 1, Parallel: m.rules.Parallel && f.Phase == landing.Explore}
+}
+
+// turnEnded takes how the turn ended, t, and what it answered: a turn the
+// budget refused before anything was sent is no step, and says there was
+// no time for one; a failed turn lands on the turn's cause unless the
+// run's work ended first (TurnCause); a reply that asks for calls has
+// them made; one that is not a whole answer lands upstream with the
+// process's words; an answer is the run's result.
+func (m *Machine) turnEnded(f Figures, t model.TurnCommand, r Reply) Command {
+	if t.OK || t.N > 0 {
+		m.steps++
+		m.asked = true
+	}
+	m.unanswered, m.end = t.Unanswered, t.End
+	if t.Doing != "" {
+		m.doing = t.Doing
+	}
+	if !t.OK {
+		cause := landing.TurnCause(f.Ended, t.Cause == landing.CauseBudget)
+		if f.Ended == "" {
+			m.failure = t.Failure
+		}
+		return m.land(cause)
+	}
+	if r.ToolCalls > 0 {
+		return Command{Kind: MakeCalls}
+	}
+	why := model.CheckFinish(r.FinishReason)
+	if why == nil && strings.TrimSpace(r.Content) != "" {
+		m.done, m.answer = true, r.Content
+		return Command{Kind: Done} // the answer is the reply the host has
+	}
+	// Cut at the token limit, withheld by a filter, or empty: not the
+	// answer (SPEC §3); the boundary says which.
+	cause := landing.TurnCause(f.Ended, false)
+	if cause == landing.CauseUpstream {
+		m.failure = landing.EmptyAnswer
+		if why != nil {
+			m.failure = model.Describe(why)
+		}
+	}
+	return m.land(cause)
+}
+
+// land begins the landing for cause: the host prepares it and sends
+// Landing.
+func (m *Machine) land(cause landing.Cause) Command {
+	m.cause, m.landing = cause, true
+	return Command{Kind: Land, Cause: cause, Failure: m.failure, Doing: m.doing, End: m.end}
+}
+
+// decide decides the landing on the landing's figures (landing.Plan).
+func (m *Machine) decide(f Figures) Command {
+	if m.cause == landing.CauseCancelled && f.Cancelled {
+		// "Land now" is an answer within R of the Ctrl-C: what the
+		// landing waited for since (a cut call's own answer) is spent
+		// from R, as a Session's landing budget is shortened to it.
+		f.Remaining = min(f.Remaining, max(f.Reserve-f.SinceCancel, 0))
+	}
+	m.plan = landing.Plan(landing.Landing{Record: m.Record(m.cause, f.Calls), Unanswered: m.unanswered,
+		Summarizer: m.summary, End: m.end, Remaining: f.Remaining, Reserve: f.Reserve, Floor: f.Floor, P50: f.P50})
+	m.failure = m.plan.Failure
+	if m.plan.Call {
+		return Command{Kind: MakeLandingCall, Cause: m.cause, Plan: m.plan}
+	}
+	rec, answer := m.plan.Landed(m.cause, false, "", "")
+	return m.finish(rec, answer)
+}
+
+// finish ends the landing with its record and the landing call's answer
+// ("" for the harness's summary).
+func (m *Machine) finish(rec trace.Record, answer string) Command {
+	m.done, m.answer = true, answer
+	return Command{Kind: Done, Cause: m.cause, Record: rec}
+}
+
+// Record is what the run knows about itself when it lands for cause (""
+// for an answer), its calls as the host keeps them. With no call to list
+// and no failure to name, the boundary says what the run was doing: why
+// the budget refused its turn, else whether the model had been asked.
+func (m *Machine) Record(cause landing.Cause, calls []landing.Call) landing.Record {
+	rec := landing.Record{Task: m.rules.Task, Cause: cause, Step: m.steps, Quiet: m.rules.Quiet,
+		Failure: m.failure, Doing: Doing(m.doing, m.asked), Calls: calls}
+	if m.steps == 0 {
+		rec.Setup = m.setup // no model turn was made: the setup is all the run did
+	}
+	return rec
+}
+
+// Doing says, for a boundary with no call to list and no failure to
+// name, what the run was doing when it stopped: doing, when its host knows
+// (why the budget refused its turn), else whether its model had been
+// asked. A Session's landing record says it so too.
+func Doing(doing string, asked bool) string {
+	switch {
+	case doing != "":
+		return doing
+	case asked:
+		return "the model had not answered yet"
+	}
+	return "no model turn had started"
+}
+
+// Result is the run's result once Done, its calls as the host keeps them
+// once their cancels had their grace: the answer, settled against the
+// calls (landing.Settle), or the landing's summary, with the landing
+// call's answer when it gave one. Its totals are the host's to add
+// (landing.Finish), [Machine.Steps] among them.
+func (m *Machine) Result(calls []landing.Call) landing.Result {
+	if !m.landing {
+		return landing.Settle(m.Record("", calls), m.answer)
+	}
+	return landing.SummarizeWith(m.Record(m.cause, calls), m.answer)
+}
+
+// Steps returns the model turns made.
+func (m *Machine) Steps() int { return m.steps }

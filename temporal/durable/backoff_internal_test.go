@@ -1,0 +1,69 @@
+package durable
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/trace"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"go.temporal.io/server/temporaltest"
+)
+
+// zeroBackoffProbe makes, as a sub-agent's run, the backoff of each of
+// sleeps and returns whether the run went on after each.
+func zeroBackoffProbe(ctx workflow.Context, sleeps []time.Duration) ([]bool, error) {
+	r := &run{in: Input{Parent: &Parent{WorkflowID: "no-such-parent", RunID: "run-p", Step: "agent:a", Key: "k"}}}
+	startQuiet(r, time.Minute, workflow.Now(ctx))
+	var went []bool
+	for _, s := range sleeps {
+		went = append(went, r.backoff(ctx, trace.Record{Step: "tool:t", Attempt: 1}, budget.Delay{Sleep: s, Source: budget.FromJitter}))
+	}
+	return went, nil
+}
+
+// Issue 25 (review): a backoff of zero paused the quiet clock on Temporal,
+// the run's and its parent's (a pause and a resume signal sent), where in
+// process it pauses nothing: a wait of nothing has no silence to excuse.
+// Both hosts now pause by landing.Backoff's rule. A backoff of 1s still
+// pauses the parent's clock: the two signals of that one are the only
+// ones the history holds.
+func TestABackoffOfZeroPausesNoQuietClockAsInProcess(t *testing.T) {
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	const queue = "zero-backoff-probe"
+	ts.NewWorker(queue, func(r worker.Registry) {
+		r.RegisterWorkflowWithOptions(zeroBackoffProbe, workflow.RegisterOptions{Name: "zeroBackoffProbe"})
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	c := ts.GetDefaultClient()
+	wr, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, "zeroBackoffProbe", []time.Duration{0, time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var went []bool
+	if err := wr.Get(ctx, &went); err != nil {
+		t.Fatal(err)
+	}
+	if len(went) != 2 || !went[0] || !went[1] {
+		t.Fatalf("the run went on after its backoffs: %v", went)
+	}
+	signals := 0
+	it := c.GetWorkflowHistory(ctx, wr.GetID(), wr.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.GetEventType() == enumspb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED {
+			signals++
+		}
+	}
+	if signals != 2 {
+		t.Errorf("the history holds %d signals to the parent, want 2: a pause and a resume for the 1s backoff, none for the backoff of zero", signals)
+	}
+}
