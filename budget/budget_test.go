@@ -383,3 +383,17 @@ func TestWarmedDurationsRankAsObservationsAndYieldToNewOnes(t *testing.T) {
 		t.Errorf("p50 %v after a Declare, want the observed 300ms", k.P50())
 	}
 }
+
+func TestTheZeroEstimatesGivesOneKindPerName(t *testing.T) {
+	var e Estimates
+	model, tool := e.Kind("model"), e.Kind("tool:search")
+	if model == tool {
+		t.Fatal("two names share one *Kind")
+	}
+	if again := e.Kind("model"); again != model {
+		t.Error("the same name gave a second *Kind: its observations would be split")
+	}
+	if model.Name() != "model" || tool.Name() != "tool:search" {
+		t.Errorf("names %q and %q", model.Name(), tool.Name())
+	}
+}
