@@ -115,7 +115,7 @@ func (s *Set) steps() []step {
 	}
 	for _, cfg := range s.Config.MCPServers {
 		steps = append(steps, step{what: "mcp server " + cfg.Name + ": connect and tools/list", ceiling: cfg.ConnectTimeout,
-			do:     func(ctx context.Context) error { return s.connect(ctx, cfg) },
+			do: func(ctx context.Context) error { return s.connect(ctx, cfg) },
 			ended: func(h Hooks, err error, within time.Duration, cut bool) {
 				if err != nil {
 					s.notUp(h, cfg, err, within, cut)
