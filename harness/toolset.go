@@ -6,18 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
-	"github.com/glidepath/glidepath/internal/redact"
+	"github.com/glidepath/glidepath/internal/toolset"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/tools"
-	"github.com/glidepath/glidepath/tools/mcp"
 	"github.com/glidepath/glidepath/trace"
 )
 
@@ -61,15 +57,9 @@ type Toolset struct {
 	// run that calls it.
 	Secrets []string
 
-	// mcp holds the MCP servers Resolve connected to, by the config that
-	// names them, for Register to offer their tools.
-	mcp map[*tools.Config][]*mcp.Server
-
-	// down holds the tool servers whose manifest Resolve could not have,
-	// and the tools their manifests do not serve, by the config that
-	// names them, their base URL and the tool, and why: Register does not
-	// offer those tools (SPEC §4).
-	down map[serverOf]string
+	// set is the config as loaded: resolved by Resolve, registered by
+	// Register ([toolset.Set]). Nil until one of them needs it.
+	set *toolset.Set
 
 	// root is the run's own tools config, for a sub-agent's Toolset: its
 	// tools are named with their tools file. Nil: Config is the run's.
@@ -111,96 +101,38 @@ type Toolset struct {
 // ([tools.ErrNoManifest]): its entries must say enough, and that is a
 // warning; another 5xx is a server down ([tools.ErrServerDown]). Close the Toolset when the runs that use it are done.
 func (ts *Toolset) Resolve(ctx context.Context, s *Session) {
-	type step struct {
-		what    string
-		ceiling time.Duration // what the step asks for; zero: the run's setup share
-		do      func(ctx context.Context) error
-		failed  func(err error, within time.Duration) // marks what err leaves unavailable
-	}
-	var steps []step
-	var mu sync.Mutex
 	ts.s = s
-	ts.mcp = map[*tools.Config][]*mcp.Server{}
-	ts.down = map[serverOf]string{}
-	for _, c := range ts.Config.Configs() {
-		for _, base := range c.Servers() {
-			steps = append(steps, step{what: "manifest of " + redact.URL(base),
-				do: func(ctx context.Context) error { return c.ResolveServer(ctx, ts.Client, base) },
-				failed: func(err error, within time.Duration) {
-					down, noManifest := ManifestUnavailable(c, base, err, within)
-					if noManifest != nil {
-						ts.warn(noManifest)
-					}
-					for _, u := range down {
-						mu.Lock()
-						ts.down[serverOf{c, base, u.Tool}] = u.Why
-						mu.Unlock()
-						ts.unavailable(c, u.Tool, u.Why)
-					}
-				}})
-		}
-		for _, cfg := range c.MCPServers {
-			steps = append(steps, step{what: "mcp server " + cfg.Name + ": connect and tools/list", ceiling: cfg.ConnectTimeout,
-				do: func(ctx context.Context) error {
-					srv, err := mcp.Connect(ctx, cfg, mcp.Options{HTTPClient: ts.Client, Stderr: ts.Stderr})
-					if err != nil {
-						return err
-					}
-					mu.Lock()
-					ts.mcp[c] = append(ts.mcp[c], srv)
-					mu.Unlock()
-					for _, name := range srv.Missing() {
-						ts.unavailable(c, mcp.ToolName(cfg.Name, name), "its mcp server "+cfg.Name+" does not list it among its tools")
-					}
-					for _, err := range srv.Warnings() {
-						ts.warn(err)
-					}
-					return nil
-				},
-				failed: func(err error, within time.Duration) {
-					// Its tools are known only once listed: those the
-					// config allows are named, else the server is.
-					why := "its mcp server " + cfg.Name + " did not come up: " + err.Error()
-					if _, ok := errors.AsType[*SetupError](err); ok {
-						why = "its mcp server " + cfg.Name + " did not come up in " + landing.Human(within)
-					}
-					if len(cfg.AllowedTools) == 0 {
-						ts.unavailable(c, "mcp server "+cfg.Name, why)
-					}
-					for _, name := range cfg.AllowedTools {
-						ts.unavailable(c, mcp.ToolName(cfg.Name, name), why)
-					}
-				}})
-		}
+	ts.set = toolset.New(ts.Config, toolset.Options{Client: ts.Client, Stderr: ts.Stderr})
+	ts.set.Resolve(ctx, ts.hooks())
+}
+
+// hooks are what ts does as its set is resolved and registered: a setup
+// step leased from the run, a sub-agent made by [Toolset.Agent], a tool
+// that cannot be used marked on the run and warned about.
+func (ts *Toolset) hooks() toolset.Hooks {
+	h := toolset.Hooks{
+		Agent:       func(e tools.Entry) (tools.Tool, error) { return ts.Agent(e) },
+		Unavailable: func(in *toolset.Set, u landing.Unavailable) { ts.unavailable(in.Config, u.Tool, u.Why) },
+		Warn:        ts.warn,
 	}
-	var wg sync.WaitGroup
-	for _, st := range steps {
-		wg.Go(func() {
-			var err error
-			within := budget.SetupCeiling(0, st.ceiling) // with no run, the step's own bound
-			if s != nil {
-				err = s.Setup(ctx, st.what, st.ceiling, st.do)
-			} else {
-				rctx, cancel := context.WithTimeout(ctx, within)
-				err = st.do(rctx)
-				cancel()
-			}
+	if ts.s != nil {
+		h.Setup = func(ctx context.Context, what string, ceiling time.Duration, do func(context.Context) error) (time.Duration, bool, error) {
+			err := ts.s.Setup(ctx, what, ceiling, do)
 			if se, ok := errors.AsType[*SetupError](err); ok {
-				within = se.Granted
+				return se.Granted, true, err
 			}
-			if err != nil {
-				st.failed(err, within)
-			}
-		})
+			return budget.SetupCeiling(0, ceiling), false, err
+		}
 	}
-	wg.Wait()
-	// Offered in the config's order of servers, whichever answered first.
-	for c, servers := range ts.mcp {
-		slices.SortFunc(servers, func(a, b *mcp.Server) int {
-			return slices.IndexFunc(c.MCPServers, func(m tools.MCPServer) bool { return m.Name == a.Name() }) -
-				slices.IndexFunc(c.MCPServers, func(m tools.MCPServer) bool { return m.Name == b.Name() })
-		})
+	return h
+}
+
+// loaded is ts's set: the one Resolve made, or one nothing was fetched for.
+func (ts *Toolset) loaded() *toolset.Set {
+	if ts.set == nil || ts.set.Config != ts.Config {
+		ts.set = toolset.New(ts.Config, toolset.Options{Client: ts.Client, Stderr: ts.Stderr})
 	}
+	return ts.set
 }
 
 // unavailable says that tool of c cannot be used, on the run and to its
@@ -212,95 +144,6 @@ func (ts *Toolset) unavailable(c *tools.Config, tool, why string) {
 	}
 	ts.s.markUnavailable(tool, why)
 	ts.warn(&UnavailableError{Tool: tool, Why: why})
-}
-
-// ManifestUnavailable is what a failed fetch of the manifest of base, a
-// tool server of c, leaves unavailable, in c's order, and why: err is
-// what [tools.Config.ResolveServer] returned, within the fetch's lease.
-// A server that is down leaves all its tools so; one whose manifest does
-// not list a tool, or says of it what cannot be used, that tool. A server
-// with no manifest ([tools.ErrNoManifest]) leaves nothing: its entries
-// must say enough, and noManifest is that warning. It is the one rule
-// [Toolset.Resolve] and a Temporal worker that loads a tools file apply
-// (issue 25).
-func ManifestUnavailable(c *tools.Config, base string, err error, within time.Duration) (down []landing.Unavailable, noManifest error) {
-	whole, each := manifestFailures(err)
-	if errors.Is(whole, tools.ErrNoManifest) {
-		noManifest, whole = whole, nil
-	}
-	for _, e := range c.Entries {
-		if e.URL != base {
-			continue
-		}
-		if whole != nil {
-			down = append(down, landing.Unavailable{Tool: e.Name, Why: "its tool server " + redact.URL(base) + " " + manifestReason(whole, within)})
-			continue
-		}
-		err, ok := each[e.Name]
-		if !ok {
-			continue
-		}
-		why := "its tool server " + redact.URL(base) + " does not list it in its manifest"
-		if !errors.Is(err, tools.ErrNotListed) {
-			why = "the manifest of its tool server " + redact.URL(base) + " cannot be used for it: " + errors.Unwrap(err).Error()
-		}
-		down = append(down, landing.Unavailable{Tool: e.Name, Why: why})
-	}
-	return down, noManifest
-}
-
-// manifestFailures splits err, what [tools.Config.ResolveServer]
-// returned, into the failure of the whole manifest (nil: it was read) and
-// those of the tools it could not fill in, by tool.
-func manifestFailures(err error) (whole error, each map[string]error) {
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
-	each = map[string]error{}
-	for _, err := range errs {
-		if me, ok := errors.AsType[*tools.ManifestError](err); ok && me.Tool != "" {
-			each[me.Tool] = me
-			continue
-		}
-		whole = err
-	}
-	return whole, each
-}
-
-// manifestReason is why a tool server's manifest could not be had, in
-// words that follow "its tool server U": down, when it could not be
-// reached at all (refused, not resolved, or silent through within, the
-// manifest's lease), so that its tools would fail the same way at every
-// call; else what it sent instead of a manifest.
-func manifestReason(err error, within time.Duration) string {
-	switch {
-	case errors.Is(err, context.Canceled):
-		return "was not heard from: its manifest's fetch was cancelled"
-	case !errors.Is(err, tools.ErrManifest):
-		// Not asked at all: the budget refused the fetch, or the run ended.
-		return "was not asked for its manifest: " + err.Error()
-	}
-	inner := err
-	if me, ok := errors.AsType[*tools.ManifestError](err); ok {
-		inner = me.Err
-	}
-	if errors.Is(err, tools.ErrServerDown) {
-		return "is down: it answered GET /tools with " + inner.Error()
-	}
-	if !serverDown(err) {
-		return "sent no usable manifest: " + inner.Error()
-	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, budget.ErrLeaseExpired) || errors.Is(err, budget.ErrDeadline) {
-		return "is down: its manifest did not arrive in " + landing.Human(within)
-	}
-	if oe, ok := errors.AsType[*net.OpError](err); ok {
-		return "is down: " + oe.Error()
-	}
-	if de, ok := errors.AsType[*net.DNSError](err); ok {
-		return "is down: " + de.Error()
-	}
-	return "is down: " + err.Error()
 }
 
 // Register registers the config's tools on reg, a sub-agent for each
@@ -317,65 +160,7 @@ func (ts *Toolset) Register(reg *tools.Registry) {
 	if ts.Config == nil {
 		return // a zero Toolset: no config, nothing to offer
 	}
-	var all []tools.Tool
-	for _, e := range ts.Config.Entries {
-		if e.Agent == nil {
-			continue
-		}
-		a, err := ts.Agent(e)
-		if err != nil {
-			ts.unavailable(ts.Config, e.Name, err.Error()) // "agent scribe: model missing: …"
-			continue
-		}
-		all = append(all, a)
-	}
-	for _, t := range ts.Config.Tools(ts.Client) {
-		base := toolURL(ts.Config, t)
-		if _, down := ts.down[serverOf{ts.Config, base, t.Spec().Name}]; base != "" && down {
-			continue // Resolve marked it unavailable
-		}
-		if t.Spec().Effect == "" {
-			ts.warn(fmt.Errorf("tool %s: neither its entry nor its manifest says whether it only reads, "+
-				"so it is treated as a write and never retried blindly; give it effect: read if it only reads", t.Spec().Name))
-		}
-		all = append(all, t)
-	}
-	// In the config's order, whatever the kind: the order tools are
-	// offered in is the file's.
-	order := make(map[string]int, len(ts.Config.Entries))
-	for i, e := range ts.Config.Entries {
-		order[e.Name] = i
-	}
-	slices.SortStableFunc(all, func(a, b tools.Tool) int { return order[a.Spec().Name] - order[b.Spec().Name] })
-	for _, srv := range ts.mcp[ts.Config] {
-		all = append(all, srv.Tools()...)
-	}
-	// Two servers' tools may share a name once sanitized (servers "a.b"
-	// and "a_b"): the warning names both as the config and the servers do.
-	offered := map[string]tools.Tool{}
-	for _, t := range all {
-		name := t.Spec().Name
-		if first, ok := offered[name]; ok {
-			server, tool, isMCP := mcp.Origin(t)
-			firstServer, firstTool, firstMCP := mcp.Origin(first)
-			if isMCP && firstMCP {
-				ts.warn(fmt.Errorf("mcp server %s: tool %q is not offered: its name would be %s, as that of tool %q of mcp server %s is",
-					server, tool, name, firstTool, firstServer))
-				continue
-			}
-		}
-		if err := reg.Register(t); err != nil {
-			// It cannot serve a call: a ceiling below the p50 its builtin
-			// or its manifest declares, parameters that are no schema.
-			why := "it cannot be offered: " + err.Error()
-			if se, ok := errors.AsType[*tools.SpecError](err); ok {
-				why = fmt.Sprintf("its %s %v", se.Field, se.Err)
-			}
-			ts.unavailable(ts.Config, name, why)
-			continue
-		}
-		offered[name] = t
-	}
+	ts.loaded().Register(reg, ts.hooks())
 }
 
 // Agent returns the sub-agent of e, an agent entry of the config: its
@@ -400,6 +185,7 @@ func (ts *Toolset) Agent(e tools.Entry) (*Agent, error) {
 	if e.Agent.Tools != nil {
 		child := *ts // the servers Resolve connected, the child's among them
 		child.Config, child.root = e.Agent.Tools, cmp.Or(ts.root, ts.Config)
+		child.set = ts.loaded().Sub(e.Name)
 		child.Sinks, child.Journal = nil, nil // the child's children are its own: they inherit through it
 		child.Warn = func(err error) { ts.warn(fmt.Errorf("agent %s: %w", e.Name, err)) }
 		child.Register(reg)
@@ -424,50 +210,7 @@ var errNotAgent = errors.New("not an agent entry")
 // that offered their tools closes them too; Close also closes a server
 // none of whose tools could be offered.
 func (ts *Toolset) Close(ctx context.Context) error {
-	var servers []*mcp.Server
-	for _, ss := range ts.mcp {
-		servers = append(servers, ss...)
-	}
-	errs := make([]error, len(servers))
-	var wg sync.WaitGroup
-	for i, srv := range servers {
-		wg.Go(func() { errs[i] = srv.Close(ctx) })
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// serverOf names one tool of a tool server as a config names it, by its
-// base URL: one its manifest's fetch left unavailable (ManifestUnavailable).
-type serverOf struct {
-	c    *tools.Config
-	base string
-	tool string
-}
-
-// toolURL is the base URL of t, one of c's Tools, when it is a url
-// entry's; "" otherwise. Tools skips agent entries, so the entry is found
-// by name.
-func toolURL(c *tools.Config, t tools.Tool) string {
-	name := t.Spec().Name
-	for _, e := range c.Entries {
-		if e.Name == name {
-			return e.URL
-		}
-	}
-	return ""
-}
-
-// serverDown reports whether err, a manifest's failure, says the server
-// could not be reached at all — refused, reset, not resolved, or silent
-// until the fetch's lease ended — rather than that it answered something
-// that is not a manifest: its tools would fail the same way at every call.
-func serverDown(err error) bool {
-	if _, ok := errors.AsType[net.Error](err); ok {
-		return true
-	}
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, budget.ErrLeaseExpired) ||
-		errors.Is(err, budget.ErrDeadline)
+	return ts.set.Close(ctx)
 }
 
 func (ts *Toolset) warn(err error) {

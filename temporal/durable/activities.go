@@ -20,7 +20,6 @@ import (
 	"github.com/glidepath/glidepath/watchdog"
 	"github.com/openai/openai-go/v3"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 )
 
 // Activity names, as registered by [Activities.Register] and scheduled by
@@ -76,10 +75,10 @@ func (a *Activities) JournalOrphan(ctx context.Context, req OrphanRequest) (Orph
 		IdempotencyKey: cancel.Key(req.Key), ArgsSHA256: cancel.ArgsSHA256(buf.Bytes()), State: cancel.Open}
 	var reachable bool
 	if ts := a.Tools.sub(req.Toolset); ts != nil {
-		e.URL, e.ToolsFile = ts.urls[req.Tool], ts.file
+		e.URL, e.ToolsFile = ts.url(req.Tool), ts.file()
 		_, impl, _ := ts.lookup(req.Tool)
 		_, asks := impl.(cancel.StatusReader)
-		_, builtin := ts.impl[req.Tool]
+		builtin := ts.builtin(req.Tool)
 		reachable = e.URL != "" || asks && !builtin
 	}
 	if a.Journal == nil {
@@ -247,31 +246,6 @@ func params(msgs []Message) []openai.ChatCompletionMessageParamUnion {
 	return out
 }
 
-// ToolInfos lists the worker's tools with their capabilities: the run's
-// setup step (SPEC §3).
-func (a *Activities) ToolInfos(ctx context.Context, toolset string) (ToolList, error) {
-	ts := a.Tools.sub(toolset)
-	if toolset != "" && ts == nil {
-		return ToolList{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("the worker has no sub-agent %q in its tools file", toolset), "NoToolset", nil)
-	}
-	var out ToolList
-	if ts != nil {
-		out.Unavailable, out.Fetches = ts.unavailable, ts.fetches
-	}
-	for _, s := range ts.specs() {
-		if at, ok := ts.agents[s.Name]; ok {
-			info := at.info
-			out.Tools = append(out.Tools, ToolInfo{Spec: s, Agent: &info})
-			continue
-		}
-		_, impl, _ := ts.lookup(s.Name)
-		_, canStatus := impl.(cancel.StatusReader)
-		out.Tools = append(out.Tools, ToolInfo{Spec: s, CanCancel: s.Cancellable, CanStatus: canStatus})
-	}
-	return out, nil
-}
-
 // ToolAttempt makes one attempt of a tool call with the workflow's key,
 // on the activity's lease, and reports what the tool's Answer said.
 func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolReply, error) {
@@ -296,7 +270,7 @@ func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolRepl
 		return replyOf(actx, t.Spec(), lease, tools.RunAttempt(actx, t, call)) // as the Registry makes it (issue 25)
 	})
 	// What a tool says back may quote a secret (issue 25).
-	secrets := append([]string{a.Model.APIKey}, ts.secrets...)
+	secrets := append([]string{a.Model.APIKey}, ts.secrets()...)
 	reply.Err = redact.Secrets(reply.Err, secrets...)
 	reply.Cause = redact.Secrets(reply.Cause, secrets...)
 	return reply, nil
