@@ -146,7 +146,9 @@ func (s *Session) callerEnded(ctx context.Context) error {
 // starts itself, as its registry holds it: a sub-agent served elsewhere
 // reads its own arguments.
 func (s *Session) runsAgent(name string) bool {
-	reg, ok := s.cfg.Tools.(interface{ Lookup(string) (tools.Tool, bool) })
+	reg, ok := s.cfg.Tools.(interface {
+		Lookup(string) (tools.Tool, bool)
+	})
 	if !ok {
 		return false
 	}
