@@ -194,14 +194,15 @@ func (s *Session) landFailed(ctx context.Context, err error, summarize func(ctx 
 	return s.land(ctx, stop, summarize)
 }
 
-// turnDone reads how a model turn of the Session ended — resp and err, as
-// the Session's own turn returned them — as the turn machine's TurnDone, which
+// turnDone reads how a model turn of the harness's loop ended — resp and
+// err, as its Model returned them: a Model says no more — as the turn
+// machine's TurnDone, which
 // the run's machine takes as the workflow hands it the one its turn
 // machine returned (issue 25): a turn the budget refused before anything
 // was sent made no attempt (N zero), and one that failed says its cause,
 // its words (failureOf, doingOf) and whether its server would answer a
-// landing call. How its last attempt went unanswered is the Session's
-// (heardModel).
+// landing call. How its last attempt went unanswered is what the turn's
+// observer heard (heard). A Turn's end is its own machine's TurnDone.
 func turnDone(b *budget.Budget, resp *model.Response, err error) model.TurnCommand {
 	c := model.TurnCommand{Kind: model.TurnDone, OK: err == nil}
 	if resp != nil {
@@ -242,7 +243,7 @@ func failureOf(b *budget.Budget, cause landing.Cause, err error) string {
 	// The time ran out because of the model: say how, rather than leave
 	// the boundary to a catch-all (issue 24).
 	if ae, ok := errors.AsType[*trace.AttemptError](err); ok && cutShort(ae) {
-		return "" // heardModel names what the attempt sent before it was cut
+		return "" // heard names what the attempt sent before it was cut
 	}
 	if ge, ok := errors.AsType[*trace.GaveUpError](err); ok && ge.Last != nil {
 		return landing.GaveUpWords(model.Describe(ge.Last), b.Available())
@@ -270,13 +271,13 @@ func doingOf(err error) string {
 		return ""
 	}
 	if _, ok := errors.AsType[*trace.AttemptError](err); ok {
-		return "" // a retry refused: failureOf or heardModel names the attempt
+		return "" // a retry refused: failureOf or heard names the attempt
 	}
 	return landing.NoModelTurn(re)
 }
 
 // cutShort reports whether ae is a model attempt we ended, rather than
-// one the server failed: [Session.heardModel] has named what it sent.
+// one the server failed: the turn's heard names what it sent.
 func cutShort(ae *trace.AttemptError) bool {
 	return ae.Outcome == trace.GaveUp || ae.Outcome == trace.Quiet || ae.Outcome == trace.Cancelled
 }
