@@ -93,14 +93,12 @@ func Keep(b *budget.Budget) time.Duration {
 // A child always lands with a result, so the only failure is one before
 // it started: a bad task or a configuration that cannot run.
 func (a *Agent) Attempt(ctx context.Context, call *tools.Call) tools.Answer {
-	var args struct {
-		Task string `json:"task"`
-	}
-	if err := json.Unmarshal(call.Args, &args); err != nil {
-		return tools.Answer{Err: fmt.Errorf("%s: the arguments are not {\"task\": \"…\"}: %w", a.spec.Name, err), Outcome: trace.Invalid}
+	task, err := landing.ChildTask(a.spec.Name, call.Args) // a Session has read it before the attempt
+	if err != nil {
+		return tools.Answer{Err: err, Outcome: trace.Invalid}
 	}
 	progress := func(units int64, msg string) { call.Progress(units, 0, msg) }
-	res, err := a.run(ctx, call.Budget.Child(call.Lease), args.Task, string(call.Key), progress, call.Pause, nil)
+	res, err := a.run(ctx, call.Budget.Child(call.Lease), task, string(call.Key), progress, call.Pause, nil)
 	if err != nil {
 		return tools.Answer{Err: err, Outcome: trace.Invalid}
 	}

@@ -463,3 +463,33 @@ func TestARemoteSubAgentIsLeasedAsASlice(t *testing.T) {
 		}
 	})
 }
+
+// A sub-agent called with a blank task is rejected before any I/O, by the
+// rule the workflow applies too (issue 25): no attempt is recorded, the
+// call is invalid, and the model reads why.
+func TestASubAgentCalledWithABlankTaskMakesNoAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, err := budget.New(budget.Config{Total: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tr bytes.Buffer
+		s, ctx, err := harness.Start(t.Context(), b, harness.Config{Task: "find cats",
+			Tools: registry(t, researcher(t, "alpha")), Sinks: []trace.Sink{trace.NewJSONL(&tr)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := s.Call(ctx, harness.ToolCall{Name: "alpha", Arguments: json.RawMessage(`{"task":"  "}`)})[0]
+		s.Answer("Nothing to research.")
+		s.Close()
+		if got.Outcome != trace.Invalid || got.Attempts != 0 || !errors.Is(got.Cause, landing.ErrChildTask) {
+			t.Errorf("result %+v, want invalid with no attempt", got)
+		}
+		if !strings.Contains(got.Content(), "the task is empty") {
+			t.Errorf("the model reads %q", got.Content())
+		}
+		if recs := only(records(t, &tr), trace.AttemptStart, "agent:alpha"); len(recs) != 0 {
+			t.Errorf("attempts %+v, want none", recs)
+		}
+	})
+}

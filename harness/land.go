@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
+	grun "github.com/glidepath/glidepath/internal/run"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/trace"
@@ -45,11 +46,14 @@ func (s *Session) Answer(answer string) landing.Result {
 		}
 		return s.landFailed(context.Background(), ErrTurnOpen, nil)
 	}
-	if !s.claim("") {
+	if !s.claim() {
 		return s.wait()
 	}
 	s.settleCancels()
-	return s.finish(landing.Settle(s.landingRecord(""), answer))
+	s.mu.Lock()
+	rec := s.m.Record("", slices.Clone(s.calls))
+	s.mu.Unlock()
+	return s.finish(landing.Settle(rec, answer))
 }
 
 // errEmptyAnswer is the failure of a run whose model answered nothing.
@@ -60,25 +64,27 @@ func (s *Session) landFor(ctx context.Context, cause landing.Cause, summarize fu
 	if !s.started() {
 		return noSession()
 	}
-	return s.land(ctx, cause, "", landing.ModelEnd{}, summarize)
+	return s.land(ctx, grun.Event{Cause: cause}, summarize)
 }
 
-// land is [Session.landFor], with failure, when not empty, the run's on the
-// record from the moment it claims the result: a run that already has one
-// keeps its own words too.
-//
-// end is how the run's last model attempt ended as far as its caller knows
-// (the err [Session.Land] was given); whether it was mute is the Session's to add.
-func (s *Session) land(ctx context.Context, cause landing.Cause, failure string, end landing.ModelEnd, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
+// land lands the run as the run's machine says, stop being what stopped
+// it (its Cause, and its Failure when the machine has no words of its
+// own for it): the machine decides the landing on its budget (the
+// landing call, or the harness's summary: landing.Plan, the rule the
+// workflow applies too) and makes its record and result; the Session
+// moves the ladder, lands the sub-agents, makes the landing call and
+// gives the cancels their grace. A run that already has its result keeps
+// it, and its words.
+func (s *Session) land(ctx context.Context, stop grun.Event, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
 	if ctx == nil {
 		ctx = s.ctx
 	}
-	if !s.claim(failure) {
+	if !s.claim() {
 		return s.wait()
 	}
 	s.ladder.Advance(landing.Land)
 	s.syncPhase()
-	lb := s.landingBudget(cause)
+	lb := s.landingBudget(stop.Cause)
 	s.mu.Lock()
 	s.landBy = lb
 	s.mu.Unlock()
@@ -86,40 +92,30 @@ func (s *Session) land(ctx context.Context, cause landing.Cause, failure string,
 	// and their orphans, are the run's before its result is made.
 	s.cancelChildren()
 	waitUntil(&s.agentCalls, lb)
-	if errors.Is(context.Cause(ctx), ErrParentEnded) || errors.Is(context.Cause(s.ctx), ErrParentEnded) {
-		// The parent is landing and is owed this partial at once: it makes
-		// the landing call, with this result in it.
-		summarize = nil
-	}
-	// A model that sent nothing, only keepalives, or an answer it never
-	// finished until its lease or the quiet clock ended it is named, and,
-	// like one that refused the run or asked for a wait the run could not
-	// afford, is not sent the landing call; nor is one there is no
-	// landing lease for: landing.Plan, the rule the workflow applies too
-	// (issue 25). The harness summarizes.
+	// The parent of a sub-agent is landing and is owed this partial at
+	// once: it makes the landing call, with this result in it.
+	parentEnded := errors.Is(context.Cause(ctx), ErrParentEnded) || errors.Is(context.Cause(s.ctx), ErrParentEnded)
+	stop.Kind, stop.NoCall = grun.Stopped, summarize == nil || parentEnded
 	s.mu.Lock()
-	end.Mute = s.mute
-	unanswered := s.unanswered
+	stop.Setup = slices.Clone(s.setup)
+	s.m.Step(stop)
+	cmd := s.m.Step(grun.Event{Kind: grun.Landing, Figures: grun.Figures{Remaining: lb.Remaining(), Reserve: lb.Reserve(),
+		Floor: lb.Floor(), P50: s.b.Estimates().Kind(model.Kind).P50(), Calls: slices.Clone(s.calls)}})
 	s.mu.Unlock()
-	plan := landing.Plan(landing.Landing{Record: s.landingRecord(cause), Unanswered: unanswered,
-		Summarizer: summarize != nil, End: end, Remaining: lb.Remaining(), Reserve: lb.Reserve(),
-		Floor: lb.Floor(), P50: s.b.Estimates().Kind(model.Kind).P50()})
-	s.mu.Lock()
-	s.failure = plan.Failure
-	s.mu.Unlock()
-	var failed bool
-	var why, text string
-	if plan.Call {
-		var err error
-		text, err = s.landingCall(ctx, lb, plan.Prompt, summarize)
-		if failed = err != nil; failed {
-			why = err.Error()
+	if cmd.Kind == grun.MakeLandingCall {
+		text, err := s.landingCall(ctx, lb, cmd.Plan.Prompt, summarize)
+		e := grun.Event{Kind: grun.LandingEnded, Reply: grun.Reply{Content: text}}
+		if err != nil {
+			e.Failed, e.Why = true, err.Error()
 		}
+		cmd = s.feed(e)
 	}
-	rec, answer := plan.Landed(cause, failed, why, text)
-	s.record(rec)
+	s.record(cmd.Record)
 	s.settleCancels()
-	return s.finish(landing.SummarizeWith(s.landingRecord(cause), answer))
+	s.mu.Lock()
+	res := s.m.Result(slices.Clone(s.calls))
+	s.mu.Unlock()
+	return s.finish(res)
 }
 
 // landingBudget is the budget a landing for cause leases from and waits
@@ -179,13 +175,11 @@ func (s *Session) landsBy() (time.Time, bool) {
 // landFailed ends the run because a model request failed with err, as
 // [Session.landFor] does with the cause [CauseOf] names (the run's own end
 // first: a call on a context of the caller's own sees the run's quiet
-// clock too), and with the failure on the record, for a person: the status
-// and the server's message, or the wait the budget could not afford, which
-// the boundary says ("The model failed at step 1: 401 Incorrect API key
-// provided."). When the model's server refused the run itself
-// ([model.Refused]: 401, 403, 404, or it could not be reached), the
-// landing call is not sent to it: the harness summarizes.
-// It is [Session.Land] of an err that is not nil.
+// clock too). The run's machine has the words of a turn that failed (a
+// Turn's end, a turn BeginTurn refused); an err it did not hear that
+// the model failed with is named for a person, its status and the
+// server's message ("The model failed at step 1: 401 Incorrect API key
+// provided."). It is [Session.Land] of an err that is not nil.
 func (s *Session) landFailed(ctx context.Context, err error, summarize func(ctx context.Context, prompt string) (string, error)) landing.Result {
 	if !s.started() {
 		return noSession()
@@ -193,24 +187,22 @@ func (s *Session) landFailed(ctx context.Context, err error, summarize func(ctx 
 	if ctx == nil {
 		ctx = s.ctx
 	}
-	cause := landing.TurnCause(s.workEnded(ctx), outOfTime(err))
-	done := turnDone(s.b, nil, err)
-	if done.Doing != "" {
-		s.mu.Lock()
-		s.doing = done.Doing
-		s.mu.Unlock()
+	stop := grun.Event{Cause: landing.TurnCause(s.workEnded(ctx), outOfTime(err))}
+	if stop.Cause == landing.CauseUpstream {
+		stop.Failure = model.Describe(err)
 	}
-	return s.land(ctx, cause, failureOf(s.b, cause, err), done.End, summarize)
+	return s.land(ctx, stop, summarize)
 }
 
-// turnDone reads how a model turn of the Session ended — resp and err, as
-// the Session's own turn returned them — as the turn machine's TurnDone, which
+// turnDone reads how a model turn of the harness's loop ended — resp and
+// err, as its Model returned them: a Model says no more — as the turn
+// machine's TurnDone, which
 // the run's machine takes as the workflow hands it the one its turn
 // machine returned (issue 25): a turn the budget refused before anything
 // was sent made no attempt (N zero), and one that failed says its cause,
 // its words (failureOf, doingOf) and whether its server would answer a
-// landing call. How its last attempt went unanswered is the Session's
-// (heardModel).
+// landing call. How its last attempt went unanswered is what the turn's
+// observer heard (heard). A Turn's end is its own machine's TurnDone.
 func turnDone(b *budget.Budget, resp *model.Response, err error) model.TurnCommand {
 	c := model.TurnCommand{Kind: model.TurnDone, OK: err == nil}
 	if resp != nil {
@@ -243,9 +235,6 @@ func failureOf(b *budget.Budget, cause landing.Cause, err error) string {
 		return landing.RetryAfterWords(ge.Delay.Sleep, b.Available())
 	}
 	if cause == landing.CauseUpstream {
-		if errors.Is(err, errEmptyAnswer) {
-			return err.Error()
-		}
 		return model.Describe(err)
 	}
 	if cause != landing.CauseBudget {
@@ -254,7 +243,7 @@ func failureOf(b *budget.Budget, cause landing.Cause, err error) string {
 	// The time ran out because of the model: say how, rather than leave
 	// the boundary to a catch-all (issue 24).
 	if ae, ok := errors.AsType[*trace.AttemptError](err); ok && cutShort(ae) {
-		return "" // heardModel names what the attempt sent before it was cut
+		return "" // heard names what the attempt sent before it was cut
 	}
 	if ge, ok := errors.AsType[*trace.GaveUpError](err); ok && ge.Last != nil {
 		return landing.GaveUpWords(model.Describe(ge.Last), b.Available())
@@ -282,13 +271,13 @@ func doingOf(err error) string {
 		return ""
 	}
 	if _, ok := errors.AsType[*trace.AttemptError](err); ok {
-		return "" // a retry refused: failureOf or heardModel names the attempt
+		return "" // a retry refused: failureOf or heard names the attempt
 	}
 	return landing.NoModelTurn(re)
 }
 
 // cutShort reports whether ae is a model attempt we ended, rather than
-// one the server failed: [Session.heardModel] has named what it sent.
+// one the server failed: the turn's heard names what it sent.
 func cutShort(ae *trace.AttemptError) bool {
 	return ae.Outcome == trace.GaveUp || ae.Outcome == trace.Quiet || ae.Outcome == trace.Cancelled
 }
@@ -417,18 +406,14 @@ func (s *Session) endCancels() {
 }
 
 // claim reports whether the caller is the one to make the run's result:
-// the first of Land and Answer to ask; failure, if not empty, is then what
-// stopped the run, for the boundary. From then on no work is started.
-func (s *Session) claim(failure string) bool {
+// the first of Land and Answer to ask. From then on no work is started.
+func (s *Session) claim() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.claimed {
 		return false
 	}
 	s.claimed = true
-	if failure != "" {
-		s.failure = failure
-	}
 	return true
 }
 

@@ -98,19 +98,19 @@ func (s *Session) Run(ctx context.Context) landing.Result {
 // model.Client.call).
 type loop struct {
 	s       *Session
-	m       grun.Machine
 	cmd     grun.Command
 	conv    []openai.ChatCompletionMessageParamUnion
 	offered offering
 	req     model.Request   // the turn about to be made
 	resp    *model.Response // what the turn answered, nil while it streams
 	err     error           // how the turn failed
+	heard   heard           // how the turn's model attempts went unanswered
 	res     *landing.Result // the run's result, once done
 }
 
 func (s *Session) newLoop() *loop {
 	prompt := landing.System(s.cfg.Instructions)
-	return &loop{s: s, m: grun.New(grun.Rules{Task: s.cfg.Task, Quiet: s.cfg.Quiet, MaxSteps: s.cfg.MaxSteps, Parallel: s.cfg.Parallel > 1}),
+	return &loop{s: s,
 		conv: []openai.ChatCompletionMessageParamUnion{
 			openai.SystemMessage(prompt),
 			openai.UserMessage(s.cfg.Task),
@@ -128,7 +128,7 @@ func (l *loop) run(ctx context.Context) {
 		switch l.cmd.Kind {
 		case grun.MakeTurn:
 			l.ask()
-			l.resp, l.err = l.s.turn(ctx, l.req)
+			l.resp, l.err = l.s.turn(ctx, l.req, &l.heard)
 			l.took(ctx)
 		case grun.MakeCalls:
 			l.call(ctx)
@@ -147,11 +147,12 @@ func (l *loop) run(ctx context.Context) {
 // idle run's stack at 32 KB where a bare openai-go call holds 16 KB
 // (issue 25 item 6, as issue 13 found of Run's own frame).
 
-// step tells the run's machine an event of kind, with the figures of now.
+// step tells the run's machine, the Session's, an event of kind, with the
+// figures of now.
 //
 //go:noinline
 func (l *loop) step(ctx context.Context, kind grun.EventKind) {
-	l.cmd = l.m.Step(grun.Event{Kind: kind, Figures: l.figures(ctx)})
+	l.cmd = l.s.feed(grun.Event{Kind: kind, Figures: l.figures(ctx)})
 }
 
 // landNoModel lands a run with no model: nothing to ask, nor to land with.
@@ -188,8 +189,9 @@ func (l *loop) ask() {
 }
 
 // took tells the machine how the turn that answered l.resp or failed with
-// l.err ended, in the turn machine's terms ([turnDone]); what the reply
-// said goes to the conversation, where a landing call can use it.
+// l.err ended, in the turn machine's terms ([turnDone]) and with how its
+// attempts went unanswered; what the reply said goes to the conversation,
+// where a landing call can use it.
 //
 //go:noinline
 func (l *loop) took(ctx context.Context) {
@@ -201,8 +203,11 @@ func (l *loop) took(ctx context.Context) {
 			l.conv = append(l.conv, AssistantMessage(m))
 		}
 	}
-	l.cmd = l.m.Step(grun.Event{Kind: grun.TurnEnded, Figures: grun.Figures{Ended: l.s.workEnded(ctx)},
-		Turn: turnDone(l.s.b, l.resp, l.err), Reply: reply})
+	done := turnDone(l.s.b, l.resp, l.err)
+	l.s.mu.Lock()
+	done.Unanswered, done.End.Mute = l.heard.unanswered, l.heard.mute
+	l.s.mu.Unlock()
+	l.cmd = l.s.turnEnded(ctx, done, reply, false)
 }
 
 // call makes the tool calls the reply asked for and adds their results
@@ -222,18 +227,12 @@ func (l *loop) call(ctx context.Context) {
 	}
 }
 
-// land lands the run as the machine says, with its words, through the
-// Session's landing, which its embedders begin too.
+// land lands the run as the machine says, through the Session's landing,
+// which its embedders begin too: the machine has the words.
 //
 //go:noinline
 func (l *loop) land(ctx context.Context) {
-	s, c := l.s, l.cmd
-	if c.Doing != "" {
-		s.mu.Lock()
-		s.doing = c.Doing
-		s.mu.Unlock()
-	}
-	l.end(s.land(ctx, c.Cause, c.Failure, c.End, s.summarizer(l.conv)))
+	l.end(l.s.land(ctx, grun.Event{Cause: l.cmd.Cause}, l.s.summarizer(l.conv)))
 }
 
 // end keeps the run's result.
@@ -245,7 +244,7 @@ func (l *loop) end(res landing.Result) { l.res = &res }
 func (s *Session) summarizer(conv []openai.ChatCompletionMessageParamUnion) func(context.Context, string) (string, error) {
 	return func(ctx context.Context, prompt string) (string, error) {
 		msgs := append(withNote(conv, s.Note()), openai.UserMessage(prompt))
-		resp, err := s.turn(ctx, model.Request{Messages: msgs})
+		resp, err := s.turn(ctx, model.Request{Messages: msgs}, nil)
 		if resp == nil {
 			return "", err
 		}

@@ -24,9 +24,25 @@ func (s *Session) observer(index int, w *watchdog.Watchdog) *trace.Observer {
 // observerFor is [Session.observer] for the attempts of a tool call the
 // model named callID ("": none): they are recorded with it.
 func (s *Session) observerFor(index int, w *watchdog.Watchdog, callID string) *trace.Observer {
-	o := &observer{s: s, index: index, w: w, callID: callID}
+	return s.turnObserver(index, w, callID, nil)
+}
+
+// turnObserver is [Session.observerFor] that keeps in h how the model
+// attempts of a step went unanswered.
+func (s *Session) turnObserver(index int, w *watchdog.Watchdog, callID string, h *heard) *trace.Observer {
+	o := &observer{s: s, index: index, w: w, callID: callID, heard: h}
 	o.obs.Listener = o
 	return &o.obs
+}
+
+// heard is how the last model attempt of a turn of the harness's loop
+// went unanswered until it was ended ([landing.Unanswered]): the loop's
+// Model says only how the turn failed, so its observer keeps what the
+// attempt's record says, for the turn's end as the run's machine takes it
+// (turnDone). A Turn's own machine knows it without.
+type heard struct {
+	unanswered string
+	mute       bool
 }
 
 // observer is what hears one turn or call of a run, as one object: the
@@ -38,6 +54,7 @@ type observer struct {
 	index  int                // the step
 	w      *watchdog.Watchdog // hears the signals
 	callID string             // the model's id of the call, on its attempts' records; "" for a turn
+	heard  *heard             // a loop's turn: keeps how its model attempts went unanswered; nil for others
 	obs    trace.Observer
 }
 
@@ -47,11 +64,6 @@ func (o *observer) AttemptStart(a trace.Attempt) {
 	}
 	s := o.s
 	s.attempts.Add(1)
-	if a.Step == model.Kind && o.index > 0 {
-		s.mu.Lock()
-		s.asked = true
-		s.mu.Unlock()
-	}
 	s.record(attemptRecord(trace.AttemptStart, o.index, a))
 }
 
@@ -73,8 +85,11 @@ func (o *observer) AttemptEnd(a trace.Attempt) {
 		rec.Message = redact.Secrets(a.Err.Error())
 	}
 	o.s.record(rec)
-	if a.Step == model.Kind && o.index > 0 {
-		o.s.heardModel(a)
+	if o.heard != nil && a.Step == model.Kind {
+		unanswered, mute := landing.Unanswered(a)
+		o.s.mu.Lock()
+		o.heard.unanswered, o.heard.mute = unanswered, mute
+		o.s.mu.Unlock()
 	}
 }
 
@@ -151,24 +166,6 @@ func (o *observer) Signal(sig trace.Signal) {
 	default:
 		o.w.Mark(sig.Event)
 	}
-}
-
-// heardModel keeps how a, a model attempt of a step (not the landing
-// call), went unanswered when it was ended, for the boundary: its server
-// sent nothing of an answer — no status, no chunk, not even a keepalive;
-// only keepalives; or chunks of an answer it never finished (issue 24).
-// When its lease or the quiet clock ended it, the model is mute: the
-// landing of such a run is not sent to that server, which would most
-// likely keep the landing waiting the same way (SPEC §4). One the caller
-// cancelled is named, and still asked to land, within the reserve. An
-// attempt that ended in any other way clears both. Headers alone are not
-// seen here: a server that answers 200 and then nothing has sent nothing
-// of an answer either.
-func (s *Session) heardModel(a trace.Attempt) {
-	unanswered, mute := landing.Unanswered(a)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.unanswered, s.mute = unanswered, mute
 }
 
 // pause stops w's quiet clock, and the parent's for this run's call when

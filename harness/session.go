@@ -18,6 +18,7 @@ import (
 	"github.com/glidepath/glidepath/internal/redact"
 	grun "github.com/glidepath/glidepath/internal/run"
 	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
@@ -67,12 +68,15 @@ type Session struct {
 	phaseT   *time.Timer   // fires at the frame's next change of phase
 	phaseOff bool          // reports whether no timer may be armed: the run is closed
 
-	mu          sync.Mutex // guards the fields below
-	step        int        // model turns made
+	mu sync.Mutex // guards the fields below
+	// m is the run's sequence and all its landing reads: the steps made,
+	// the words of what stopped the run, how its last model turn ended
+	// (internal/run, the machine the workflow drives too). The loop and a
+	// loop of the embedder's feed it the same events (issue 25).
+	m           grun.Machine
 	calls       []landing.Call
 	turns       map[*Turn]struct{}                   // BeginTurn's not yet ended; nil before the first
 	pauses      map[pause]func()                     // the quiet clock's pauses for backoff sleeps in progress, and their resumes; nil before the first
-	failure     string                               // what stopped the run, for the boundary (Record.Failure)
 	landingW    *watchdog.Watchdog                   // the landing call's own watchdog while it runs
 	landingCtx  context.Context                      // the landing call's context while it runs: what calls are bound to then
 	landingB    *budget.Budget                       // the budget the landing call leases from while it runs
@@ -85,11 +89,7 @@ type Session struct {
 	done        chan struct{}                        // closed once the result is made and run_end recorded
 	closed      bool
 	unavailable []landing.Unavailable // the tools the run could not offer, and why, each named once
-	setup       []string              // the pieces of setup that did not finish, in words ([Session.setupLeft])
-	unanswered  string                // how the last model attempt of a step went unanswered until it was ended, for the boundary; "": it was answered, or none was made (heardModel)
-	mute        bool                  // reports whether that attempt's lease or the quiet clock ended it: the landing call is not sent to its server
-	doing       string                // where the run was when it stopped, for a boundary with no call to list, when the harness knows better than asked says (doingOf)
-	asked       bool                  // reports whether a model attempt of a step was started: a boundary with nothing else to say says whether the model had been asked
+	setup       []string              // the pieces of setup that did not finish, in words ([Session.setupLeft]), which the machine is told as the run lands
 }
 
 // Start starts a run on b, the budget the caller started (so that what the
@@ -130,7 +130,8 @@ func startValid(ctx context.Context, b *budget.Budget, cfg Config) (*Session, co
 	// The maps of turns, pauses and children are made at their first
 	// entry: most runs need none of them, and a run is kept small (issue
 	// 13).
-	s := &Session{cfg: cfg, id: cfg.RunID, b: b, done: make(chan struct{})}
+	s := &Session{cfg: cfg, id: cfg.RunID, b: b, done: make(chan struct{}),
+		m: grun.New(grun.Rules{Task: cfg.Task, Quiet: cfg.Quiet, MaxSteps: cfg.MaxSteps, Parallel: cfg.Parallel > 1})}
 	if s.id == "" {
 		s.id = newRunID()
 	}
@@ -455,7 +456,21 @@ func (s *Session) traceErr(err error) error {
 func (s *Session) steps() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.step
+	return s.m.Steps()
+}
+
+// feed tells the run's machine e, and returns what it asks for.
+func (s *Session) feed(e grun.Event) grun.Command {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m.Step(e)
+}
+
+// turnEnded tells the run's machine how a model turn of a step ended, t,
+// as an embedder's (open) or the loop's, whose reply r is the machine's to
+// act on.
+func (s *Session) turnEnded(ctx context.Context, t model.TurnCommand, r grun.Reply, open bool) grun.Command {
+	return s.feed(grun.Event{Kind: grun.TurnEnded, Figures: grun.Figures{Ended: s.workEnded(ctx)}, Turn: t, Reply: r, Open: open})
 }
 
 // specs returns the tools on offer ([Session.usable]), and declares their
@@ -640,19 +655,6 @@ func (s *Session) cancelAccepted(key string) {
 			c.State = landing.StateCancelled
 		}
 	}
-}
-
-// landingRecord is what the run knows about itself when it lands.
-func (s *Session) landingRecord(cause landing.Cause) landing.Record {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rec := landing.Record{Task: s.cfg.Task, Cause: cause, Step: s.step, Quiet: s.cfg.Quiet, Failure: s.failure,
-		Doing: grun.Doing(s.doing, s.asked), Calls: slices.Clone(s.calls)}
-	if s.step == 0 {
-		// No model turn was made: the setup is all the run did.
-		rec.Setup = slices.Clone(s.setup)
-	}
-	return rec
 }
 
 // over reports whether the run has ended, or is landing: no more work is

@@ -110,7 +110,17 @@ func (s *Session) call(ctx context.Context, step int, specs toolSpecs, c ToolCal
 			Reason: "gated", Message: landing.GateReason(res.Cause)})
 		return res
 	}
-	if strings.HasPrefix(kind, AgentKindPrefix) {
+	if s.runsAgent(c.Name) {
+		// The task of a sub-agent the run starts itself is read before
+		// any I/O, by the rule the workflow reads it by too: a call that
+		// names none makes no attempt (issue 25).
+		if _, err := landing.ChildTask(c.Name, c.Arguments); err != nil {
+			res := tools.Result{Tool: c.Name, Outcome: trace.Invalid, Err: err.Error(), Cause: err}
+			s.recordCall(res.Landing(step, kind))
+			return res
+		}
+	}
+	if g.Agent {
 		s.agentCalls.Add()
 		defer s.agentCalls.Done() // after its record: Land waits for it
 	}
@@ -130,4 +140,19 @@ func (s *Session) callerEnded(ctx context.Context) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %w", ErrCallerEnded, context.Cause(ctx))
+}
+
+// runsAgent reports whether the tool called name is an [Agent] the run
+// starts itself, as its registry holds it: a sub-agent served elsewhere
+// reads its own arguments.
+func (s *Session) runsAgent(name string) bool {
+	reg, ok := s.cfg.Tools.(interface {
+		Lookup(string) (tools.Tool, bool)
+	})
+	if !ok {
+		return false
+	}
+	t, _ := reg.Lookup(name)
+	_, local := t.(*Agent)
+	return local
 }

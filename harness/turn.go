@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
+	grun "github.com/glidepath/glidepath/internal/run"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/trace"
@@ -21,8 +22,8 @@ import (
 // ladder turns off once the run has left the explore phase. While the run
 // lands (inside the summarize function of [Session.Land]) the turn is the
 // landing call instead: one attempt on a landing lease, offered no tools,
-// which is not a step. A turn the budget refused before anything was sent
-// is not counted as a step.
+// which is not a step. h keeps how the turn's model attempts went
+// unanswered, for its end as the run's machine takes it.
 //
 // It returns the response by pointer; nil when the turn was not made at
 // all. It stays on the stack of a run blocked in a
@@ -30,7 +31,7 @@ import (
 // CompletePointer, as a [*model.Client] has, makes one when the turn
 // ends, and one without is called from a frame of its own (issue 13; see
 // # Stack at model.Client.call).
-func (s *Session) turn(ctx context.Context, req model.Request) (*model.Response, error) {
+func (s *Session) turn(ctx context.Context, req model.Request, h *heard) (*model.Response, error) {
 	if !s.started() {
 		return nil, ErrNoSession
 	}
@@ -51,7 +52,7 @@ func (s *Session) turn(ctx context.Context, req model.Request) (*model.Response,
 	n := s.steps() + 1
 	s.w.Mark(watchdog.ModelCall)
 	req.Parallel = req.Parallel && s.ladder.MayWiden(landing.Parallel) == nil
-	obs := s.observer(n, s.w)
+	obs := s.turnObserver(n, s.w, "", h)
 	var resp *model.Response
 	var err error
 	if m, ok := s.cfg.Model.(pointerModel); ok {
@@ -61,11 +62,6 @@ func (s *Session) turn(ctx context.Context, req model.Request) (*model.Response,
 	}
 	if resp == nil { // a Model of someone else's may answer none
 		resp = &model.Response{}
-	}
-	if err == nil || resp.Attempts > 0 || !errors.Is(err, budget.ErrRefused) {
-		s.mu.Lock()
-		s.step = n
-		s.mu.Unlock()
 	}
 	return resp, err
 }
@@ -186,14 +182,12 @@ func (s *Session) BeginTurn(ctx context.Context) (context.Context, *Turn, error)
 	obs := s.observer(index, w)
 	if cmd.Kind != model.TurnAttempt {
 		obs.OnRefused(model.Kind, "", 1, cmd.Refused)
+		if !landingCall {
+			s.turnEnded(ctx, cmd, grun.Reply{}, true) // no step: the boundary says there was no time for one
+		}
 		return nil, nil, cmd.Refused
 	}
 	cmd.Lease.Deadline = time.Now().Add(cmd.Lease.Granted)
-	if !landingCall {
-		s.mu.Lock()
-		s.step = index
-		s.mu.Unlock()
-	}
 	t := &Turn{s: s, w: w, obs: obs, b: b, kind: kind, index: index, m: m, cmd: cmd,
 		info: trace.Attempt{Step: model.Kind, N: 1, Lease: cmd.Lease, Start: time.Now()}}
 	bctx, release := s.bind(ctx)
@@ -283,6 +277,43 @@ func (t *Turn) End(err error) error {
 	t.s.mu.Unlock()
 	defer t.release()
 	defer t.stop()
+	err, answered := t.end(err)
+	if t.index > 0 {
+		// The run's machine takes the step's end: a turn's failure is
+		// in its own machine's words (done), as the workflow hands it.
+		done := model.TurnCommand{Kind: model.TurnDone, OK: true, N: 1}
+		if !answered {
+			done = t.done(err)
+		}
+		t.s.turnEnded(nil, done, grun.Reply{}, true)
+	}
+	return err
+}
+
+// done is how the turn ended, failed with err, as its machine says: the
+// command that ended it, or, when End heard the failure, the machine's
+// end of it as the turn's last attempt, since no request is left to send
+// it again.
+func (t *Turn) done(err error) model.TurnCommand {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.cmd; c.Kind == model.TurnDone {
+		if t.over == nil && c.Cause == landing.CauseUpstream {
+			// The middleware heard the server fail by its status; err is
+			// that failure as the client read its answer, in the server's
+			// words.
+			c.Failure, c.End.Refused = model.Describe(err), model.Refused(err)
+		}
+		return c
+	}
+	a, _ := model.Attempted(err, time.Now())
+	a.Retry, a.Chunks, a.Keepalives, a.Took = false, t.info.Chunks, t.info.Keepalives, t.info.End.Sub(t.info.Start)
+	return t.m.Step(model.TurnEvent{Kind: model.TurnAttemptEnded, Figures: budget.FiguresOf(t.b, t.kind, false), Attempt: a})
+}
+
+// end is End of a Turn not ended before: the turn's failure, and whether
+// it answered (a reply that is not a whole answer too).
+func (t *Turn) end(err error) (error, bool) {
 	t.mu.Lock()
 	sent, open, over, actx, stopN := t.sent, t.open, t.over, t.actx, t.stopN
 	t.info.End = time.Now()
@@ -296,21 +327,21 @@ func (t *Turn) End(err error) error {
 	}
 	switch {
 	case sent == 0 && err == nil:
-		return ErrNotLeased
+		return ErrNotLeased, false
 	case sent == 0 && t.ctx.Err() != nil:
 		// Nothing went out before the turn's context ended: there is no
 		// attempt to record, and its end is classified as an attempt's.
-		return model.Classify(t.ctx, 1, err)
+		return model.Classify(t.ctx, 1, err), false
 	case sent == 0:
-		return fmt.Errorf("%w: %w", ErrNotLeased, model.Classify(t.ctx, 1, err))
+		return fmt.Errorf("%w: %w", ErrNotLeased, model.Classify(t.ctx, 1, err)), false
 	case !open && over != nil:
-		return over // the machine ended the turn's attempts
+		return over, false // the machine ended the turn's attempts
 	case !open:
 		// The middleware recorded the last attempt's failure as it came.
 		if err == nil {
 			err = ErrNoAnswer
 		}
-		return model.Classify(actx, sent, err)
+		return model.Classify(actx, sent, err), false
 	}
 	switch {
 	case err == nil && !answered:
@@ -330,14 +361,13 @@ func (t *Turn) End(err error) error {
 		t.mu.Unlock()
 		t.kind.Observe(cmd.Took)
 		t.w.Mark(cmd.Heard)
-		err = model.CheckFinish(finish)
-	} else {
-		ae := model.Classify(actx, sent, err)
-		info.Outcome, info.Status, info.Err = ae.Outcome, ae.Status, ae
-		err = ae
+		t.obs.OnAttemptEnd(info)
+		return model.CheckFinish(finish), true
 	}
+	ae := model.Classify(actx, sent, err)
+	info.Outcome, info.Status, info.Err = ae.Outcome, ae.Status, ae
 	t.obs.OnAttemptEnd(info)
-	return err
+	return ae, false
 }
 
 // landingCallNow returns the landing call's watchdog and budget, and

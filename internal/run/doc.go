@@ -13,9 +13,12 @@
 // It does no I/O, starts no goroutine, reads no clock and takes no lock:
 // the host feeds it [Event]s, each with the figures of its budget at that
 // moment ([Figures]), and performs the [Command] each [Machine.Step]
-// returns. The harness's own loop does so with a Session; the Temporal
-// workflow of temporal/durable does so with activities, so that both keep
-// one sequence and one set of words.
+// returns. The harness's own loop does so through a Session, which feeds
+// it the same events for a loop of its embedder's (a Turn's end is an
+// Open TurnEnded; Land is Stopped), so that every landing in process
+// reads its state from here; the Temporal workflow of temporal/durable
+// does so with activities, so that both keep one sequence and one set of
+// words.
 //
 // It is internal: its events name the hosts' own steps (a Session's
 // turn, a workflow's activity), and no third-party host drives a run yet.

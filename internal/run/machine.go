@@ -86,6 +86,11 @@ type Event struct {
 	NoCall  bool              // Stopped
 	Failed  bool              // LandingEnded
 	Why     string            // LandingEnded
+	// Open (TurnEnded) is a turn of an embedder's own loop (a Session's
+	// Turn): the machine takes how it ended — the step, the words a
+	// landing would read — and asks for nothing, since what its reply
+	// asks for, and whether a failure lands, are the embedder's to say.
+	Open bool
 }
 
 // CommandKind names what the host is to do.
@@ -118,13 +123,6 @@ type Command struct {
 	Cause    landing.Cause       // Land, MakeLandingCall, Done ("" for an answer)
 	Plan     landing.LandCommand // MakeLandingCall
 	Record   trace.Record        // Done: the landing record; no Event for an answer
-
-	// Land: the words the landing reads as they stand — what stopped the
-	// run, what it was doing — and how its last model attempt ended, for
-	// a host whose landing is begun by its embedder too (a Session's) and
-	// takes them from here.
-	Failure, Doing string
-	End            landing.ModelEnd
 }
 
 // A Machine is one run's sequence and the state its landing reads. The
@@ -165,6 +163,10 @@ func (m *Machine) Step(e Event) Command {
 	case CallsEnded:
 		return m.next(f)
 	case TurnEnded:
+		if e.Open {
+			m.took(f, e.Turn)
+			return Command{}
+		}
 		return m.turnEnded(f, e.Turn, e.Reply)
 	case Stopped:
 		if e.Setup != nil {
@@ -201,20 +203,9 @@ func (m *Machine) next(f Figures) Command {
 // them made; one that is not a whole answer lands upstream with the
 // process's words; an answer is the run's result.
 func (m *Machine) turnEnded(f Figures, t model.TurnCommand, r Reply) Command {
-	if t.OK || t.N > 0 {
-		m.steps++
-		m.asked = true
-	}
-	m.unanswered, m.end = t.Unanswered, t.End
-	if t.Doing != "" {
-		m.doing = t.Doing
-	}
+	m.took(f, t)
 	if !t.OK {
-		cause := landing.TurnCause(f.Ended, t.Cause == landing.CauseBudget)
-		if f.Ended == "" {
-			m.failure = t.Failure
-		}
-		return m.land(cause)
+		return m.land(landing.TurnCause(f.Ended, t.Cause == landing.CauseBudget))
 	}
 	if r.ToolCalls > 0 {
 		return Command{Kind: MakeCalls}
@@ -236,11 +227,33 @@ func (m *Machine) turnEnded(f Figures, t model.TurnCommand, r Reply) Command {
 	return m.land(cause)
 }
 
+// took keeps what a turn that ended as t says for the landing: the step
+// it was, unless the budget refused it before anything was sent; how its
+// last attempt went; and, when it failed while the run's work went on,
+// its words (an answer clears those of a turn before it, which an
+// embedder's loop may have tried again).
+func (m *Machine) took(f Figures, t model.TurnCommand) {
+	if t.OK || t.N > 0 {
+		m.steps++
+		m.asked = true
+	}
+	m.unanswered, m.end = t.Unanswered, t.End
+	if t.Doing != "" {
+		m.doing = t.Doing
+	}
+	switch {
+	case t.OK:
+		m.failure = ""
+	case f.Ended == "":
+		m.failure = t.Failure
+	}
+}
+
 // land begins the landing for cause: the host prepares it and sends
 // Landing.
 func (m *Machine) land(cause landing.Cause) Command {
 	m.cause, m.landing = cause, true
-	return Command{Kind: Land, Cause: cause, Failure: m.failure, Doing: m.doing, End: m.end}
+	return Command{Kind: Land, Cause: cause}
 }
 
 // decide decides the landing on the landing's figures (landing.Plan).
@@ -274,22 +287,21 @@ func (m *Machine) finish(rec trace.Record, answer string) Command {
 // the budget refused its turn, else whether the model had been asked.
 func (m *Machine) Record(cause landing.Cause, calls []landing.Call) landing.Record {
 	rec := landing.Record{Task: m.rules.Task, Cause: cause, Step: m.steps, Quiet: m.rules.Quiet,
-		Failure: m.failure, Doing: Doing(m.doing, m.asked), Calls: calls}
+		Failure: m.failure, Doing: m.doingWords(), Calls: calls}
 	if m.steps == 0 {
 		rec.Setup = m.setup // no model turn was made: the setup is all the run did
 	}
 	return rec
 }
 
-// Doing says, for a boundary with no call to list and no failure to
-// name, what the run was doing when it stopped: doing, when its host knows
-// (why the budget refused its turn), else whether its model had been
-// asked. A Session's landing record says it so too.
-func Doing(doing string, asked bool) string {
+// doingWords says, for a boundary with no call to list and no failure to
+// name, what the run was doing when it stopped: why the budget refused
+// its turn, when its host knows, else whether its model had been asked.
+func (m *Machine) doingWords() string {
 	switch {
-	case doing != "":
-		return doing
-	case asked:
+	case m.doing != "":
+		return m.doing
+	case m.asked:
 		return "the model had not answered yet"
 	}
 	return "no model turn had started"

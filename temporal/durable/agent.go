@@ -1,12 +1,11 @@
 package durable
 
 import (
-	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -47,12 +46,10 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 		lc.Outcome, lc.Summary = landing.Refused, "not started: "+why
 		return "error: not started: " + why, lc
 	}
-	var args struct {
-		Task string `json:"task"`
-	}
-	if err := json.Unmarshal(tc.Arguments, &args); err != nil || strings.TrimSpace(args.Task) == "" {
-		lc.Outcome, lc.Summary = landing.Failed, "bad arguments"
-		return fmt.Sprintf("error: %s: the arguments are not {\"task\": \"…\"}", spec.Name), lc
+	task, err := landing.ChildTask(spec.Name, tc.Arguments)
+	if err != nil { // rejected before any I/O, as in process: no attempt
+		res := tools.Result{Tool: tc.Name, Outcome: trace.Invalid, Err: err.Error(), Cause: err}
+		return res.Content(), res.Landing(r.step, kind)
 	}
 	_, remaining, _ := r.clock(ctx)
 	slice, rule := landing.SliceOf(remaining, r.frame.Reserve(), r.frame.Floor(), spec.Ceiling, r.model.P95())
@@ -65,7 +62,7 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 	// Named by the key, minted once: the same on a replay or takeover.
 	childID := spec.Name + "/" + string(key)
 	in := Input{
-		Task: args.Task, Instructions: t.Agent.Instructions, Budget: slice.Granted, Reserve: slice.Reserve,
+		Task: task, Instructions: t.Agent.Instructions, Budget: slice.Granted, Reserve: slice.Reserve,
 		Deadline: workflow.Now(ctx).Add(slice.Granted), Floor: slice.Floor, MaxSteps: t.Agent.MaxSteps,
 		Parallel: set.Parallel, MaxAttempts: r.in.MaxAttempts, Quiet: set.Quiet, RunID: childID, Toolset: t.Agent.Toolset,
 		Parent: &Parent{WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, RunID: r.frame.RunID(), Step: kind, Key: string(key),

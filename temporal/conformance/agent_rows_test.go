@@ -1,0 +1,65 @@
+package conformance_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/sim"
+)
+
+// agentRows are the sub-agent scenarios of this file, beside rows: a
+// table of their own, run the way TestBothHostsAgree runs rows.
+var agentRows = []row{
+	{
+		name:     "a sub-agent called with a blank task is rejected before any attempt",
+		diverges: "in process an invalid attempt was recorded; temporal recorded \"bad arguments\" with no attempt",
+		tools:    "tools:\n" + researcher,
+		child:    "tools: []\n",
+		sc: &sim.Scenario{Rules: []sim.Rule{
+			{Request: 1, ToolCalls: calls(call("researcher", `{"task":"  "}`))},
+			answer(2, "No task, no research."),
+		}},
+		budget: 4 * time.Second,
+		also: func(in, tmp []ending) []string {
+			var out []string
+			for _, e := range []ending{in[0], tmp[0]} {
+				for _, r := range e.recs {
+					if r.Step == "agent:researcher" {
+						out = append(out, fmt.Sprintf("%s: a %s record of the rejected call: its arguments are read before any I/O", e.host, r.Event))
+					}
+				}
+				if len(e.res.InFlight) != 0 || e.res.Status != landing.Complete {
+					out = append(out, fmt.Sprintf("%s: result %s, %d in flight: the run goes on after a rejected call", e.host, e.res.Status, len(e.res.InFlight)))
+				}
+			}
+			return out
+		},
+	},
+}
+
+// Every agent row runs on both hosts, as TestBothHostsAgree runs rows.
+func TestBothHostsAgreeOnSubAgents(t *testing.T) {
+	for _, rw := range agentRows {
+		t.Run(rw.name, func(t *testing.T) {
+			t.Parallel()
+			var wg sync.WaitGroup
+			var err error
+			var in, tmp ending
+			path, j, queue := rw.files(t), journal(t), "conformance-"+t.Name()
+			wg.Go(func() { tmp, err = runOnTemporal(t.Context(), rw, path, j, queue) })
+			in = runInProcess(t, rw, rw.files(t))
+			wg.Wait()
+			if err != nil {
+				t.Fatalf("issue 25: %s\n%v", rw.diverges, err)
+			}
+			diffs := append(agree(in, tmp, rw.loose), rw.also([]ending{in}, []ending{tmp})...)
+			if len(diffs) > 0 {
+				t.Errorf("issue 25: %s\n%s", rw.diverges, strings.Join(diffs, "\n"))
+			}
+		})
+	}
+}
