@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
 	"golang.org/x/sync/semaphore"
@@ -106,8 +105,7 @@ func (s *Session) call(ctx context.Context, step int, specs toolSpecs, c ToolCal
 	}
 	if res, ok := g.Admit(); !ok {
 		s.recordCall(res.Landing(step, kind))
-		s.record(trace.Record{Event: trace.Refused, Step: kind, StepIndex: step, Attempt: 1,
-			Reason: "gated", Message: landing.GateReason(res.Cause)})
+		s.record(g.Refusal(res, step, c.ID))
 		return res
 	}
 	if strings.HasPrefix(kind, AgentKindPrefix) {
