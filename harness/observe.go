@@ -5,9 +5,9 @@ import (
 	"errors"
 
 	"github.com/glidepath/glidepath/budget"
-	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/model"
+	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
 )
@@ -64,27 +64,18 @@ func (o *observer) AttemptStart(a trace.Attempt) {
 	}
 	s := o.s
 	s.attempts.Add(1)
-	s.record(attemptRecord(trace.AttemptStart, o.index, a))
+	s.record(trace.AttemptRecord(trace.AttemptStart, o.index, a))
 }
 
 func (o *observer) Context(ctx context.Context, a trace.Attempt) context.Context {
-	return o.s.attemptContext(ctx, attemptRecord(trace.AttemptStart, o.index, a))
+	return o.s.attemptContext(ctx, trace.AttemptRecord(trace.AttemptStart, o.index, a))
 }
 
 func (o *observer) AttemptEnd(a trace.Attempt) {
 	if o.callID != "" {
 		a.CallID = o.callID
 	}
-	rec := attemptRecord(trace.AttemptEnd, o.index, a)
-	rec.Outcome, rec.Status, rec.Keepalives = a.Outcome, a.Status, a.Keepalives
-	rec.Chunks, rec.Tokens = a.Chunks, a.Usage.Total
-	rec.InputTokens, rec.OutputTokens = a.Usage.Input, a.Usage.Output
-	rec.FinishReason, rec.ResponseModel = a.Finish, a.Model
-	if a.Err != nil {
-		// What a server answered may quote a secret it was sent.
-		rec.Message = redact.Secrets(a.Err.Error())
-	}
-	o.s.record(rec)
+	o.s.record(trace.AttemptRecord(trace.AttemptEnd, o.index, a))
 	if o.heard != nil && a.Step == model.Kind {
 		unanswered, mute := landing.Unanswered(a)
 		o.s.mu.Lock()
@@ -122,31 +113,31 @@ func (o *observer) Pause(step, key string) func() { return o.s.pause(o.w) }
 func (o *observer) BackoffEnd(step, key string) { o.s.resumed(o.w, step, key) }
 
 func (o *observer) Refused(step, key string, n int, err error) {
-	o.s.record(refusedRecord(step, o.index, n, key, err))
+	rec := trace.RefusedRecord(step, o.index, n, key, o.callID, err)
+	if errors.Is(err, landing.ErrGated) {
+		rec.Reason = "gated"
+	}
+	o.s.record(rec)
 }
 
 func (o *observer) CancelSent(step, key string, lease budget.Lease) {
-	o.s.record(trace.Record{Event: trace.CancelSent, Step: step, StepIndex: o.index, Key: key,
-		State: string(trace.CancelStateSent), GrantedMs: lease.Granted.Milliseconds()})
+	o.s.record(trace.CancelSentRecord(step, o.index, key, lease.Granted))
 }
 
 func (o *observer) CancelSettled(step, key string, state trace.CancelState, err error) {
 	if state == trace.CancelStateAccepted {
 		o.s.cancelAccepted(key)
 	}
-	o.s.record(trace.Record{Event: trace.CancelSent, Step: step, StepIndex: o.index, Key: key,
-		State: string(state), Message: errText(err)})
+	o.s.record(trace.CancelSettledRecord(step, o.index, key, state, err))
 }
 
 func (o *observer) Reconcile(step, key, state string, asks int, err error) {
-	o.s.record(trace.Record{Event: trace.Reconcile, Step: step, StepIndex: o.index, Key: key,
-		State: state, Attempt: asks, Message: errText(err)})
+	o.s.record(trace.ReconcileRecord(step, o.index, key, state, asks, err))
 }
 
 func (o *observer) Orphan(step, key string, err error) {
 	o.s.orphans.Add(1)
-	o.s.record(trace.Record{Event: trace.Orphan, Step: step, StepIndex: o.index, Key: key,
-		State: "open", Message: errText(err)})
+	o.s.record(trace.OrphanRecord(step, o.index, key, tools.NotJournaled(err)))
 }
 
 func (o *observer) Signal(sig trace.Signal) {
@@ -186,29 +177,4 @@ func (s *Session) attemptContext(ctx context.Context, rec trace.Record) context.
 	// Through the Recorder, which recovers a sink's panic and switches it
 	// off, rather than let a user's sink crash the run.
 	return s.rec.AttemptContext(ctx, rec)
-}
-
-func attemptRecord(ev trace.Event, index int, a trace.Attempt) trace.Record {
-	return trace.Record{Event: ev, Step: a.Step, StepIndex: index, Attempt: a.N, Key: a.Key, CallID: a.CallID,
-		GrantedMs: a.Lease.Granted.Milliseconds(), ResendCount: a.N - 1, Message: a.Message}
-}
-
-// refusedRecord is a refused attempt: by the budget (the reason is the
-// lease rule) or by the ladder (the reason is "gated").
-func refusedRecord(step string, index, n int, key string, err error) trace.Record {
-	rec := trace.Record{Event: trace.Refused, Step: step, StepIndex: index, Attempt: n,
-		ResendCount: n - 1, Key: key, Message: errText(err)}
-	if re, ok := errors.AsType[*budget.RefusedError](err); ok {
-		rec.Reason = re.Rule.String()
-	} else if errors.Is(err, landing.ErrGated) {
-		rec.Reason = "gated"
-	}
-	return rec
-}
-
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }

@@ -106,8 +106,7 @@ func (s *Session) call(ctx context.Context, step int, specs toolSpecs, c ToolCal
 	}
 	if res, ok := g.Admit(); !ok {
 		s.recordCall(res.Landing(step, kind))
-		s.record(trace.Record{Event: trace.Refused, Step: kind, StepIndex: step, Attempt: 1,
-			Reason: "gated", Message: landing.GateReason(res.Cause)})
+		s.record(g.Refusal(res, step, c.ID))
 		return res
 	}
 	if s.runsAgent(c.Name) {

@@ -494,15 +494,7 @@ func (c *call) orphaned(why error) (*OrphanError, string) {
 	if oe.Journaled {
 		return oe, ""
 	}
-	return oe, notJournaled(jerr)
-}
-
-// notJournaled says, for the model, why an orphan is in no journal.
-func notJournaled(err error) string {
-	if errors.Is(err, errNoJournal) {
-		return "no orphan journal is configured"
-	}
-	return "the orphan journal could not be written"
+	return oe, NotJournaled(jerr)
 }
 
 var errNoJournal = errors.New("tools: no orphan journal")

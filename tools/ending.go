@@ -83,6 +83,13 @@ func (g Gate) Admit() (Result, bool) {
 		Cause: &landing.GateError{Phase: g.Phase, What: g.Kind, Reason: reason}}, false
 }
 
+// Refusal is the refused record of the call g refused with res, the
+// model's call callID of step index: reason "gated", the gate's words.
+func (g Gate) Refusal(res Result, index int, callID string) trace.Record {
+	return trace.Record{Event: trace.Refused, Step: g.Kind, StepIndex: index, Attempt: 1, CallID: callID,
+		Reason: "gated", Message: landing.GateReason(res.Cause)}
+}
+
 // Unknown is the Result of a call of name, which the run does not offer;
 // names lists those it does, for the model.
 func Unknown(name, names string) Result {
@@ -119,7 +126,7 @@ func Describe(spec Spec, e *trace.AttemptError, why error, granted time.Duration
 	case trace.GaveUp:
 		switch {
 		case errors.Is(why, watchdog.ErrQuiet):
-			return name + ": stopped: the run stalled (its quiet clock ran out)"
+			return name + ": stopped: " + Stopped(true)
 		case errors.Is(why, budget.ErrLeaseExpired), why == nil && errors.Is(e.Err, budget.ErrLeaseExpired):
 			ceiling := spec.Ceiling
 			if ceiling <= 0 || ceiling > granted {
@@ -128,13 +135,13 @@ func Describe(spec Spec, e *trace.AttemptError, why error, granted time.Duration
 			return fmt.Sprintf("%s: no answer within its ceiling of %v", name, ceiling)
 		case why != nil && !errors.Is(why, budget.ErrDeadline) && !errors.Is(why, watchdog.ErrWall) &&
 			!errors.Is(why, context.DeadlineExceeded):
-			return name + ": stopped: the run was cancelled"
+			return name + ": stopped: " + Stopped(false)
 		}
 		return name + ": stopped: the run's time for work ran out"
 	case trace.Quiet:
-		return name + ": stopped: the run stalled (its quiet clock ran out)"
+		return name + ": stopped: " + Stopped(true)
 	case trace.Cancelled:
-		return name + ": stopped: the run was cancelled"
+		return name + ": stopped: " + Stopped(false)
 	}
 	te, isTool := errors.AsType[*ToolError](e.Err)
 	switch {
@@ -157,6 +164,15 @@ func Describe(spec Spec, e *trace.AttemptError, why error, granted time.Duration
 		return fmt.Sprintf("%s failed: could not reach the tool: %v", name, ue.Err)
 	}
 	return fmt.Sprintf("%s failed: %s", name, clip(e.Err.Error(), 512))
+}
+
+// Stopped says, for the model, what ended the run's work when it cut a
+// call: its quiet clock (quiet), or its cancellation.
+func Stopped(quiet bool) string {
+	if quiet {
+		return "the run stalled (its quiet clock ran out)"
+	}
+	return "the run was cancelled"
 }
 
 // ReconcileState is the state a reconcile record says: the last state a
@@ -190,6 +206,18 @@ func ReconcileWhy(cmd CallCommand, said cancel.State, ansErr, stopped error) err
 		return fmt.Errorf("%w after %d asks: %w", cancel.ErrStillRunning, cmd.Asks, err)
 	}
 	return err
+}
+
+// NotJournaled says, for the model and the orphan record, why an orphan
+// is in no journal, err being the journal's failure; "" when it is in one.
+func NotJournaled(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, errNoJournal):
+		return "no orphan journal is configured"
+	}
+	return "the orphan journal could not be written"
 }
 
 // CancelStateOf is how a cancel that returned err stands, as its

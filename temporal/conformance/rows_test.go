@@ -26,6 +26,7 @@ type row struct {
 	budget, reserve, quiet time.Duration
 	parallel               int
 	interrupt              time.Duration // a first Ctrl-C this long after the start; 0: none
+	noJournal              bool          // the run has no orphan journal
 
 	// loose are events whose records depend on a race the row sets up
 	// (a cancel that hangs ends with its own lease or with the run; how
@@ -410,6 +411,45 @@ var rows = []row{
 		// The lease, 10s − 1s − 50ms, ends after the clock's narrow and
 		// fit, before land: the run is landed by the cut, at once.
 		budget: 10 * time.Second, reserve: time.Second, quiet: time.Minute,
+	},
+	{
+		name:     "a call the gate refuses names the model's call on both hosts",
+		diverges: "a refused record carried tool_call_id on temporal only (issue 25, the host's review)",
+		// As the fit row: the call comes at 8.1s of 10s, in fit, and its
+		// ceiling does not fit before landing.
+		tools: "tools:\n" + command("probe", "read", "    ceiling: 2s\n", "0"),
+		sc: &sim.Scenario{Rules: []sim.Rule{
+			{Request: 1, Delay: 8100 * time.Millisecond, ToolCalls: calls(call("probe", `{}`))},
+			answer(2, "Probed."),
+		}},
+		budget: 10 * time.Second, reserve: time.Second,
+		also: func(in, tmp []ending) []string {
+			var out []string
+			for _, e := range []ending{in[0], tmp[0]} {
+				if r, ok := first(e.recs, trace.Refused, "tool:probe"); !ok || r.CallID == "" {
+					out = append(out, fmt.Sprintf("%s: no refused record of tool:probe that names the model's call: %+v", e.host, r))
+				}
+			}
+			return out
+		},
+	},
+	{
+		name:     "a call the budget refuses says why on both hosts",
+		diverges: "a tool call refused for budget had no message on temporal, one in process (issue 25, the host's review)",
+		// Its declared p50, 5s, is more than the 4s run has before its
+		// reserve: its lease is refused before any attempt.
+		tools:  "tools:\n" + command("slowpoke", "read", "    p50: 5s\n", "0"),
+		sc:     &sim.Scenario{Rules: []sim.Rule{{Request: 1, ToolCalls: calls(call("slowpoke", `{}`))}, answer(2, "Refused.")}},
+		budget: 4 * time.Second,
+	},
+	{
+		name:     "an orphan with no journal says so in the same words on both hosts",
+		diverges: "the orphan record's message was \"tools: no orphan journal\" in process, \"no orphan journal is configured\" on temporal (issue 25, the host's review)",
+		tools:    "tools:\n" + command("transfer", "write", "    ceiling: 500ms\n", "5"),
+		sc: &sim.Scenario{Rules: []sim.Rule{
+			{Request: 1, ToolCalls: calls(call("transfer", `{"to":"acct-1","amount":5}`))}, answer(2, "Its outcome is unknown."),
+		}},
+		budget: 8 * time.Second, noJournal: true,
 	},
 	{
 		name: "parallel calls that cross 60% of the budget end the same",

@@ -46,11 +46,6 @@ func (r *run) callAll(ctx workflow.Context, asked []ToolCall) []string {
 		})
 	}
 	wg.Wait(dctx)
-	for i := range calls {
-		if r.accepted[calls[i].Key] && calls[i].State == stateAbandoned {
-			calls[i].State = stateCancelled // its cancel was accepted while the turn's calls ran
-		}
-	}
 	r.calls = append(r.calls, calls...)
 	return out
 }
@@ -68,14 +63,13 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 	spec := t.Spec
 	kind := cmp.Or(spec.Kind, tools.KindPrefix+tc.Name)
 	r.advance(ctx) // a call is gated by the phase it starts in
-	_, remaining, _ := r.clock(ctx)
+	_, _, available := r.clock(ctx)
 	g := tools.Gate{Tool: tc.Name, Kind: kind, Phase: r.frame.Phase(), Stopping: ctx.Err() != nil, Known: spec.Name != "",
-		Speculative: spec.Speculative, Agent: t.Agent != nil, P95: spec.P95, Ceiling: spec.Ceiling, Left: remaining - r.frame.Reserve()}
+		Speculative: spec.Speculative, Agent: t.Agent != nil, P95: spec.P95, Ceiling: spec.Ceiling, Left: available}
 	res, ok := g.Admit()
 	switch {
 	case !ok:
-		r.record(ctx, trace.Record{Event: trace.Refused, Step: kind, StepIndex: r.step, Attempt: 1, CallID: tc.ID,
-			Reason: "gated", Message: landing.GateReason(res.Cause)})
+		r.record(ctx, g.Refusal(res, r.step, tc.ID))
 	case !g.Known:
 		res = tools.Unknown(tc.Name, strings.Join(names, ", "))
 	case t.Agent != nil:
@@ -91,35 +85,33 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 func (r *run) drive(ctx workflow.Context, tc ToolCall, t ToolInfo, kind string) tools.Result {
 	spec, key := t.Spec, mintKey(ctx)
 	m := tools.NewCallMachine(tools.CallRules{Kind: kind, Effect: spec.Effect, MaxAttempts: spec.MaxAttempts,
-		Ceiling: spec.Ceiling, CanCancel: t.CanCancel, CanStatus: t.CanStatus,
-		Backoff: budget.Backoff{Rand: r.rng.Int64N}})
+		Ceiling: spec.Ceiling, CanCancel: t.CanCancel, CanStatus: t.CanStatus, Backoff: budget.Backoff{Rand: r.rng.Int64N}})
 	var (
 		last   ToolReply
-		said   tools.Said
 		st     StatusReply
-		base   trace.Record
-		answer *string      // how the cut attempt's cancel stands, "" until answered; nil when none went out
 		status cancel.State // the last state a status ask said
 		askErr error        // why the last status ask could not be read
 	)
+	said := tools.Said{Tool: tc.Name, Kind: kind, Key: key}
+	base := trace.Record{Step: kind, StepIndex: r.step, Key: string(key)} // the backoff after the last attempt
 	cmd := m.Step(tools.CallEvent{Kind: tools.CallStarted, Figures: r.figures(ctx, spec.P50)})
 	for {
 		if cmd.Cancel {
-			answer = r.cancel(ctx, kind, spec.Name, key, cmd.CancelLease, &answer)
+			r.cancel(ctx, kind, spec.Name, key, cmd.CancelLease)
 		}
 		if cmd.Reconciled {
-			r.reconciled(ctx, r.sleepRecord(base, cmd, last), cmd, status, askErr)
+			r.reconciled(ctx, sleepRecord(base, cmd), cmd, status, askErr)
 		}
 		switch cmd.Kind {
 		case tools.CallAttempt:
-			base = trace.Record{Step: kind, StepIndex: r.step, Attempt: cmd.N, ResendCount: cmd.N - 1, Key: string(key), CallID: tc.ID}
-			last, said.Last = r.toolAttempt(ctx, spec, base, cmd.Lease, ToolRequest{Toolset: r.in.Toolset, Tool: spec.Name, Key: string(key), Args: tc.Arguments, Attempt: cmd.N})
-			answer = nil
+			delete(r.cancelOf, string(key)) // a cancel sent so far, answered or not, was another attempt's
+			last, said.Last, said.Failure = r.toolAttempt(ctx, tc, spec, kind, key, cmd.N, cmd.Lease)
+			base.Attempt, base.RetryAfterInvalid = cmd.N, last.RetryAfterInvalid
 			cmd = m.Step(tools.CallEvent{Kind: tools.AttemptEnded, Figures: r.figures(ctx, spec.P50), Attempt: tools.Attempted{
 				OK: last.Outcome == trace.OK, Cut: last.Cut, GaveUp: last.Outcome == trace.GaveUp, Answered: last.Answered,
 				NotSent: last.NotSent, Stopped: last.Stopped, Retry: last.Retry, RetryAfter: last.RetryAfter}})
 		case tools.CallSleep:
-			r.backoff(ctx, r.sleepRecord(base, cmd, last), cmd.Delay)
+			r.backoff(ctx, sleepRecord(base, cmd), cmd.Delay)
 			cmd = m.Step(tools.CallEvent{Kind: tools.SleepOver, Figures: r.figures(ctx, spec.P50)})
 		case tools.CallAsk:
 			if cmd.N == 1 {
@@ -135,13 +127,12 @@ func (r *run) drive(ctx workflow.Context, tc ToolCall, t ToolInfo, kind string) 
 			cmd = m.Step(tools.CallEvent{Kind: tools.StatusAnswered, Figures: r.figures(ctx, spec.P50),
 				Status: cancel.State(st.State), Unreachable: st.Err != ""})
 		case tools.CallDone:
-			said.Tool, said.Kind, said.Key, said.Failure = tc.Name, kind, key, last.Err
 			said.Output, said.CutShort, said.StatusOutput = last.Output, last.CutShort, st.Output
-			if answer != nil {
-				said.CancelOut, said.Cancel = true, trace.CancelState(*answer)
+			if state, ok := r.cancelOf[string(key)]; ok {
+				said.CancelOut, said.Cancel = true, trace.CancelState(*state)
 			}
-			r.endRecords(ctx, tc, cmd, r.sleepRecord(base, cmd, last), &said)
-			if base.Attempt > 0 {
+			r.ended(ctx, tc, cmd, sleepRecord(base, cmd), &said)
+			if cmd.N > 0 {
 				r.heard(ctx, watchdog.ToolResult) // at the call's end, not an attempt's (issue 25)
 			}
 			return tools.Ending(cmd, said)
@@ -149,28 +140,21 @@ func (r *run) drive(ctx workflow.Context, tc ToolCall, t ToolInfo, kind string) 
 	}
 }
 
-// sleepRecord is the record of the sleep (or the give-up) cmd asks for.
-func (r *run) sleepRecord(base trace.Record, cmd tools.CallCommand, last ToolReply) trace.Record {
+// sleepRecord is the record of the sleep (or the give-up) cmd asks for,
+// after the attempt of base.
+func sleepRecord(base trace.Record, cmd tools.CallCommand) trace.Record {
 	if cmd.Reconciling {
-		return trace.Record{Step: base.Step, StepIndex: r.step, Attempt: cmd.N, Key: base.Key, Reconciling: true}
+		return trace.Record{Step: base.Step, StepIndex: base.StepIndex, Attempt: cmd.N, Key: base.Key, Reconciling: true}
 	}
-	base.RetryAfterInvalid = last.RetryAfterInvalid
 	return base
 }
 
-// figures reads the run's budget now for the call machine.
-func (r *run) figures(ctx workflow.Context, p50 time.Duration) budget.Figures {
-	_, remaining, _ := r.clock(ctx)
-	return budget.Figures{Remaining: remaining, Reserve: r.frame.Reserve(), Floor: r.frame.Floor(), P50: p50, Ended: ctx.Err() != nil}
-}
-
-// endRecords writes the records of how the machine ended a call (cmd),
+// ended writes the records of how the machine ended a call (cmd),
 // journals an orphan, and fills in s for tools.Ending.
-func (r *run) endRecords(ctx workflow.Context, tc ToolCall, cmd tools.CallCommand, sleep trace.Record, s *tools.Said) {
+func (r *run) ended(ctx workflow.Context, tc ToolCall, cmd tools.CallCommand, sleep trace.Record, s *tools.Said) {
 	switch cmd.End {
 	case tools.EndRefused:
-		r.record(ctx, trace.Record{Event: trace.Refused, Step: s.Kind, StepIndex: r.step, Attempt: cmd.N + 1, ResendCount: cmd.N,
-			Key: string(s.Key), CallID: tc.ID, Reason: cmd.Refused.Rule.String()})
+		r.record(ctx, trace.RefusedRecord(s.Kind, r.step, cmd.N+1, string(s.Key), tc.ID, cmd.Refused))
 	case tools.EndGaveUp:
 		r.backoff(ctx, sleep, cmd.Delay) // records the give-up, sleeps nothing
 	case tools.EndRunEnded:
@@ -180,73 +164,49 @@ func (r *run) endRecords(ctx workflow.Context, tc ToolCall, cmd tools.CallComman
 		s.Orphan = &tools.OrphanError{Entry: cancel.Entry{Tool: s.Tool, Kind: s.Kind, IdempotencyKey: s.Key},
 			Journaled: j.Journaled, Reachable: j.Reachable, Next: j.Next}
 		s.Unjournaled = j.Err
-		r.record(ctx, trace.Record{Event: trace.Orphan, Step: s.Kind, StepIndex: r.step, Key: string(s.Key), State: "open", Message: j.Err})
+		r.record(ctx, trace.OrphanRecord(s.Kind, r.step, string(s.Key), j.Err))
 	}
 }
 
-// toolAttempt schedules one tool attempt on lease, records it, and
-// returns its reply and how it failed (nil when it did not). What Temporal
-// ended — a lease, the run's end, a dead worker — is a cut: the call may
-// have reached the tool and may still run.
-func (r *run) toolAttempt(ctx workflow.Context, spec tools.Spec, base trace.Record, lease budget.Lease, req ToolRequest) (ToolReply, *trace.AttemptError) {
-	start := base
-	start.Event, start.GrantedMs = trace.AttemptStart, lease.Granted.Milliseconds()
-	r.record(ctx, start)
-	r.attempts++
-	if req.Attempt == 1 {
+// toolAttempt schedules attempt n of the call tc on lease and records it;
+// it returns its reply, how it failed (nil when it did not) and that in
+// the model's words. What Temporal ended is a cut, named by the cause
+// [run.cause] gives it and worded by tools.Describe, as in process: the
+// call may have reached the tool and may still run.
+func (r *run) toolAttempt(ctx workflow.Context, tc ToolCall, spec tools.Spec, kind string, key cancel.Key, n int, lease budget.Lease) (ToolReply, *trace.AttemptError, string) {
+	a := trace.Attempt{Step: kind, Key: string(key), N: n, Lease: lease, CallID: tc.ID}
+	r.attemptStarted(ctx, r.step, a)
+	if n == 1 {
 		r.heard(ctx, watchdog.ToolCall) // a tool call issued, at its first attempt as in process
 	}
 	var reply ToolReply
-	err := r.await(ctx, lease.Granted, ToolActivity, req, &reply)
-	cause := error(nil) // what ended a failed attempt, for its record
-	if reply.Outcome != trace.OK {
+	err := r.await(ctx, lease.Granted, ToolActivity, ToolRequest{Toolset: r.in.Toolset, Tool: spec.Name, Key: string(key), Args: tc.Arguments, Attempt: n}, &reply)
+	var cause error
+	switch e := endOf(ctx, err, reply.Cut); e {
+	case answered:
+		if reply.Outcome == trace.OK {
+			a.Outcome = trace.OK
+			r.attemptEnded(ctx, r.step, a, nil)
+			return reply, nil, ""
+		}
 		cause = errors.New(cmp.Or(reply.Cause, reply.Err))
-	}
-	timeUp, dead := timedOut(err)
-	switch {
-	case err == nil && !reply.Cut:
-	case ctx.Err() != nil && (err == nil || temporal.IsCanceledError(err) || timeUp):
-		// The run's end cut it, even if its lease ran out while its
-		// answer was waited for.
+	case failed:
+		reply = ToolReply{Outcome: trace.UpstreamError}
+		_, cause = r.cause(e, err, false)
+	default:
 		if err != nil {
 			reply = ToolReply{}
 		}
-		reply.Outcome, cause = r.stopCause()
-		reply.Cut = true
-	case err == nil || timeUp:
-		if err != nil {
-			reply = ToolReply{Outcome: trace.GaveUp}
-		}
-		reply.Cut, cause = true, budget.ErrDeadline
-		if lease.Capped {
-			cause = budget.ErrLeaseExpired
-		}
-	case dead:
-		reply = ToolReply{Outcome: trace.UpstreamError, Cut: true, Retry: true}
-		cause = errWorkerStopped
-	case temporal.IsCanceledError(err):
-		reply, cause = ToolReply{Outcome: trace.Cancelled, Cut: true}, harness.ErrInterrupted
-	default:
-		cause = errors.New(redact.Secrets(err.Error()))
-		reply = ToolReply{Outcome: trace.UpstreamError}
+		reply.Outcome, cause = r.cause(e, err, lease.Capped)
+		reply.Cut, reply.Retry = true, reply.Retry || e == workerDied
 	}
-	var failed *trace.AttemptError
-	if reply.Outcome != trace.OK {
-		failed = &trace.AttemptError{Step: base.Step, Attempt: base.Attempt, Outcome: reply.Outcome, Status: reply.Status, Err: cause}
-		switch {
-		case dead:
-			reply.Err = req.Tool + ": the worker making the call stopped"
-		case reply.Cut || err != nil:
-			reply.Err = tools.Describe(spec, failed, cause, lease.Granted)
-		}
+	fail := &trace.AttemptError{Step: kind, Attempt: n, Outcome: reply.Outcome, Status: reply.Status, Err: cause}
+	if reply.Cut || err != nil {
+		reply.Err = tools.Describe(spec, fail, cause, lease.Granted)
 	}
-	end := start
-	end.Event, end.Outcome, end.Status = trace.AttemptEnd, reply.Outcome, reply.Status
-	if failed != nil {
-		end.Message = attemptWords(end, cause)
-	}
-	r.record(ctx, end)
-	return reply, failed
+	a.Outcome, a.Status = reply.Outcome, reply.Status
+	r.attemptEnded(ctx, r.step, a, cause)
+	return reply, fail, reply.Err
 }
 
 // await schedules the attempt activity name on a lease of granted and
@@ -257,29 +217,16 @@ func (r *run) toolAttempt(ctx workflow.Context, spec tools.Spec, base trace.Reco
 // — but never past cancelWait, nor a quarter of the reserve the run is
 // about to land in: then it is taken for cut.
 func (r *run) await(ctx workflow.Context, granted time.Duration, name string, req, reply any) error {
-	actx := workflow.WithWaitForCancellation(options(ctx, granted), true)
-	f := workflow.ExecuteActivity(actx, name, req)
+	f := workflow.ExecuteActivity(workflow.WithWaitForCancellation(options(ctx, granted), true), name, req)
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	var err error
-	done := false
-	take := func(f workflow.Future) { err, done = f.Get(dctx, reply), true }
-	sel := workflow.NewSelector(dctx)
-	sel.AddFuture(f, take)
-	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
-	sel.Select(dctx)
-	if done {
-		return err
+	_ = workflow.Await(dctx, func() bool { return f.IsReady() || ctx.Err() != nil }) // dctx is never done
+	if !f.IsReady() {
+		_, _ = workflow.AwaitWithTimeout(dctx, min(cancelWait, r.frame.Reserve()/4), f.IsReady)
 	}
-	wait, stopWait := workflow.WithCancel(dctx)
-	defer stopWait()
-	grace := workflow.NewSelector(dctx)
-	grace.AddFuture(f, take)
-	grace.AddFuture(workflow.NewTimer(wait, min(cancelWait, r.frame.Reserve()/4)), func(workflow.Future) {})
-	grace.Select(dctx)
-	if done {
-		return err
+	if !f.IsReady() {
+		return temporal.NewCanceledError()
 	}
-	return temporal.NewCanceledError()
+	return f.Get(dctx, reply)
 }
 
 // cancelWait bounds the wait for a cancelled attempt's own answer: its
@@ -288,72 +235,56 @@ const cancelWait = 2 * CancelWithin
 
 // cancel sends the cancel of a cut call on the machine's lease and does
 // not wait for it (SPEC §5): a second cancel_sent record says how it
-// settled, and an accepted one makes an abandoned call cancelled. It
-// returns how the cancel stands, "" until answered; cur is the call's
-// own: an answer that comes once a later attempt began (cur no longer
-// holds it) speaks for its own attempt only (issue 25).
-func (r *run) cancel(ctx workflow.Context, kind, tool string, key cancel.Key, lease budget.Lease, cur **string) *string {
+// settled. How it stands is the call's (r.cancelOf) until a later attempt
+// begins: an answer that comes after speaks for its own attempt only,
+// and one accepted makes the call cancelled when the run reads its calls
+// (r.settled).
+func (r *run) cancel(ctx workflow.Context, kind, tool string, key cancel.Key, lease budget.Lease) {
 	ctx, _ = workflow.NewDisconnectedContext(ctx) // cleanup outlives a cancelled run
-	rec := trace.Record{Event: trace.CancelSent, Step: kind, StepIndex: r.step, Key: string(key), GrantedMs: lease.Granted.Milliseconds()}
-	state := string(trace.CancelStateFailed)
-	delete(r.accepted, string(key)) // a new cancel: an earlier one's answer is not this one's
+	state, step := new(string), r.step
+	r.cancelOf[string(key)] = state
 	if lease.Granted <= 0 {
-		rec.State, rec.Message = state, tools.ErrNoCancelTime.Error()
-		r.record(ctx, rec)
-		return &state
+		*state = string(trace.CancelStateFailed)
+		r.record(ctx, trace.CancelSettledRecord(kind, step, string(key), trace.CancelStateFailed, tools.ErrNoCancelTime))
+		return
 	}
 	f := workflow.ExecuteActivity(options(ctx, lease.Granted), CancelActivity, StatusRequest{Toolset: r.in.Toolset, Tool: tool, Key: string(key)})
-	rec.State = string(trace.CancelStateSent)
-	r.record(ctx, rec)
-	r.cancels.Add(1)
+	r.record(ctx, trace.CancelSentRecord(kind, step, string(key), lease.Granted))
 	r.unsettled++
-	answer := new(string)
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		defer r.cancels.Done()
 		defer func() { r.unsettled-- }()
-		if err := f.Get(ctx, &state); err != nil {
-			state, rec.Message = string(trace.CancelStateFailed), redact.Secrets(err.Error())
+		answered := string(trace.CancelStateFailed)
+		err := f.Get(ctx, &answered)
+		if err != nil {
+			answered = string(trace.CancelStateFailed)
 		}
-		if state == string(trace.CancelStateAccepted) && *cur == answer {
-			r.accepted[string(key)] = true
-			for i := range r.calls {
-				if c := &r.calls[i]; c.Key == string(key) && c.State == stateAbandoned {
-					c.State = stateCancelled
-				}
-			}
+		if *state = answered; answered != string(trace.CancelStateSent) { // sent is all there is to say
+			r.record(ctx, trace.CancelSettledRecord(kind, step, string(key), trace.CancelState(answered), err))
 		}
-		*answer = state
-		rec.State, rec.GrantedMs = state, 0
-		r.record(ctx, rec)
 	})
-	return answer
+}
+
+// settled is the run's calls as they stand: a call left abandoned whose
+// cancel its tool accepted is cancelled.
+func (r *run) settled() []landing.Call {
+	for i := range r.calls {
+		c := &r.calls[i]
+		if s := r.cancelOf[c.Key]; s != nil && *s == string(trace.CancelStateAccepted) && c.State == landing.StateAbandoned {
+			c.State = landing.StateCancelled
+		}
+	}
+	return r.calls
 }
 
 // settleCancels gives the cancels still unanswered their grace once the
 // run has landed: harness.CancelGrace, never past the deadline (SPEC §3).
 // One unanswered after it stays "sent", its activity left behind.
 func (r *run) settleCancels(ctx workflow.Context) {
-	if r.graced {
-		return // once: the cancels still unanswered after it stay as they are
-	}
-	r.graced = true
-	ctx, _ = workflow.NewDisconnectedContext(ctx)
 	_, remaining, _ := r.clock(ctx)
-	grace := min(harness.CancelGrace, remaining)
-	if grace <= 0 || r.unsettled == 0 {
-		return // nothing to wait for: no timer in the history
+	if grace := min(harness.CancelGrace, remaining); grace > 0 && r.unsettled > 0 { // else no timer in the history
+		ctx, _ = workflow.NewDisconnectedContext(ctx)
+		_, _ = workflow.AwaitWithTimeout(ctx, grace, func() bool { return r.unsettled == 0 })
 	}
-	ctx, stop := workflow.WithCancel(ctx)
-	defer stop()
-	settled := workflow.NewChannel(ctx)
-	workflow.Go(ctx, func(ctx workflow.Context) {
-		r.cancels.Wait(ctx)
-		settled.Close()
-	})
-	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(settled, func(workflow.ReceiveChannel, bool) {})
-	sel.AddFuture(workflow.NewTimer(ctx, grace), func(workflow.Future) {})
-	sel.Select(ctx)
 }
 
 // journal appends an orphan to the worker's journal on a lease of its
@@ -390,29 +321,10 @@ func (r *run) reconciled(ctx workflow.Context, sleep trace.Record, cmd tools.Cal
 	if cmd.Kind == tools.CallDone && cmd.Reconciling && cmd.Delay.GiveUp {
 		r.backoff(ctx, sleep, cmd.Delay) // records the give-up, sleeps nothing
 	}
-	rec := trace.Record{Event: trace.Reconcile, Step: sleep.Step, StepIndex: r.step, Key: sleep.Key,
-		State: tools.ReconcileState(status), Attempt: cmd.Asks}
+	var why error
 	if cmd.End == tools.EndOrphan {
 		_, stopped := r.stopCause()
-		rec.Message = tools.ReconcileWhy(cmd, status, askErr, stopped).Error()
+		why = tools.ReconcileWhy(cmd, status, askErr, stopped)
 	}
-	r.record(ctx, rec)
-}
-
-// stopCause is the outcome of an attempt the run's end cut, and what
-// ended the run's work: its quiet clock, or its cancellation.
-func (r *run) stopCause() (trace.Outcome, error) {
-	if r.quiet.fired {
-		return trace.Quiet, &r.quiet.stall
-	}
-	return trace.Cancelled, harness.ErrInterrupted
-}
-
-// errWorkerStopped cut an attempt whose worker died: Temporal's own.
-var errWorkerStopped = errors.New("durable: the worker making the call stopped")
-
-// attemptWords is a failed attempt's message, trace.AttemptError's,
-// redacted, as harness run's records say it.
-func attemptWords(end trace.Record, cause error) string {
-	return redact.Secrets((&trace.AttemptError{Step: end.Step, Attempt: end.Attempt, Outcome: end.Outcome, Status: end.Status, Err: cause}).Error())
+	r.record(ctx, trace.ReconcileRecord(sleep.Step, r.step, sleep.Key, tools.ReconcileState(status), cmd.Asks, why))
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/harness"
+	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/trace"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -20,6 +22,13 @@ func (r *run) clock(ctx workflow.Context) (spent, remaining, available time.Dura
 	return r.frame.Clock(workflow.Now(ctx))
 }
 
+// figures are the budget's figures now for a turn's or a call's machine,
+// p50 being its kind's.
+func (r *run) figures(ctx workflow.Context, p50 time.Duration) budget.Figures {
+	_, remaining, _ := r.clock(ctx)
+	return budget.Figures{Remaining: remaining, Reserve: r.frame.Reserve(), Floor: r.frame.Floor(), P50: p50, Ended: ctx.Err() != nil}
+}
+
 // record stamps rec in workflow time ([landing.Frame.Stamp]) and keeps it
 // after the phase record of any change of phase.
 func (r *run) record(ctx workflow.Context, rec trace.Record) {
@@ -30,11 +39,10 @@ func (r *run) record(ctx workflow.Context, rec trace.Record) {
 
 // write keeps rec and forwards it to the parent, unless it is empty.
 func (r *run) write(rec trace.Record) {
-	if rec.Event == "" {
-		return
+	if rec.Event != "" {
+		r.keep(rec)
+		r.forward(rec)
 	}
-	r.keep(rec)
-	r.forward(rec)
 }
 
 // keep adds rec to the trace while it stays under MaxRecords and
@@ -63,20 +71,11 @@ func encodedSize(rec trace.Record) int {
 // advance moves the phase on record to the clock's.
 func (r *run) advance(ctx workflow.Context) { r.write(r.frame.Advance(workflow.Now(ctx))) }
 
-// advanceTo moves the phase on record to p, ahead of the clock.
-func (r *run) advanceTo(ctx workflow.Context, p landing.Phase) {
-	r.write(r.frame.MoveTo(workflow.Now(ctx), p))
-}
-
 // phases records each change of phase when it happens, on one timer at
 // a time armed at the frame's next wake, until the run is in land.
 func (r *run) phases(ctx workflow.Context) {
-	for {
-		at, ok := r.frame.NextWake()
-		if !ok {
-			return
-		}
-		if err := workflow.Sleep(ctx, at.Sub(workflow.Now(ctx))); err != nil {
+	for at, ok := r.frame.NextWake(); ok; at, ok = r.frame.NextWake() {
+		if workflow.Sleep(ctx, at.Sub(workflow.Now(ctx))) != nil {
 			return
 		}
 		r.advance(ctx)
@@ -87,29 +86,76 @@ func (r *run) phases(ctx workflow.Context) {
 // lease, one attempt (the workflow is the one retry layer), and a
 // heartbeat only to find a dead worker.
 func options(ctx workflow.Context, lease time.Duration) workflow.Context {
-	o := workflow.ActivityOptions{
-		ScheduleToCloseTimeout: lease,
-		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
-	}
+	o := workflow.ActivityOptions{ScheduleToCloseTimeout: lease, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}}
 	if lease > 2*DeadWorker {
 		o.HeartbeatTimeout = DeadWorker
 	}
 	return workflow.WithActivityOptions(ctx, o)
 }
 
-// timedOut reports whether err is a timeout of the attempt's lease, or of
-// its heartbeat: a dead worker.
-func timedOut(err error) (lease, dead bool) {
+// An end is how an attempt's activity ended, a fact with no words: the
+// core's functions name it (model.Attempted, tools.Describe,
+// landing.SetupEnd) by the cause [run.cause] gives it, as they name the
+// end of an attempt's context in process (issue 25).
+type end uint8
+
+const (
+	answered   end = iota // it answered, and did not say its work was cut
+	leaseEnded            // its lease ran out: its ScheduleToClose, or the worker's own cut
+	runEnded              // the run's work ended: its quiet clock, its cancellation
+	workerDied            // its heartbeat timed out: the worker making it died
+	failed                // it failed with an error of its own
+)
+
+// endOf reads how an attempt's activity, made on the run's work context
+// ctx, ended with err; cut reports that its answer says its work was cut.
+func endOf(ctx workflow.Context, err error, cut bool) end {
 	var te *temporal.TimeoutError
-	if !errors.As(err, &te) {
-		return false, false
+	timeout := errors.As(err, &te)
+	switch {
+	case err == nil && !cut:
+		return answered
+	case timeout && te.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT:
+		return workerDied
+	case ctx.Err() != nil && (err == nil || timeout || temporal.IsCanceledError(err)):
+		return runEnded // even if its lease ran out while its answer was waited for
+	case err == nil || timeout:
+		return leaseEnded
+	case temporal.IsCanceledError(err):
+		return runEnded
 	}
-	switch te.TimeoutType() {
-	case enumspb.TIMEOUT_TYPE_HEARTBEAT:
-		return false, true
-	}
-	return true, false
+	return failed
 }
+
+// cause is the outcome and the cause of an attempt that ended as e, with
+// err: its lease's end (capped: by its ceiling), what stopped the run, a
+// dead worker, or err itself, redacted.
+func (r *run) cause(e end, err error, capped bool) (trace.Outcome, error) {
+	switch e {
+	case leaseEnded:
+		if capped {
+			return trace.GaveUp, budget.ErrLeaseExpired
+		}
+		return trace.GaveUp, budget.ErrDeadline
+	case runEnded:
+		return r.stopCause()
+	case workerDied:
+		return trace.UpstreamError, errWorkerStopped
+	}
+	return trace.UpstreamError, errors.New(redact.Secrets(err.Error()))
+}
+
+// stopCause is the outcome of an attempt the run's end cut, and what
+// ended the run's work: its quiet clock, or its cancellation.
+func (r *run) stopCause() (trace.Outcome, error) {
+	if r.quiet.fired {
+		return trace.Quiet, &r.quiet.stall
+	}
+	return trace.Cancelled, harness.ErrInterrupted
+}
+
+// errWorkerStopped cut an attempt whose worker died: Temporal's own.
+var errWorkerStopped = errors.New("durable: the worker making the call stopped")
 
 // mintKey mints a logical call's idempotency key in a SideEffect, so that
 // every attempt, on any worker and after any crash, sends the same key.
@@ -131,8 +177,7 @@ func (r *run) backoff(ctx workflow.Context, rec trace.Record, d budget.Delay) bo
 		return false
 	}
 	if waits {
-		resume := r.quiet.pause(ctx)
-		defer resume()
+		defer r.quiet.pause(ctx)()
 		r.tellParent(ctx, pauseSignal)
 		defer r.tellParent(ctx, resumeSignal)
 	}

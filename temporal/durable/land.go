@@ -3,7 +3,7 @@ package durable
 import (
 	grun "github.com/glidepath/glidepath/internal/run"
 	"github.com/glidepath/glidepath/landing"
-	"github.com/glidepath/glidepath/model"
+	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
 	"go.temporal.io/sdk/workflow"
 )
@@ -19,9 +19,9 @@ func (r *run) land(root workflow.Context) grun.Command {
 	if root.Err() != nil {
 		r.landCtx, _ = workflow.NewDisconnectedContext(root)
 	}
-	r.advanceTo(r.landCtx, landing.Land)
+	r.write(r.frame.MoveTo(workflow.Now(r.landCtx), landing.Land))
 	_, remaining, _ := r.clock(r.landCtx)
-	f := grun.Figures{Remaining: remaining, Reserve: r.frame.Reserve(), Floor: r.frame.Floor(), P50: r.model.P50(), Calls: r.calls}
+	f := grun.Figures{Remaining: remaining, Reserve: r.frame.Reserve(), Floor: r.frame.Floor(), P50: r.model.P50(), Calls: r.settled()}
 	if !r.cancelledAt.IsZero() {
 		f.Cancelled, f.SinceCancel = true, workflow.Now(r.landCtx).Sub(r.cancelledAt)
 	}
@@ -43,12 +43,12 @@ func (r *run) noteCancel(root workflow.Context) func(watch workflow.Context) {
 }
 
 // landingCall sends the landing call as plan says: one model attempt with
-// no tools, on a landing lease that may spend the reserve.
+// no tools, on a landing lease that may spend the reserve. A failed one
+// is named by its attempt's error, as in process.
 func (r *run) landingCall(plan landing.LandCommand) grun.Command {
 	msgs := append(r.withNote(plan.Note), Message{Role: "user", Content: plan.Prompt})
-	base := trace.Record{Step: model.Kind, Attempt: 1}
-	reply := r.modelAttempt(r.landCtx, base, plan.Lease, ModelRequest{Toolset: r.in.Toolset, Messages: msgs, Landing: true})
-	return r.m.Step(grun.Event{Kind: grun.LandingEnded, Failed: reply.Outcome != trace.OK, Why: reply.Failure,
+	reply, why := r.modelAttempt(r.landCtx, 0, 1, plan.Lease, ModelRequest{Toolset: r.in.Toolset, Messages: msgs, Landing: true})
+	return r.m.Step(grun.Event{Kind: grun.LandingEnded, Failed: reply.Outcome != trace.OK, Why: why,
 		Reply: grun.Reply{Content: reply.Content}})
 }
 
@@ -66,14 +66,14 @@ func (r *run) done(ctx workflow.Context, cmd grun.Command) landing.Result {
 	r.quiet.stopped = true
 	r.settleCancels(ctx)
 	spent, remaining, _ := r.clock(ctx)
-	return landing.Finish(r.m.Result(r.calls), landing.Totals{RunID: r.frame.RunID(), Steps: r.m.Steps(), Attempts: r.attempts,
+	return landing.Finish(r.m.Result(r.settled()), landing.Totals{RunID: r.frame.RunID(), Steps: r.m.Steps(), Attempts: r.attempts,
 		Unavailable: r.unavailable, Budget: landing.Report(r.frame.Total(), r.frame.Reserve(), spent, remaining)})
 }
 
-// ended names why the run's work is over before its budget is:
+// over names why the run's work is over before its budget is:
 // cancelled (root ended: the first Ctrl-C) or stalled (the quiet clock
 // fired); "" while it goes on.
-func (r *run) ended(root workflow.Context) landing.Cause {
+func (r *run) over(root workflow.Context) landing.Cause {
 	switch {
 	case root.Err() != nil:
 		return landing.CauseCancelled
@@ -83,10 +83,6 @@ func (r *run) ended(root workflow.Context) landing.Cause {
 	return ""
 }
 
-// stopped says, for the model, why the run's work context ended.
-func (r *run) stopped() string {
-	if r.quiet.fired {
-		return "the run stalled: nothing happened for " + landing.Human(r.quiet.q)
-	}
-	return "the run was cancelled"
-}
+// stopped says, for the model, what stopped the run's work, in the words
+// a call it cut is told in process (tools.Stopped).
+func (r *run) stopped() string { return tools.Stopped(r.quiet.fired) }

@@ -57,18 +57,12 @@ func newQuietClock(q time.Duration, now time.Time) (quietClock, error) {
 	return quietClock{clock: c, q: q, paused: map[string]bool{}}, err
 }
 
-// pause stops the clock until the returned resume, which is idempotent.
+// pause stops the clock until the returned resume.
 func (c *quietClock) pause(ctx workflow.Context) (resume func()) {
 	if !c.clock.Pause(workflow.Now(ctx)) {
 		return func() {}
 	}
-	done := false
-	return func() {
-		if !done {
-			done = true
-			c.clock.Resume(workflow.Now(ctx))
-		}
-	}
+	return func() { c.clock.Resume(workflow.Now(ctx)) }
 }
 
 // resumeChild ends the pause the child of the call of key asked for.
@@ -83,9 +77,9 @@ func (c *quietClock) resumeChild(ctx workflow.Context, key string) {
 // one timer at a time armed for its next wake-up, or none while paused.
 func (c *quietClock) watch(ctx workflow.Context, stall func()) {
 	for !c.stopped {
-		next, ok := c.clock.Next()
-		if !ok {
-			if err := workflow.Await(ctx, func() bool { _, ok := c.clock.Next(); return ok || c.stopped }); err != nil {
+		next, armed := c.clock.Next()
+		if !armed {
+			if workflow.Await(ctx, func() bool { _, ok := c.clock.Next(); return ok || c.stopped }) != nil {
 				return
 			}
 			continue
@@ -107,11 +101,11 @@ func (r *run) listen(ctx workflow.Context) {
 	ch := workflow.GetSignalChannel(ctx, SignalProgress)
 	for {
 		var p Progress
-		s := workflow.NewSelector(ctx)
 		got := false
-		s.AddReceive(ch, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &p); got = true })
-		s.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
-		s.Select(ctx)
+		workflow.NewSelector(ctx).
+			AddReceive(ch, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &p); got = true }).
+			AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {}).
+			Select(ctx)
 		if !got {
 			return
 		}

@@ -6,12 +6,10 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
-	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -25,8 +23,8 @@ import (
 func (r *run) turn(ctx workflow.Context, parallel bool) (model.TurnCommand, ModelReply) {
 	m := model.NewTurnMachine(model.TurnRules{MaxAttempts: r.in.MaxAttempts, Backoff: budget.Backoff{Rand: r.rng.Int64N}})
 	var last ModelReply
-	var base trace.Record
-	cmd := m.Step(model.TurnEvent{Kind: model.TurnStarted, Figures: r.turnFigures(ctx)})
+	var base trace.Record // whose backoff follows an attempt
+	cmd := m.Step(model.TurnEvent{Kind: model.TurnStarted, Figures: r.figures(ctx, r.model.P50())})
 	for {
 		if cmd.Heard != watchdog.None {
 			r.heard(ctx, cmd.Heard)
@@ -35,102 +33,85 @@ func (r *run) turn(ctx workflow.Context, parallel bool) (model.TurnCommand, Mode
 		case model.TurnAttempt:
 			r.advance(ctx) // the note says the phase of now
 			_, remaining, available := r.clock(ctx)
-			base = trace.Record{Step: model.Kind, StepIndex: r.step, Attempt: cmd.N, ResendCount: cmd.N - 1}
 			began := workflow.Now(ctx)
-			last = r.modelAttempt(ctx, base, cmd.Lease.Granted, ModelRequest{
+			last, _ = r.modelAttempt(ctx, r.step, cmd.N, cmd.Lease.Granted, ModelRequest{
 				Toolset:  r.in.Toolset,
 				Messages: r.withNote(landing.NoteFor(r.frame.Phase(), remaining, available)),
 				Tools:    len(r.tools) > 0,
 				Parallel: parallel, // the run machine's, fixed for the turn as in process
 			})
 			last.Took = workflow.Now(ctx).Sub(began)
-			base.RetryAfterInvalid = last.RetryAfterInvalid // for the backoff that may follow
-			cmd = m.Step(model.TurnEvent{Kind: model.TurnAttemptEnded, Figures: r.turnFigures(ctx), Attempt: last.TurnAttempted})
+			base = trace.Record{Step: model.Kind, StepIndex: r.step, Attempt: cmd.N, RetryAfterInvalid: last.RetryAfterInvalid}
+			cmd = m.Step(model.TurnEvent{Kind: model.TurnAttemptEnded, Figures: r.figures(ctx, r.model.P50()), Attempt: last.TurnAttempted})
 		case model.TurnSleep:
 			r.backoff(ctx, base, cmd.Delay) // a sleep the run's end cuts is told to the machine by its figures
-			cmd = m.Step(model.TurnEvent{Kind: model.TurnSleepOver, Figures: r.turnFigures(ctx)})
+			cmd = m.Step(model.TurnEvent{Kind: model.TurnSleepOver, Figures: r.figures(ctx, r.model.P50())})
 		case model.TurnDone:
-			return r.turnEnded(ctx, cmd, base, last)
+			if cmd.Refused != nil {
+				r.record(ctx, trace.RefusedRecord(model.Kind, r.step, cmd.N+1, "", "", cmd.Refused))
+			}
+			if cmd.Delay.GiveUp {
+				r.backoff(ctx, base, cmd.Delay) // records the give-up, sleeps nothing
+			}
+			if cmd.OK {
+				r.model.Observe(cmd.Took)
+			}
+			return cmd, last
 		}
 	}
 }
 
-// turnFigures reads the run's budget now, for the turn machine.
-func (r *run) turnFigures(ctx workflow.Context) budget.Figures {
-	_, remaining, _ := r.clock(ctx)
-	return budget.Figures{Remaining: remaining, Reserve: r.frame.Reserve(), Floor: r.frame.Floor(), P50: r.model.P50(), Ended: ctx.Err() != nil}
-}
-
-// turnEnded records how the machine ended the turn, cmd, after the
-// attempt of base whose reply was last; what the landing reads of it is
-// the run's machine's to keep.
-func (r *run) turnEnded(ctx workflow.Context, cmd model.TurnCommand, base trace.Record, last ModelReply) (model.TurnCommand, ModelReply) {
-	if cmd.Refused != nil {
-		r.record(ctx, trace.Record{Event: trace.Refused, Step: model.Kind, StepIndex: r.step, Attempt: cmd.N + 1,
-			ResendCount: cmd.N, Reason: cmd.Refused.Rule.String(), Message: cmd.Refused.Error()})
-	}
-	if cmd.Delay.GiveUp {
-		r.backoff(ctx, base, cmd.Delay) // records the give-up, sleeps nothing
-	}
-	if cmd.OK {
-		r.model.Observe(cmd.Took)
-	}
-	return cmd, last
-}
-
-// modelAttempt schedules one model attempt on a lease of granted and
-// records it; an attempt Temporal ended (a cancellation, a timeout, a
-// dead worker) is given its outcome here.
-func (r *run) modelAttempt(ctx workflow.Context, base trace.Record, granted time.Duration, req ModelRequest) ModelReply {
-	start := base
-	start.Event, start.GrantedMs = trace.AttemptStart, granted.Milliseconds()
-	if req.Landing {
-		start.StepIndex = 0 // the landing call is no step of the loop: its records have none, as in process
-	}
-	r.record(ctx, start)
-	r.attempts++
+// modelAttempt schedules attempt n of a model turn of step index (0: the
+// landing call) on a lease of granted and records it; an attempt
+// Temporal ended is read by model.Attempted, as the process reads its own
+// (issue 25). It returns the reply and the attempt_end record's message.
+func (r *run) modelAttempt(ctx workflow.Context, index, n int, granted time.Duration, req ModelRequest) (ModelReply, string) {
+	a := trace.Attempt{Step: model.Kind, N: n, Lease: budget.Lease{Granted: granted}}
+	r.attemptStarted(ctx, index, a)
 	var reply ModelReply
-	var cause error // what ended a failed attempt, for its record
 	err := r.await(ctx, granted, ModelActivity, req, &reply)
-	if err == nil && reply.Outcome != trace.OK && ctx.Err() != nil {
-		err = temporal.NewCanceledError() // the run cut it: the run names the cut
-	}
-	if err != nil {
+	var cause error // what ended a failed attempt, for its record
+	switch e := endOf(ctx, err, reply.Outcome.Ours()); {
+	case e == failed:
+		reply = ModelReply{}
+		reply.TurnAttempted, _ = model.Attempted(err, time.Time{}) // the activity's own error, not tried again
+		cause = err
+	case e != answered:
 		seen := reply
-		lease, dead := timedOut(err)
-		switch {
-		case temporal.IsCanceledError(err) && r.quiet.fired:
-			reply.TurnAttempted = model.TurnAttempted{Outcome: trace.Quiet, Failure: "stopped: nothing happened for " + landing.Human(r.quiet.q)}
-			cause = &r.quiet.stall
-		case temporal.IsCanceledError(err):
-			reply.TurnAttempted = model.TurnAttempted{Outcome: trace.Cancelled, Failure: "the run was cancelled"}
-			cause = harness.ErrInterrupted
-		case lease:
-			reply.TurnAttempted = model.TurnAttempted{Outcome: trace.GaveUp, Failure: "the model sent no answer within its lease of " + landing.Human(granted)}
-			cause = budget.ErrDeadline // a model lease has no ceiling of its own
-		case dead:
-			reply.TurnAttempted = model.TurnAttempted{Outcome: trace.UpstreamError, Retry: true, Failure: "the worker making the call stopped"}
-			cause = errWorkerStopped
-		default:
-			reply.TurnAttempted = model.TurnAttempted{Outcome: trace.UpstreamError, Failure: err.Error()}
-			cause = err
-		}
+		var o trace.Outcome
+		o, cause = r.cause(e, err, false) // a model lease has no ceiling of its own
+		reply = ModelReply{}
+		reply.TurnAttempted, _ = model.Attempted(&trace.AttemptError{Step: model.Kind, Attempt: n, Outcome: o, Err: cause}, time.Time{})
 		reply.Chunks, reply.Keepalives = seen.Chunks, seen.Keepalives // what the stream carried, for the boundary
-	} else if reply.Outcome != trace.OK {
+	case reply.Outcome != trace.OK:
 		cause = errors.New(cmp.Or(reply.Cause, reply.Failure))
 	}
-	end := start
-	end.Event, end.Outcome, end.Status, end.Tokens = trace.AttemptEnd, reply.Outcome, reply.Status, reply.Tokens
-	end.FinishReason, end.ResponseModel = reply.FinishReason, reply.ResponseModel
-	if reply.Outcome != trace.OK {
-		end.Message = attemptWords(end, cause)
-	}
-	r.record(ctx, end)
-	return reply
+	a.Outcome, a.Status, a.Usage.Total = reply.Outcome, reply.Status, reply.Tokens
+	a.Finish, a.Model, a.Chunks, a.Keepalives = reply.FinishReason, reply.ResponseModel, reply.Chunks, reply.Keepalives
+	return reply, r.attemptEnded(ctx, index, a, cause)
 }
 
 // withNote is the conversation with the budget note last, never kept.
 func (r *run) withNote(note string) []Message {
 	msgs := make([]Message, 0, len(r.conv)+1)
 	return append(append(msgs, r.conv...), Message{Role: "system", Content: note})
+}
+
+// attemptStarted records the start of a, an attempt of step index, and
+// counts it: an attempt on the record is counted, as in process.
+func (r *run) attemptStarted(ctx workflow.Context, index int, a trace.Attempt) {
+	r.record(ctx, trace.AttemptRecord(trace.AttemptStart, index, a))
+	r.attempts++
+}
+
+// attemptEnded records the end of a, an attempt of step index, failed by
+// cause (nil: it did not), as trace.AttemptError words it, and returns the
+// record's message.
+func (r *run) attemptEnded(ctx workflow.Context, index int, a trace.Attempt, cause error) string {
+	if cause != nil {
+		a.Err = &trace.AttemptError{Step: a.Step, Attempt: a.N, Outcome: a.Outcome, Status: a.Status, Err: cause}
+	}
+	rec := trace.AttemptRecord(trace.AttemptEnd, index, a)
+	r.record(ctx, rec)
+	return rec.Message
 }

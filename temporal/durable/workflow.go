@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"cmp"
 	"errors"
 	"math/rand/v2"
 	"time"
@@ -21,12 +22,6 @@ const WorkflowName = "glidepath.run"
 // enough for one to matter. It detects dead workers only; a stalled call
 // is the quiet clock's to say (SPEC §9).
 const DeadWorker = 2 * time.Second
-
-const (
-	stateCancelled = landing.StateCancelled
-	stateAbandoned = landing.StateAbandoned
-	stateOrphaned  = landing.StateOrphaned
-)
 
 // ErrBadInput is matched by the error of a run whose Input cannot be used.
 var ErrBadInput = errors.New("durable: bad input")
@@ -57,8 +52,6 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 		workflow.Go(watch, r.forwardLoop)
 	}
 	res := r.run(ctx, work)
-	r.settleCancels(ctx) // what a result made without land (a refused setup) left
-	r.quiet.stopped = true
 	stopWatch()
 	stopWork()
 	r.tellWork(ctx, true) // the work forwardLoop had not sent yet, its landing's among it
@@ -70,46 +63,34 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 // run is the workflow's state: what the core's parts need kept between
 // their steps, read off workflow.Now, never the wall clock.
 type run struct {
-	in Input
-
-	// frame is the run's budget, phase and stamps (landing.Frame).
-	frame landing.Frame
-
+	in    Input
+	frame landing.Frame // the run's budget, phase and stamps
 	// m is the run's machine (internal/run): its steps, its landing and
 	// the words the landing reads are its, not the workflow's (issue 25).
-	m        grun.Machine
-	step     int // the step being made, as the machine's MakeTurn said: the index its records carry
-	attempts int
-	calls    []landing.Call
-	conv     []Message
-	calling  []ToolCall       // the tool calls the last turn asked for, which MakeCalls makes
-	landCtx  workflow.Context // the context the run lands on, once it lands
-	// cancelledAt is when the run's caller cancelled it (noteCancel); zero: it did not.
-	cancelledAt time.Time
+	m           grun.Machine
+	step        int // the step being made, as MakeTurn said: the index its records carry
+	attempts    int
+	calls       []landing.Call
+	conv        []Message
+	calling     []ToolCall       // the tool calls the last turn asked for, which MakeCalls makes
+	landCtx     workflow.Context // the context the run lands on, once it lands
+	cancelledAt time.Time        // when the run's caller cancelled it (noteCancel); zero: it did not
 	tools       []ToolInfo
-	// unavailable are the tools the worker's tools file names that it
-	// cannot offer, for the result (ToolList).
-	unavailable []landing.Unavailable
-
-	// model is the model's latency estimate from the run's successful
-	// attempts, in workflow time, by the process's rule (budget.Latency,
-	// issue 25): its p50, below which a model lease is refused (SPEC §2),
-	// stands only once there are budget.MinObserved of them.
+	unavailable []landing.Unavailable // the tools the worker names and cannot offer (ToolList)
+	// model is the model's latency estimate from the run's answers, by
+	// the process's rule (budget.Latency, issue 25).
 	model budget.Latency
 
 	records    []trace.Record
 	traceBytes int // the records' size as the workflow's result encodes them
 	dropped    int
+	rng        *rand.Rand // the backoff's jitter, seeded once from a SideEffect
 
-	rng *rand.Rand // the backoff's jitter, seeded once from a SideEffect
-
-	// cancels are the cancels of cut calls still unanswered (unsettled of
-	// them), given their grace once the run has landed; accepted holds
-	// the keys whose cancel the tool accepted.
-	cancels   workflow.WaitGroup
+	// cancelOf is how the cancel of each call's last cut attempt stands,
+	// by the call's key ("" until answered); unsettled counts those sent
+	// and unanswered, given their grace once the run has landed.
+	cancelOf  map[string]*string
 	unsettled int
-	graced    bool // settleCancels has given them their grace
-	accepted  map[string]bool
 
 	quiet    quietClock
 	stopWork workflow.CancelFunc // ends the work context: the quiet clock fired
@@ -118,34 +99,20 @@ type run struct {
 }
 
 func newRun(ctx workflow.Context, in Input) *run {
-	if in.MaxSteps <= 0 {
-		in.MaxSteps = DefaultMaxSteps
-	}
-	if in.Parallel <= 0 {
-		in.Parallel = DefaultParallel
-	}
-	if in.MaxAttempts <= 0 {
-		in.MaxAttempts = DefaultMaxAttempts
-	}
-	if in.Quiet <= 0 {
-		in.Quiet = watchdog.DefaultQuiet
-	}
-	r := &run{in: in, cancels: workflow.NewWaitGroup(ctx), accepted: map[string]bool{}}
-	runID, parent := in.RunID, ""
-	if runID == "" {
-		runID = workflow.GetInfo(ctx).WorkflowExecution.ID
-	}
+	in.MaxSteps, in.Parallel = orDefault(in.MaxSteps, DefaultMaxSteps), orDefault(in.Parallel, DefaultParallel)
+	in.MaxAttempts, in.Quiet = orDefault(in.MaxAttempts, DefaultMaxAttempts), orDefault(in.Quiet, watchdog.DefaultQuiet)
+	r := &run{in: in, cancelOf: map[string]*string{}}
+	runID, parent := cmp.Or(in.RunID, workflow.GetInfo(ctx).WorkflowExecution.ID), ""
 	if in.Parent != nil {
 		parent = in.Parent.RunID
 	}
 	// The budget starts when the run was started: the wait for a worker
-	// is spent from B (SPEC §3).
+	// is spent from B (SPEC §3); a sub-agent's when its parent granted it.
 	start := workflow.Now(ctx)
 	if st := workflow.GetInfo(ctx).WorkflowStartTime; !st.IsZero() && st.Before(start) {
 		start = st
 	}
 	if !in.Deadline.IsZero() {
-		// A sub-agent's slice began when its parent granted it.
 		start = in.Deadline.Add(-in.Budget)
 	}
 	r.frame = landing.NewFrame(runID, parent, start, in.Budget, in.Reserve, in.Floor)
@@ -163,4 +130,12 @@ func newRun(ctx workflow.Context, in Input) *run {
 	}
 	r.rng = rand.New(rand.NewPCG(seed[0], seed[1]))
 	return r
+}
+
+// orDefault is v, or d when v is not positive: an Input's zero field.
+func orDefault[T int | time.Duration](v, d T) T {
+	if v <= 0 {
+		return d
+	}
+	return v
 }
