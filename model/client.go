@@ -139,6 +139,24 @@ func (c *Client) Land(ctx context.Context, b *budget.Budget, messages []openai.C
 	return *resp, err
 }
 
+// Attempt makes attempt n of req on lease, and nothing else: it reads no
+// budget, retries nothing, sleeps no backoff, and uses neither Ceiling nor
+// MaxAttempts. It is for a host whose own [TurnMachine] leases each
+// attempt — a Temporal activity, on the lease its workflow granted
+// (temporal/durable) — and reads its failure with [Attempted], as
+// [Client.Complete] does (issue 25). It returns the response, or how the
+// attempt failed ([Classify]); obs hears its start, its chunks and its end.
+func (c *Client) Attempt(ctx context.Context, lease budget.Lease, n int, req Request, obs *trace.Observer) (*Response, *trace.AttemptError) {
+	if obs == nil {
+		obs = &trace.Observer{}
+	}
+	resp, _, ae := c.attempt(ctx, lease, n, &req, new(counter), obs)
+	if ae == nil {
+		resp.Attempts = 1
+	}
+	return resp, ae
+}
+
 // call makes the turn's attempts and returns the response, never nil: on
 // failure it has only Attempts.
 //

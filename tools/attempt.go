@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 )
 
 // RunAttempt makes one attempt of call with t the way a [Registry] makes
@@ -180,3 +182,110 @@ func (e *NoAnswerError) Unwrap() error { return e.Err }
 
 // Is reports whether target is [ErrNoAnswer].
 func (e *NoAnswerError) Is(target error) bool { return target == ErrNoAnswer }
+
+// maxProgressMessage bounds the message of a progress record, in bytes.
+const maxProgressMessage = 256
+
+// ProgressMessage is msg as a progress record says it: cut to
+// maxProgressMessage bytes at a rune boundary, marked when cut. A host
+// that hears progress other than through [Call.Progress] (a durable
+// sub-agent's, signalled by its child workflow) words it with it.
+func ProgressMessage(msg string) string { return clip(msg, maxProgressMessage) }
+
+// An AttemptEnd is how one attempt of a call ended, read from its [Answer]
+// by [Classify] the same way on every host (issue 25): what the call's
+// machine is told ([AttemptEnd.Attempted]), the failure its record gives
+// (Err), and the failure the model reads ([AttemptEnd.Failure]).
+type AttemptEnd struct {
+	// Answer is the tool's ([RunAttempt]). When no answer came, its
+	// Outcome is the attempt's context's, or upstream_error (a transport
+	// error, a stream cut short); its Err, for a cut attempt, the context's
+	// cause; and Retry whether SPEC §2 lets it be tried again.
+	Answer Answer
+
+	// Err is the failure as the attempt's record says it; nil when the
+	// attempt succeeded. Its Step and Attempt are the host's to fill in.
+	Err *trace.AttemptError
+
+	Lease    budget.Lease // the attempt's
+	Cut      bool         // reports whether the attempt's context ended it before the tool answered
+	Answered bool         // reports whether the tool said how it failed (it set the outcome)
+
+	// Why is what ended an attempt that gave up: the cause of its lease's
+	// context ([budget.ErrLeaseExpired] for the tool's ceiling,
+	// [budget.ErrDeadline] for the run's time for work), or, when the tool
+	// itself answered that its deadline passed before our context ended,
+	// the same cause read from the lease. Nil for other outcomes.
+	Why error
+
+	// RetryAfter is what a failed attempt's answer said about when to come
+	// back, read when it arrived; RetryAfterErr a Retry-After it carried
+	// that could not be used, for the backoff record.
+	RetryAfter    budget.RetryAfter
+	RetryAfterErr error
+}
+
+// Classify reads ans, the answer of an attempt made on lease with context
+// actx, as every host reads it: an error with no outcome got no answer,
+// and is the outcome of actx when actx has ended (the attempt was cut),
+// else a transport failure (upstream_error) that SPEC §2 may retry; one
+// that gave up says what ended it (see [AttemptEnd.Why]).
+func Classify(actx context.Context, lease budget.Lease, ans Answer) AttemptEnd {
+	e := AttemptEnd{Answer: ans, Lease: lease}
+	if ans.Err == nil {
+		return e
+	}
+	e.Answered = ans.Outcome != ""
+	if !e.Answered && actx.Err() != nil {
+		e.Cut = true
+		e.Answer.Err = context.Cause(actx)
+		e.Answer.Outcome = trace.OutcomeOfContext(actx, watchdog.ErrQuiet)
+	} else if !e.Answered {
+		e.Answer.Outcome = trace.UpstreamError
+	}
+	e.Err = &trace.AttemptError{Outcome: e.Answer.Outcome, Status: ans.Status, Header: ans.Header, Err: e.Answer.Err}
+	if !e.Answered {
+		e.Answer.Retry = trace.Retryable(e.Err)
+	}
+	if e.Err.Outcome == trace.GaveUp {
+		e.Why = gaveUpWhy(actx, lease)
+		if !e.Cut && !errors.Is(ans.Err, e.Why) {
+			// The tool said its deadline passed, a moment before our
+			// lease ended: the record names our cause first, as a cut
+			// attempt's does, then what the tool said (issue 18).
+			e.Err.Err = fmt.Errorf("%w: the tool said: %w", e.Why, ans.Err)
+		}
+	}
+	e.RetryAfter, e.RetryAfterErr = budget.ReadRetryAfter(ans.Header, time.Now())
+	return e
+}
+
+// gaveUpWhy is what ended an attempt on lease that gave up: the cause of
+// its context actx when that has ended, else the cause the lease's own
+// context would give.
+func gaveUpWhy(actx context.Context, lease budget.Lease) error {
+	switch {
+	case actx.Err() != nil:
+		return context.Cause(actx)
+	case lease.Capped:
+		return budget.ErrLeaseExpired
+	}
+	return budget.ErrDeadline
+}
+
+// Attempted is what the call's machine is told of the attempt
+// ([AttemptEnded]).
+func (e AttemptEnd) Attempted() Attempted {
+	return Attempted{OK: e.Err == nil, Cut: e.Cut, GaveUp: e.Err != nil && e.Err.Outcome == trace.GaveUp,
+		Answered: e.Answered, NotSent: e.Answer.NotSent, Stopped: e.Answer.Stopped, Retry: e.Answer.Retry,
+		RetryAfter: e.RetryAfter}
+}
+
+// Failure is the attempt's failure as the model reads it ([Describe]),
+// for spec's tool; empty when it succeeded.
+func (e AttemptEnd) Failure(spec Spec) string {
+	if e.Err == nil {
+		return ""
+	}
+	return Describe(spec, e.Err, e.Why, e.Lease.Granted)
+}

@@ -3,9 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -183,21 +180,11 @@ func (c *call) signal(s trace.Signal) {
 	c.obs.OnSignal(s)
 }
 
-// ended is an attempt that has ended, as the loop classified it.
+// ended is an attempt that has ended, as [Classify] read it, and how long
+// it took.
 type ended struct {
-	ans      Answer
-	err      *trace.AttemptError // nil when the attempt succeeded
-	cut      bool                // the attempt's context ended it
-	answered bool                // the tool said how it failed (it set the outcome)
-	took     time.Duration
-	lease    budget.Lease // the attempt's lease
-
-	// why is what ended an attempt that gave up: the cause of its lease's
-	// context ([budget.ErrLeaseExpired] for the tool's ceiling,
-	// [budget.ErrDeadline] for the run's time for work), or, when the tool
-	// itself answered that its deadline passed before our context ended,
-	// the same cause read from the lease. Nil for other outcomes.
-	why error
+	AttemptEnd
+	took time.Duration
 }
 
 // do drives c's [CallMachine] until the call ends: it makes the attempts,
@@ -220,7 +207,6 @@ func (c *call) do(ctx context.Context) Result {
 		CanCancel: canCancel, CanStatus: canStatus, Backoff: run.Backoff})
 	var (
 		last   ended
-		raErr  error // the last attempt's malformed Retry-After, for its backoff record
 		answer cancel.Status
 		ansErr error        // the last status ask's error
 		said   cancel.State // the last state a status ask said
@@ -251,17 +237,12 @@ func (c *call) do(ctx context.Context) Result {
 			lease.Deadline = time.Now().Add(lease.Granted)
 			c.answer.Store(nil) // the cancel sent so far, answered or not, was another attempt's
 			last, sent = c.attempt(ctx, cmd.N, lease), false
-			var ra budget.RetryAfter
-			ra, raErr = budget.ReadRetryAfter(last.ans.Header, time.Now())
-			cmd = m.Step(CallEvent{Kind: AttemptEnded, Figures: c.figures(ctx, kind), Attempt: Attempted{
-				OK: last.err == nil, Cut: last.cut, GaveUp: last.err != nil && last.err.Outcome == trace.GaveUp,
-				Answered: last.answered, NotSent: last.ans.NotSent, Stopped: last.ans.Stopped, Retry: last.ans.Retry,
-				RetryAfter: ra}})
+			cmd = m.Step(CallEvent{Kind: AttemptEnded, Figures: c.figures(ctx, kind), Attempt: last.Attempted()})
 		case CallSleep:
 			if cmd.Reconciling {
 				c.heardBackoff(cmd.N, cmd.Delay)
 			} else {
-				c.obs.OnBackoff(spec.Kind, string(c.key), cmd.N, cmd.Delay, raErr)
+				c.obs.OnBackoff(spec.Kind, string(c.key), cmd.N, cmd.Delay, last.RetryAfterErr)
 			}
 			cmd.Delay.Wait(ctx) // the run's end is read off ctx with the figures
 			c.obs.OnBackoffEnd(spec.Kind, string(c.key))
@@ -284,7 +265,7 @@ func (c *call) do(ctx context.Context) Result {
 			cmd = m.Step(CallEvent{Kind: StatusAnswered, Figures: c.figures(ctx, kind), Status: answer.State,
 				Unreachable: ansErr != nil})
 		case CallDone:
-			res := c.end(ctx, last, cmd, kind, answer, ansErr, said, raErr, sent)
+			res := c.end(ctx, last, cmd, kind, answer, ansErr, said, sent)
 			if cmd.N > 0 {
 				c.signal(trace.Signal{Event: watchdog.ToolResult})
 			}
@@ -304,12 +285,12 @@ func (c *call) figures(ctx context.Context, kind *budget.Kind) budget.Figures {
 // end fills res as the machine's last command says the call ended: the
 // orphan journaled, the records written, and the rest by [Ending].
 func (c *call) end(ctx context.Context, last ended, cmd CallCommand, kind *budget.Kind,
-	answer cancel.Status, ansErr error, said cancel.State, raErr error, sent bool) Result {
+	answer cancel.Status, ansErr error, said cancel.State, sent bool) Result {
 	spec := c.t.spec
-	s := Said{Tool: spec.Name, Kind: spec.Kind, Key: c.key, Output: last.ans.Output, CutShort: last.ans.CutShort,
-		StatusOutput: answer.Output, CancelOut: sent, Stopped: context.Cause(ctx)}
-	if last.err != nil {
-		s.Last, s.Failure = last.err, Describe(spec, last.err, last.why, last.lease.Granted)
+	s := Said{Tool: spec.Name, Kind: spec.Kind, Key: c.key, Output: last.Answer.Output, CutShort: last.Answer.CutShort,
+		StatusOutput: answer.Output, CancelOut: sent, Stopped: context.Cause(ctx), Failure: last.Failure(spec)}
+	if last.Err != nil {
+		s.Last = last.Err
 	}
 	if a := c.answer.Load(); a != nil {
 		if st := a.state.Load(); st != nil {
@@ -322,15 +303,17 @@ func (c *call) end(ctx context.Context, last ended, cmd CallCommand, kind *budge
 	case EndRefused:
 		c.obs.OnRefused(spec.Kind, string(c.key), cmd.N+1, cmd.Refused)
 	case EndGaveUp:
-		c.obs.OnBackoff(spec.Kind, string(c.key), cmd.N, cmd.Delay, raErr)
+		c.obs.OnBackoff(spec.Kind, string(c.key), cmd.N, cmd.Delay, last.RetryAfterErr)
 	case EndRunEnded:
 		s.StoppedOutcome = trace.OutcomeOfContext(ctx, watchdog.ErrQuiet)
 	case EndOrphan:
-		why := error(last.err)
+		why := error(last.Err)
 		if cmd.Reconciling || cmd.Refused != nil || cmd.Status != "" || cmd.Unreachable || (cmd.Ended && said != "") {
 			why = ReconcileWhy(cmd, said, ansErr, context.Cause(ctx))
 		}
-		s.Orphan, s.Unjournaled = c.orphaned(why)
+		var jerr error
+		s.Orphan, s.Unjournaled, jerr = orphan(c.run, c.t, c.key, c.args, why)
+		c.obs.OnOrphan(spec.Kind, string(c.key), jerr)
 	}
 	return Ending(cmd, s)
 }
@@ -399,102 +382,16 @@ func (c *call) attempt(ctx context.Context, n int, lease budget.Lease) ended {
 	info := trace.Attempt{Step: kind, Key: string(c.key), N: n, Lease: lease, Start: time.Now()}
 	c.obs.OnAttemptStart(info)
 	actx = c.obs.OnContext(actx, info)
-	e := ended{ans: RunAttempt(actx, c.t.tool, tc)}
+	ans := RunAttempt(actx, c.t.tool, tc)
 	tc.ended.Store(true)
 	info.End = time.Now()
-	if e.ans.Err == nil {
-		info.Outcome = trace.OK
-	} else {
-		// No outcome: no answer came, so the attempt's context, or else a
-		// transport error or a stream cut short, ended it.
-		noAnswer := e.ans.Outcome == ""
-		e.answered = !noAnswer
-		if noAnswer && actx.Err() != nil {
-			e.cut = true
-			e.ans.Err = context.Cause(actx)
-			e.ans.Outcome = trace.OutcomeOfContext(actx, watchdog.ErrQuiet)
-		} else if noAnswer {
-			e.ans.Outcome = trace.UpstreamError
-		}
-		e.err = &trace.AttemptError{Step: kind, Attempt: n, Outcome: e.ans.Outcome, Status: e.ans.Status,
-			Header: e.ans.Header, Err: e.ans.Err}
-		if noAnswer {
-			e.ans.Retry = trace.Retryable(e.err)
-		}
-		if e.err.Outcome == trace.GaveUp {
-			switch {
-			case actx.Err() != nil:
-				e.why = context.Cause(actx)
-			case lease.Capped:
-				e.why = budget.ErrLeaseExpired
-			default:
-				e.why = budget.ErrDeadline
-			}
-			if !e.cut && !errors.Is(e.ans.Err, e.why) {
-				// The tool said its deadline passed, a moment before our
-				// lease ended: the record names our cause first, as a
-				// cut attempt's does, then what the tool said (issue 18).
-				e.err.Err = fmt.Errorf("%w: the tool said: %w", e.why, e.ans.Err)
-			}
-		}
-		info.Outcome, info.Err = e.ans.Outcome, e.err
+	e := ended{AttemptEnd: Classify(actx, lease, ans), took: info.End.Sub(info.Start)}
+	info.Outcome = trace.OK
+	if e.Err != nil {
+		e.Err.Step, e.Err.Attempt = kind, n
+		info.Outcome, info.Err = e.Err.Outcome, e.Err
 	}
-	e.lease = lease
-	info.Status, info.Keepalives = e.ans.Status, tc.keepalives.Load()
+	info.Status, info.Keepalives = e.Answer.Status, tc.keepalives.Load()
 	c.obs.OnAttemptEnd(info)
-	e.took = info.End.Sub(info.Start)
 	return e
 }
-
-// orphaned journals the call as an orphan, a write whose outcome is
-// unknown, and returns it, with why it is in no journal when it is not.
-// The journal entry is appended and fsync'd before it returns (SPEC §5: a
-// crash loses no orphan already reported).
-func (c *call) orphaned(why error) (*OrphanError, string) {
-	e := cancel.Entry{
-		TS:             time.Now(),
-		RunID:          c.run.ID,
-		Tool:           c.t.spec.Name,
-		Kind:           c.t.spec.Kind,
-		IdempotencyKey: c.key,
-		ArgsSHA256:     cancel.ArgsSHA256(c.args),
-		State:          cancel.Open,
-	}
-	// How to reach the tool again, from outside this run (issue 17): its
-	// URL, and the tools file that built it, made absolute against this
-	// process's directory, which a later harness reconcile may not share.
-	if b, ok := c.t.impl.(baseURLer); ok {
-		e.URL = b.baseURL()
-	}
-	for _, t := range [...]Tool{c.t.tool, c.t.impl} {
-		if f, ok := t.(ToolsFiler); ok && f.ToolsFile() != "" {
-			e.ToolsFile = f.ToolsFile()
-			if abs, err := filepath.Abs(e.ToolsFile); err == nil {
-				e.ToolsFile = abs
-			}
-			break
-		}
-	}
-	_, asks := c.t.impl.(cancel.StatusReader)
-	_, builtin := c.t.tool.(respec)
-	oe := &OrphanError{Entry: e, Err: why, Reachable: e.URL != "" || e.ToolsFile != "" && asks && !builtin}
-	var jerr error
-	if c.run.Journal == nil {
-		jerr = errNoJournal
-	} else if jerr = c.run.Journal.Append(e); jerr == nil {
-		oe.Journaled = true
-		oe.Next = cancel.SettleCommand(c.run.Journal.Path(), c.key, cancel.Done)
-		if oe.Reachable {
-			oe.Next = cancel.ReconcileCommand(c.run.Journal.Path())
-		}
-	} else {
-		oe.Err = errors.Join(why, jerr)
-	}
-	c.obs.OnOrphan(c.t.spec.Kind, string(c.key), jerr)
-	if oe.Journaled {
-		return oe, ""
-	}
-	return oe, NotJournaled(jerr)
-}
-
-var errNoJournal = errors.New("tools: no orphan journal")

@@ -120,7 +120,7 @@ func (c *Call) Progress(units, total int64, msg string) {
 	if c.ended.Load() {
 		return
 	}
-	s := trace.Signal{Event: watchdog.Progress, Units: units, Total: total, Message: clip(msg, 256)}
+	s := trace.Signal{Event: watchdog.Progress, Units: units, Total: total, Message: ProgressMessage(msg)}
 	switch {
 	case c.c != nil:
 		c.c.signal(s)

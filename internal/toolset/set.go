@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -71,7 +70,6 @@ type Set struct {
 	Registry *tools.Registry   // where [Load] registered the tools; nil when a host registers them on its own
 
 	opts    *Options
-	file    string // Config.File, absolute, for the orphan journal
 	secrets []string
 	agents  map[string]*Set
 
@@ -91,10 +89,6 @@ func newSet(cfg *tools.Config, agent *tools.AgentEntry, path string, opts *Optio
 	s := &Set{Config: cfg, Agent: agent, Path: path, opts: opts, agents: map[string]*Set{}, down: map[string]bool{}}
 	if cfg == nil {
 		return s
-	}
-	s.file = cfg.File
-	if abs, err := filepath.Abs(cfg.File); err == nil {
-		s.file = abs
 	}
 	s.secrets = cfg.Secrets()
 	for _, e := range cfg.Entries {
@@ -194,10 +188,6 @@ func (s *Set) Specs(agent func(tools.Entry) tools.Spec) []tools.Spec {
 	}
 	return out
 }
-
-// File is the set's tools file, absolute, as an orphan's journal entry
-// names it.
-func (s *Set) File() string { return s.file }
 
 // Secrets are the keys s's tools files hand their tools
 // ([tools.Config.Secrets]), read when s was made, to be kept from records.

@@ -1,12 +1,10 @@
 package durable
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
-	"github.com/glidepath/glidepath/watchdog"
 	"github.com/openai/openai-go/v3"
 	"go.temporal.io/sdk/activity"
 )
@@ -64,34 +61,19 @@ func (a *Activities) Register(r interface {
 }
 
 // JournalOrphan appends an orphan to the worker's journal, with what
-// `harness reconcile` needs to ask its tool again.
+// `harness reconcile` needs to ask its tool again, as tools' own calls
+// journal theirs.
 func (a *Activities) JournalOrphan(ctx context.Context, req OrphanRequest) (OrphanReply, error) {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, req.Args); err != nil || len(bytes.TrimSpace(req.Args)) == 0 {
-		buf.Reset()
-		buf.WriteString("{}")
-	}
-	e := cancel.Entry{TS: time.Now(), RunID: req.RunID, Tool: req.Tool, Kind: req.Kind,
-		IdempotencyKey: cancel.Key(req.Key), ArgsSHA256: cancel.ArgsSHA256(buf.Bytes()), State: cancel.Open}
-	var reachable bool
+	var reg *tools.Registry
 	if ts := a.Tools.sub(req.Toolset); ts != nil {
-		e.URL, e.ToolsFile = ts.url(req.Tool), ts.file()
-		_, impl, _ := ts.lookup(req.Tool)
-		_, asks := impl.(cancel.StatusReader)
-		builtin := ts.builtin(req.Tool)
-		reachable = e.URL != "" || asks && !builtin
+		reg = ts.Registry
 	}
-	if a.Journal == nil {
-		return OrphanReply{Err: "no orphan journal is configured"}, nil
+	run := &tools.Run{ID: req.RunID, Journal: a.Journal}
+	oe, unjournaled, err := reg.Orphan(run, req.Tool, cancel.Key(req.Key), req.Args, nil)
+	if err != nil && a.Journal != nil {
+		unjournaled += ": " + err.Error() // the workflow's records name the journal's error
 	}
-	if err := a.Journal.Append(e); err != nil {
-		return OrphanReply{Err: "the orphan journal could not be written: " + err.Error()}, nil
-	}
-	next := cancel.SettleCommand(a.Journal.Path(), e.IdempotencyKey, cancel.Done)
-	if reachable {
-		next = cancel.ReconcileCommand(a.Journal.Path())
-	}
-	return OrphanReply{Journaled: true, Reachable: reachable, Next: next}, nil
+	return OrphanReply{Journaled: oe.Journaled, Reachable: oe.Reachable, Next: oe.Next, Err: unjournaled}, nil
 }
 
 // leaseOf is the lease an activity runs on and sends as
@@ -113,18 +95,6 @@ func leaseOf(ctx context.Context) budget.Lease {
 // Temporal's timeout, which says only that the call may have reached the
 // tool.
 const replyGuard = 50 * time.Millisecond
-
-// localBudget is a budget around one attempt, for the core's parts that
-// lease from a *budget.Budget, that grants a lease with ceiling left
-// exactly left: the workflow's lease, nothing more.
-func localBudget(left time.Duration) *budget.Budget {
-	floor := budget.DefaultFloor
-	b, err := budget.New(budget.Config{Total: 2*left + 4*floor, Reserve: floor, Floor: floor})
-	if err != nil {
-		panic(err) // Total exceeds Reserve and Floor by construction
-	}
-	return b
-}
 
 // withHeartbeat runs f with heartbeats going, and waits for them to stop
 // before it returns. Heartbeats find a dead worker (when the workflow set
@@ -162,39 +132,35 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 	if lease.Granted <= 0 {
 		return ModelReply{TurnAttempted: model.TurnAttempted{Outcome: trace.GaveUp, Failure: "no time left for the attempt"}}, nil
 	}
+	// The workflow's model lease has no ceiling: what cuts it is the run's
+	// time, not a per-attempt timeout to try again within (issue 25).
+	lease.Capped = false
 	cfg := a.Model
-	cfg.Ceiling, cfg.MaxAttempts = lease.Granted, 1
+	cfg.MaxAttempts = 0 // ignored, as Ceiling is: the workflow leases each attempt
 	client, err := model.New(cfg)
 	if err != nil {
 		return ModelReply{}, err
 	}
-	msgs := params(req.Messages)
-	b := localBudget(lease.Granted)
+	r := model.Request{Messages: params(req.Messages), Parallel: req.Parallel}
+	if req.Tools && !req.Landing {
+		r.Tools = harness.Offer(a.Tools.sub(req.Toolset).specs())
+	}
 	// The attempt's end as the client reports it: the model that
 	// answered, and what the stream carried, for the boundary.
 	var heard trace.Attempt
 	obs := &trace.Observer{AttemptEnd: func(at trace.Attempt) { heard = at }}
 	return withHeartbeat(ctx, func() ModelReply {
-		var resp model.Response
-		var err error
-		if req.Landing {
-			resp, err = client.Land(ctx, b, msgs, obs)
-		} else {
-			r := model.Request{Messages: msgs, Parallel: req.Parallel}
-			if req.Tools {
-				r.Tools = harness.Offer(a.Tools.sub(req.Toolset).specs())
-			}
-			resp, err = client.Complete(ctx, b, r, obs)
-		}
-		if err != nil {
-			out := failedReply(err)
+		resp, ae := client.Attempt(ctx, lease, 1, r, obs) // the workflow numbers its attempts
+		out := ModelReply{ResponseModel: heard.Model}
+		if ae != nil {
+			var raErr error
+			out.TurnAttempted, raErr = model.Attempted(ae, time.Now())
 			out.Chunks, out.Keepalives = heard.Chunks, heard.Keepalives
-			out.ResponseModel = heard.Model
-			out.Cause = redact.Secrets(out.Cause, a.Model.APIKey)
+			out.Cause, out.RetryAfterInvalid = redact.Secrets(ae.Err.Error(), a.Model.APIKey), invalid(raErr)
 			return out
 		}
-		out := ModelReply{Content: resp.Message.Content, FinishReason: resp.FinishReason, ResponseModel: heard.Model,
-			TurnAttempted: model.TurnAttempted{Outcome: trace.OK}, Tokens: resp.Usage.TotalTokens}
+		out.Content, out.FinishReason, out.Tokens = resp.Message.Content, resp.FinishReason, resp.Usage.TotalTokens
+		out.Outcome = trace.OK
 		for _, c := range resp.Message.ToolCalls {
 			out.ToolCalls = append(out.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: json.RawMessage(c.Function.Arguments)})
 		}
@@ -202,23 +168,13 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 	}), nil
 }
 
-// failedReply reads a model failure by model.Attempted, and what ended it
-// for its record.
-func failedReply(err error) ModelReply {
-	a, raErr := model.Attempted(err, time.Now())
-	r := ModelReply{TurnAttempted: a, Cause: err.Error()}
-	if ae, ok := errors.AsType[*trace.AttemptError](err); ok && ae.Err != nil {
-		r.Cause = ae.Err.Error() // the workflow words it with its own attempt number
+// invalid is the value of a Retry-After that could not be used, err, for
+// the backoff record; empty when there was none.
+func invalid(err error) string {
+	if re, ok := errors.AsType[*budget.RetryAfterError](err); ok {
+		return re.Value
 	}
-	if r.Outcome == trace.GaveUp {
-		// The lease is what the run had left, not a ceiling to try
-		// again within (issue 25).
-		r.Retry, r.Cause = false, budget.ErrDeadline.Error()
-	}
-	if re, ok := errors.AsType[*budget.RetryAfterError](raErr); ok {
-		r.RetryAfterInvalid = re.Value
-	}
-	return r
+	return ""
 }
 
 // params turns the workflow's messages into openai-go's.
@@ -261,56 +217,27 @@ func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolRepl
 		return ToolReply{Outcome: trace.Invalid, Answered: true, NotSent: true, Err: err.Error()}, nil
 	}
 	lease := leaseOf(ctx)
-	reply := withHeartbeat(ctx, func() ToolReply {
+	spec := t.Spec()
+	end := withHeartbeat(ctx, func() tools.AttemptEnd {
 		actx, stop := lease.Context(ctx)
 		defer stop()
-		p := newProgressor(ctx, t.Spec())
+		p := newProgressor(ctx, spec)
 		defer p.stop()
-		call := &tools.Call{Key: cancel.Key(req.Key), Args: args, N: req.Attempt, Lease: lease, Budget: localBudget(lease.Granted), Heard: p.heard}
-		return replyOf(actx, t.Spec(), lease, tools.RunAttempt(actx, t, call)) // as the Registry makes it (issue 25)
+		call := &tools.Call{Key: cancel.Key(req.Key), Args: args, N: req.Attempt, Lease: lease, Heard: p.heard}
+		return tools.Classify(actx, lease, tools.RunAttempt(actx, t, call)) // as the Registry makes it (issue 25)
 	})
-	// What a tool says back may quote a secret (issue 25).
-	secrets := append([]string{a.Model.APIKey}, ts.secrets()...)
-	reply.Err = redact.Secrets(reply.Err, secrets...)
-	reply.Cause = redact.Secrets(reply.Cause, secrets...)
+	ans := end.Answer
+	reply := ToolReply{Output: ans.Output, Outcome: trace.OK, Status: ans.Status, Answered: end.Answered,
+		Cut: end.Cut, Retry: ans.Retry, NotSent: ans.NotSent, Stopped: ans.Stopped, CutShort: ans.CutShort,
+		RetryAfter: end.RetryAfter, RetryAfterInvalid: invalid(end.RetryAfterErr)}
+	if end.Err != nil {
+		reply.Outcome = end.Err.Outcome
+		// What a tool says back may quote a secret (issue 25).
+		secrets := append([]string{a.Model.APIKey}, ts.secrets()...)
+		reply.Err = redact.Secrets(end.Failure(spec), secrets...)
+		reply.Cause = redact.Secrets(end.Err.Err.Error(), secrets...)
+	}
 	return reply, nil
-}
-
-// replyOf classifies an attempt's Answer as package tools' call loop
-// does, and words its failure by tools.Describe.
-func replyOf(actx context.Context, spec tools.Spec, lease budget.Lease, ans tools.Answer) ToolReply {
-	r := ToolReply{Output: ans.Output, Outcome: ans.Outcome, Status: ans.Status, Retry: ans.Retry,
-		NotSent: ans.NotSent, Stopped: ans.Stopped, CutShort: ans.CutShort}
-	if ans.Err == nil {
-		r.Outcome = trace.OK
-		return r
-	}
-	r.Answered = ans.Outcome != ""
-	e := &trace.AttemptError{Outcome: ans.Outcome, Status: ans.Status, Err: ans.Err}
-	switch {
-	case !r.Answered && actx.Err() != nil:
-		r.Cut = true
-		e.Outcome = trace.OutcomeOfContext(actx, watchdog.ErrQuiet)
-		e.Err = context.Cause(actx) // the lease's end, as the process's attempt context says it
-	case !r.Answered:
-		e.Outcome = trace.UpstreamError
-	}
-	if !r.Answered {
-		r.Retry = trace.Retryable(e)
-	}
-	r.Outcome, r.Cause = e.Outcome, e.Err.Error()
-	why := context.Cause(actx)
-	if why == nil {
-		why = budget.ErrLeaseExpired // the tool said its deadline passed: the worker's lease is always capped (leaseOf)
-	}
-	r.Err = tools.Describe(spec, e, why, lease.Granted)
-	// Read now, on the worker, as the process's backoff record keeps it.
-	ra, err := budget.ReadRetryAfter(ans.Header, time.Now())
-	if re, ok := errors.AsType[*budget.RetryAfterError](err); ok {
-		r.RetryAfterInvalid = re.Value
-	}
-	r.RetryAfter = ra
-	return r
 }
 
 // ToolStatus asks the tool how the call with the request's key went,
@@ -345,11 +272,4 @@ func (a *Activities) ToolCancel(ctx context.Context, req StatusRequest) (string,
 		return string(trace.CancelStateFailed), nil
 	}
 	return string(tools.CancelStateOf(c.Cancel(ctx, cancel.Key(req.Key)))), nil
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
 }

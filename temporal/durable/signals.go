@@ -3,6 +3,7 @@ package durable
 import (
 	"time"
 
+	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
 	"go.temporal.io/sdk/workflow"
@@ -136,7 +137,7 @@ func (r *run) progress(ctx workflow.Context, p Progress) {
 	}
 	for i, m := range msgs {
 		r.record(ctx, trace.Record{Event: trace.Progress, Step: p.Step, StepIndex: r.step, Key: p.Key,
-			Units: p.Units - int64(len(msgs)-1-i), Total: p.Total, Message: clip(m, 256)})
+			Units: p.Units - int64(len(msgs)-1-i), Total: p.Total, Message: tools.ProgressMessage(m)})
 	}
 }
 

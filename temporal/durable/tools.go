@@ -68,10 +68,7 @@ func (ts *Toolset) Close(ctx context.Context) error { return ts.set().Close(ctx)
 func (ts *Toolset) set() *toolset.Set                                { return (*toolset.Set)(ts) }
 func (ts *Toolset) sub(path string) *Toolset                         { return (*Toolset)(ts.set().Sub(path)) }
 func (ts *Toolset) lookup(name string) (t, impl tools.Tool, ok bool) { return ts.set().Lookup(name) }
-func (ts *Toolset) file() string                                     { return ts.set().File() }
 func (ts *Toolset) secrets() []string                                { return ts.set().Secrets() }
-func (ts *Toolset) url(name string) string                           { e, _ := ts.set().Entry(name); return e.URL }
-func (ts *Toolset) builtin(name string) bool                         { e, _ := ts.set().Entry(name); return e.Builtin != "" }
 
 // specs are what the model is offered, in the tools file's order.
 func (ts *Toolset) specs() []tools.Spec {
