@@ -169,7 +169,7 @@ func (s *Set) Entry(name string) (tools.Entry, bool) {
 // Specs are what s offers the model, in its file's order: its registered
 // tools' specs, agent(e) for each agent entry, then its MCP servers' tools.
 func (s *Set) Specs(agent func(tools.Entry) tools.Spec) []tools.Spec {
-	if s == nil || s.Registry == nil {
+	if s == nil || s.Registry == nil || s.Config == nil {
 		return nil
 	}
 	registered := s.Registry.Specs()

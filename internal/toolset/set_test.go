@@ -75,6 +75,9 @@ func TestALoadedSetHasItsSubAgentsByPathTheirCapabilitiesAndItsFetches(t *testin
 	if scribe == nil || scribe.Path != "researcher/scribe" || scribe.Agent.MaxSteps != 2 || s.Sub("researcher").Agent.Instructions != "You research." {
 		t.Errorf("sub-agent researcher/scribe: %+v", scribe)
 	}
+	if sp := scribe.Specs(nil); sp != nil {
+		t.Errorf("a sub-agent with no tools file offers %v", sp)
+	}
 	if s.Sub("nobody") != nil {
 		t.Error("a path with no sub-agent has a set")
 	}

@@ -30,14 +30,15 @@ type Fetch = toolset.Fetch
 // LoadTools reads a tools file as `harness run --tools` does (SPEC §5), with the demo's builtins,
 // and resolves its url entries within ctx. client nil: one with no Timeout, as leases bound each request.
 func LoadTools(ctx context.Context, path string, client *http.Client) (*Toolset, error) {
-	cfg, err := tools.LoadConfig(path, demo.Builtins())
+	builtins := demo.Builtins() // one instance: a builtin's status is its own
+	cfg, err := tools.LoadConfig(path, builtins)
 	if err == nil {
 		err = unsupported(cfg)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return (*Toolset)(toolset.Load(ctx, cfg, toolset.Options{Client: client, Builtins: demo.Builtins()})), nil
+	return (*Toolset)(toolset.Load(ctx, cfg, toolset.Options{Client: client, Builtins: builtins})), nil
 }
 
 // unsupported is what of cfg, or of its sub-agents' files, a worker cannot run.
