@@ -32,8 +32,10 @@ var agentRows = []row{
 						out = append(out, fmt.Sprintf("%s: a %s record of the rejected call: its arguments are read before any I/O", e.host, r.Event))
 					}
 				}
-				if len(e.res.InFlight) != 0 || e.res.Status != landing.Complete {
-					out = append(out, fmt.Sprintf("%s: result %s, %d in flight: the run goes on after a rejected call", e.host, e.res.Status, len(e.res.InFlight)))
+				// The run goes on after the rejected call, and its answer,
+				// made without the sub-agent's result, says so.
+				if len(e.res.InFlight) != 0 || e.res.Status != landing.Partial || e.res.Cause != landing.CauseToolsFailed {
+					out = append(out, fmt.Sprintf("%s: result %s (cause %q), %d in flight: want partial, tools_failed, none in flight", e.host, e.res.Status, e.res.Cause, len(e.res.InFlight)))
 				}
 			}
 			return out

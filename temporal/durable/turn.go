@@ -82,7 +82,8 @@ func (r *run) modelAttempt(ctx workflow.Context, index, n int, granted time.Dura
 		o, cause = r.cause(e, err, false) // a model lease has no ceiling of its own
 		reply = ModelReply{}
 		reply.TurnAttempted, _ = model.Attempted(&trace.AttemptError{Step: model.Kind, Attempt: n, Outcome: o, Err: cause}, time.Time{})
-		reply.Chunks, reply.Keepalives = seen.Chunks, seen.Keepalives // what the stream carried, for the boundary
+		// What the stream carried, for the boundary and the record.
+		reply.Chunks, reply.Keepalives, reply.ResponseModel = seen.Chunks, seen.Keepalives, seen.ResponseModel
 	case reply.Outcome != trace.OK:
 		cause = errors.New(cmp.Or(reply.Cause, reply.Failure))
 	}
