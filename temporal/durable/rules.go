@@ -27,8 +27,12 @@ import "go.temporal.io/sdk/workflow"
 // model turn's, the frame, the call's gate and ending, the sub-agent's
 // rules): a model attempt cut by its lease is not tried again, a refused
 // turn is no step, a cancelled run lands within R of its cancel, a
-// backoff of zero pauses nothing, a child's last signal is bounded.
-const RulesVersion workflow.Version = 3
+// backoff of zero pauses nothing, a child's last signal is bounded;
+// 4, the host reads a Temporal error once and the core words it (issue
+// 25): the waits for an attempt and for the cancels' grace are awaits,
+// not selectors, a sub-agent's task is read before any I/O
+// (landing.ChildTask), the records are trace's builders'.
+const RulesVersion workflow.Version = 4
 
 // RulesChange is the change ID under which a run's history records
 // [RulesVersion].
