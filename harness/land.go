@@ -110,7 +110,9 @@ func (s *Session) land(ctx context.Context, stop grun.Event, summarize func(ctx 
 		}
 		cmd = s.feed(e)
 	}
-	s.record(cmd.Record)
+	if cmd.Record != nil {
+		s.record(*cmd.Record)
+	}
 	s.settleCancels()
 	s.mu.Lock()
 	res := s.m.Result(slices.Clone(s.calls))

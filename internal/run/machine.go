@@ -122,7 +122,11 @@ type Command struct {
 	Parallel bool                // MakeTurn
 	Cause    landing.Cause       // Land, MakeLandingCall, Done ("" for an answer)
 	Plan     landing.LandCommand // MakeLandingCall
-	Record   trace.Record        // Done: the landing record; no Event for an answer
+	// Record is Done's landing record; nil for an answer. A pointer, made
+	// once at a run's end, because a host keeps its Command for the whole
+	// run and a trace.Record is 488 bytes: held inline it was the largest
+	// part of an idle run's own memory (issue 25, item 6).
+	Record *trace.Record
 }
 
 // A Machine is one run's sequence and the state its landing reads. The
@@ -278,7 +282,11 @@ func (m *Machine) decide(f Figures) Command {
 // ("" for the harness's summary).
 func (m *Machine) finish(rec trace.Record, answer string) Command {
 	m.done, m.answer = true, answer
-	return Command{Kind: Done, Cause: m.cause, Record: rec}
+	c := Command{Kind: Done, Cause: m.cause}
+	if rec.Event != "" {
+		c.Record = &rec
+	}
+	return c
 }
 
 // Record is what the run knows about itself when it lands for cause (""

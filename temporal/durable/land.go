@@ -60,8 +60,8 @@ func (r *run) done(ctx workflow.Context, cmd grun.Command) landing.Result {
 	if r.landCtx != nil {
 		ctx = r.landCtx
 	}
-	if cmd.Record.Event != "" {
-		r.record(ctx, cmd.Record)
+	if cmd.Record != nil {
+		r.record(ctx, *cmd.Record)
 	}
 	r.quiet.stopped = true
 	r.settleCancels(ctx)
