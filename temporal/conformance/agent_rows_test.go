@@ -2,17 +2,14 @@ package conformance_test
 
 import (
 	"fmt"
-	"strings"
-	"sync"
-	"testing"
 	"time"
 
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/sim"
 )
 
-// agentRows are the sub-agent scenarios of this file, beside rows: a
-// table of their own, run the way TestBothHostsAgree runs rows.
+// agentRows are the sub-agent scenarios of this file, beside rows:
+// TestBothHostsAgree runs both tables.
 var agentRows = []row{
 	{
 		name:     "a sub-agent called with a blank task is rejected before any attempt",
@@ -41,27 +38,4 @@ var agentRows = []row{
 			return out
 		},
 	},
-}
-
-// Every agent row runs on both hosts, as TestBothHostsAgree runs rows.
-func TestBothHostsAgreeOnSubAgents(t *testing.T) {
-	for _, rw := range agentRows {
-		t.Run(rw.name, func(t *testing.T) {
-			t.Parallel()
-			var wg sync.WaitGroup
-			var err error
-			var in, tmp ending
-			path, j, queue := rw.files(t), journal(t), "conformance-"+t.Name()
-			wg.Go(func() { tmp, err = runOnTemporal(t.Context(), rw, path, j, queue) })
-			in = runInProcess(t, rw, rw.files(t))
-			wg.Wait()
-			if err != nil {
-				t.Fatalf("issue 25: %s\n%v", rw.diverges, err)
-			}
-			diffs := append(agree(in, tmp, rw.loose), rw.also([]ending{in}, []ending{tmp})...)
-			if len(diffs) > 0 {
-				t.Errorf("issue 25: %s\n%s", rw.diverges, strings.Join(diffs, "\n"))
-			}
-		})
-	}
 }
