@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime/metrics"
 	"syscall"
 	"testing"
 	"time"
@@ -69,47 +70,102 @@ func lookup(_ context.Context, args json.RawMessage, _ tools.Progress) (any, err
 // stepWarmUp uncounted steps of each. The sim serves in the same process,
 // so each arm's figure includes the sim's side of its two requests, the
 // same for both. cpu-us/step-glidepath and cpu-us/step-bare are the means
-// per step; glidepath/bare is their ratio (target: at most 1.1). The
+// per step; glidepath/bare is their ratio (target: at most 1.1). A third
+// arm, the baseline's loop with Glidepath's model.Client making its turns
+// (cpu-us/step-client), tells the model client's share of the difference
+// from the harness's around it; what each arm allocates and the garbage
+// collector's share of the CPU say how much of it is allocation. The
 // ratio moves by a few hundredths from run to run on a 2-core machine;
 // GOMAXPROCS=1 steadies it, and shows the harness's cost without the
 // scheduler's.
 func BenchmarkStepCPU(b *testing.B) {
 	srv := sim.NewPipeServer(nil)
 	defer srv.Close()
-	gp := glidepathModel(b, srv.URL, srv.Client())
+	c := glidepathModel(b, srv.URL, srv.Client())
 	reg := tools.NewRegistry(nil)
 	if err := reg.Register(tools.Func(stepTool, lookup)); err != nil {
 		b.Fatal(err)
 	}
 	defer reg.Wait()
-	bare := bareStepLoop(b, srv, gp, reg)
+	loop := bareStepLoop(b, srv, c, reg)
 	// Warm up both arms first, uncounted: the first steps pay for what a
 	// process does once (type caches of the JSON codecs, a heap still
 	// growing to its working size, GC cycles that come often while it is
 	// small), which a short -benchtime would otherwise charge to the steps.
 	for range stepWarmUp {
-		glidepathStep(b, gp, reg)
-		bare.step(b)
+		glidepathStep(b, c, reg)
+		loop.step(b)
+		loop.clientStep(b, c)
 	}
 
-	var gpCPU, bareCPU time.Duration
+	var gp, bare, client armCost
+	gc := readCPUClasses()
 	i := 0
 	for b.Loop() {
-		if i%2 == 0 {
-			gpCPU += cpuOf(func() { glidepathStep(b, gp, reg) })
-			bareCPU += cpuOf(func() { bare.step(b) })
-		} else {
-			bareCPU += cpuOf(func() { bare.step(b) })
-			gpCPU += cpuOf(func() { glidepathStep(b, gp, reg) })
+		arms := [...]func(){
+			func() { gp.add(func() { glidepathStep(b, c, reg) }) },
+			func() { bare.add(func() { loop.step(b) }) },
+			func() { client.add(func() { loop.clientStep(b, c) }) },
+		}
+		for j := range arms {
+			arms[(i+j)%len(arms)]() // each arm goes first in turn
 		}
 		i++
 	}
+	gc = readCPUClasses().minus(gc)
 	n := float64(b.N)
 	b.ReportMetric(0, "ns/op") // it would add the two arms together
-	b.ReportMetric(float64(gpCPU.Microseconds())/n, "cpu-us/step-glidepath")
-	b.ReportMetric(float64(bareCPU.Microseconds())/n, "cpu-us/step-bare")
-	b.ReportMetric(float64(gpCPU)/float64(bareCPU), "glidepath/bare")
+	b.ReportMetric(float64(gp.cpu.Microseconds())/n, "cpu-us/step-glidepath")
+	b.ReportMetric(float64(bare.cpu.Microseconds())/n, "cpu-us/step-bare")
+	b.ReportMetric(float64(client.cpu.Microseconds())/n, "cpu-us/step-client")
+	b.ReportMetric(float64(gp.cpu)/float64(bare.cpu), "glidepath/bare")
+	b.ReportMetric(float64(gp.bytes)/n, "B/step-glidepath")
+	b.ReportMetric(float64(bare.bytes)/n, "B/step-bare")
+	b.ReportMetric(float64(gp.objects)/n, "allocs/step-glidepath")
+	b.ReportMetric(float64(bare.objects)/n, "allocs/step-bare")
+	b.ReportMetric(float64(client.bytes)/n, "B/step-client")
+	b.ReportMetric(float64(client.objects)/n, "allocs/step-client")
+	b.ReportMetric(gc.gc/gc.total, "gc-cpu-share")
 }
+
+// armCost is what one arm of BenchmarkStepCPU spent: CPU time, and the
+// bytes and objects it allocated. The allocations are read apart from the
+// CPU time, so that reading them is not charged to the arm; they tell the
+// garbage collector's work each arm makes, which runs on the process's
+// CPU whichever arm happens to be running then (gc-cpu-share).
+type armCost struct {
+	cpu            time.Duration
+	bytes, objects uint64
+}
+
+// add runs fn and adds what it spent.
+func (a *armCost) add(fn func()) {
+	before := readAllocs()
+	a.cpu += cpuOf(fn)
+	after := readAllocs()
+	a.bytes += after[0].Value.Uint64() - before[0].Value.Uint64()
+	a.objects += after[1].Value.Uint64() - before[1].Value.Uint64()
+}
+
+// readAllocs reads the bytes and objects allocated so far, without
+// stopping the world as runtime.ReadMemStats would.
+func readAllocs() [2]metrics.Sample {
+	s := [2]metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/allocs:objects"}}
+	metrics.Read(s[:])
+	return s
+}
+
+// cpuClasses is the process's CPU time so far as the runtime estimates
+// it: all of it, and the garbage collector's.
+type cpuClasses struct{ total, gc float64 }
+
+func readCPUClasses() cpuClasses {
+	s := []metrics.Sample{{Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	return cpuClasses{total: s[0].Value.Float64(), gc: s[1].Value.Float64()}
+}
+
+func (c cpuClasses) minus(d cpuClasses) cpuClasses { return cpuClasses{c.total - d.total, c.gc - d.gc} }
 
 // cpuOf returns the CPU time the process spent, user and system, while fn
 // ran.
@@ -178,7 +234,28 @@ func bareStepLoop(b *testing.B, srv *sim.Server, gp *model.Client, reg *tools.Re
 
 // step makes the baseline's step: the turn that asks for the tool, the
 // call, and the turn that answers.
-func (l *bareLoop) step(b *testing.B) {
+func (l *bareLoop) step(b *testing.B) { l.loop(b, battery.StreamTurn) }
+
+// clientStep makes the baseline's step with Glidepath's model.Client in
+// place of the bare streaming call, on a budget of its own: the model
+// client's share of what a harness step costs over the bare loop, apart
+// from the harness around it (cpu-us/step-client).
+func (l *bareLoop) clientStep(b *testing.B, c *model.Client) {
+	bud, err := budget.New(budget.Config{Total: time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	l.loop(b, func(ctx context.Context, _ openai.Client, p openai.ChatCompletionNewParams) (openai.ChatCompletionMessage, error) {
+		resp, err := c.CompletePointer(ctx, bud, model.Request{Messages: p.Messages, Tools: p.Tools, Parallel: true}, nil)
+		if err != nil {
+			return openai.ChatCompletionMessage{}, err
+		}
+		return resp.Message, nil
+	})
+}
+
+// loop is a step of the baseline, its turns sent by send.
+func (l *bareLoop) loop(b *testing.B, send func(context.Context, openai.Client, openai.ChatCompletionNewParams) (openai.ChatCompletionMessage, error)) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	conv := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(l.prompt), openai.UserMessage(stepTask)}
@@ -190,7 +267,7 @@ func (l *bareLoop) step(b *testing.B) {
 			ParallelToolCalls: openai.Bool(true),
 			StreamOptions:     openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
 		}
-		msg, err := battery.StreamTurn(ctx, l.c, params)
+		msg, err := send(ctx, l.c, params)
 		if err != nil {
 			b.Fatalf("bare loop: turn %d: %v", turn, err)
 		}

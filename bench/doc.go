@@ -68,7 +68,12 @@
 // around each arm, the arms interleaved and taking turns to go first,
 // after 100 uncounted steps of each. cpu-us/step-glidepath and
 // cpu-us/step-bare are the means per step; glidepath/bare is their ratio
-// (target: at most 1.1). Both include the sim's side of their requests,
+// (target: at most 1.1). A third arm, cpu-us/step-client, is the bare loop
+// with Glidepath's model.Client in place of the bare streaming call: what
+// the model client costs apart from the harness around it. B/step-* and
+// allocs/step-* are what each arm allocated per step, read apart from its
+// CPU time; gc-cpu-share is the garbage collector's share of the process's
+// CPU over the whole measurement, as the runtime estimates it. Both include the sim's side of their requests,
 // the same for both. The ratio moves by a few hundredths from run to run
 // on a 2-core machine; GOMAXPROCS=1 steadies it and leaves out the
 // scheduler's share.

@@ -122,7 +122,7 @@ Read with bench/doc.go, which says what each figure is. The hanging run's figure
 	r.target("The harness's own CPU per step: at most 1.1× a bare openai-go loop making the same requests",
 		fmt.Sprintf("%s µs per step (%s×)", num(c.get("cpu-us/step-glidepath")), num(cr)),
 		fmt.Sprintf("bare openai-go loop: %s µs", num(c.get("cpu-us/step-bare"))),
-		cr <= 1.1, "")
+		cr <= 1.1, stepCPUWhy(c))
 	h := find(hang, "HangingRun/floor=1ms")
 	r.target("In process, a run returns within B + 2ms (p99) when a tool ignores cancellation and the model hangs",
 		fmt.Sprintf("%s (p99), labeled partial", relB(h.get("glidepath-p99-ms"))),
@@ -699,4 +699,19 @@ figures hold on an idle machine (load average %s at the end of this section); un
 		r.lose(fmt.Sprintf("duplicates: Glidepath left %d of %d late writes as orphans, their outcome unknown when the run landed (load average %s)", gp.Orphans, gp.Writes, loadAverage()))
 	}
 	return nil
+}
+
+// stepCPUWhy says where a step's CPU beyond the bare loop's goes, as
+// BenchmarkStepCPU's third arm tells it: the same loop with Glidepath's
+// model client in place of the bare streaming call.
+func stepCPUWhy(c result) string {
+	gp, bare, client := c.get("cpu-us/step-glidepath"), c.get("cpu-us/step-bare"), c.get("cpu-us/step-client")
+	return fmt.Sprintf("of the %s µs a step costs over the bare loop, Glidepath's model client, run alone in the bare loop's "+
+		"place, accounts for %s µs (%s× the bare loop: the stream's chunk and keepalive counting, the lease, the turn "+
+		"machine) and the harness around it for the other %s µs (the session, the tool call with its argument check "+
+		"against the schema, the watchdog, the records); the step allocates %s objects (%s KB) against the bare "+
+		"loop's %s (%s KB), and the garbage collector took %s%% of the process's CPU",
+		num(gp-bare), num(client-bare), num(client/bare), num(gp-client),
+		num(c.get("allocs/step-glidepath")), num(c.get("B/step-glidepath")/1024),
+		num(c.get("allocs/step-bare")), num(c.get("B/step-bare")/1024), num(100*c.get("gc-cpu-share")))
 }
