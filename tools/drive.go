@@ -24,8 +24,8 @@ type CallEffects[C any] interface {
 
 	// Backoff records the sleep cmd carries, before an attempt or, when
 	// cmd.Reconciling, an ask; unless it gave up (a CallDone's), it
-	// sleeps it, the quiet clock paused as [landing.Backoff] says, until
-	// it is over or the run's work has ended.
+	// sleeps it, the quiet clock paused as landing.Backoff says, until it
+	// is over or the run's work has ended.
 	Backoff(ctx C, cmd CallCommand)
 
 	// Ask asks the tool the status of the call by its key on lease; an
@@ -33,8 +33,9 @@ type CallEffects[C any] interface {
 	Ask(ctx C, lease budget.Lease) (cancel.Status, error)
 
 	// Cancel sends the cancel of the attempt that just ended cut on lease,
-	// and records it; Cancelled is how it stands as the call ends: whether
-	// it went out, and its answer so far ("" while none).
+	// and records it, without waiting for its answer (SPEC §5) where the
+	// host waits for it later; Cancelled is how it stands as the call
+	// ends: whether it went out, and its answer so far ("" while none).
 	Cancel(ctx C, lease budget.Lease)
 	Cancelled() (out bool, state trace.CancelState)
 
