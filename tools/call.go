@@ -151,7 +151,9 @@ func (r *Registry) Call(ctx context.Context, run *Run, name string, args json.Ra
 	return c.do(ctx)
 }
 
-// call is one logical call: one key, any number of attempts.
+// call is one logical call: one key, any number of attempts. It is the
+// in-process host's [CallEffects]: attempts and asks on contexts of their
+// leases, cancels through the run's group, records through the Observer.
 type call struct {
 	reg  *Registry
 	run  *Run
@@ -159,6 +161,13 @@ type call struct {
 	key  cancel.Key
 	args json.RawMessage // compacted, exactly as sent
 	obs  *trace.Observer
+
+	kind      *budget.Kind // the estimates of the tool's kind
+	canceller cancel.Canceller
+	status    cancel.StatusReader
+	last      AttemptEnd    // the last attempt's
+	took      time.Duration // how long it took
+	sent      bool          // the last attempt's cancel went out through the run's group
 
 	// answer is how the cancel of the call's last attempt was answered:
 	// nil while that attempt sent none. Each cancel has its own, stored
@@ -180,150 +189,131 @@ func (c *call) signal(s trace.Signal) {
 	c.obs.OnSignal(s)
 }
 
-// ended is an attempt that has ended, as [Classify] read it, and how long
-// it took.
-type ended struct {
-	AttemptEnd
-	took time.Duration
-}
-
-// do drives c's [CallMachine] until the call ends: it makes the attempts,
-// sleeps, status asks and cancels the machine asks for, feeds back what
-// came of each, and returns the Result [Ending] writes from the machine's
-// end. The rules and the words are package-level pure parts (issue 25);
+// do drives c's [CallMachine] through [DriveCall] until the call ends. The
+// rules, the loop and the words are package-level pure parts (issue 25);
 // what is here is I/O and the Observer's records.
 func (c *call) do(ctx context.Context) Result {
-	spec, run, b := c.t.spec, c.run, c.run.Budget
-	est := b.Estimates()
-	kind := est.Kind(spec.Kind)
+	spec := c.t.spec
+	est := c.run.Budget.Estimates()
+	c.kind = est.Kind(spec.Kind)
 	if est != c.reg.est {
-		kind.Declare(spec.P50, spec.P95)
+		c.kind.Declare(spec.P50, spec.P95)
 	}
-	canceller, canCancel := c.t.impl.(cancel.Canceller)
-	canCancel = canCancel && spec.Cancellable // as Register resolved it: the type's, unless turned off
-	status, canStatus := c.t.impl.(cancel.StatusReader)
-	m := NewCallMachine(CallRules{Kind: spec.Kind, Effect: spec.Effect, MaxAttempts: spec.MaxAttempts,
+	var canCancel, canStatus bool
+	c.canceller, canCancel = c.t.impl.(cancel.Canceller)
+	c.status, canStatus = c.t.impl.(cancel.StatusReader)
+	return DriveCall(ctx, c, CallRules{Kind: spec.Kind, Effect: spec.Effect, MaxAttempts: spec.MaxAttempts,
 		Ceiling: spec.Ceiling, Slice: strings.HasPrefix(spec.Kind, AgentKindPrefix),
-		CanCancel: canCancel, CanStatus: canStatus, Backoff: run.Backoff})
-	var (
-		last   ended
-		answer cancel.Status
-		ansErr error        // the last status ask's error
-		said   cancel.State // the last state a status ask said
-		sent   bool         // the last attempt's cancel went out through the run's group
-	)
-	cmd := m.Step(CallEvent{Kind: CallStarted, Figures: c.figures(ctx, kind)})
-	for {
-		if cmd.Cancel {
-			sent = c.cancel(ctx, canceller, cmd.CancelLease) == trace.CancelStateSent
-		}
-		if cmd.Reconciled {
-			// The reconciliation has ended: report what it learned.
-			if cmd.Kind == CallDone && cmd.Reconciling && cmd.Delay.GiveUp {
-				c.heardBackoff(cmd.Asks, cmd.Delay)
-			}
-			var why error
-			if cmd.End == EndOrphan {
-				why = ReconcileWhy(cmd, said, ansErr, context.Cause(ctx))
-			}
-			c.obs.OnReconcile(spec.Kind, string(c.key), ReconcileState(said), cmd.Asks, why)
-		}
-		switch cmd.Kind {
-		case CallAttempt:
-			if cmd.N == 1 {
-				c.signal(trace.Signal{Event: watchdog.ToolCall})
-			}
-			lease := cmd.Lease
-			lease.Deadline = time.Now().Add(lease.Granted)
-			c.answer.Store(nil) // the cancel sent so far, answered or not, was another attempt's
-			last, sent = c.attempt(ctx, cmd.N, lease), false
-			cmd = m.Step(CallEvent{Kind: AttemptEnded, Figures: c.figures(ctx, kind), Attempt: last.Attempted()})
-		case CallSleep:
-			if cmd.Reconciling {
-				c.heardBackoff(cmd.N, cmd.Delay)
-			} else {
-				c.obs.OnBackoff(spec.Kind, string(c.key), cmd.N, cmd.Delay, last.RetryAfterErr)
-			}
-			cmd.Delay.Wait(ctx) // the run's end is read off ctx with the figures
-			c.obs.OnBackoffEnd(spec.Kind, string(c.key))
-			cmd = m.Step(CallEvent{Kind: SleepOver, Figures: c.figures(ctx, kind)})
-		case CallAsk:
-			if cmd.N == 1 {
-				said, ansErr = "", nil // a new reconciliation
-			}
-			lease := cmd.Lease
-			lease.Deadline = time.Now().Add(lease.Granted)
-			actx, stop := lease.Context(ctx)
-			answer, ansErr = status.Status(actx, c.key)
-			stop()
-			if ansErr == nil {
-				switch answer.State {
-				case cancel.Done, cancel.Failed, cancel.NeverReceived, cancel.Running:
-					said = answer.State
-				}
-			}
-			cmd = m.Step(CallEvent{Kind: StatusAnswered, Figures: c.figures(ctx, kind), Status: answer.State,
-				Unreachable: ansErr != nil})
-		case CallDone:
-			res := c.end(ctx, last, cmd, kind, answer, ansErr, said, sent)
-			if cmd.N > 0 {
-				c.signal(trace.Signal{Event: watchdog.ToolResult})
-			}
-			return res
-		}
-	}
+		CanCancel: canCancel && spec.Cancellable, // as Register resolved it: the type's, unless turned off
+		CanStatus: canStatus, Backoff: c.run.Backoff}, spec.Name, c.key)
 }
 
-// figures reads the run's budget now, for the machine.
-func (c *call) figures(ctx context.Context, kind *budget.Kind) budget.Figures {
+func (c *call) Figures(ctx context.Context) budget.Figures {
 	b := c.run.Budget
 	_, remaining := b.Read()
-	return budget.Figures{Remaining: remaining, Reserve: b.Reserve(), Floor: b.Floor(), P50: kind.P50(),
+	return budget.Figures{Remaining: remaining, Reserve: b.Reserve(), Floor: b.Floor(), P50: c.kind.P50(),
 		Keep: c.run.Keep, Ended: ctx.Err() != nil}
 }
 
-// end fills res as the machine's last command says the call ended: the
-// orphan journaled, the records written, and the rest by [Ending].
-func (c *call) end(ctx context.Context, last ended, cmd CallCommand, kind *budget.Kind,
-	answer cancel.Status, ansErr error, said cancel.State, sent bool) Result {
-	spec := c.t.spec
-	s := Said{Tool: spec.Name, Kind: spec.Kind, Key: c.key, Output: last.Answer.Output, CutShort: last.Answer.CutShort,
-		StatusOutput: answer.Output, CancelOut: sent, Stopped: context.Cause(ctx), Failure: last.Failure(spec)}
-	if last.Err != nil {
-		s.Last = last.Err
+// Attempt makes attempt n on lease, from now, and classifies how it
+// ended.
+func (c *call) Attempt(ctx context.Context, n int, lease budget.Lease) AttemptSaid {
+	lease.Deadline = time.Now().Add(lease.Granted)
+	c.answer.Store(nil) // the cancel sent so far, answered or not, was another attempt's
+	c.sent = false
+	actx, stop := lease.Context(ctx)
+	defer stop()
+	kind := c.t.spec.Kind
+	tc := &Call{Key: c.key, Args: c.args, N: n, Lease: lease, Budget: c.run.Budget, c: c}
+	info := trace.Attempt{Step: kind, Key: string(c.key), N: n, Lease: lease, Start: time.Now()}
+	c.obs.OnAttemptStart(info)
+	actx = c.obs.OnContext(actx, info)
+	ans := RunAttempt(actx, c.t.tool, tc)
+	tc.ended.Store(true)
+	info.End = time.Now()
+	e := Classify(actx, lease, ans)
+	c.last, c.took = e, info.End.Sub(info.Start)
+	info.Outcome = trace.OK
+	if e.Err != nil {
+		e.Err.Step, e.Err.Attempt = kind, n
+		info.Outcome, info.Err = e.Err.Outcome, e.Err
 	}
-	if a := c.answer.Load(); a != nil {
-		if st := a.state.Load(); st != nil {
-			s.Cancel = *st // as it stands now (issue 18): a cancel sent through the run's group may have been answered since
-		}
-	}
-	switch cmd.End {
-	case EndOK:
-		kind.Observe(last.took)
-	case EndRefused:
-		c.obs.OnRefused(spec.Kind, string(c.key), cmd.N+1, cmd.Refused)
-	case EndGaveUp:
-		c.obs.OnBackoff(spec.Kind, string(c.key), cmd.N, cmd.Delay, last.RetryAfterErr)
-	case EndRunEnded:
-		s.StoppedOutcome = trace.OutcomeOfContext(ctx, watchdog.ErrQuiet)
-	case EndOrphan:
-		why := error(last.Err)
-		if cmd.Reconciling || cmd.Refused != nil || cmd.Status != "" || cmd.Unreachable || (cmd.Ended && said != "") {
-			why = ReconcileWhy(cmd, said, ansErr, context.Cause(ctx))
-		}
-		var jerr error
-		s.Orphan, s.Unjournaled, jerr = orphan(c.run, c.t, c.key, c.args, why)
-		c.obs.OnOrphan(spec.Kind, string(c.key), jerr)
-	}
-	return Ending(cmd, s)
+	info.Status, info.Keepalives = e.Answer.Status, tc.keepalives.Load()
+	c.obs.OnAttemptEnd(info)
+	return AttemptSaid{Attempted: e.Attempted(), Last: e.Err, Failure: e.Failure(c.t.spec), Output: e.Answer.Output,
+		CutShort: e.Answer.CutShort}
 }
 
-// cancel sends the cancel of the call's cut attempt on lease, the
-// machine's (issue 25), and returns how it stands: sent, through the
-// run's group, which does not wait for the answer; or, with no group, the
-// answer itself, which the call waits for on the cancel's lease. The
-// Observer hears it go out and settle.
-func (c *call) cancel(ctx context.Context, t cancel.Canceller, lease budget.Lease) trace.CancelState {
+// Backoff reports the sleep (or the give-up) of cmd, and sleeps it: the
+// Observer's listener pauses the quiet clock until BackoffEnd.
+func (c *call) Backoff(ctx context.Context, cmd CallCommand) {
+	step, key := c.t.spec.Kind, string(c.key)
+	switch {
+	case cmd.Reconciling && cmd.Kind == CallDone:
+		// A give-up numbered by the asks made, where the workflow's is
+		// numbered by the call's attempts (cmd.N).
+		c.obs.OnStatusBackoff(step, key, cmd.Asks, cmd.Delay)
+	case cmd.Reconciling:
+		c.obs.OnStatusBackoff(step, key, cmd.N, cmd.Delay)
+	default:
+		c.obs.OnBackoff(step, key, cmd.N, cmd.Delay, c.last.RetryAfterErr)
+	}
+	if cmd.Delay.GiveUp {
+		return
+	}
+	cmd.Delay.Wait(ctx) // the run's end is read off ctx with the figures
+	c.obs.OnBackoffEnd(step, key)
+}
+
+// Ask asks the tool's status of the call on lease, from now.
+func (c *call) Ask(ctx context.Context, lease budget.Lease) (cancel.Status, error) {
+	lease.Deadline = time.Now().Add(lease.Granted)
+	actx, stop := lease.Context(ctx)
+	defer stop()
+	return c.status.Status(actx, c.key)
+}
+
+// Cancelled is how the last attempt's cancel stands now (issue 18): one
+// sent through the run's group may have been answered since.
+func (c *call) Cancelled() (bool, trace.CancelState) {
+	if a := c.answer.Load(); a != nil {
+		if st := a.state.Load(); st != nil {
+			return c.sent, *st
+		}
+	}
+	return c.sent, ""
+}
+
+func (c *call) Stopped(ctx context.Context) (trace.Outcome, error) {
+	return trace.OutcomeOfContext(ctx, watchdog.ErrQuiet), context.Cause(ctx)
+}
+
+func (c *call) Refused(_ context.Context, n int, err *budget.RefusedError) {
+	c.obs.OnRefused(c.t.spec.Kind, string(c.key), n, err)
+}
+
+func (c *call) Reconciled(_ context.Context, state string, asks int, why error) {
+	c.obs.OnReconcile(c.t.spec.Kind, string(c.key), state, asks, why)
+}
+
+// Orphan journals the call as an orphan in the run's journal.
+func (c *call) Orphan(_ context.Context, why error) (*OrphanError, string) {
+	oe, unjournaled, err := orphan(c.run, c.t, c.key, c.args, why)
+	c.obs.OnOrphan(c.t.spec.Kind, string(c.key), err)
+	return oe, unjournaled
+}
+
+// Succeeded teaches the kind's estimates the last attempt's time.
+func (c *call) Succeeded() { c.kind.Observe(c.took) }
+
+func (c *call) Heard(_ context.Context, e watchdog.Event) { c.signal(trace.Signal{Event: e}) }
+
+// Cancel sends the cancel of the call's cut attempt on lease, the
+// machine's (issue 25): through the run's group, which does not wait for
+// the answer (c.sent); or, with no group, on a group of its own whose
+// answer the call waits for on the cancel's lease. The Observer hears it
+// go out and settle.
+func (c *call) Cancel(ctx context.Context, lease budget.Lease) {
 	step, key := c.t.spec.Kind, string(c.key)
 	a := new(cancelAnswer)
 	c.answer.Store(a)
@@ -331,7 +321,7 @@ func (c *call) cancel(ctx context.Context, t cancel.Canceller, lease budget.Leas
 		failed := trace.CancelStateFailed
 		a.state.Store(&failed)
 		c.obs.OnCancelSettled(step, key, failed, ErrNoCancelTime)
-		return failed
+		return
 	}
 	lease.Deadline = time.Now().Add(lease.Granted)
 	group, own := c.run.Cancels, c.run.Cancels == nil
@@ -340,7 +330,7 @@ func (c *call) cancel(ctx context.Context, t cancel.Canceller, lease budget.Leas
 	}
 	state := trace.CancelStateSent
 	sent := make(chan struct{}) // the answer is heard after the sending
-	group.GoOn(ctx, lease, t, c.key, func(err error) {
+	group.GoOn(ctx, lease, c.canceller, c.key, func(err error) {
 		<-sent
 		answered := CancelStateOf(err)
 		if answered == trace.CancelStateSent {
@@ -358,40 +348,5 @@ func (c *call) cancel(ctx context.Context, t cancel.Canceller, lease budget.Leas
 	if own {
 		group.Wait(context.WithoutCancel(ctx))
 	}
-	return state
-}
-
-// heardBackoff reports a sleep between two status asks, as a sleep
-// between attempts is reported: recorded, and the quiet clock stopped for
-// it, until the returned func says it has ended.
-func (c *call) heardBackoff(asks int, d budget.Delay) func() {
-	step, key := c.t.spec.Kind, string(c.key)
-	c.obs.OnStatusBackoff(step, key, asks, d)
-	if d.GiveUp {
-		return nil
-	}
-	return func() { c.obs.OnBackoffEnd(step, key) }
-}
-
-// attempt makes attempt n on lease and classifies how it ended.
-func (c *call) attempt(ctx context.Context, n int, lease budget.Lease) ended {
-	actx, stop := lease.Context(ctx)
-	defer stop()
-	kind := c.t.spec.Kind
-	tc := &Call{Key: c.key, Args: c.args, N: n, Lease: lease, Budget: c.run.Budget, c: c}
-	info := trace.Attempt{Step: kind, Key: string(c.key), N: n, Lease: lease, Start: time.Now()}
-	c.obs.OnAttemptStart(info)
-	actx = c.obs.OnContext(actx, info)
-	ans := RunAttempt(actx, c.t.tool, tc)
-	tc.ended.Store(true)
-	info.End = time.Now()
-	e := ended{AttemptEnd: Classify(actx, lease, ans), took: info.End.Sub(info.Start)}
-	info.Outcome = trace.OK
-	if e.Err != nil {
-		e.Err.Step, e.Err.Attempt = kind, n
-		info.Outcome, info.Err = e.Err.Outcome, e.Err
-	}
-	info.Status, info.Keepalives = e.Answer.Status, tc.keepalives.Load()
-	c.obs.OnAttemptEnd(info)
-	return e
+	c.sent = state == trace.CancelStateSent
 }

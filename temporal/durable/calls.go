@@ -80,114 +80,48 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 	return res.Content(), res.Landing(r.step, kind)
 }
 
-// drive performs what tools.CallMachine asks for a call the gate let
-// through: attempts, sleeps, status asks and cancels, with their records.
+// drive makes the call tc of the tool t, which the gate let through, by
+// tools.DriveCall: the effects of its machine are a toolCall's.
 func (r *run) drive(ctx workflow.Context, tc ToolCall, t ToolInfo, kind string) tools.Result {
-	spec, key := t.Spec, mintKey(ctx)
-	m := tools.NewCallMachine(tools.CallRules{Kind: kind, Effect: spec.Effect, MaxAttempts: spec.MaxAttempts,
-		Ceiling: spec.Ceiling, CanCancel: t.CanCancel, CanStatus: t.CanStatus, Backoff: budget.Backoff{Rand: r.rng.Int64N}})
-	var (
-		last   ToolReply
-		st     StatusReply
-		status cancel.State // the last state a status ask said
-		askErr error        // why the last status ask could not be read
-	)
-	said := tools.Said{Tool: tc.Name, Kind: kind, Key: key}
-	base := trace.Record{Step: kind, StepIndex: r.step, Key: string(key)} // the backoff after the last attempt
-	cmd := m.Step(tools.CallEvent{Kind: tools.CallStarted, Figures: r.figures(ctx, spec.P50)})
-	for {
-		if cmd.Cancel {
-			r.cancel(ctx, kind, spec.Name, key, cmd.CancelLease)
-		}
-		if cmd.Reconciled {
-			r.reconciled(ctx, sleepRecord(base, cmd), cmd, status, askErr)
-		}
-		switch cmd.Kind {
-		case tools.CallAttempt:
-			delete(r.cancelOf, string(key)) // a cancel sent so far, answered or not, was another attempt's
-			last, said.Last, said.Failure = r.toolAttempt(ctx, tc, spec, kind, key, cmd.N, cmd.Lease)
-			base.Attempt, base.RetryAfterInvalid = cmd.N, last.RetryAfterInvalid
-			cmd = m.Step(tools.CallEvent{Kind: tools.AttemptEnded, Figures: r.figures(ctx, spec.P50), Attempt: tools.Attempted{
-				OK: last.Outcome == trace.OK, Cut: last.Cut, GaveUp: last.Outcome == trace.GaveUp, Answered: last.Answered,
-				NotSent: last.NotSent, Stopped: last.Stopped, Retry: last.Retry, RetryAfter: last.RetryAfter}})
-		case tools.CallSleep:
-			r.backoff(ctx, sleepRecord(base, cmd), cmd.Delay)
-			cmd = m.Step(tools.CallEvent{Kind: tools.SleepOver, Figures: r.figures(ctx, spec.P50)})
-		case tools.CallAsk:
-			if cmd.N == 1 {
-				status, askErr = "", nil // a new reconciliation
-			}
-			st = r.ask(ctx, spec.Name, key, cmd.Lease.Granted)
-			switch state := cancel.State(st.State); {
-			case st.Err != "":
-				askErr = errors.New(redact.Secrets(st.Err))
-			case state == cancel.Done, state == cancel.Failed, state == cancel.NeverReceived, state == cancel.Running:
-				status = state
-			}
-			cmd = m.Step(tools.CallEvent{Kind: tools.StatusAnswered, Figures: r.figures(ctx, spec.P50),
-				Status: cancel.State(st.State), Unreachable: st.Err != ""})
-		case tools.CallDone:
-			said.Output, said.CutShort, said.StatusOutput = last.Output, last.CutShort, st.Output
-			if state, ok := r.cancelOf[string(key)]; ok {
-				said.CancelOut, said.Cancel = true, trace.CancelState(*state)
-			}
-			r.ended(ctx, tc, cmd, sleepRecord(base, cmd), &said)
-			if cmd.N > 0 {
-				r.heard(ctx, watchdog.ToolResult) // at the call's end, not an attempt's (issue 25)
-			}
-			return tools.Ending(cmd, said)
-		}
-	}
+	c := &toolCall{r: r, tc: tc, spec: t.Spec, key: mintKey(ctx)}
+	c.base = trace.Record{Step: kind, StepIndex: r.step, Key: string(c.key)}
+	return tools.DriveCall(ctx, c, tools.CallRules{Kind: kind, Effect: t.Spec.Effect, MaxAttempts: t.Spec.MaxAttempts,
+		Ceiling: t.Spec.Ceiling, CanCancel: t.CanCancel, CanStatus: t.CanStatus, Backoff: budget.Backoff{Rand: r.rng.Int64N}},
+		tc.Name, c.key)
 }
 
-// sleepRecord is the record of the sleep (or the give-up) cmd asks for,
-// after the attempt of base.
-func sleepRecord(base trace.Record, cmd tools.CallCommand) trace.Record {
-	if cmd.Reconciling {
-		return trace.Record{Step: base.Step, StepIndex: base.StepIndex, Attempt: cmd.N, Key: base.Key, Reconciling: true}
-	}
-	return base
+// toolCall is one logical call of a tool, performing the effects of its
+// machine (tools.CallEffects) in the workflow: attempts, status asks,
+// cancels and journal entries as activities, sleeps on workflow timers,
+// and workflow records.
+type toolCall struct {
+	r    *run
+	tc   ToolCall
+	spec tools.Spec
+	key  cancel.Key
+	base trace.Record // the record of the backoff after the last attempt
 }
 
-// ended writes the records of how the machine ended a call (cmd),
-// journals an orphan, and fills in s for tools.Ending.
-func (r *run) ended(ctx workflow.Context, tc ToolCall, cmd tools.CallCommand, sleep trace.Record, s *tools.Said) {
-	switch cmd.End {
-	case tools.EndRefused:
-		r.record(ctx, trace.RefusedRecord(s.Kind, r.step, cmd.N+1, string(s.Key), tc.ID, cmd.Refused))
-	case tools.EndGaveUp:
-		r.backoff(ctx, sleep, cmd.Delay) // records the give-up, sleeps nothing
-	case tools.EndRunEnded:
-		s.StoppedOutcome, s.Stopped = r.stopCause()
-	case tools.EndOrphan:
-		j := r.journal(ctx, OrphanRequest{Toolset: r.in.Toolset, RunID: r.frame.RunID(), Tool: s.Tool, Kind: s.Kind, Key: string(s.Key), Args: tc.Arguments})
-		s.Orphan = &tools.OrphanError{Entry: cancel.Entry{Tool: s.Tool, Kind: s.Kind, IdempotencyKey: s.Key},
-			Journaled: j.Journaled, Reachable: j.Reachable, Next: j.Next}
-		s.Unjournaled = j.Err
-		r.record(ctx, trace.OrphanRecord(s.Kind, r.step, string(s.Key), j.Err))
-	}
-}
+func (c *toolCall) Figures(ctx workflow.Context) budget.Figures { return c.r.figures(ctx, c.spec.P50) }
 
-// toolAttempt schedules attempt n of the call tc on lease and records it;
-// it returns its reply, how it failed (nil when it did not) and that in
-// the model's words. What Temporal ended is a cut, named by the cause
-// [run.cause] gives it and worded by tools.Describe, as in process: the
-// call may have reached the tool and may still run.
-func (r *run) toolAttempt(ctx workflow.Context, tc ToolCall, spec tools.Spec, kind string, key cancel.Key, n int, lease budget.Lease) (ToolReply, *trace.AttemptError, string) {
-	a := trace.Attempt{Step: kind, Key: string(key), N: n, Lease: lease, CallID: tc.ID}
+// Attempt schedules attempt n of the call on lease and records it. What
+// Temporal ended is a cut, named by the cause [run.cause] gives it and
+// worded by tools.Describe, as in process: the call may have reached the
+// tool and may still run.
+func (c *toolCall) Attempt(ctx workflow.Context, n int, lease budget.Lease) tools.AttemptSaid {
+	r, kind := c.r, c.base.Step
+	delete(r.cancelOf, string(c.key)) // a cancel sent so far, answered or not, was another attempt's
+	a := trace.Attempt{Step: kind, Key: string(c.key), N: n, Lease: lease, CallID: c.tc.ID}
 	r.attemptStarted(ctx, r.step, a)
-	if n == 1 {
-		r.heard(ctx, watchdog.ToolCall) // a tool call issued, at its first attempt as in process
-	}
 	var reply ToolReply
-	err := r.await(ctx, lease.Granted, ToolActivity, ToolRequest{Toolset: r.in.Toolset, Tool: spec.Name, Key: string(key), Args: tc.Arguments, Attempt: n}, &reply)
+	err := r.await(ctx, lease.Granted, ToolActivity, ToolRequest{Toolset: r.in.Toolset, Tool: c.spec.Name, Key: string(c.key), Args: c.tc.Arguments, Attempt: n}, &reply)
 	var cause error
 	switch e := endOf(ctx, err, reply.Cut); e {
 	case answered:
 		if reply.Outcome == trace.OK {
 			a.Outcome = trace.OK
 			r.attemptEnded(ctx, r.step, a, nil)
-			return reply, nil, ""
+			return tools.AttemptSaid{Attempted: tools.Attempted{OK: true}, Output: reply.Output, CutShort: reply.CutShort}
 		}
 		cause = errors.New(cmp.Or(reply.Cause, reply.Err))
 	case failed:
@@ -200,13 +134,16 @@ func (r *run) toolAttempt(ctx workflow.Context, tc ToolCall, spec tools.Spec, ki
 		reply.Outcome, cause = r.cause(e, err, lease.Capped)
 		reply.Cut, reply.Retry = true, reply.Retry || e == workerDied
 	}
+	c.base.Attempt, c.base.RetryAfterInvalid = n, reply.RetryAfterInvalid // what a backoff after it records
 	fail := &trace.AttemptError{Step: kind, Attempt: n, Outcome: reply.Outcome, Status: reply.Status, Err: cause}
 	if reply.Cut || err != nil {
-		reply.Err = tools.Describe(spec, fail, cause, lease.Granted)
+		reply.Err = tools.Describe(c.spec, fail, cause, lease.Granted)
 	}
 	a.Outcome, a.Status = reply.Outcome, reply.Status
 	r.attemptEnded(ctx, r.step, a, cause)
-	return reply, fail, reply.Err
+	return tools.AttemptSaid{Attempted: tools.Attempted{Cut: reply.Cut, GaveUp: reply.Outcome == trace.GaveUp,
+		Answered: reply.Answered, NotSent: reply.NotSent, Stopped: reply.Stopped, Retry: reply.Retry,
+		RetryAfter: reply.RetryAfter}, Last: fail, Failure: reply.Err, Output: reply.Output, CutShort: reply.CutShort}
 }
 
 // await schedules the attempt activity name on a lease of granted and
@@ -233,23 +170,47 @@ func (r *run) await(ctx workflow.Context, granted time.Duration, name string, re
 // next heartbeat's answer (within [CancelWithin]), and its way back.
 const cancelWait = 2 * CancelWithin
 
-// cancel sends the cancel of a cut call on the machine's lease and does
-// not wait for it (SPEC §5): a second cancel_sent record says how it
-// settled. How it stands is the call's (r.cancelOf) until a later attempt
-// begins: an answer that comes after speaks for its own attempt only,
-// and one accepted makes the call cancelled when the run reads its calls
+// Backoff records the sleep (or the give-up) of cmd after the last
+// attempt, or between status asks, and sleeps it unless it gives up.
+func (c *toolCall) Backoff(ctx workflow.Context, cmd tools.CallCommand) {
+	rec := c.base
+	if cmd.Reconciling { // numbered by cmd.N: the asks of a sleep, the attempts of a give-up
+		rec = trace.Record{Step: rec.Step, StepIndex: rec.StepIndex, Attempt: cmd.N, Key: rec.Key, Reconciling: true}
+	}
+	c.r.backoff(ctx, rec, cmd.Delay)
+}
+
+// Ask asks the tool how the cut write went (SPEC §5), on lease.
+func (c *toolCall) Ask(ctx workflow.Context, lease budget.Lease) (cancel.Status, error) {
+	var st StatusReply
+	req := StatusRequest{Toolset: c.r.in.Toolset, Tool: c.spec.Name, Key: string(c.key)}
+	if err := workflow.ExecuteActivity(options(ctx, lease.Granted), StatusActivity, req).Get(ctx, &st); err != nil {
+		st = StatusReply{Err: err.Error()}
+	}
+	if st.Err != "" {
+		return cancel.Status{State: cancel.State(st.State), Output: st.Output}, errors.New(redact.Secrets(st.Err))
+	}
+	return cancel.Status{State: cancel.State(st.State), Output: st.Output}, nil
+}
+
+// Cancel sends the cancel of the cut call on lease and does not wait for
+// it (SPEC §5): a second cancel_sent record says how it settled. How it
+// stands is the call's (r.cancelOf) until a later attempt begins: an
+// answer that comes after speaks for its own attempt only, and one
+// accepted makes the call cancelled when the run reads its calls
 // (r.settled).
-func (r *run) cancel(ctx workflow.Context, kind, tool string, key cancel.Key, lease budget.Lease) {
+func (c *toolCall) Cancel(ctx workflow.Context, lease budget.Lease) {
+	r, kind, key := c.r, c.base.Step, string(c.key)
 	ctx, _ = workflow.NewDisconnectedContext(ctx) // cleanup outlives a cancelled run
 	state, step := new(string), r.step
-	r.cancelOf[string(key)] = state
+	r.cancelOf[key] = state
 	if lease.Granted <= 0 {
 		*state = string(trace.CancelStateFailed)
-		r.record(ctx, trace.CancelSettledRecord(kind, step, string(key), trace.CancelStateFailed, tools.ErrNoCancelTime))
+		r.record(ctx, trace.CancelSettledRecord(kind, step, key, trace.CancelStateFailed, tools.ErrNoCancelTime))
 		return
 	}
-	f := workflow.ExecuteActivity(options(ctx, lease.Granted), CancelActivity, StatusRequest{Toolset: r.in.Toolset, Tool: tool, Key: string(key)})
-	r.record(ctx, trace.CancelSentRecord(kind, step, string(key), lease.Granted))
+	f := workflow.ExecuteActivity(options(ctx, lease.Granted), CancelActivity, StatusRequest{Toolset: r.in.Toolset, Tool: c.spec.Name, Key: key})
+	r.record(ctx, trace.CancelSentRecord(kind, step, key, lease.Granted))
 	r.unsettled++
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		defer func() { r.unsettled-- }()
@@ -259,10 +220,46 @@ func (r *run) cancel(ctx workflow.Context, kind, tool string, key cancel.Key, le
 			answered = string(trace.CancelStateFailed)
 		}
 		if *state = answered; answered != string(trace.CancelStateSent) { // sent is all there is to say
-			r.record(ctx, trace.CancelSettledRecord(kind, step, string(key), trace.CancelState(answered), err))
+			r.record(ctx, trace.CancelSettledRecord(kind, step, key, trace.CancelState(answered), err))
 		}
 	})
 }
+
+// Cancelled is how the cancel of the call's last attempt stands, if one
+// went out.
+func (c *toolCall) Cancelled() (bool, trace.CancelState) {
+	if state, ok := c.r.cancelOf[string(c.key)]; ok {
+		return true, trace.CancelState(*state)
+	}
+	return false, ""
+}
+
+func (c *toolCall) Stopped(workflow.Context) (trace.Outcome, error) { return c.r.stopCause() }
+
+func (c *toolCall) Refused(ctx workflow.Context, n int, err *budget.RefusedError) {
+	c.r.record(ctx, trace.RefusedRecord(c.base.Step, c.r.step, n, string(c.key), c.tc.ID, err))
+}
+
+func (c *toolCall) Reconciled(ctx workflow.Context, state string, asks int, why error) {
+	c.r.record(ctx, trace.ReconcileRecord(c.base.Step, c.r.step, string(c.key), state, asks, why))
+}
+
+// Orphan journals the call in the worker's journal, without why (the
+// worker's entry never had it), and records it.
+func (c *toolCall) Orphan(ctx workflow.Context, _ error) (*tools.OrphanError, string) {
+	r, kind := c.r, c.base.Step
+	j := r.journal(ctx, OrphanRequest{Toolset: r.in.Toolset, RunID: r.frame.RunID(), Tool: c.tc.Name, Kind: kind,
+		Key: string(c.key), Args: c.tc.Arguments})
+	r.record(ctx, trace.OrphanRecord(kind, r.step, string(c.key), j.Err))
+	return &tools.OrphanError{Entry: cancel.Entry{Tool: c.tc.Name, Kind: kind, IdempotencyKey: c.key},
+		Journaled: j.Journaled, Reachable: j.Reachable, Next: j.Next}, j.Err
+}
+
+// Succeeded learns nothing: the workflow's figures for a tool are its
+// spec's, declared, not learned from its calls as in process.
+func (c *toolCall) Succeeded() {}
+
+func (c *toolCall) Heard(ctx workflow.Context, e watchdog.Event) { c.r.heard(ctx, e) }
 
 // settled is the run's calls as they stand: a call left abandoned whose
 // cancel its tool accepted is cancelled.
@@ -305,26 +302,3 @@ func (r *run) journal(ctx workflow.Context, req OrphanRequest) OrphanReply {
 
 // journalLease bounds an orphan's journal entry.
 const journalLease = time.Second
-
-// ask asks the tool how the cut write of key went (SPEC §5).
-func (r *run) ask(ctx workflow.Context, tool string, key cancel.Key, granted time.Duration) StatusReply {
-	var st StatusReply
-	if err := workflow.ExecuteActivity(options(ctx, granted), StatusActivity, StatusRequest{Toolset: r.in.Toolset, Tool: tool, Key: string(key)}).Get(ctx, &st); err != nil {
-		st = StatusReply{Err: err.Error()}
-	}
-	return st
-}
-
-// reconciled records the end of a reconciliation: a give-up that ended
-// it, then what the status said and, for an orphan, tools.ReconcileWhy.
-func (r *run) reconciled(ctx workflow.Context, sleep trace.Record, cmd tools.CallCommand, status cancel.State, askErr error) {
-	if cmd.Kind == tools.CallDone && cmd.Reconciling && cmd.Delay.GiveUp {
-		r.backoff(ctx, sleep, cmd.Delay) // records the give-up, sleeps nothing
-	}
-	var why error
-	if cmd.End == tools.EndOrphan {
-		_, stopped := r.stopCause()
-		why = tools.ReconcileWhy(cmd, status, askErr, stopped)
-	}
-	r.record(ctx, trace.ReconcileRecord(sleep.Step, r.step, sleep.Key, tools.ReconcileState(status), cmd.Asks, why))
-}
