@@ -248,15 +248,10 @@ func (c *call) Attempt(ctx context.Context, n int, lease budget.Lease) AttemptSa
 // Observer's listener pauses the quiet clock until BackoffEnd.
 func (c *call) Backoff(ctx context.Context, cmd CallCommand) {
 	step, key := c.t.spec.Kind, string(c.key)
-	switch {
-	case cmd.Reconciling && cmd.Kind == CallDone:
-		// A give-up numbered by the asks made, where the workflow's is
-		// numbered by the call's attempts (cmd.N).
-		c.obs.OnStatusBackoff(step, key, cmd.Asks, cmd.Delay)
-	case cmd.Reconciling:
-		c.obs.OnStatusBackoff(step, key, cmd.N, cmd.Delay)
-	default:
-		c.obs.OnBackoff(step, key, cmd.N, cmd.Delay, c.last.RetryAfterErr)
+	if cmd.Reconciling {
+		c.obs.OnStatusBackoff(step, key, cmd.BackoffN(), cmd.Delay)
+	} else {
+		c.obs.OnBackoff(step, key, cmd.BackoffN(), cmd.Delay, c.last.RetryAfterErr)
 	}
 	if cmd.Delay.GiveUp {
 		return

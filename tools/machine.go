@@ -171,6 +171,17 @@ type CallCommand struct {
 	Asks       int  `json:",omitempty"`
 }
 
+// BackoffN is the number the record of c's sleep, or of its give-up, carries:
+// the attempt it follows or, in a reconciliation, the ask; a
+// reconciliation's give-up counts the asks made, as a sleep between asks
+// does (issue 25: both hosts number it so).
+func (c CallCommand) BackoffN() int {
+	if c.Reconciling && c.Kind == CallDone {
+		return c.Asks
+	}
+	return c.N
+}
+
 // CallEnd says how a call ended.
 type CallEnd uint8
 

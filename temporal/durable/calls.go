@@ -174,8 +174,8 @@ const cancelWait = 2 * CancelWithin
 // attempt, or between status asks, and sleeps it unless it gives up.
 func (c *toolCall) Backoff(ctx workflow.Context, cmd tools.CallCommand) {
 	rec := c.base
-	if cmd.Reconciling { // numbered by cmd.N: the asks of a sleep, the attempts of a give-up
-		rec = trace.Record{Step: rec.Step, StepIndex: rec.StepIndex, Attempt: cmd.N, Key: rec.Key, Reconciling: true}
+	if cmd.Reconciling {
+		rec = trace.Record{Step: rec.Step, StepIndex: rec.StepIndex, Attempt: cmd.BackoffN(), Key: rec.Key, Reconciling: true}
 	}
 	c.r.backoff(ctx, rec, cmd.Delay)
 }
@@ -244,15 +244,15 @@ func (c *toolCall) Reconciled(ctx workflow.Context, state string, asks int, why 
 	c.r.record(ctx, trace.ReconcileRecord(c.base.Step, c.r.step, string(c.key), state, asks, why))
 }
 
-// Orphan journals the call in the worker's journal, without why (the
-// worker's entry never had it), and records it.
-func (c *toolCall) Orphan(ctx workflow.Context, _ error) (*tools.OrphanError, string) {
+// Orphan journals the call in the worker's journal and records it; why
+// is the orphan's error, as in process (a journal entry carries no why).
+func (c *toolCall) Orphan(ctx workflow.Context, why error) (*tools.OrphanError, string) {
 	r, kind := c.r, c.base.Step
 	j := r.journal(ctx, OrphanRequest{Toolset: r.in.Toolset, RunID: r.frame.RunID(), Tool: c.tc.Name, Kind: kind,
 		Key: string(c.key), Args: c.tc.Arguments})
 	r.record(ctx, trace.OrphanRecord(kind, r.step, string(c.key), j.Err))
 	return &tools.OrphanError{Entry: cancel.Entry{Tool: c.tc.Name, Kind: kind, IdempotencyKey: c.key},
-		Journaled: j.Journaled, Reachable: j.Reachable, Next: j.Next}, j.Err
+		Journaled: j.Journaled, Reachable: j.Reachable, Next: j.Next, Err: why}, j.Err
 }
 
 // Succeeded learns nothing: the workflow's figures for a tool are its
