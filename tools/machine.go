@@ -14,9 +14,10 @@ import (
 // the call ends in. It does no I/O, starts no goroutine, reads no clock
 // and takes no lock: its host feeds it [CallEvent]s, each with the
 // budget's figures at that moment, and performs the [CallCommand] each
-// [CallMachine.Step] returns. [Registry.Call] drives it in process, and
-// the Temporal workflow of temporal/durable with activities and one timer,
-// so that the two hosts keep one set of rules (issue 25).
+// [CallMachine.Step] returns. [DriveCall] is the one loop that does so:
+// [Registry.Call] performs its effects in process, and the Temporal
+// workflow of temporal/durable with activities and one timer, so that the
+// two hosts keep one set of rules (issue 25).
 //
 // The zero CallMachine is not usable; make one with [NewCallMachine]. A
 // step does not allocate unless the budget refuses a lease.
