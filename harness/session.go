@@ -98,7 +98,8 @@ type Session struct {
 // caller did before, such as reading its config, is spent from it too), and
 // returns its Session and the run's context, which ends when the run must
 // stop working: its quiet clock fired (cause a [*watchdog.StallError]), its
-// wall came ([watchdog.ErrWall], [budget.ErrDeadline]), or ctx ended. Pass
+// deadline came (cause [budget.ErrDeadline], and ctx.Err() is
+// [context.DeadlineExceeded]), or ctx ended, with ctx's cause. Pass
 // that context to the Session's methods; a call passed another still keeps
 // the run's clocks (see # Contexts in the package doc).
 //
@@ -722,10 +723,11 @@ func outOfTime(err error) bool {
 	return gaveUp || errors.Is(err, budget.ErrRefused) || errors.Is(err, budget.ErrDeadline)
 }
 
-// causeOfContext names why the run's context ended. The wall and the
-// budget's deadline are the same instant, D; either may be the cause, and
-// so may the deadline of the caller's context, which Start made the
-// budget's own.
+// causeOfContext names why the run's context ended. Its wall is the
+// budget's deadline D (cause budget.ErrDeadline); the deadline of the
+// caller's context, which Start made the budget's own, is the same
+// instant and may be the cause instead, and so may a watchdog's wall on a
+// context of the caller's.
 func causeOfContext(ctx context.Context) landing.Cause {
 	c := context.Cause(ctx)
 	switch {
