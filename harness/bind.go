@@ -87,7 +87,8 @@ type runHost struct{ s *Session }
 
 func (h runHost) Done() <-chan struct{} { return h.s.cctx.Done() }
 
-// End ends the run's context with cause. The wall is the budget's
+// End ends the run's context with cause, which is the run's own and not
+// its caller's cancel (unwatch: noteCancel). The wall is the budget's
 // deadline D, and its cause is the budget's ([budget.ErrDeadline]), as it
 // was when a context of [budget.WithBudget]'s carried D: a call cut there
 // gave up, whatever context it was derived by.
