@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/glidepath/glidepath/internal/ctxkey"
 )
 
 // DefaultFloor is the floor used when [Config.Floor] is zero.
@@ -203,7 +205,9 @@ func (b *Budget) Available() time.Duration {
 	return b.Remaining() - b.reserve
 }
 
-type ctxKey struct{}
+// ctxKey is shared with the harness's run context, which carries the
+// run's budget without a context of WithBudget's.
+type ctxKey = ctxkey.Budget
 
 // WithBudget returns a copy of parent that carries b and ends at b's
 // deadline with cause [ErrDeadline], unless parent ends first.

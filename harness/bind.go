@@ -3,9 +3,13 @@ package harness
 import (
 	"context"
 	"errors"
+	"time"
 
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/internal/ctxkey"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/watchdog"
 	"github.com/openai/openai-go/v3"
 )
 
@@ -31,15 +35,85 @@ func noSessionCall(name string) tools.Result {
 	return tools.Result{Tool: name, Refused: true, Err: "not run: " + ErrNoSession.Error(), Cause: ErrNoSession}
 }
 
-// runKey is the key of the mark a Session puts on its contexts.
+// runKey is the key of the mark a Session puts on its contexts: a context
+// that carries the run's mark, its runContext, or its landing call's, a
+// runMark, is derived from that one, and so ends when it does.
 type runKey struct{}
 
-// runMark marks a context as the run's (landing false) or its landing
-// call's: a context that carries it is derived from that one, and so ends
-// when it does.
+// runMark marks a context as the landing call's (landing true).
 type runMark struct {
 	s       *Session
 	landing bool
+}
+
+// runContext is the run's context: the Session's cctx, with the run's
+// deadline D (the budget's, which Start shortened to the caller's) and
+// mark. It is the size of a pointer, so that it is a context.Context
+// without an allocation, and it answers the mark itself rather than wrap
+// cctx in a context of context.WithValue's (issue 25 item 6). Contexts
+// derived from it hear its end, with its cause, from cctx.
+type runContext struct{ s *Session }
+
+func (c runContext) Deadline() (time.Time, bool) { return c.s.b.Deadline(), true }
+func (c runContext) Done() <-chan struct{}       { return c.s.cctx.Done() }
+
+// Err is cctx's error, but DeadlineExceeded when the wall ended it, as a
+// context with a deadline says (runHost.End cancels it with the budget's
+// deadline as the cause).
+func (c runContext) Err() error {
+	err := c.s.cctx.Err()
+	if err == context.Canceled && context.Cause(c.s.cctx) == budget.ErrDeadline {
+		return context.DeadlineExceeded
+	}
+	return err
+}
+
+// Value answers the run's mark, and its budget ([budget.FromContext]).
+func (c runContext) Value(key any) any {
+	switch key {
+	case runKey{}:
+		return c
+	case ctxkey.Budget{}:
+		return c.s.b
+	}
+	return c.s.cctx.Value(key)
+}
+
+// runHost is the Session as the host of its watchdog ([watchdog.Host]):
+// the watchdog's one timer ends the run's context, and records the
+// frame's changes of phase when they happen rather than at the next
+// record or gate.
+type runHost struct{ s *Session }
+
+func (h runHost) Done() <-chan struct{} { return h.s.cctx.Done() }
+
+// End ends the run's context with cause, which is the run's own and not
+// its caller's cancel (unwatch: noteCancel). The wall is the budget's
+// deadline D, and its cause is the budget's ([budget.ErrDeadline]), as it
+// was when a context of [budget.WithBudget]'s carried D: a call cut there
+// gave up, whatever context it was derived by.
+func (h runHost) End(cause error) {
+	if cause == watchdog.ErrWall {
+		cause = budget.ErrDeadline
+	}
+	h.s.unwatch()
+	h.s.cancel(cause)
+}
+
+// Wake records the change of phase due by now, if any, and returns when
+// the next is due: none once the run has its result (stopPhases).
+func (h runHost) Wake(now time.Time) (time.Time, bool) {
+	s := h.s
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	if s.phaseOff {
+		return time.Time{}, false
+	}
+	if at, ok := s.frame.NextWake(); ok && !now.Before(at) {
+		s.ladder.Phase() // the gates' ladder moves with the record's
+		s.write(s.frame.Advance(now))
+	}
+	return s.frame.NextWake()
 }
 
 // bind returns ctx bound to the run (SPEC §3; STYLE: a context passed in
@@ -56,10 +130,10 @@ func (s *Session) bind(ctx context.Context) (bound context.Context, release func
 	if ctx == nil {
 		return run, func() {}
 	}
-	switch ctx.Value(runKey{}) {
-	case runMark{s: s, landing: landingCall}:
+	switch mark := ctx.Value(runKey{}); {
+	case !landingCall && mark == any(s.ctx), landingCall && mark == any(runMark{s: s, landing: true}):
 		return ctx, func() {}
-	case runMark{s: s}:
+	case mark == any(s.ctx):
 		// landingCall: the run's context has ended; only its values remain.
 		ctx = context.WithoutCancel(ctx)
 	}

@@ -48,13 +48,15 @@ type Session struct {
 	ladder *landing.Ladder
 	w      *watchdog.Watchdog
 	rec    *trace.Recorder
-	stopB  context.CancelFunc // ends the budget's context, and so the run's
 
-	// ctx is the run's context, the one Start returned. It is kept, though
-	// a context is not to be stored, because it is what a call on a context
-	// of the caller's own is bound to ([Session.bind]): the run's quiet
-	// clock and deadline hold whatever context a call is handed.
-	ctx context.Context
+	// ctx is the run's context, the one Start returned: cctx as the run
+	// presents it (runContext). It is kept, though a context is not to be
+	// stored, because it is what a call on a context of the caller's own
+	// is bound to ([Session.bind]): the run's quiet clock and deadline
+	// hold whatever context a call is handed.
+	ctx    runContext
+	cctx   context.Context         // the run's one context made from the caller's: it ends when the run's work must stop
+	cancel context.CancelCauseFunc // ends cctx, with the cause: the quiet clock's, the wall's, Close's
 
 	cancels    cancel.Group   // the cancels the run sent, waited for once it has landed
 	busy       inflight.Group // tool calls and setup work in flight, which Close waits for once it has cut them
@@ -63,10 +65,9 @@ type Session struct {
 	attempts   atomic.Int64   // physical requests started: model attempts, the landing call, tool attempts, setup
 	orphans    atomic.Int64
 
-	recMu    sync.Mutex    // orders the records, and guards the three fields below; held by the phase timer's callback while it runs
+	recMu    sync.Mutex    // orders the records, and guards the two fields below; held by the watchdog's timer while it records a change of phase
 	frame    landing.Frame // stamps the records and knows the phase on record: the rule the workflow stamps by too (issue 25)
-	phaseT   *time.Timer   // fires at the frame's next change of phase
-	phaseOff bool          // reports whether no timer may be armed: the run is closed
+	phaseOff bool          // reports whether the phases are no longer recorded: the run has its result, or is closed
 
 	mu sync.Mutex // guards the fields below
 	// m is the run's sequence and all its landing reads: the steps made,
@@ -80,23 +81,25 @@ type Session struct {
 	landingW    *watchdog.Watchdog                   // the landing call's own watchdog while it runs
 	landingCtx  context.Context                      // the landing call's context while it runs: what calls are bound to then
 	landingB    *budget.Budget                       // the budget the landing call leases from while it runs
-	landingSent bool                                 // reports whether the landing call's model request has begun: a landing makes one
 	landBy      *budget.Budget                       // the landing's budget, once the run lands: its end bounds the waits that follow
 	cancelledAt time.Time                            // when the caller cancelled the run's context; zero: it did not
 	children    map[*Session]context.CancelCauseFunc // sub-agents running, and how to cancel each; nil before the first
-	claimed     bool                                 // reports whether Land or Answer has begun to make the result
 	result      *landing.Result                      // the run's result, once made
 	done        chan struct{}                        // closed once the result is made and run_end recorded
+	unavailable []landing.Unavailable                // the tools the run could not offer, and why, each named once
+	setup       []string                             // the pieces of setup that did not finish, in words ([Session.setupLeft]), which the machine is told as the run lands
+	// The flags last, together: one word for the three (issue 25 item 6).
+	landingSent bool // reports whether the landing call's model request has begun: a landing makes one
+	claimed     bool // reports whether Land or Answer has begun to make the result
 	closed      bool
-	unavailable []landing.Unavailable // the tools the run could not offer, and why, each named once
-	setup       []string              // the pieces of setup that did not finish, in words ([Session.setupLeft]), which the machine is told as the run lands
 }
 
 // Start starts a run on b, the budget the caller started (so that what the
 // caller did before, such as reading its config, is spent from it too), and
 // returns its Session and the run's context, which ends when the run must
 // stop working: its quiet clock fired (cause a [*watchdog.StallError]), its
-// wall came ([watchdog.ErrWall], [budget.ErrDeadline]), or ctx ended. Pass
+// deadline came (cause [budget.ErrDeadline], and ctx.Err() is
+// [context.DeadlineExceeded]), or ctx ended, with ctx's cause. Pass
 // that context to the Session's methods; a call passed another still keeps
 // the run's clocks (see # Contexts in the package doc).
 //
@@ -142,32 +145,42 @@ func startValid(ctx context.Context, b *budget.Budget, cfg Config) (*Session, co
 	// The frame stamps the records and the recorder writes them (Write);
 	// b bounds the recorder's flush by D.
 	s.rec = trace.NewRecorder(s.id, b, nil, cfg.Sinks...)
-	bctx, stop := budget.WithBudget(ctx, b)
-	w, wctx, err := watchdog.Start(bctx, watchdog.Config{Quiet: cfg.Quiet, Wall: b.Deadline()})
-	if err != nil { // Validate has judged the quiet period: this cannot happen
-		stop()
-		cfg.Admit.Done()
-		return nil, nil, &ConfigError{Field: "quiet", Value: cfg.Quiet.String(), Err: err}
-	}
-	s.w, s.stopB = w, stop
-	s.ctx = context.WithValue(wctx, runKey{}, runMark{s: s})
+	// The run has one context made from the caller's, and one timer, the
+	// watchdog's, for its quiet clock, its wall and its phases (runHost):
+	// a context, a timer and a registration with the caller's context per
+	// clock were most of an idle run's own memory (issue 25 item 6).
+	s.cctx, s.cancel = context.WithCancelCause(ctx)
+	s.ctx = runContext{s}
 	// The moment the caller cancels is when "land now" starts counting R.
 	// A ctx that can never be cancelled has no such moment, and needs no
-	// callback registered on it.
+	// callback registered.
 	s.unwatch = neverUnwatched
 	if ctx.Done() != nil {
-		s.unwatch = context.AfterFunc(ctx, func() {
-			if errors.Is(ctx.Err(), context.Canceled) {
-				s.mu.Lock()
-				s.cancelledAt = time.Now()
-				s.mu.Unlock()
-			}
-		})
+		s.unwatch = context.AfterFunc(s.cctx, s.noteCancel)
 	}
 	s.specs()
 	s.record(trace.Record{Event: trace.RunStart, TotalMs: b.Total().Milliseconds(), Key: cfg.CallKey})
-	s.armPhase()
+	w, err := watchdog.Watch(watchdog.Config{Quiet: cfg.Quiet, Wall: b.Deadline()}, runHost{s})
+	if err != nil { // Validate has judged the quiet period: this cannot happen
+		s.unwatch()
+		s.cancel(err)
+		cfg.Admit.Done()
+		return nil, nil, &ConfigError{Field: "quiet", Value: cfg.Quiet.String(), Err: err}
+	}
+	s.w = w
 	return s, s.ctx, nil
+}
+
+// noteCancel notes when the caller cancelled the run's context: the run's
+// own ends (runHost.End, Close) stop it first, so that it runs only when
+// the caller's context ended, and a deadline of the caller's is not a
+// cancellation.
+func (s *Session) noteCancel() {
+	if errors.Is(s.cctx.Err(), context.Canceled) {
+		s.mu.Lock()
+		s.cancelledAt = time.Now()
+		s.mu.Unlock()
+	}
 }
 
 // neverUnwatched is the unwatch of a run whose caller's context can never
@@ -428,9 +441,9 @@ func (s *Session) Close() error {
 	}
 	defer s.cfg.Admit.Done() // the run has ended: its place at the door is free
 	s.stopPhases()
-	s.stopB()
-	s.w.Stop()
 	s.unwatch()
+	s.cancel(context.Canceled)
+	s.w.Stop()
 	// The work in flight has been cut; wait for it to say how it ended,
 	// so that its record is the run's before the result is built.
 	waitUntil(&s.busy, s.b)
@@ -564,42 +577,13 @@ func (ts toolSpecs) lookup(name string) (tools.Spec, bool) {
 	return tools.Spec{}, false
 }
 
-// armPhase arms a timer for the frame's next change of phase
-// ([landing.Frame.NextWake]), so that the change is recorded, and seen by
-// the sinks, when it happens rather than at the next record or gate.
-func (s *Session) armPhase() {
-	s.recMu.Lock()
-	defer s.recMu.Unlock()
-	s.armPhaseLocked()
-}
-
-// armPhaseLocked is armPhase with s.recMu held.
-func (s *Session) armPhaseLocked() {
-	at, ok := s.frame.NextWake()
-	if s.phaseOff || !ok {
-		return
-	}
-	s.phaseT = time.AfterFunc(time.Until(at), func() {
-		s.recMu.Lock()
-		defer s.recMu.Unlock()
-		if s.phaseOff {
-			return
-		}
-		s.ladder.Phase() // the gates' ladder moves with the record's
-		s.write(s.frame.Advance(time.Now()))
-		s.armPhaseLocked()
-	})
-}
-
-// stopPhases stops the phase timer; a callback that runs after it returns
-// finds phaseOff, and records nothing.
+// stopPhases stops recording changes of phase: the run has its result, or
+// is closed. A ring of the watchdog's timer after it returns records
+// nothing.
 func (s *Session) stopPhases() {
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
 	s.phaseOff = true
-	if s.phaseT != nil {
-		s.phaseT.Stop()
-	}
 }
 
 // record stamps rec with the run's frame, and hands the recorder a phase
@@ -739,10 +723,11 @@ func outOfTime(err error) bool {
 	return gaveUp || errors.Is(err, budget.ErrRefused) || errors.Is(err, budget.ErrDeadline)
 }
 
-// causeOfContext names why the run's context ended. The wall and the
-// budget's deadline are the same instant, D; either may be the cause, and
-// so may the deadline of the caller's context, which Start made the
-// budget's own.
+// causeOfContext names why the run's context ended. Its wall is the
+// budget's deadline D (cause budget.ErrDeadline); the deadline of the
+// caller's context, which Start made the budget's own, is the same
+// instant and may be the cause instead, and so may a watchdog's wall on a
+// context of the caller's.
 func causeOfContext(ctx context.Context) landing.Cause {
 	c := context.Cause(ctx)
 	switch {

@@ -98,6 +98,17 @@
 // the run context then, with its cause (budget.ErrDeadline), which names
 // the wall too.
 //
+// # Hosts
+//
+// [Start] makes the run's context. A host that makes it itself, from its
+// caller's, and has a clock of its own to wake — the harness, whose
+// ladder changes phase at set points of the budget — uses [Watch]
+// instead: the watchdog ends the host's context through [Host.End], and
+// its one timer rings for the quiet clock, for the wall and for
+// [Host.Wake], so that a run holds one context and one timer, not a
+// context and a timer per clock (issue 25 item 6). At the wall the cause
+// is [ErrWall], which the host may name in its own words.
+//
 // # Ties
 //
 // When the quiet deadline and the wall are the same instant, the wall wins:
@@ -112,11 +123,12 @@
 // The watchdog starts no goroutine of its own. The quiet clock is one
 // [time.AfterFunc] timer, armed for [Clock.Next] and, since events only
 // push the deadline later, re-armed lazily when it fires early rather than
-// reset by every event; the wall is the timer of a
-// [context.WithDeadlineCause] context, or the parent's own. [Watchdog.Stop]
-// stops both and ends the run context; a timer callback that had already
-// started then returns without effect. Call Stop when the run ends, as with
-// a CancelFunc.
+// reset by every event; under [Start] the wall is the timer of a
+// [context.WithDeadlineCause] context, or the parent's own, and under
+// [Watch] the same one timer, armed for the earliest of the three.
+// [Watchdog.Stop] stops them and ends the run context; a timer callback
+// that had already started then returns without effect. Call Stop when the
+// run ends, as with a CancelFunc.
 //
 // # Errors
 //

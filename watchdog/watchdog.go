@@ -65,15 +65,18 @@ func (cfg Config) Validate() error {
 // never block on anything but a short internal lock that is never held
 // across a wait.
 type Watchdog struct {
-	// Set by Start and never changed.
-	done       <-chan struct{} // the run context's Done
-	cancel     context.CancelCauseFunc
-	cancelWall context.CancelFunc // nil without a wall
+	// Set by Start or Watch and never changed.
+	done       <-chan struct{}         // the run context's Done
+	cancel     context.CancelCauseFunc // Start's: ends the run context; nil under Watch, whose host ends it
+	cancelWall context.CancelFunc      // nil without a wall context of Start's
+	host       Host                    // Watch's; nil under Start
 
 	// mu guards everything below.
 	mu      sync.Mutex
-	clock   Clock       // the rules: when the run has stalled
-	timer   *time.Timer // nil when the wall comes first; re-armed only under mu
+	clock   Clock         // the rules: when the run has stalled
+	timer   *time.Timer   // nil until first armed; armed only under mu
+	armedAt time.Duration // when the timer is armed to ring, from the clock's start, while armed
+	armed   bool
 	stopped bool
 	counts  [numEvents]int64
 	at      [numEvents]time.Duration // when each kind was last recorded (from the clock's start), valid when counts > 0
@@ -108,37 +111,140 @@ func Start(parent context.Context, cfg Config) (*Watchdog, context.Context, erro
 	}
 	ctx, w.cancel = context.WithCancelCause(ctx)
 	w.done = ctx.Done()
-	if next, ok := w.clock.Next(); ok {
-		// Locked because a very short Quiet can fire the timer before
-		// AfterFunc has returned it, and the callback reads w.timer.
-		w.mu.Lock()
-		w.timer = time.AfterFunc(next.Sub(now), w.onTimer)
-		w.mu.Unlock()
-	}
+	// Locked because a very short Quiet can fire the timer before
+	// AfterFunc has returned it, and the callback reads w.timer.
+	w.mu.Lock()
+	w.arm(0, 0, false)
+	w.mu.Unlock()
 	return w, ctx, nil
 }
 
-// onTimer runs when the quiet timer fires. Semantic events only push the
-// deadline later, never re-arm the timer, so that Mark stays cheap; the
-// timer is re-armed here, lazily, when the clock says its deadline has
-// moved on. A paused clock has no next wake-up: the resume re-arms.
-func (w *Watchdog) onTimer() {
+// A Host is what a run's host gives [Watch]: the run's context, which it
+// made and which the watchdog ends through it, and a clock of its own
+// (the harness's: the ladder's next change of phase) that the watchdog's
+// one timer wakes too, so that a run has one timer for its quiet clock,
+// its wall and its phases (issue 25 item 6).
+type Host interface {
+	// Done is the run context's Done.
+	Done() <-chan struct{}
+	// End ends the run context with cause: a [*StallError] when the quiet
+	// clock fires, [ErrWall] at the wall, [ErrStopped] on
+	// [Watchdog.Stop]. The first cause is the run's, as with a
+	// [context.CancelCauseFunc]. It is never called under the watchdog's
+	// lock.
+	End(cause error)
+	// Wake is the host's own clock's turn at now: it does what is due by
+	// now and returns when it is due next (ok false: never again). Watch
+	// calls it once, for the first; then the timer calls it each time it
+	// rings, before the quiet clock and the wall are looked at, even once
+	// the run context has ended, and until Stop; never under the
+	// watchdog's lock. Between two calls, the instant it would return may
+	// only move later.
+	Wake(now time.Time) (next time.Time, ok bool)
+}
+
+// Watch starts watching a run now for host, which made the run's context
+// (see [Host]). It is [Start] for a host that keeps the run to one context
+// and one timer: the watchdog makes no context, and its one timer rings
+// for the quiet clock, for the wall ([Config.Wall], where it calls
+// host.End with [ErrWall]; at once, before Watch returns, when the wall
+// has passed) and for host.Wake. An invalid cfg returns a [*ConfigError],
+// and nothing of host is called.
+//
+// The caller must call Stop when the run ends.
+func Watch(cfg Config, host Host) (*Watchdog, error) {
+	now := time.Now()
+	clock, err := NewClock(cfg, now)
+	if err != nil {
+		return nil, err
+	}
+	w := &Watchdog{clock: clock, done: host.Done(), host: host}
+	if clock.hasWall && clock.wall <= 0 {
+		host.End(ErrWall)
+	}
+	next, ok := host.Wake(now)
 	w.mu.Lock()
-	if w.stopped || isDone(w.done) {
+	w.arm(0, next.Sub(now), ok)
+	w.mu.Unlock()
+	return w, nil
+}
+
+// arm arms the timer, at the offset at from the clock's start, for the
+// earliest of what is due next: the host's wake-up (wake, when ok) and,
+// while the run context has not ended, the quiet clock and a wall of
+// Watch's. A timer already armed as early rings first, and arms again
+// then: events only push the quiet clock later, so Mark never re-arms.
+// The caller holds w.mu.
+func (w *Watchdog) arm(at, wake time.Duration, ok bool) {
+	if !isDone(w.done) {
+		if q, qok := w.clock.next(); qok && (!ok || q < wake) {
+			wake, ok = q, true
+		}
+		if c := &w.clock; w.host != nil && c.hasWall && (!ok || c.wall < wake) {
+			wake, ok = c.wall, true
+		}
+	}
+	if !ok || w.armed && w.armedAt <= wake {
+		return
+	}
+	w.armed, w.armedAt = true, wake
+	if w.timer == nil {
+		w.timer = time.AfterFunc(wake-at, w.onTimer)
+		return
+	}
+	w.timer.Reset(wake - at)
+}
+
+// onTimer runs when the timer rings: the host's clock first, then the
+// wall, then the quiet clock. Semantic events only push the quiet
+// deadline later, never re-arm the timer, so that Mark stays cheap; the
+// timer is armed again here, lazily, for what is due next. A paused clock
+// has no next wake-up: the resume arms.
+func (w *Watchdog) onTimer() {
+	var wake time.Time
+	var wakeOK bool
+	if w.host != nil {
+		wake, wakeOK = w.host.Wake(time.Now())
+	}
+	w.mu.Lock()
+	w.armed = false
+	if w.stopped {
 		w.mu.Unlock()
 		return
 	}
 	at := time.Since(w.clock.start)
-	stall, fired := w.clock.fire(at)
-	if !fired {
-		if next, ok := w.clock.next(); ok {
-			w.timer.Reset(next - at)
+	var cause error
+	if !isDone(w.done) {
+		if c := &w.clock; w.host != nil && c.hasWall && at >= c.wall {
+			cause = ErrWall
+		} else if stall, fired := c.fire(at); fired {
+			cause = &stall
 		}
+	}
+	if cause == nil {
+		w.arm(at, wake.Sub(w.clock.start), wakeOK)
 		w.mu.Unlock()
 		return
 	}
 	w.mu.Unlock()
-	w.cancel(&stall)
+	w.end(cause)
+	if wakeOK {
+		// The run context has ended: only the host's clock runs on.
+		w.mu.Lock()
+		if !w.stopped {
+			w.arm(at, wake.Sub(w.clock.start), true)
+		}
+		w.mu.Unlock()
+	}
+}
+
+// end ends the run context with cause: through the host under Watch.
+func (w *Watchdog) end(cause error) {
+	if w.host != nil {
+		w.host.End(cause)
+		return
+	}
+	w.cancel(cause)
 }
 
 func isDone(done <-chan struct{}) bool {
@@ -260,9 +366,7 @@ func (w *Watchdog) resume() {
 	if w.stopped {
 		return
 	}
-	if next, ok := w.clock.next(); ok && w.timer != nil {
-		w.timer.Reset(next - at)
-	}
+	w.arm(at, 0, false)
 }
 
 // Stop ends the run: it releases the quiet timer and the wall's timer,
@@ -276,7 +380,7 @@ func (w *Watchdog) Stop() {
 		w.mu.Unlock()
 		return
 	}
-	w.stopped = true
+	w.stopped, w.armed = true, false
 	if w.timer != nil {
 		w.timer.Stop()
 	}
@@ -284,7 +388,7 @@ func (w *Watchdog) Stop() {
 	w.mu.Unlock()
 	// The run context first, so that its cause is ErrStopped rather than the
 	// Canceled that cancelWall would pass down.
-	w.cancel(ErrStopped)
+	w.end(ErrStopped)
 	if w.cancelWall != nil {
 		w.cancelWall()
 	}
