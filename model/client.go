@@ -222,7 +222,7 @@ func (c *Client) newTurn(landing bool) *turn {
 // attempt ended failed with ae after took, its stream as t's counter
 // counted it — and performs what it says until it asks for an attempt,
 // whose lease and number it returns, or ends the turn, with the error the
-// turn fails with, a [*TurnError] that carries the machine's TurnDone. It
+// turn fails with ([TurnFailure]), which carries the machine's TurnDone. It
 // sleeps the backoffs the machine asks for. It is not inlined: its frame
 // holds the machine's command and event, which are then not on the stack
 // while an attempt's stream is waited on (see # Stack at call).
@@ -251,23 +251,13 @@ func (c *Client) next(ctx context.Context, t *turn, b *budget.Budget, kind *budg
 			e = TurnEvent{Kind: TurnSleepOver}
 			continue
 		}
-		var err error
-		switch {
-		case cmd.Refused != nil:
+		if cmd.Refused != nil {
 			obs.OnRefused(Kind, "", cmd.N+1, cmd.Refused)
-			err = cmd.Refused
-			if ae != nil {
-				err = errors.Join(cmd.Refused, ae)
-			}
-		case cmd.Delay.GiveUp:
-			obs.OnBackoff(Kind, "", cmd.N, cmd.Delay, raErr)
-			err = &trace.GaveUpError{Step: Kind, Delay: cmd.Delay, Last: ae}
-		case cmd.RunEnded:
-			err = Classify(ctx, cmd.N, waitErr)
-		default:
-			err = ae
 		}
-		return budget.Lease{}, cmd.N, &TurnError{Turn: cmd, Err: err}
+		if cmd.Delay.GiveUp {
+			obs.OnBackoff(Kind, "", cmd.N, cmd.Delay, raErr)
+		}
+		return budget.Lease{}, cmd.N, TurnFailure(ctx, cmd, ae, waitErr)
 	}
 }
 

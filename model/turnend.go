@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -23,6 +24,31 @@ type TurnError struct {
 func (e *TurnError) Error() string { return e.Err.Error() }
 
 func (e *TurnError) Unwrap() error { return e.Err }
+
+// TurnFailure is the error of a turn its machine ended as c, a TurnDone
+// that did not answer, as a [Client] returns it: a [*TurnError] carrying
+// c and the failure the turn met — the refusal of the attempt after last,
+// joined with last when there was one; the give-up of the backoff after
+// last ([*trace.GaveUpError]); for a turn whose context ctx ended during a
+// backoff sleep, that end, as [Classify] names it (waitErr is what the
+// sleep returned); else last, the turn's last attempt's failure. The
+// harness's middleware fails the turns of a loop of its own with it too.
+func TurnFailure(ctx context.Context, c TurnCommand, last *trace.AttemptError, waitErr error) error {
+	var err error
+	switch {
+	case c.Refused != nil && last != nil:
+		err = errors.Join(c.Refused, last)
+	case c.Refused != nil:
+		err = c.Refused
+	case c.Delay.GiveUp:
+		err = &trace.GaveUpError{Step: Kind, Delay: c.Delay, Last: last}
+	case c.RunEnded:
+		err = Classify(ctx, c.N, waitErr)
+	default:
+		err = last
+	}
+	return &TurnError{Turn: c, Err: err}
+}
 
 // TurnOf returns the TurnDone of the turn that failed with err, and
 // whether err carries one: a [*TurnError] anywhere in its chain.
