@@ -186,7 +186,8 @@ func (t *Turn) send(req *http.Request, next option.MiddlewareNext) (*http.Respon
 // context's end ends its attempts, and last its last attempt's failure.
 // When the machine ends the turn for want of time, or the request's
 // context ended it, it keeps the turn's failure, as [model.Client]
-// returns it, for End; a failure of the server's is what End is handed.
+// returns it (model.TurnFailure), for End; a failure of the server's is
+// what End is handed.
 func (t *Turn) step(e model.TurnEvent, req *http.Request, last *trace.AttemptError) model.TurnCommand {
 	e.Figures = budget.FiguresOf(t.b, t.kind, req.Context().Err() != nil)
 	t.mu.Lock()
@@ -195,12 +196,10 @@ func (t *Turn) step(e model.TurnEvent, req *http.Request, last *trace.AttemptErr
 	switch c := &t.cmd; {
 	case c.Kind == model.TurnAttempt:
 		c.Lease.Deadline = time.Now().Add(c.Lease.Granted)
-	case c.Delay.GiveUp:
-		t.over = &trace.GaveUpError{Step: model.Kind, Delay: c.Delay, Last: last}
-	case c.Refused != nil:
-		t.over = errors.Join(c.Refused, last)
-	case c.RunEnded:
-		t.over = model.Classify(t.actx, c.N, nil) // the attempt's context, ended with the request's, names it
+	case c.Delay.GiveUp, c.Refused != nil, c.RunEnded:
+		// A turn ended with its request's context is named by its last
+		// attempt's, which ended with it.
+		t.over = model.TurnFailure(t.actx, *c, last, nil)
 	}
 	return t.cmd
 }

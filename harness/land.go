@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -194,94 +193,6 @@ func (s *Session) landFailed(ctx context.Context, err error, summarize func(ctx 
 		stop.Failure = model.Describe(err)
 	}
 	return s.land(ctx, stop, summarize)
-}
-
-// turnDone reads how a model turn of the harness's loop ended — resp and
-// err, as its Model returned them: a Model says no more — as the turn
-// machine's TurnDone, which
-// the run's machine takes as the workflow hands it the one its turn
-// machine returned (issue 25): a turn the budget refused before anything
-// was sent made no attempt (N zero), and one that failed says its cause,
-// its words (failureOf, doingOf) and whether its server would answer a
-// landing call. How its last attempt went unanswered is what the turn's
-// observer heard (heard). A Turn's end is its own machine's TurnDone.
-func turnDone(b *budget.Budget, resp *model.Response, err error) model.TurnCommand {
-	c := model.TurnCommand{Kind: model.TurnDone, OK: err == nil}
-	if resp != nil {
-		c.N = resp.Attempts
-	}
-	if err == nil {
-		return c
-	}
-	if c.N == 0 && !errors.Is(err, budget.ErrRefused) {
-		c.N = 1 // a Model of someone else's that counts none made one: a step, as Session.turn counts it
-	}
-	c.Cause = landing.TurnCause("", outOfTime(err))
-	c.Failure, c.Doing = failureOf(b, c.Cause, err), doingOf(err)
-	c.End = landing.ModelEnd{Refused: model.Refused(err)}
-	if ge, ok := errors.AsType[*trace.GaveUpError](err); ok && ge.Delay.Source == budget.FromRetryAfter {
-		// A Sleep of zero is a wait too long to be meant (NextDelay).
-		c.End.RetryAfter = cmp.Or(ge.Delay.Sleep, budget.MaxRetryAfter)
-	}
-	return c
-}
-
-// failureOf says, for the boundary, what stopped a run whose model request
-// failed with err, when the cause alone would mislead: a wait the server
-// asked for that the budget could not afford, or the model's own failure.
-func failureOf(b *budget.Budget, cause landing.Cause, err error) string {
-	if ge, ok := errors.AsType[*trace.GaveUpError](err); ok && ge.Delay.Source == budget.FromRetryAfter {
-		// The retry would have needed a work lease, which never spends the
-		// reserve: what was left for it is the time before the reserve.
-		// A Sleep of zero is a wait too long to be meant (NextDelay).
-		return landing.RetryAfterWords(ge.Delay.Sleep, b.Available())
-	}
-	if cause == landing.CauseUpstream {
-		return model.Describe(err)
-	}
-	if cause != landing.CauseBudget {
-		return ""
-	}
-	// The time ran out because of the model: say how, rather than leave
-	// the boundary to a catch-all (issue 24).
-	if ae, ok := errors.AsType[*trace.AttemptError](err); ok && cutShort(ae) {
-		return "" // heard names what the attempt sent before it was cut
-	}
-	if ge, ok := errors.AsType[*trace.GaveUpError](err); ok && ge.Last != nil {
-		return landing.GaveUpWords(model.Describe(ge.Last), b.Available())
-	}
-	re, ok := errors.AsType[*budget.RefusedError](err)
-	if !ok {
-		return ""
-	}
-	ae, ok := errors.AsType[*trace.AttemptError](err)
-	if !ok {
-		return "" // no model attempt to name: the boundary says what the run was doing (doingOf)
-	}
-	return model.NoRetryWords(model.Describe(ae), re)
-}
-
-// doingOf says, for the boundary of a run whose model turn the budget
-// refused with err before anything was sent, where the run was when it
-// stopped: that there was no time for a model turn, and why. It is said
-// only when the run has no call to list (landing.Record.Doing): after a
-// tool that took the time, the tool is the reason, and the boundary names
-// it. Empty for any other err.
-func doingOf(err error) string {
-	re, ok := errors.AsType[*budget.RefusedError](err)
-	if !ok {
-		return ""
-	}
-	if _, ok := errors.AsType[*trace.AttemptError](err); ok {
-		return "" // a retry refused: failureOf or heard names the attempt
-	}
-	return landing.NoModelTurn(re)
-}
-
-// cutShort reports whether ae is a model attempt we ended, rather than
-// one the server failed: the turn's heard names what it sent.
-func cutShort(ae *trace.AttemptError) bool {
-	return ae.Outcome == trace.GaveUp || ae.Outcome == trace.Quiet || ae.Outcome == trace.Cancelled
 }
 
 // landingCall runs summarize with prompt on the landing context, with the run's

@@ -189,9 +189,8 @@ func (l *loop) ask() {
 }
 
 // took tells the machine how the turn that answered l.resp or failed with
-// l.err ended, in the turn machine's terms ([turnDone]) and with how its
-// attempts went unanswered; what the reply said goes to the conversation,
-// where a landing call can use it.
+// l.err ended, in the turn machine's terms (done); what the reply said
+// goes to the conversation, where a landing call can use it.
 //
 //go:noinline
 func (l *loop) took(ctx context.Context) {
@@ -203,11 +202,27 @@ func (l *loop) took(ctx context.Context) {
 			l.conv = append(l.conv, AssistantMessage(m))
 		}
 	}
-	done := turnDone(l.s.b, l.resp, l.err)
+	l.cmd = l.s.turnEnded(ctx, l.done(), reply, false)
+}
+
+// done is how the turn ended as its machine says: an answer after the
+// attempts it made, or the TurnDone a [*model.Client]'s failure carries
+// (model.TurnOf), the one the Temporal workflow hands the run's machine
+// (issue 25). A Model of someone else's says only its error: the turn
+// machine's rules end the turn on it (model.Ended), and how its last
+// attempt went unanswered is what the turn's observer heard of it.
+func (l *loop) done() model.TurnCommand {
+	if l.err == nil {
+		return model.TurnCommand{Kind: model.TurnDone, OK: true, N: l.resp.Attempts}
+	}
+	if c, ok := model.TurnOf(l.err); ok {
+		return c
+	}
+	c := model.Ended(l.err, budget.FiguresOf(l.s.b, nil, false))
 	l.s.mu.Lock()
-	done.Unanswered, done.End.Mute = l.heard.unanswered, l.heard.mute
+	c.Unanswered, c.End.Mute = l.heard.unanswered, l.heard.mute
 	l.s.mu.Unlock()
-	l.cmd = l.s.turnEnded(ctx, done, reply, false)
+	return c
 }
 
 // call makes the tool calls the reply asked for and adds their results

@@ -36,10 +36,11 @@ func (s *Session) turnObserver(index int, w *watchdog.Watchdog, callID string, h
 }
 
 // heard is how the last model attempt of a turn of the harness's loop
-// went unanswered until it was ended ([landing.Unanswered]): the loop's
-// Model says only how the turn failed, so its observer keeps what the
-// attempt's record says, for the turn's end as the run's machine takes it
-// (turnDone). A Turn's own machine knows it without.
+// went unanswered until it was ended ([landing.Unanswered]): a Model of
+// someone else's says only how the turn failed, so its observer keeps what
+// the attempt's record says, for the turn's end as the run's machine takes
+// it (loop.done). A [*model.Client]'s machine, and a Turn's, know it
+// without.
 type heard struct {
 	unanswered string
 	mute       bool

@@ -111,7 +111,9 @@ type Response struct {
 
 // Complete runs one model turn on work leases of b, retrying what SPEC §2
 // allows while the budget does. ctx is the run's context; its cause (the
-// quiet clock, a cancellation) ends an attempt with that outcome.
+// quiet clock, a cancellation) ends an attempt with that outcome. A turn
+// that failed returns a [*TurnError]: its failure, and how its machine
+// ended it ([TurnOf]).
 func (c *Client) Complete(ctx context.Context, b *budget.Budget, req Request, obs *trace.Observer) (Response, error) {
 	resp, err := c.call(ctx, b, req, obs, false)
 	return *resp, err
@@ -186,7 +188,7 @@ func (c *Client) call(ctx context.Context, b *budget.Budget, req Request, obs *t
 	// the attempts' counter, in the one object an attempt made anyway:
 	// in this frame, it held the run's stack at 32 KB (issue 25).
 	t := c.newTurn(landing)
-	lease, n, err := c.next(ctx, &t.m, b, kind, TurnStarted, nil, 0, obs)
+	lease, n, err := c.next(ctx, t, b, kind, TurnStarted, nil, 0, obs)
 	for err == nil {
 		resp, took, ae := c.attempt(ctx, lease, n, &req, &t.counts, obs)
 		if ae == nil {
@@ -194,7 +196,7 @@ func (c *Client) call(ctx context.Context, b *budget.Budget, req Request, obs *t
 			resp.Attempts = n
 			return resp, nil
 		}
-		lease, n, err = c.next(ctx, &t.m, b, kind, TurnAttemptEnded, ae, took, obs)
+		lease, n, err = c.next(ctx, t, b, kind, TurnAttemptEnded, ae, took, obs)
 	}
 	return &Response{Attempts: n}, err
 }
@@ -216,27 +218,28 @@ func (c *Client) newTurn(landing bool) *turn {
 	return &turn{m: NewTurnMachine(TurnRules{MaxAttempts: c.cfg.MaxAttempts, Ceiling: c.cfg.Ceiling, Landing: landing, Backoff: c.cfg.Backoff})}
 }
 
-// next steps m with what happened — the turn started, or attempt n ended
-// failed with ae after took — and performs what it says until it asks
-// for an attempt, whose lease and number it returns, or ends the turn,
-// with the error the turn fails with. It sleeps the backoffs the machine
-// asks for. It is not inlined: its frame holds the machine's command and
-// event, which are then not on the stack while an attempt's stream is
-// waited on (see # Stack at call).
+// next steps t's machine with what happened — the turn started, or its
+// attempt ended failed with ae after took, its stream as t's counter
+// counted it — and performs what it says until it asks for an attempt,
+// whose lease and number it returns, or ends the turn, with the error the
+// turn fails with ([TurnFailure]), which carries the machine's TurnDone. It
+// sleeps the backoffs the machine asks for. It is not inlined: its frame
+// holds the machine's command and event, which are then not on the stack
+// while an attempt's stream is waited on (see # Stack at call).
 //
 //go:noinline
-func (c *Client) next(ctx context.Context, m *TurnMachine, b *budget.Budget, kind *budget.Kind, ev TurnEventKind,
+func (c *Client) next(ctx context.Context, t *turn, b *budget.Budget, kind *budget.Kind, ev TurnEventKind,
 	ae *trace.AttemptError, took time.Duration, obs *trace.Observer) (budget.Lease, int, error) {
 	e := TurnEvent{Kind: ev}
 	var raErr error // the failed attempt's malformed Retry-After, for its backoff record
 	if ae != nil {
 		e.Attempt, raErr = Attempted(ae, time.Now())
-		e.Attempt.Took = took
+		e.Attempt.Took, e.Attempt.Chunks, e.Attempt.Keepalives = took, t.counts.chunks.Load(), t.counts.keepalives.Load()
 	}
 	var waitErr error
 	for {
 		e.Figures = budget.FiguresOf(b, kind, ctx.Err() != nil)
-		cmd := m.Step(e)
+		cmd := t.m.Step(e)
 		switch cmd.Kind {
 		case TurnAttempt:
 			cmd.Lease.Deadline = time.Now().Add(cmd.Lease.Granted)
@@ -248,20 +251,13 @@ func (c *Client) next(ctx context.Context, m *TurnMachine, b *budget.Budget, kin
 			e = TurnEvent{Kind: TurnSleepOver}
 			continue
 		}
-		switch {
-		case cmd.Refused != nil:
+		if cmd.Refused != nil {
 			obs.OnRefused(Kind, "", cmd.N+1, cmd.Refused)
-			if ae != nil {
-				return budget.Lease{}, cmd.N, errors.Join(cmd.Refused, ae)
-			}
-			return budget.Lease{}, cmd.N, cmd.Refused
-		case cmd.Delay.GiveUp:
-			obs.OnBackoff(Kind, "", cmd.N, cmd.Delay, raErr)
-			return budget.Lease{}, cmd.N, &trace.GaveUpError{Step: Kind, Delay: cmd.Delay, Last: ae}
-		case cmd.RunEnded:
-			return budget.Lease{}, cmd.N, Classify(ctx, cmd.N, waitErr)
 		}
-		return budget.Lease{}, cmd.N, ae
+		if cmd.Delay.GiveUp {
+			obs.OnBackoff(Kind, "", cmd.N, cmd.Delay, raErr)
+		}
+		return budget.Lease{}, cmd.N, TurnFailure(ctx, cmd, ae, waitErr)
 	}
 }
 
@@ -336,8 +332,10 @@ func addChunk(acc *openai.ChatCompletionAccumulator, stream *ssestream.Stream[op
 }
 
 // end classifies how the attempt's stream ended, reports the attempt's
-// end and, when it succeeded, makes its response. acc is nil when no chunk
-// came. It is not inlined: its frame holds a trace.Attempt.
+// end and, when it succeeded, makes its response. It returns how long the
+// attempt took, for the model's latency when it answered, for how it went
+// unanswered when it failed. acc is nil when no chunk came. It is not
+// inlined: its frame holds a trace.Attempt.
 //
 //go:noinline
 func (c *Client) end(actx context.Context, lease budget.Lease, n int, start time.Time, counts *counter, acc *openai.ChatCompletionAccumulator, err error) (*Response, time.Duration, *trace.AttemptError) {
@@ -368,7 +366,7 @@ func (c *Client) end(actx context.Context, lease budget.Lease, n int, start time
 		ae := Classify(actx, n, err)
 		info.Outcome, info.Status, info.Err = ae.Outcome, ae.Status, ae
 		obs.OnAttemptEnd(info)
-		return nil, 0, ae
+		return nil, info.End.Sub(info.Start), ae
 	}
 	info.Outcome = trace.OK
 	obs.OnAttemptEnd(info)

@@ -25,6 +25,11 @@
 // clock and does no I/O, so that every host drives the same rules (issue
 // 25): [Client], the harness's middleware for a loop of its own
 // (harness.ClientOptions), and the Temporal workflow of temporal/durable.
+// A [Client]'s turn that failed returns a [*TurnError], which carries the
+// TurnDone its machine ended it with ([TurnOf]), so that a host takes the
+// machine's word on how it ended rather than read the error again;
+// [Ended] makes the machine's end of the error of a model that is not a
+// Client.
 //
 // # Outcomes
 //
