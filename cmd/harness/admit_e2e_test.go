@@ -59,7 +59,10 @@ func TestE2EHarnessServePastMaxRunsAnswersAtCapacityAtOnce(t *testing.T) {
 		}
 		first <- resp
 	}()
-	waitFor(t, func() bool { return running(s.base, "gp_held") })
+	// Admitted, not only taken: the server holds the call before its child
+	// run reaches the door, and a call that came in between would take the
+	// place first. A child reports progress from its first attempt on.
+	waitFor(t, func() bool { return progressed(s.base, "gp_held") })
 
 	asked := time.Now()
 	resp, err := post("gp_refused")

@@ -282,13 +282,26 @@ func TestE2EAnMCPServerKilledMidCallIsAnUpstreamErrorAndLeavesNothing(t *testing
 	}
 	for _, p := range started {
 		pid, _ := strconv.Atoi(p)
-		if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+		if err := gone(pid); err != syscall.ESRCH {
 			t.Errorf("server %d is still there after the run (%v)", pid, err)
 		}
 	}
-	if err := syscall.Kill(-killed, 0); killed == 0 || err != syscall.ESRCH {
+	if err := gone(-killed); killed == 0 || err != syscall.ESRCH {
 		t.Errorf("the killed server's process group %d is still there after the run (%v)", killed, err)
 	}
+}
+
+// gone waits up to 5s for the process (or, negative, the process group)
+// pid to be gone, and returns what signal 0 last said of it: ESRCH once
+// it is. A server the harness killed as its run ended is a grandchild of
+// the test, reparented when its shell died: until init has reaped it, it
+// is a zombie, still there to kill(2), however dead.
+func gone(pid int) error {
+	err := syscall.Kill(pid, 0)
+	for deadline := time.Now().Add(5 * time.Second); err != syscall.ESRCH && time.Now().Before(deadline); err = syscall.Kill(pid, 0) {
+		time.Sleep(10 * time.Millisecond) // another process's state: nothing to wait on
+	}
+	return err
 }
 
 // onWire reports whether a message of method is in the wire file.

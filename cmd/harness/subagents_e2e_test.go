@@ -282,6 +282,21 @@ func running(base, key string) bool {
 	return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&st) == nil && st.State == "running"
 }
 
+// progressed reports whether the call of slowpoke with key is running and
+// its child has reported progress: its run was admitted and has begun.
+func progressed(base, key string) bool {
+	resp, err := http.Get(base + "/tools/slowpoke/calls/" + key)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var st struct {
+		State string
+		Units int64
+	}
+	return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&st) == nil && st.State == "running" && st.Units > 0
+}
+
 func readFileString(path string) string {
 	data, _ := os.ReadFile(path)
 	return string(data)
