@@ -73,10 +73,10 @@
 // the model client costs apart from the harness around it. B/step-* and
 // allocs/step-* are what each arm allocated per step, read apart from its
 // CPU time; gc-cpu-share is the garbage collector's share of the process's
-// CPU over the whole measurement, as the runtime estimates it. Both include the sim's side of their requests,
-// the same for both. The ratio moves by a few hundredths from run to run
-// on a 2-core machine; GOMAXPROCS=1 steadies it and leaves out the
-// scheduler's share.
+// CPU over the whole measurement, as the runtime estimates it. Every arm
+// includes the sim's side of its requests, the same for all three. The
+// ratio moves by a few hundredths from run to run on a 2-core machine;
+// GOMAXPROCS=1 steadies it and leaves out the scheduler's share.
 //
 // # Idle runs
 //

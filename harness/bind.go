@@ -37,14 +37,11 @@ func noSessionCall(name string) tools.Result {
 
 // runKey is the key of the mark a Session puts on its contexts: a context
 // that carries the run's mark, its runContext, or its landing call's, a
-// runMark, is derived from that one, and so ends when it does.
+// landingMark, is derived from that one, and so ends when it does.
 type runKey struct{}
 
-// runMark marks a context as the landing call's (landing true).
-type runMark struct {
-	s       *Session
-	landing bool
-}
+// landingMark marks a context as the landing call's of the run s.
+type landingMark struct{ s *Session }
 
 // runContext is the run's context: the Session's cctx, with the run's
 // deadline D (the budget's, which Start shortened to the caller's) and
@@ -126,12 +123,12 @@ func (h runHost) Wake(now time.Time) (time.Time, bool) {
 // then gives only its values. release must be called once the call is
 // done.
 func (s *Session) bind(ctx context.Context) (bound context.Context, release func()) {
-	run, landingCall := s.runContext()
+	run, landingCall := s.boundTo()
 	if ctx == nil {
 		return run, func() {}
 	}
 	switch mark := ctx.Value(runKey{}); {
-	case !landingCall && mark == any(s.ctx), landingCall && mark == any(runMark{s: s, landing: true}):
+	case !landingCall && mark == any(s.ctx), landingCall && mark == any(landingMark{s}):
 		return ctx, func() {}
 	case mark == any(s.ctx):
 		// landingCall: the run's context has ended; only its values remain.
@@ -145,9 +142,9 @@ func (s *Session) bind(ctx context.Context) (bound context.Context, release func
 	}
 }
 
-// runContext returns the context calls are bound to now: the landing
+// boundTo returns the context calls are bound to now: the landing
 // call's while it runs (landingCall true), else the run's.
-func (s *Session) runContext() (ctx context.Context, landingCall bool) {
+func (s *Session) boundTo() (ctx context.Context, landingCall bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.landingCtx != nil {

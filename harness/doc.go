@@ -114,6 +114,14 @@
 // its landing call the calls are bound to the landing call's context
 // instead, whose quiet clock and lease are its own.
 //
+// Why a context ended is its cause: read it with [context.Cause]. At the
+// wall, the run's context says [context.DeadlineExceeded], with cause
+// [budget.ErrDeadline]; a context derived from it ends at the same moment
+// with the same cause, but its Err is [context.Canceled], since the run
+// keeps one context and one timer, not a deadline context of Go's (issue
+// 25). An attempt's context is its lease's, whose own deadline ends it
+// first, with [context.DeadlineExceeded].
+//
 // # Zero values
 //
 // The zero value of each exported type is safe. A zero [Session] (or a nil

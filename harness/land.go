@@ -206,7 +206,7 @@ func (s *Session) landingCall(parent context.Context, b *budget.Budget, prompt s
 		return "", err
 	}
 	defer w.Stop()
-	wctx = context.WithValue(wctx, runKey{}, runMark{s: s, landing: true})
+	wctx = context.WithValue(wctx, runKey{}, landingMark{s})
 	s.mu.Lock()
 	s.landingW, s.landingB, s.landingCtx = w, b, wctx
 	s.mu.Unlock()

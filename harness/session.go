@@ -99,7 +99,8 @@ type Session struct {
 // returns its Session and the run's context, which ends when the run must
 // stop working: its quiet clock fired (cause a [*watchdog.StallError]), its
 // deadline came (cause [budget.ErrDeadline], and ctx.Err() is
-// [context.DeadlineExceeded]), or ctx ended, with ctx's cause. Pass
+// [context.DeadlineExceeded]; a context derived from it has the cause and
+// Err [context.Canceled], see # Contexts), or ctx ended, with ctx's cause. Pass
 // that context to the Session's methods; a call passed another still keeps
 // the run's clocks (see # Contexts in the package doc).
 //

@@ -135,7 +135,7 @@ func (s *Session) callerEnded(ctx context.Context) error {
 	if ctx == nil || ctx.Err() == nil || s.over() {
 		return nil
 	}
-	if run, _ := s.runContext(); run.Err() != nil {
+	if run, _ := s.boundTo(); run.Err() != nil {
 		return nil
 	}
 	return fmt.Errorf("%w: %w", ErrCallerEnded, context.Cause(ctx))

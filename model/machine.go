@@ -121,7 +121,9 @@ func Attempted(err error, now time.Time) (TurnAttempted, error) {
 	a := TurnAttempted{Outcome: trace.UpstreamError, Failure: Describe(err), Refused: Refused(err)}
 	ae, ok := errors.AsType[*trace.AttemptError](err)
 	if !ok {
-		if errors.Is(err, budget.ErrRefused) {
+		// The run's time, not the model's failure: a refusal, or the
+		// deadline a model of the caller's own met (issue 25).
+		if errors.Is(err, budget.ErrRefused) || errors.Is(err, budget.ErrDeadline) {
 			a.Outcome = trace.GaveUp
 		}
 		return a, nil

@@ -122,6 +122,8 @@ func TestEndedReadsAModelsErrorAsTheTurnMachineDoes(t *testing.T) {
 				Failure: model.NoRetryWords("HTTP 503 Service Unavailable", refused)}},
 		{"an attempt cut by the run's time is the budget's, with no words", cutBy(budget.ErrDeadline),
 			model.TurnCommand{Kind: model.TurnDone, N: 1, Outcome: trace.GaveUp, Cause: landing.CauseBudget}},
+		{"a plain error of the run's deadline is the budget's, as a cut attempt is", fmt.Errorf("Post /v1: %w", budget.ErrDeadline),
+			model.TurnCommand{Kind: model.TurnDone, N: 1, Outcome: trace.GaveUp, Cause: landing.CauseBudget}},
 		{"an attempt cut by its own ceiling is the model's", cutBy(budget.ErrLeaseExpired),
 			model.TurnCommand{Kind: model.TurnDone, N: 1, Outcome: trace.GaveUp, Cause: landing.CauseUpstream, Failure: budget.ErrLeaseExpired.Error()}},
 		{"a Retry-After the run could not afford says so, and keeps the landing call from it",

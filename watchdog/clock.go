@@ -17,10 +17,11 @@ import (
 // A Clock is made by [NewClock]; the zero Clock is not usable. It is not
 // safe for concurrent use: the host serializes its calls.
 type Clock struct {
-	// Set by NewClock and never changed. Times are offsets from start, so
-	// that each comparison is one integer comparison.
-	// The small fields come last, together, so that a Clock, which every
-	// run's Watchdog holds, is 8 bytes smaller (issue 25 item 6).
+	// Times are offsets from start, so that each comparison is one
+	// integer comparison. start, window, wall and hasWall are set by
+	// NewClock and never changed. The small fields come last, together,
+	// so that a Clock, which every run's Watchdog holds, is 8 bytes
+	// smaller (issue 25 item 6).
 	start  time.Time
 	window [numEvents]time.Duration // the quiet window each kind opens; window[None] is Q
 	wall   time.Duration            // Config.Wall as an offset from start

@@ -78,6 +78,8 @@ type Watchdog struct {
 	armedAt time.Duration // when the timer is armed to ring, from the clock's start, while armed
 	armed   bool
 	stopped bool
+	wakeAt  time.Duration // when the host's clock is due next (Watch's), from the clock's start, while wakeOK
+	wakeOK  bool
 	counts  [numEvents]int64
 	at      [numEvents]time.Duration // when each kind was last recorded (from the clock's start), valid when counts > 0
 }
@@ -103,8 +105,8 @@ func Start(parent context.Context, cfg Config) (*Watchdog, context.Context, erro
 		// A parent that ends at or before the wall ends the run then, so a
 		// context of our own would only be a second timer for the same
 		// instant, whose cause would win the tie at random (see # Hard
-		// wall): a run's parent, budget.WithBudget, always carries D. One
-		// context, timer and channel less per run (issue 13).
+		// wall): a landing call's parent, budget.WithBudget, carries D. One
+		// context, timer and channel less per call (issue 13).
 		if d, ok := parent.Deadline(); !ok || d.After(cfg.Wall) {
 			ctx, w.cancelWall = context.WithDeadlineCause(ctx, cfg.Wall, ErrWall)
 		}
@@ -135,11 +137,12 @@ type Host interface {
 	End(cause error)
 	// Wake is the host's own clock's turn at now: it does what is due by
 	// now and returns when it is due next (ok false: never again). Watch
-	// calls it once, for the first; then the timer calls it each time it
-	// rings, before the quiet clock and the wall are looked at, even once
-	// the run context has ended, and until Stop; never under the
-	// watchdog's lock. Between two calls, the instant it would return may
-	// only move later.
+	// calls it once, for the first; then the timer calls it when that is
+	// due, after the quiet clock and the wall have ended the run if they
+	// were due too, even once the run context has ended; never under the
+	// watchdog's lock. A ring already under way when Stop is called may
+	// call it once more. Between two calls, the instant it would return
+	// may only move later.
 	Wake(now time.Time) (next time.Time, ok bool)
 }
 
@@ -164,7 +167,8 @@ func Watch(cfg Config, host Host) (*Watchdog, error) {
 	}
 	next, ok := host.Wake(now)
 	w.mu.Lock()
-	w.arm(0, next.Sub(now), ok)
+	w.wakeAt, w.wakeOK = next.Sub(now), ok
+	w.arm(time.Since(now), w.wakeAt, ok)
 	w.mu.Unlock()
 	return w, nil
 }
@@ -195,24 +199,23 @@ func (w *Watchdog) arm(at, wake time.Duration, ok bool) {
 	w.timer.Reset(wake - at)
 }
 
-// onTimer runs when the timer rings: the host's clock first, then the
-// wall, then the quiet clock. Semantic events only push the quiet
-// deadline later, never re-arm the timer, so that Mark stays cheap; the
-// timer is armed again here, lazily, for what is due next. A paused clock
-// has no next wake-up: the resume arms.
+// onTimer runs when the timer rings: the wall and the quiet clock first,
+// then the host's clock, only when it is due. The run ends before the
+// host's clock runs, which may take the host's locks (the harness writes
+// the record of a change of phase): nothing the host does may move the
+// end of the run. Semantic events only push the quiet deadline later,
+// never re-arm the timer, so that Mark stays cheap; the timer is armed
+// again here, lazily, for what is due next. A paused clock has no next
+// wake-up: the resume arms.
 func (w *Watchdog) onTimer() {
-	var wake time.Time
-	var wakeOK bool
-	if w.host != nil {
-		wake, wakeOK = w.host.Wake(time.Now())
-	}
+	now := time.Now()
 	w.mu.Lock()
 	w.armed = false
 	if w.stopped {
 		w.mu.Unlock()
 		return
 	}
-	at := time.Since(w.clock.start)
+	at := now.Sub(w.clock.start)
 	var cause error
 	if !isDone(w.done) {
 		if c := &w.clock; w.host != nil && c.hasWall && at >= c.wall {
@@ -221,21 +224,22 @@ func (w *Watchdog) onTimer() {
 			cause = &stall
 		}
 	}
-	if cause == nil {
-		w.arm(at, wake.Sub(w.clock.start), wakeOK)
+	due := w.host != nil && w.wakeOK && at >= w.wakeAt
+	w.mu.Unlock()
+	if cause != nil {
+		w.end(cause)
+	}
+	if due {
+		next, ok := w.host.Wake(now)
+		w.mu.Lock()
+		w.wakeAt, w.wakeOK = next.Sub(w.clock.start), ok
 		w.mu.Unlock()
-		return
+	}
+	w.mu.Lock()
+	if !w.stopped {
+		w.arm(time.Since(w.clock.start), w.wakeAt, w.wakeOK)
 	}
 	w.mu.Unlock()
-	w.end(cause)
-	if wakeOK {
-		// The run context has ended: only the host's clock runs on.
-		w.mu.Lock()
-		if !w.stopped {
-			w.arm(at, wake.Sub(w.clock.start), true)
-		}
-		w.mu.Unlock()
-	}
 }
 
 // end ends the run context with cause: through the host under Watch.
@@ -366,7 +370,7 @@ func (w *Watchdog) resume() {
 	if w.stopped {
 		return
 	}
-	w.arm(at, 0, false)
+	w.arm(at, w.wakeAt, w.wakeOK)
 }
 
 // Stop ends the run: it releases the quiet timer and the wall's timer,

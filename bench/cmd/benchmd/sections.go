@@ -122,7 +122,7 @@ Read with bench/doc.go, which says what each figure is. The hanging run's figure
 	r.target("The harness's own CPU per step: at most 1.1× a bare openai-go loop making the same requests",
 		fmt.Sprintf("%s µs per step (%s×)", num(c.get("cpu-us/step-glidepath")), num(cr)),
 		fmt.Sprintf("bare openai-go loop: %s µs", num(c.get("cpu-us/step-bare"))),
-		cr <= 1.1, stepCPUWhy(c))
+		cr <= 1.1, stepCPUWhy(c, cr <= 1.1))
 	h := find(hang, "HangingRun/floor=1ms")
 	r.target("In process, a run returns within B + 2ms (p99) when a tool ignores cancellation and the model hangs",
 		fmt.Sprintf("%s (p99), labeled partial", relB(h.get("glidepath-p99-ms"))),
@@ -703,9 +703,13 @@ figures hold on an idle machine (load average %s at the end of this section); un
 
 // stepCPUWhy says where a step's CPU beyond the bare loop's goes, as
 // BenchmarkStepCPU's third arm tells it: the same loop with Glidepath's
-// model client in place of the bare streaming call.
-func stepCPUWhy(c result) string {
+// model client in place of the bare streaming call. A row met needs no
+// why.
+func stepCPUWhy(c result, met bool) string {
 	gp, bare, client := c.get("cpu-us/step-glidepath"), c.get("cpu-us/step-bare"), c.get("cpu-us/step-client")
+	if met || math.IsNaN(client) {
+		return ""
+	}
 	return fmt.Sprintf("of the %s µs a step costs over the bare loop, Glidepath's model client, run alone in the bare loop's "+
 		"place, accounts for %s µs (%s× the bare loop: the stream's chunk and keepalive counting, the lease, the turn "+
 		"machine) and the harness around it for the other %s µs (the session, the tool call with its argument check "+
