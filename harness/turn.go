@@ -298,11 +298,10 @@ func (t *Turn) done(err error) model.TurnCommand {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if c := t.cmd; c.Kind == model.TurnDone {
-		if t.over == nil && c.Cause == landing.CauseUpstream {
+		if t.over == nil {
 			// The middleware heard the server fail by its status; err is
-			// that failure as the client read its answer, in the server's
-			// words.
-			c.Failure, c.End.Refused = model.Describe(err), model.Refused(err)
+			// that failure as the client read its answer.
+			c = model.ServerSaid(c, err)
 		}
 		return c
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/trace"
 )
 
@@ -48,6 +49,18 @@ func TurnFailure(ctx context.Context, c TurnCommand, last *trace.AttemptError, w
 		err = last
 	}
 	return &TurnError{Turn: c, Err: err}
+}
+
+// ServerSaid is c, a TurnDone, with the failure of a turn its server
+// failed in the server's own words: err is that failure as a client read
+// the answer's body, after a machine that heard only the status ended the
+// turn (the harness's middleware for a loop of the caller's own). Any
+// other end is returned as it is.
+func ServerSaid(c TurnCommand, err error) TurnCommand {
+	if c.Kind == TurnDone && c.Cause == landing.CauseUpstream && err != nil {
+		c.Failure, c.End.Refused = Describe(err), Refused(err)
+	}
+	return c
 }
 
 // TurnOf returns the TurnDone of the turn that failed with err, and

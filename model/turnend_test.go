@@ -142,3 +142,30 @@ func TestEndedReadsAModelsErrorAsTheTurnMachineDoes(t *testing.T) {
 		})
 	}
 }
+
+// A machine that heard only the server's status ends the turn in the
+// status's words; ServerSaid gives the failure the server's own, and
+// leaves any other end as it is.
+func TestServerSaidWordsOnlyAServersFailure(t *testing.T) {
+	said := fmt.Errorf("POST /v1/chat/completions: 400 Bad Request: %w", errors.New(`{"error":{"message":"bad tool schema"}}`))
+	upstream := model.TurnCommand{Kind: model.TurnDone, N: 1, Cause: landing.CauseUpstream, Failure: "HTTP 400 Bad Request"}
+	budgetEnd := model.TurnCommand{Kind: model.TurnDone, N: 1, Cause: landing.CauseBudget}
+	cases := []struct {
+		name string
+		c    model.TurnCommand
+		err  error
+		want string
+	}{
+		{"a server's failure is said in the server's words", upstream, said, model.Describe(said)},
+		{"a turn the budget ended keeps its own words", budgetEnd, said, ""},
+		{"no error read leaves the status's words", upstream, nil, "HTTP 400 Bad Request"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := model.ServerSaid(tc.c, tc.err)
+			if got.Failure != tc.want || got.Cause != tc.c.Cause || got.N != tc.c.N {
+				t.Errorf("ServerSaid = %+v, want failure %q and the rest of %+v", got, tc.want, tc.c)
+			}
+		})
+	}
+}
