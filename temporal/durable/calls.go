@@ -65,7 +65,10 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 	r.advance(ctx) // a call is gated by the phase it starts in
 	_, _, available := r.clock(ctx)
 	g := tools.Gate{Tool: tc.Name, Kind: kind, Phase: r.frame.Phase(), Stopping: ctx.Err() != nil, Known: spec.Name != "",
-		Speculative: spec.Speculative, Agent: t.Agent != nil, P95: spec.P95, Ceiling: spec.Ceiling, Left: available}
+		Speculative: spec.Speculative, Agent: t.Agent != nil, Ceiling: spec.Ceiling, Left: available}
+	if g.Known { // as Session.call: an unknown tool has no estimate
+		g.P95 = r.estimate(kind, spec).P95()
+	}
 	res, ok := g.Admit()
 	switch {
 	case !ok:
@@ -83,7 +86,7 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 // drive makes the call tc of the tool t, which the gate let through, by
 // tools.DriveCall: the effects of its machine are a toolCall's.
 func (r *run) drive(ctx workflow.Context, tc ToolCall, t ToolInfo, kind string) tools.Result {
-	c := &toolCall{r: r, tc: tc, spec: t.Spec, key: mintKey(ctx)}
+	c := &toolCall{r: r, tc: tc, spec: t.Spec, key: mintKey(ctx), est: r.estimate(kind, t.Spec)}
 	c.base = trace.Record{Step: kind, StepIndex: r.step, Key: string(c.key)}
 	return tools.DriveCall(ctx, c, tools.CallRules{Kind: kind, Effect: t.Spec.Effect, MaxAttempts: t.Spec.MaxAttempts,
 		Ceiling: t.Spec.Ceiling, CanCancel: t.CanCancel, CanStatus: t.CanStatus, Backoff: budget.Backoff{Rand: r.rng.Int64N}},
@@ -99,10 +102,25 @@ type toolCall struct {
 	tc   ToolCall
 	spec tools.Spec
 	key  cancel.Key
-	base trace.Record // the record of the backoff after the last attempt
+	base trace.Record    // the record of the backoff after the last attempt
+	est  *budget.Latency // the estimates of the tool's kind (run.estimate)
+	took time.Duration   // how long the last attempt took, in workflow time
 }
 
-func (c *toolCall) Figures(ctx workflow.Context) budget.Figures { return c.r.figures(ctx, c.spec.P50) }
+// estimate is the latency estimate of kind, the kind of spec, declared
+// from spec at its first use: the run's calls of the kind learn it, as a
+// process's calls learn its budget.Kind.
+func (r *run) estimate(kind string, spec tools.Spec) *budget.Latency {
+	l, ok := r.kinds[kind]
+	if !ok {
+		l = new(budget.Latency)
+		l.Declare(spec.P50, spec.P95)
+		r.kinds[kind] = l
+	}
+	return l
+}
+
+func (c *toolCall) Figures(ctx workflow.Context) budget.Figures { return c.r.figures(ctx, c.est.P50()) }
 
 // Attempt schedules attempt n of the call on lease and records it. What
 // Temporal ended is a cut, named by the cause [run.cause] gives it and
@@ -114,7 +132,9 @@ func (c *toolCall) Attempt(ctx workflow.Context, n int, lease budget.Lease) tool
 	a := trace.Attempt{Step: kind, Key: string(c.key), N: n, Lease: lease, CallID: c.tc.ID}
 	r.attemptStarted(ctx, r.step, a)
 	var reply ToolReply
+	began := workflow.Now(ctx)
 	err := r.await(ctx, lease.Granted, ToolActivity, ToolRequest{Toolset: r.in.Toolset, Tool: c.spec.Name, Key: string(c.key), Args: c.tc.Arguments, Attempt: n}, &reply)
+	c.took = workflow.Now(ctx).Sub(began)
 	var cause error
 	switch e := endOf(ctx, err, reply.Cut); e {
 	case answered:
@@ -255,9 +275,8 @@ func (c *toolCall) Orphan(ctx workflow.Context, why error) (*tools.OrphanError, 
 		Journaled: j.Journaled, Reachable: j.Reachable, Next: j.Next, Err: why}, j.Err
 }
 
-// Succeeded learns nothing: the workflow's figures for a tool are its
-// spec's, declared, not learned from its calls as in process.
-func (c *toolCall) Succeeded() {}
+// Succeeded teaches the kind's estimates the last attempt's time.
+func (c *toolCall) Succeeded() { c.est.Observe(c.took) }
 
 func (c *toolCall) Heard(ctx workflow.Context, e watchdog.Event) { c.r.heard(ctx, e) }
 

@@ -80,6 +80,10 @@ type run struct {
 	// model is the model's latency estimate from the run's answers, by
 	// the process's rule (budget.Latency, issue 25).
 	model budget.Latency
+	// kinds are the tools' latency estimates by kind, each declared from
+	// its spec at its first call and learned from the calls that end ok,
+	// as the process's budget.Estimates (issue 25); read by key only.
+	kinds map[string]*budget.Latency
 
 	records    []trace.Record
 	traceBytes int // the records' size as the workflow's result encodes them
@@ -101,7 +105,7 @@ type run struct {
 func newRun(ctx workflow.Context, in Input) *run {
 	in.MaxSteps, in.Parallel = orDefault(in.MaxSteps, DefaultMaxSteps), orDefault(in.Parallel, DefaultParallel)
 	in.MaxAttempts, in.Quiet = orDefault(in.MaxAttempts, DefaultMaxAttempts), orDefault(in.Quiet, watchdog.DefaultQuiet)
-	r := &run{in: in, cancelOf: map[string]*string{}}
+	r := &run{in: in, cancelOf: map[string]*string{}, kinds: map[string]*budget.Latency{}}
 	runID, parent := cmp.Or(in.RunID, workflow.GetInfo(ctx).WorkflowExecution.ID), ""
 	if in.Parent != nil {
 		parent = in.Parent.RunID
