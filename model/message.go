@@ -43,9 +43,11 @@ func Params(msgs []Message) []openai.ChatCompletionMessageParamUnion {
 	return out
 }
 
-// AssistantParam is the assistant's message of content and calls as a
-// request sends it back: no content field when content is empty, which
-// some servers reject alongside tool calls.
+// AssistantParam is the assistant's message of content and calls as the
+// next request sends it back: no content field when content is empty. It
+// is built field by field because the SDK's ToParam drops a tool call
+// whose type the stream did not name; only function tools are offered, so
+// every call is one.
 func AssistantParam(content string, calls []ToolCall) openai.ChatCompletionMessageParamUnion {
 	var p openai.ChatCompletionAssistantMessageParam
 	if content != "" {
@@ -63,4 +65,13 @@ func AssistantParam(content string, calls []ToolCall) openai.ChatCompletionMessa
 		})
 	}
 	return openai.ChatCompletionMessageParamUnion{OfAssistant: &p}
+}
+
+// ToolCallsOf is the calls of a reply's message as plain data.
+func ToolCallsOf(calls []openai.ChatCompletionMessageToolCallUnion) []ToolCall {
+	var out []ToolCall
+	for _, c := range calls {
+		out = append(out, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: json.RawMessage(c.Function.Arguments)})
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/glidepath/glidepath/model"
+	"github.com/openai/openai-go/v3"
 )
 
 // Each role becomes openai-go's message of that role, as a request sends
@@ -60,5 +61,22 @@ func TestAMessageEncodesWithItsHistorysNames(t *testing.T) {
 	}
 	if want := `{"role":"assistant","tool_calls":[{"id":"c1","name":"search","arguments":{}}]}`; string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
+	}
+}
+
+// A reply's calls become plain data that sends them back as they came.
+func TestAReplysCallsAsPlainDataAreSentBackAsTheyCame(t *testing.T) {
+	var sdk openai.ChatCompletionMessageToolCallUnion
+	sdk.ID, sdk.Type, sdk.Function.Name, sdk.Function.Arguments = "c1", "function", "search", `{"q":"x"}`
+	calls := model.ToolCallsOf([]openai.ChatCompletionMessageToolCallUnion{sdk})
+	b, err := json.Marshal(model.AssistantParam("", calls))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"tool_calls":[{"id":"c1","function":{"arguments":"{\"q\":\"x\"}","name":"search"},"type":"function"}],"role":"assistant"}`; string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
+	if got := model.ToolCallsOf(nil); got != nil {
+		t.Errorf("no calls: got %v, want nil", got)
 	}
 }

@@ -2,7 +2,6 @@ package model
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -49,10 +48,7 @@ func (c *Client) AttemptReply(ctx context.Context, lease budget.Lease, n int, re
 		}
 		return out
 	}
-	out.Content, out.FinishReason, out.Tokens = resp.Message.Content, resp.FinishReason, resp.Usage.TotalTokens
+	out.Content, out.ToolCalls, out.FinishReason, out.Tokens = resp.Message.Content, ToolCallsOf(resp.Message.ToolCalls), resp.FinishReason, resp.Usage.TotalTokens
 	out.Outcome = trace.OK
-	for _, tc := range resp.Message.ToolCalls {
-		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: json.RawMessage(tc.Function.Arguments)})
-	}
 	return out
 }
