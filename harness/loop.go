@@ -321,26 +321,9 @@ func withNote(conv []openai.ChatCompletionMessageParamUnion, note string) []open
 }
 
 // AssistantMessage turns the model's reply back into a message of the
-// conversation, for the next request: the harness's own loop does, and a
-// loop of its own that accumulates a stream should too. It is built field
-// by field because the SDK's ToParam drops a tool call whose type the
-// stream did not name; only function tools are offered ([Offer]), so every
-// call is one.
+// conversation, for the next request ([model.AssistantParam]): the
+// harness's own loop does, and a loop of its own that accumulates a stream
+// should too.
 func AssistantMessage(m openai.ChatCompletionMessage) openai.ChatCompletionMessageParamUnion {
-	var p openai.ChatCompletionAssistantMessageParam
-	if m.Content != "" {
-		p.Content.OfString = openai.String(m.Content)
-	}
-	for _, c := range m.ToolCalls {
-		p.ToolCalls = append(p.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-			OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-				ID: c.ID,
-				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
-					Name:      c.Function.Name,
-					Arguments: c.Function.Arguments,
-				},
-			},
-		})
-	}
-	return openai.ChatCompletionMessageParamUnion{OfAssistant: &p}
+	return model.AssistantParam(m.Content, model.ToolCallsOf(m.ToolCalls))
 }

@@ -2,20 +2,16 @@ package durable
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/harness"
-	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
-	"github.com/openai/openai-go/v3"
 	"go.temporal.io/sdk/activity"
 )
 
@@ -141,101 +137,39 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 	if err != nil {
 		return ModelReply{}, err
 	}
-	r := model.Request{Messages: params(req.Messages), Parallel: req.Parallel}
+	r := model.Request{Messages: model.Params(req.Messages), Parallel: req.Parallel}
 	if req.Tools && !req.Landing {
 		r.Tools = harness.Offer(a.Tools.sub(req.Toolset).specs())
 	}
-	// The attempt's end as the client reports it: the model that
-	// answered, and what the stream carried, for the boundary.
-	var heard trace.Attempt
-	obs := &trace.Observer{AttemptEnd: func(at trace.Attempt) { heard = at }}
 	return withHeartbeat(ctx, func() ModelReply {
-		resp, ae := client.Attempt(ctx, lease, 1, r, obs) // the workflow numbers its attempts
-		out := ModelReply{ResponseModel: heard.Model}
-		if ae != nil {
-			var raErr error
-			out.TurnAttempted, raErr = model.Attempted(ae, time.Now())
-			out.Chunks, out.Keepalives = heard.Chunks, heard.Keepalives
-			out.Cause, out.RetryAfterInvalid = redact.Secrets(ae.Err.Error(), a.Model.APIKey), invalid(raErr)
-			return out
-		}
-		out.Content, out.FinishReason, out.Tokens = resp.Message.Content, resp.FinishReason, resp.Usage.TotalTokens
-		out.Outcome = trace.OK
-		for _, c := range resp.Message.ToolCalls {
-			out.ToolCalls = append(out.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: json.RawMessage(c.Function.Arguments)})
-		}
-		return out
+		return client.AttemptReply(ctx, lease, 1, r) // the workflow numbers its attempts
 	}), nil
-}
-
-// invalid is the value of a Retry-After that could not be used, err, for
-// the backoff record; empty when there was none.
-func invalid(err error) string {
-	if re, ok := errors.AsType[*budget.RetryAfterError](err); ok {
-		return re.Value
-	}
-	return ""
-}
-
-// params turns the workflow's messages into openai-go's.
-func params(msgs []Message) []openai.ChatCompletionMessageParamUnion {
-	out := make([]openai.ChatCompletionMessageParamUnion, 0, len(msgs))
-	for _, m := range msgs {
-		switch m.Role {
-		case "system":
-			out = append(out, openai.SystemMessage(m.Content))
-		case "user":
-			out = append(out, openai.UserMessage(m.Content))
-		case "tool":
-			out = append(out, openai.ToolMessage(m.Content, m.ToolCallID))
-		case "assistant":
-			cm := openai.ChatCompletionMessage{Content: m.Content}
-			for _, c := range m.ToolCalls {
-				var tc openai.ChatCompletionMessageToolCallUnion
-				tc.ID, tc.Type = c.ID, "function"
-				tc.Function.Name, tc.Function.Arguments = c.Name, string(c.Arguments)
-				cm.ToolCalls = append(cm.ToolCalls, tc)
-			}
-			out = append(out, harness.AssistantMessage(cm))
-		}
-	}
-	return out
 }
 
 // ToolAttempt makes one attempt of a tool call with the workflow's key,
 // on the activity's lease, and reports what the tool's Answer said.
 func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolReply, error) {
-	ts := a.Tools.sub(req.Toolset)
-	t, _, ok := ts.lookup(req.Tool)
-	if !ok {
-		return ToolReply{Outcome: trace.Invalid, Answered: true, NotSent: true, Err: fmt.Sprintf("unknown tool %q", req.Tool)}, nil
-	}
-	// Checked by the toolset's own registry: a sub-agent's tool is never
-	// checked against its parent's of the same name (issue 25).
-	args, err := ts.Registry.Validate(req.Tool, req.Args)
+	ts := a.Tools.sub(req.Toolset).set()
+	t, args, err := ts.Checked(req.Tool, req.Args)
 	if err != nil {
 		return ToolReply{Outcome: trace.Invalid, Answered: true, NotSent: true, Err: err.Error()}, nil
 	}
-	lease := leaseOf(ctx)
-	spec := t.Spec()
+	lease, spec := leaseOf(ctx), t.Spec()
 	end := withHeartbeat(ctx, func() tools.AttemptEnd {
-		actx, stop := lease.Context(ctx)
-		defer stop()
 		p := newProgressor(ctx, spec)
 		defer p.stop()
-		call := &tools.Call{Key: cancel.Key(req.Key), Args: args, N: req.Attempt, Lease: lease, Heard: p.heard}
-		return tools.Classify(actx, lease, tools.RunAttempt(actx, t, call)) // as the Registry makes it (issue 25)
+		return tools.AttemptOnLease(ctx, lease, t, &tools.Call{Key: cancel.Key(req.Key), Args: args, N: req.Attempt, Heard: p.heard})
 	})
 	ans := end.Answer
 	reply := ToolReply{Output: ans.Output, Outcome: trace.OK, Status: ans.Status, Answered: end.Answered,
 		Cut: end.Cut, Retry: ans.Retry, NotSent: ans.NotSent, Stopped: ans.Stopped, CutShort: ans.CutShort,
-		RetryAfter: end.RetryAfter, RetryAfterInvalid: invalid(end.RetryAfterErr)}
+		RetryAfter: end.RetryAfter}
+	if re, ok := errors.AsType[*budget.RetryAfterError](end.RetryAfterErr); ok {
+		reply.RetryAfterInvalid = re.Value
+	}
 	if end.Err != nil {
-		reply.Outcome = end.Err.Outcome
 		// What a tool says back may quote a secret (issue 25).
-		secrets := append([]string{a.Model.APIKey}, ts.secrets()...)
-		reply.Err = redact.Secrets(end.Failure(spec), secrets...)
-		reply.Cause = redact.Secrets(end.Err.Err.Error(), secrets...)
+		reply.Outcome, reply.Err, reply.Cause = end.Err.Outcome, ts.Redact(end.Failure(spec), a.Model.APIKey), ts.Redact(end.Err.Err.Error(), a.Model.APIKey)
 	}
 	return reply, nil
 }
@@ -243,16 +177,8 @@ func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolRepl
 // ToolStatus asks the tool how the call with the request's key went,
 // without sending it again.
 func (a *Activities) ToolStatus(ctx context.Context, req StatusRequest) (StatusReply, error) {
-	_, impl, ok := a.Tools.sub(req.Toolset).lookup(req.Tool)
-	if !ok {
-		return StatusReply{Err: fmt.Sprintf("unknown tool %q", req.Tool)}, nil
-	}
-	sr, ok := impl.(cancel.StatusReader)
-	if !ok {
-		return StatusReply{Err: "the tool cannot be asked how a call went"}, nil
-	}
 	return withHeartbeat(ctx, func() StatusReply {
-		st, err := sr.Status(ctx, cancel.Key(req.Key))
+		st, err := a.Tools.sub(req.Toolset).set().StatusOf(ctx, req.Tool, cancel.Key(req.Key))
 		if err != nil {
 			return StatusReply{Err: err.Error()}
 		}
@@ -263,13 +189,5 @@ func (a *Activities) ToolStatus(ctx context.Context, req StatusRequest) (StatusR
 // ToolCancel asks the tool to stop the call with the request's key, and
 // returns the cancel_sent state.
 func (a *Activities) ToolCancel(ctx context.Context, req StatusRequest) (string, error) {
-	_, impl, ok := a.Tools.sub(req.Toolset).lookup(req.Tool)
-	if !ok {
-		return string(trace.CancelStateFailed), nil
-	}
-	c, ok := impl.(cancel.Canceller)
-	if !ok {
-		return string(trace.CancelStateFailed), nil
-	}
-	return string(tools.CancelStateOf(c.Cancel(ctx, cancel.Key(req.Key)))), nil
+	return string(a.Tools.sub(req.Toolset).set().CancelOf(ctx, req.Tool, cancel.Key(req.Key))), nil
 }

@@ -66,10 +66,8 @@ func unsupported(cfg *tools.Config) error {
 // Close closes the tools, its sub-agents' among them, within ctx.
 func (ts *Toolset) Close(ctx context.Context) error { return ts.set().Close(ctx) }
 
-func (ts *Toolset) set() *toolset.Set                                { return (*toolset.Set)(ts) }
-func (ts *Toolset) sub(path string) *Toolset                         { return (*Toolset)(ts.set().Sub(path)) }
-func (ts *Toolset) lookup(name string) (t, impl tools.Tool, ok bool) { return ts.set().Lookup(name) }
-func (ts *Toolset) secrets() []string                                { return ts.set().Secrets() }
+func (ts *Toolset) set() *toolset.Set        { return (*toolset.Set)(ts) }
+func (ts *Toolset) sub(path string) *Toolset { return (*Toolset)(ts.set().Sub(path)) }
 
 // specs are what the model is offered, in the tools file's order.
 func (ts *Toolset) specs() []tools.Spec {
@@ -86,7 +84,7 @@ func (a *Activities) ToolInfos(ctx context.Context, path string) (ToolList, erro
 	}
 	out := ToolList{Unavailable: ts.set().Unavailable(), Fetches: ts.set().Fetches()}
 	for _, s := range ts.specs() {
-		_, impl, _ := ts.lookup(s.Name)
+		_, impl, _ := ts.set().Lookup(s.Name)
 		_, canStatus := impl.(cancel.StatusReader)
 		info := ToolInfo{Spec: s, CanCancel: s.Cancellable, CanStatus: canStatus}
 		if sub := ts.set().Sub(s.Name); sub != nil && sub.Agent != nil {

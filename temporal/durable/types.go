@@ -61,19 +61,10 @@ const MaxTraceBytes = 1 << 20
 
 // Message is one message of the conversation as the workflow keeps it:
 // plain data, turned into openai-go's types only inside an activity.
-type Message struct {
-	Role       string     `json:"role"` // system, user, assistant, tool
-	Content    string     `json:"content,omitempty"`
-	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string     `json:"tool_call_id,omitempty"`
-}
+type Message = model.Message
 
 // ToolCall is a tool call the model asked for.
-type ToolCall struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
+type ToolCall = model.ToolCall
 
 // ModelRequest is one model attempt, as the workflow schedules it.
 type ModelRequest struct {
@@ -84,20 +75,10 @@ type ModelRequest struct {
 	Landing  bool // the landing call: one attempt that may spend the reserve
 }
 
-// ModelReply is how one model attempt ended. A failure is data, not an
-// activity error, so that the turn machine sees all of it
-// (TurnAttempted; its Took is measured in workflow time).
-type ModelReply struct {
-	Content       string
-	ToolCalls     []ToolCall
-	FinishReason  string
-	ResponseModel string // the model the server says answered, for the attempt's record
-
-	model.TurnAttempted
-	RetryAfterInvalid string // a Retry-After the worker could not use, for the backoff record
-	Cause             string // the error that ended the attempt, as trace.AttemptError wraps it, for its record
-	Tokens            int64
-}
+// ModelReply is how one model attempt ended: a failure is data, not an
+// activity error, so that the turn machine sees all of it (its Took is
+// measured in workflow time).
+type ModelReply = model.Reply
 
 // ToolInfo is a tool of the worker's as the workflow knows it.
 type ToolInfo struct {
