@@ -29,6 +29,7 @@ func (s *Session) observerFor(index int, w *watchdog.Watchdog, callID string) *t
 
 // turnObserver is [Session.observerFor] that keeps in h how the model
 // attempts of a step went unanswered.
+//
 // A loop's turn is heard by the observer in h, made again in place: the
 // loop makes one turn at a time, and its turn's observer was an object of
 // every idle run's own (issue 25 item 6).
