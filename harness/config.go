@@ -279,7 +279,11 @@ func (cfg Config) withDefaults() Config {
 	if cfg.Tools == nil {
 		// The zero Registry is ready to use: a model that calls a tool
 		// it was never offered gets "unknown tool" back, not a panic.
-		cfg.Tools = &tools.Registry{}
+		cfg.Tools = &noTools
 	}
 	return cfg
 }
+
+// noTools is the Tools of a run whose config has none: one empty Registry
+// for all, which a run only reads (issue 25 item 6).
+var noTools tools.Registry

@@ -333,7 +333,7 @@ func (s *Session) claim() bool {
 // wait returns the run's result once the caller that claimed it has made
 // it.
 func (s *Session) wait() landing.Result {
-	<-s.done
+	<-s.made()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return *s.result
@@ -354,9 +354,6 @@ func (s *Session) finish(res landing.Result) landing.Result {
 	res = landing.Finish(res, landing.Totals{RunID: s.id, Steps: s.steps(), Attempts: int(s.attempts.Load()),
 		Unavailable: unavailable, Budget: landing.ReportOf(s.b, s.rec.Ended())})
 	res.Orphans = int(s.orphans.Load())
-	s.mu.Lock()
-	s.result = &res
-	s.mu.Unlock()
-	close(s.done)
+	s.keep(&res)
 	return res
 }

@@ -97,24 +97,28 @@ func (s *Session) Run(ctx context.Context) landing.Result {
 // where a bare openai-go call holds 16 KB (issue 13; see # Stack at
 // model.Client.call).
 type loop struct {
-	s       *Session
-	cmd     grun.Command
-	conv    []openai.ChatCompletionMessageParamUnion
-	offered offering
-	req     model.Request   // the turn about to be made
-	resp    *model.Response // what the turn answered, nil while it streams
-	err     error           // how the turn failed
-	heard   heard           // how the turn's model attempts went unanswered
-	res     *landing.Result // the run's result, once done
+	s *Session
+	// What the loop reads of the machine's last command, rather than the
+	// command, whose landing plan a loop never reads (issue 25 item 6).
+	kind     grun.CommandKind
+	parallel bool          // MakeTurn
+	cause    landing.Cause // Land
+	conv     []openai.ChatCompletionMessageParamUnion
+	offered  offering
+	req      model.Request   // the turn about to be made
+	resp     *model.Response // what the turn answered, nil while it streams
+	err      error           // how the turn failed
+	heard    heard           // how the turn's model attempts went unanswered
+	res      *landing.Result // the run's result, once done
 }
 
 func (s *Session) newLoop() *loop {
 	prompt := landing.System(s.cfg.Instructions)
-	return &loop{s: s,
-		conv: []openai.ChatCompletionMessageParamUnion{
-			openai.SystemMessage(prompt),
-			openai.UserMessage(s.cfg.Task),
-		}}
+	// Room for the budget note, which each request adds in place
+	// (withNote) rather than in a copy of the conversation.
+	conv := make([]openai.ChatCompletionMessageParamUnion, 2, 3)
+	conv[0], conv[1] = openai.SystemMessage(prompt), openai.UserMessage(s.cfg.Task)
+	return &loop{s: s, conv: conv}
 }
 
 // run runs the loop until the run has its result, l.res.
@@ -125,7 +129,7 @@ func (l *loop) run(ctx context.Context) {
 	}
 	l.step(ctx, grun.Begun)
 	for l.res == nil {
-		switch l.cmd.Kind {
+		switch l.kind {
 		case grun.MakeTurn:
 			l.ask()
 			l.resp, l.err = l.s.turn(ctx, l.req, &l.heard)
@@ -152,7 +156,12 @@ func (l *loop) run(ctx context.Context) {
 //
 //go:noinline
 func (l *loop) step(ctx context.Context, kind grun.EventKind) {
-	l.cmd = l.s.feed(grun.Event{Kind: kind, Figures: l.figures(ctx)})
+	l.heed(l.s.feed(grun.Event{Kind: kind, Figures: l.figures(ctx)}))
+}
+
+// heed keeps what the loop reads of the machine's command cmd.
+func (l *loop) heed(cmd grun.Command) {
+	l.kind, l.parallel, l.cause = cmd.Kind, cmd.Parallel, cmd.Cause
 }
 
 // landNoModel lands a run with no model: nothing to ask, nor to land with.
@@ -183,7 +192,7 @@ func (l *loop) ask() {
 	l.req = model.Request{
 		Messages: withNote(l.conv, s.note(specs)),
 		Tools:    l.offered.of(specs),
-		Parallel: l.cmd.Parallel,
+		Parallel: l.parallel,
 	}
 	l.resp, l.err = nil, nil
 }
@@ -202,7 +211,7 @@ func (l *loop) took(ctx context.Context) {
 			l.conv = append(l.conv, AssistantMessage(m))
 		}
 	}
-	l.cmd = l.s.turnEnded(ctx, l.done(), reply, false)
+	l.heed(l.s.turnEnded(ctx, l.done(), reply, false))
 }
 
 // done is how the turn ended as its machine says: an answer after the
@@ -247,7 +256,7 @@ func (l *loop) call(ctx context.Context) {
 //
 //go:noinline
 func (l *loop) land(ctx context.Context) {
-	l.end(l.s.land(ctx, grun.Event{Cause: l.cmd.Cause}, l.s.summarizer(l.conv)))
+	l.end(l.s.land(ctx, grun.Event{Cause: l.cause}, l.s.summarizer(l.conv)))
 }
 
 // end keeps the run's result.
@@ -313,11 +322,14 @@ func Offer(specs []tools.Spec) []openai.ChatCompletionToolUnionParam {
 }
 
 // withNote returns the request's messages: the conversation and, last, a
-// fresh budget note. The note is never stored in the conversation, so each
+// fresh budget note. The note is never part of the conversation, so each
 // turn's replaces the one before and the conversation's prefix stays the
-// same from turn to turn, as prompt caches want.
+// same from turn to turn, as prompt caches want. It is written in the room
+// past the conversation's end when there is some (newLoop leaves it), not
+// in a copy of the conversation: the next message the conversation takes
+// is appended there, once the request is done with (issue 25 item 6).
 func withNote(conv []openai.ChatCompletionMessageParamUnion, note string) []openai.ChatCompletionMessageParamUnion {
-	return append(slices.Clip(conv), openai.SystemMessage(note))
+	return append(conv, openai.SystemMessage(note))
 }
 
 // AssistantMessage turns the model's reply back into a message of the

@@ -29,8 +29,18 @@ func (s *Session) observerFor(index int, w *watchdog.Watchdog, callID string) *t
 
 // turnObserver is [Session.observerFor] that keeps in h how the model
 // attempts of a step went unanswered.
+//
+// A loop's turn is heard by the observer in h, made again in place: the
+// loop makes one turn at a time, and its turn's observer was an object of
+// every idle run's own (issue 25 item 6).
 func (s *Session) turnObserver(index int, w *watchdog.Watchdog, callID string, h *heard) *trace.Observer {
-	o := &observer{s: s, index: index, w: w, callID: callID, heard: h}
+	var o *observer
+	if h != nil {
+		o = &h.obs
+	} else {
+		o = new(observer)
+	}
+	*o = observer{s: s, index: index, w: w, callID: callID, heard: h}
 	o.obs.Listener = o
 	return &o.obs
 }
@@ -44,6 +54,7 @@ func (s *Session) turnObserver(index int, w *watchdog.Watchdog, callID string, h
 type heard struct {
 	unanswered string
 	mute       bool
+	obs        observer // the observer of the loop's turn in progress
 }
 
 // observer is what hears one turn or call of a run, as one object: the

@@ -62,12 +62,14 @@ type Session struct {
 	busy       inflight.Group // tool calls and setup work in flight, which Close waits for once it has cut them
 	agentCalls inflight.Group // sub-agent calls in flight, which Land waits for once it has cancelled them
 	unwatch    func() bool    // stops noting the caller's cancellation
-	attempts   atomic.Int64   // physical requests started: model attempts, the landing call, tool attempts, setup
-	orphans    atomic.Int64
+	// The two counts are 32 bits, one word for both: over 512 bytes an
+	// object has a word of header, and with one more word a Session went
+	// from the 896-byte size class to 1024 (issue 25 item 6).
+	attempts atomic.Int32 // physical requests started: model attempts, the landing call, tool attempts, setup
+	orphans  atomic.Int32
 
-	recMu    sync.Mutex    // orders the records, and guards the two fields below; held by the watchdog's timer while it records a change of phase
-	frame    landing.Frame // stamps the records and knows the phase on record: the rule the workflow stamps by too (issue 25)
-	phaseOff bool          // reports whether the phases are no longer recorded: the run has its result, or is closed
+	recMu sync.Mutex    // orders the records, and guards frame and phaseOff; held by the watchdog's timer while it records a change of phase
+	frame landing.Frame // stamps the records and knows the phase on record: the rule the workflow stamps by too (issue 25)
 
 	mu sync.Mutex // guards the fields below
 	// m is the run's sequence and all its landing reads: the steps made,
@@ -85,13 +87,14 @@ type Session struct {
 	cancelledAt time.Time                            // when the caller cancelled the run's context; zero: it did not
 	children    map[*Session]context.CancelCauseFunc // sub-agents running, and how to cancel each; nil before the first
 	result      *landing.Result                      // the run's result, once made
-	done        chan struct{}                        // closed once the result is made and run_end recorded
+	done        chan struct{}                        // closed once the result is made and run_end recorded; nil until a caller waits for it (made)
 	unavailable []landing.Unavailable                // the tools the run could not offer, and why, each named once
 	setup       []string                             // the pieces of setup that did not finish, in words ([Session.setupLeft]), which the machine is told as the run lands
-	// The flags last, together: one word for the three (issue 25 item 6).
+	// The flags last, together: one word for the four (issue 25 item 6).
 	landingSent bool // reports whether the landing call's model request has begun: a landing makes one
 	claimed     bool // reports whether Land or Answer has begun to make the result
 	closed      bool
+	phaseOff    bool // reports whether the phases are no longer recorded: the run has its result, or is closed; guarded by recMu
 }
 
 // Start starts a run on b, the budget the caller started (so that what the
@@ -134,7 +137,7 @@ func startValid(ctx context.Context, b *budget.Budget, cfg Config) (*Session, co
 	// The maps of turns, pauses and children are made at their first
 	// entry: most runs need none of them, and a run is kept small (issue
 	// 13).
-	s := &Session{cfg: cfg, id: cfg.RunID, b: b, done: make(chan struct{}),
+	s := &Session{cfg: cfg, id: cfg.RunID, b: b,
 		m: grun.New(grun.Rules{Task: cfg.Task, Quiet: cfg.Quiet, MaxSteps: cfg.MaxSteps, Parallel: cfg.Parallel > 1})}
 	if s.id == "" {
 		s.id = newRunID()
@@ -181,6 +184,32 @@ func (s *Session) noteCancel() {
 		s.mu.Lock()
 		s.cancelledAt = time.Now()
 		s.mu.Unlock()
+	}
+}
+
+// made returns a channel closed once the run's result is made ([Session.keep]).
+// It is made at the first wait: a caller waits only when Land or Answer
+// is called while another makes the result, which most runs never do, and
+// the channel was an object of every run's (issue 25 item 6).
+func (s *Session) made() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done == nil {
+		s.done = make(chan struct{})
+		if s.result != nil {
+			close(s.done)
+		}
+	}
+	return s.done
+}
+
+// keep keeps res as the run's result, and tells the callers waiting for it.
+func (s *Session) keep(res *landing.Result) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.result = res
+	if s.done != nil {
+		close(s.done)
 	}
 }
 

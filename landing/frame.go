@@ -20,9 +20,12 @@ import (
 // A Frame is not safe for concurrent use: a host that records from
 // several goroutines stamps under one lock, so that seq, ts and
 // elapsed_ms increase together.
+//
+// Its deadline is start + total, as a budget's is, and is not kept apart:
+// every in-process run holds a Frame (issue 25 item 6).
 type Frame struct {
 	runID, parentRunID    string
-	start, deadline       time.Time
+	start                 time.Time
 	total, reserve, floor time.Duration
 
 	phase Phase // the phase the last phase record moved to
@@ -42,14 +45,16 @@ func NewFrame(runID, parentRunID string, start time.Time, total, reserve, floor 
 	if floor == 0 {
 		floor = budget.DefaultFloor
 	}
-	return Frame{runID: runID, parentRunID: parentRunID, start: start, deadline: start.Add(total),
-		total: total, reserve: reserve, floor: floor}
+	return Frame{runID: runID, parentRunID: parentRunID, start: start, total: total, reserve: reserve, floor: floor}
 }
 
 // FrameOf returns the frame of run runID on b, a budget already made.
 func FrameOf(runID, parentRunID string, b *budget.Budget) Frame {
 	return NewFrame(runID, parentRunID, b.Start(), b.Total(), b.Reserve(), b.Floor())
 }
+
+// deadline returns D, when the budget ends.
+func (f *Frame) deadline() time.Time { return f.start.Add(f.total) }
 
 // RunID returns the run's ID, which stamps its records.
 func (f *Frame) RunID() string { return f.runID }
@@ -74,7 +79,7 @@ func (f *Frame) Phase() Phase { return f.phase }
 // never negative; and available, remaining − R, negative inside the
 // reserve: what work may still spend.
 func (f *Frame) Clock(now time.Time) (spent, remaining, available time.Duration) {
-	spent, remaining = now.Sub(f.start), max(f.deadline.Sub(now), 0)
+	spent, remaining = now.Sub(f.start), max(f.deadline().Sub(now), 0)
 	return spent, remaining, remaining - f.reserve
 }
 
@@ -130,7 +135,7 @@ func (f *Frame) MoveTo(now time.Time, p Phase) trace.Record {
 // stamp stamps rec as the frame's next record, in the phase on record.
 func (f *Frame) stamp(now time.Time, rec trace.Record) trace.Record {
 	f.seq++
-	rec = trace.Stamp(rec, now, f.runID, f.seq, f.start, f.deadline)
+	rec = trace.Stamp(rec, now, f.runID, f.seq, f.start, f.deadline())
 	rec.ParentRunID, rec.Phase = f.parentRunID, f.phase.String()
 	return rec
 }

@@ -22,9 +22,12 @@ type Clock struct {
 	// NewClock and never changed. The small fields come last, together,
 	// so that a Clock, which every run's Watchdog holds, is 8 bytes
 	// smaller (issue 25 item 6).
-	start  time.Time
-	window [numEvents]time.Duration // the quiet window each kind opens; window[None] is Q
-	wall   time.Duration            // Config.Wall as an offset from start
+	start time.Time
+	// window is the quiet window each semantic kind opens (ToolCall to
+	// Progress, Event.Semantic); window[None] is Q, which the others open.
+	// It stops at Progress: 24 bytes less in every run (issue 25 item 6).
+	window [Progress + 1]time.Duration
+	wall   time.Duration // Config.Wall as an offset from start
 
 	lastAt    time.Duration // when last happened; 0 before the first
 	deadline  time.Duration // when the clock fires: max over events of at + window
@@ -63,7 +66,12 @@ func NewClock(cfg Config, now time.Time) (Clock, error) {
 }
 
 // Quiet returns the window an event of kind e opens; Quiet(None) is Q.
-func (c *Clock) Quiet(e Event) time.Duration { return c.window[e] }
+func (c *Clock) Quiet(e Event) time.Duration {
+	if !e.Semantic() {
+		return c.window[None]
+	}
+	return c.window[e]
+}
 
 // Fired reports whether the clock has fired.
 func (c *Clock) Fired() bool { return c.fired }

@@ -131,10 +131,13 @@ type Command struct {
 
 // A Machine is one run's sequence and the state its landing reads. The
 // zero Machine is not usable; make one with [New].
+//
+// A Machine is part of every run a host keeps, for the whole run: the
+// plan of its landing, which only a run that lands has, is made then, and
+// the flags are together, last (issue 25 item 6).
 type Machine struct {
 	rules Rules
-	steps int  // model turns made
-	asked bool // a model turn made an attempt
+	steps int // model turns made
 	// The words of the boundary: what stopped the run, what it was doing
 	// when the budget refused its turn, how its last model attempt went
 	// unanswered; and how that attempt ended, for the landing call rule.
@@ -143,9 +146,10 @@ type Machine struct {
 	setup                      []string
 
 	cause   landing.Cause
-	summary bool // the landing has a call to make
-	plan    landing.LandCommand
+	plan    *landing.LandCommand // the landing's plan, once decided; never changed after
 	answer  string
+	asked   bool // a model turn made an attempt
+	summary bool // the landing has a call to make
 	landing bool // Land was asked for
 	done    bool
 }
@@ -184,7 +188,8 @@ func (m *Machine) Step(e Event) Command {
 	case Landing:
 		return m.decide(f)
 	case LandingEnded:
-		rec, answer := m.plan.Landed(m.cause, e.Failed, e.Why, e.Reply.Content)
+		plan := cmp.Or(m.plan, &landing.LandCommand{}) // none yet: a host's LandingEnded out of turn
+		rec, answer := plan.Landed(m.cause, e.Failed, e.Why, e.Reply.Content)
 		return m.finish(rec, answer)
 	}
 	return Command{}
@@ -268,11 +273,12 @@ func (m *Machine) decide(f Figures) Command {
 		// from R, as a Session's landing budget is shortened to it.
 		f.Remaining = min(f.Remaining, max(f.Reserve-f.SinceCancel, 0))
 	}
-	m.plan = landing.Plan(landing.Landing{Record: m.Record(m.cause, f.Calls), Unanswered: m.unanswered,
+	plan := landing.Plan(landing.Landing{Record: m.Record(m.cause, f.Calls), Unanswered: m.unanswered,
 		Summarizer: m.summary, End: m.end, Remaining: f.Remaining, Reserve: f.Reserve, Floor: f.Floor, P50: f.P50})
+	m.plan = &plan
 	m.failure = m.plan.Failure
 	if m.plan.Call {
-		return Command{Kind: MakeLandingCall, Cause: m.cause, Plan: m.plan}
+		return Command{Kind: MakeLandingCall, Cause: m.cause, Plan: plan}
 	}
 	rec, answer := m.plan.Landed(m.cause, false, "", "")
 	return m.finish(rec, answer)
