@@ -31,8 +31,12 @@ import "go.temporal.io/sdk/workflow"
 // 4, the host reads a Temporal error once and the core words it (issue
 // 25): the waits for an attempt and for the cancels' grace are awaits,
 // not selectors, a sub-agent's task is read before any I/O
-// (landing.ChildTask), the records are trace's builders'.
-const RulesVersion workflow.Version = 4
+// (landing.ChildTask), the records are trace's builders';
+// 5, a tool call is driven by tools.DriveCall (issue 25): a reconciliation's
+// give-up is numbered by its asks, and a tool's p50 and p95 are learned
+// from its calls that end ok, as in process, so a call the declared
+// figures admitted may be refused.
+const RulesVersion workflow.Version = 5
 
 // RulesChange is the change ID under which a run's history records
 // [RulesVersion].
