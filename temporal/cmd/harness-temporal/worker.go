@@ -13,8 +13,10 @@ import (
 	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/sim"
+	"github.com/glidepath/glidepath/temporal/codec"
 	"github.com/glidepath/glidepath/temporal/durable"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 )
@@ -23,22 +25,41 @@ import (
 // --task-queue is not given.
 const DefaultTaskQueue = "glidepath"
 
-// conn are the flags that say where the Temporal server is.
+// conn are the flags that say where the Temporal server is, and how
+// payloads are encrypted on their way to it.
 type conn struct {
 	address, namespace, queue string
+	keyFile                   string
 }
 
 func (c *conn) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.address, "address", "", "the Temporal server's frontend, HOST:PORT (required)")
 	fs.StringVar(&c.namespace, "namespace", "default", "the Temporal namespace")
 	fs.StringVar(&c.queue, "task-queue", DefaultTaskQueue, "the task queue of the runs")
+	fs.StringVar(&c.keyFile, "encrypt-key", "", "encrypt every payload (task, conversation, tool outputs, result) with the AES-256 key in this file, 64 hex characters; workers and runs of a namespace share it")
 }
 
 func (c *conn) dial(ctx context.Context) (client.Client, error) {
 	if c.address == "" {
 		return nil, usage("--address is required (try: harness-temporal dev, then --address 127.0.0.1:7233)")
 	}
-	cl, err := client.DialContext(ctx, client.Options{HostPort: c.address, Namespace: c.namespace, Logger: quietLogger{}})
+	// With no key, a payload a worker with one encrypted is an error that
+	// says so.
+	o := client.Options{HostPort: c.address, Namespace: c.namespace, Logger: quietLogger{},
+		DataConverter: converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), codec.NoKey{})}
+	if c.keyFile != "" {
+		o.DataConverter = nil
+		key, err := codec.ReadKeyFile(c.keyFile)
+		if err != nil {
+			return nil, usage("--encrypt-key: %v", err)
+		}
+		aes, err := codec.NewAESGCM(key)
+		if err != nil {
+			return nil, usage("--encrypt-key: %v", err)
+		}
+		o = codec.Options(o, aes)
+	}
+	cl, err := client.DialContext(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach Temporal at %s (to try one on this machine: harness-temporal dev --address %s): %w", c.address, c.address, err)
 	}
