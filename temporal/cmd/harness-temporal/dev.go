@@ -35,6 +35,11 @@ const DefaultDevAddress = "127.0.0.1:7233"
 // run.
 const DevNamespace = "default"
 
+// DevTimerShift is the timer resolution of `dev`'s server
+// (history.timerProcessorMaxTimeShift): a timer fires at most this late.
+// A production server's default is 1s (docs/temporal.md).
+const DevTimerShift = 10 * time.Millisecond
+
 // devReady bounds how long dev waits for its server to answer for the
 // namespace once started: a cold start on 2 busy cores takes seconds.
 const devReady = time.Minute
@@ -288,8 +293,12 @@ func newDevServer(c devConfig) (temporal.Server, error) {
 		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
 		// Visibility at the CLI dev server's rate rather than 10 a second:
 		// a person, a demo or a test listing runs while workers poll.
+		// Timers that fire when due (DevTimerShift): the server's default
+		// holds back every timer due within 1s of its creation until that
+		// second has passed, so a 50ms backoff sleeps a second.
 		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
 			dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
+			dynamicconfig.TimerProcessorMaxTimeShift.Key():                   DevTimerShift,
 		}),
 	)
 	if err != nil {

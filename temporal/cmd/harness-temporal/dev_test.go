@@ -10,6 +10,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 )
 
 // devLine is dev's ready line: its address and its data folder.
@@ -85,6 +90,7 @@ func TestDevServesARunWithItsDataInAFolderItRemovesOnExit(t *testing.T) {
 	if !strings.Contains(stdout.String(), "find cats") || !strings.Contains(stderr.String(), "complete") {
 		t.Errorf("run on dev printed %q, %q", stdout.String(), stderr.String())
 	}
+	checkTimersFireWhenDue(t, addr)
 	out := stop()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the data folder %s is still there after dev stopped: %v", dir, err)
@@ -125,5 +131,52 @@ func TestDevWithAnAddressItCannotServeExitsTwo(t *testing.T) {
 				t.Errorf("dev printed %q", stdout.String())
 			}
 		})
+	}
+}
+
+// checkTimersFireWhenDue runs a workflow that sleeps 50ms on the server at
+// addr and checks, by the server's own stamps of the timer's start and
+// fire, that it fired well under the second a default server holds it
+// back (DevTimerShift).
+func checkTimersFireWhenDue(t *testing.T, addr string) {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	w := worker.New(c, "dev-timers", worker.Options{})
+	w.RegisterWorkflowWithOptions(func(ctx workflow.Context) error { return workflow.Sleep(ctx, 50*time.Millisecond) },
+		workflow.RegisterOptions{Name: "sleep50ms"})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	wr, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "dev-timers"}, "sleep50ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wr.Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	var started, fired time.Time
+	it := c.GetWorkflowHistory(ctx, wr.GetID(), wr.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_TIMER_STARTED:
+			started = ev.GetEventTime().AsTime()
+		case enumspb.EVENT_TYPE_TIMER_FIRED:
+			fired = ev.GetEventTime().AsTime()
+		}
+	}
+	// A busy machine delays the fire by scheduling, not by a second.
+	if took := fired.Sub(started); started.IsZero() || took < 50*time.Millisecond || took > 600*time.Millisecond {
+		t.Errorf("a 50ms timer on dev fired after %v (started %v, fired %v), want well under the 1s a default server holds it", took, started, fired)
 	}
 }
