@@ -161,7 +161,7 @@ func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolRepl
 		return tools.AttemptOnLease(ctx, lease, t, &tools.Call{Key: cancel.Key(req.Key), Args: args, N: req.Attempt, Heard: p.heard})
 	})
 	ans := end.Answer
-	reply := ToolReply{Output: ans.Output, Outcome: trace.OK, Status: ans.Status, Answered: end.Answered,
+	reply := ToolReply{Output: cutOutput(ans.Output), Outcome: trace.OK, Status: ans.Status, Answered: end.Answered,
 		Cut: end.Cut, Retry: ans.Retry, NotSent: ans.NotSent, Stopped: ans.Stopped, CutShort: ans.CutShort,
 		RetryAfter: end.RetryAfter}
 	if re, ok := errors.AsType[*budget.RetryAfterError](end.RetryAfterErr); ok {
@@ -182,7 +182,7 @@ func (a *Activities) ToolStatus(ctx context.Context, req StatusRequest) (StatusR
 		if err != nil {
 			return StatusReply{Err: err.Error()}
 		}
-		return StatusReply{State: string(st.State), Output: st.Output}
+		return StatusReply{State: string(st.State), Output: cutOutput(st.Output)}
 	}), nil
 }
 

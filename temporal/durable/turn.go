@@ -3,6 +3,7 @@ package durable
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
@@ -69,7 +70,12 @@ func (r *run) modelAttempt(ctx workflow.Context, index, n int, granted time.Dura
 	a := trace.Attempt{Step: model.Kind, N: n, Lease: budget.Lease{Granted: granted}}
 	r.attemptStarted(ctx, index, a)
 	var reply ModelReply
-	err := r.await(ctx, granted, ModelActivity, req, &reply)
+	var err error
+	if fitted(req.Messages) {
+		err = r.await(ctx, granted, ModelActivity, req, &reply)
+	} else { // sent, it would fail the workflow task at every retry
+		err = fmt.Errorf("%w: what is left of the conversation passes the %d bytes a durable run's request carries", errTooLarge, MaxRequestBytes)
+	}
 	var cause error // what ended a failed attempt, for its record
 	switch e := endOf(ctx, err, reply.Outcome.Ours()); {
 	case e == failed:

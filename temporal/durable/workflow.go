@@ -3,6 +3,7 @@ package durable
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -23,6 +24,9 @@ const WorkflowName = "glidepath.run"
 // is the quiet clock's to say (SPEC §9).
 const DeadWorker = 2 * time.Second
 
+// errTooLarge fails what a payload of Temporal's cannot carry.
+var errTooLarge = errors.New("durable: too large for Temporal")
+
 // ErrBadInput is matched by the error of a run whose Input cannot be used.
 var ErrBadInput = errors.New("durable: bad input")
 
@@ -31,6 +35,11 @@ var ErrBadInput = errors.New("durable: bad input")
 func Workflow(ctx workflow.Context, in Input) (Output, error) {
 	if err := (&budget.Config{Total: in.Budget, Reserve: in.Reserve, Floor: in.Floor}).Validate(); err != nil {
 		return Output{}, temporal.NewNonRetryableApplicationError("durable: "+err.Error(), "BadInput", ErrBadInput)
+	}
+	// Every model request carries the task and the instructions: half of
+	// what one may carry leaves the rest room to fit (fitted).
+	if n := len(in.Task) + len(in.Instructions); n > MaxRequestBytes/2 {
+		return Output{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("durable: the task and instructions are %d bytes, past the %d a durable run carries", n, MaxRequestBytes/2), "BadInput", ErrBadInput)
 	}
 	recordRules(ctx) // first: a run's history says which rules it runs (issue 25)
 	r := newRun(ctx, in)

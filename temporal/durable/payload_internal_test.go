@@ -1,0 +1,51 @@
+package durable
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestAToolOutputIsCutToWhatARunCarriesAsValidJSONThatSaysSo(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		out  string
+		same bool   // kept as it is
+		says string // what the cut output says
+	}{
+		{"an output that fits is kept as it is", `{"hits": 3}`, true, ""},
+		{"an output of exactly the bound is kept", `"` + strings.Repeat("a", MaxToolOutputBytes-2) + `"`, true, ""},
+		{"a long output is cut and says where", `"` + strings.Repeat("a", 3*MaxToolOutputBytes) + `"`, false, "[output cut at"},
+		{"a long output of runes is cut between them", `"` + strings.Repeat("é", 2*MaxToolOutputBytes) + `"`, false, "[output cut at"},
+		{"an output whose escapes would double it is left out, saying so", strings.Repeat(`"`, 2*MaxToolOutputBytes), false, "left out"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := cutOutput(json.RawMessage(tc.out))
+			if tc.same {
+				if string(got) != tc.out {
+					t.Fatalf("changed an output that fits")
+				}
+				return
+			}
+			var s string
+			if err := json.Unmarshal(got, &s); err != nil {
+				t.Fatalf("not a JSON string: %v", err)
+			}
+			if len(got) > MaxToolOutputBytes || !utf8.ValidString(s) || !strings.Contains(s, tc.says) {
+				t.Errorf("%d bytes, valid UTF-8 %v, says %q: %q", len(got), utf8.ValidString(s), tc.says, s[max(0, len(s)-200):])
+			}
+		})
+	}
+}
+
+func TestARequestWithinTheBoundIsSentAsItIs(t *testing.T) {
+	msgs := []Message{{Role: "system", Content: "s"}, {Role: "tool", Content: strings.Repeat("a", 1000)}}
+	if !fitted(msgs) || msgs[1].Content != strings.Repeat("a", 1000) {
+		t.Errorf("fitted changed a request that fits")
+	}
+	huge := []Message{{Role: "user", Content: strings.Repeat("u", MaxRequestBytes+1)}}
+	if fitted(huge) {
+		t.Errorf("a user message past the bound fitted")
+	}
+}
