@@ -527,33 +527,15 @@ func (s *Session) specs() toolSpecs {
 	return s.usable(specs)
 }
 
-// usable returns specs without the tools whose ceiling is below their p50
-// (the machine's latency profile, or the run's own calls, say they are
-// slower than their ceiling lets them be): every call of one would be
-// refused. Each is marked unavailable instead (markUnavailable),
-// so that the result says so rather than offer a tool that cannot run
-// (SPEC §4). specs is copied only when one is left out, and never
+// usable returns specs without the tools whose ceiling is below their
+// p50 as the run's estimates stand, each marked unavailable instead
+// (markUnavailable): the rule is tools.Usable's, the Temporal workflow's
+// too (issue 25). specs is copied only when one is left out, and never
 // written: a step's cost stays what it was (issue 13), and a Tools of the
 // caller's own keeps its slice.
 func (s *Session) usable(specs []tools.Spec) []tools.Spec {
-	var out []tools.Spec
-	for i, sp := range specs {
-		if p50 := s.b.Estimates().Kind(sp.Kind).P50(); sp.Ceiling > 0 && p50 > sp.Ceiling {
-			s.markUnavailable(sp.Name, fmt.Sprintf("its ceiling %s is below its p50 %s on this machine, so every call would be refused",
-				landing.Human(sp.Ceiling), landing.Human(p50)))
-			if out == nil {
-				out = slices.Clone(specs[:i])
-			}
-			continue
-		}
-		if out != nil {
-			out = append(out, sp)
-		}
-	}
-	if out != nil {
-		return out
-	}
-	return specs
+	est := s.b.Estimates()
+	return tools.Usable(specs, func(sp *tools.Spec) time.Duration { return est.Kind(sp.Kind).P50() }, s.markUnavailable)
 }
 
 // markUnavailable says that tool, which the run's config names, cannot be
@@ -569,10 +551,7 @@ func (s *Session) markUnavailable(tool, why string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if slices.ContainsFunc(s.unavailable, func(u landing.Unavailable) bool { return u.Tool == tool }) {
-		return
-	}
-	s.unavailable = append(s.unavailable, landing.Unavailable{Tool: tool, Why: why})
+	s.unavailable = landing.MarkUnavailable(s.unavailable, tool, why)
 }
 
 // Unavailable returns the tools the run cannot use now, and why, in the

@@ -38,4 +38,23 @@ var agentRows = []row{
 			return out
 		},
 	},
+	{
+		name: "a sub-agent's call teaches its kind's p50, and a p50 above its ceiling makes it unavailable",
+		diverges: "on temporal a sub-agent's call taught its kind nothing: after it, the sub-agent was still offered, " +
+			"where in process its p50 was above its ceiling (issue 25, found by this session)",
+		tools: "tools:\n  - name: search\n    builtin: search\n" +
+			"  - name: researcher\n    ceiling: 2s\n    agent:\n      instructions: You research.\n      tools: child.yaml\n",
+		child: "tools: []\n",
+		// Four of the five observations a p50 needs (budget.MinObserved):
+		// the call makes the fifth, and the p50 is 3s, above the ceiling.
+		profile: map[string][]time.Duration{"agent:researcher": {3 * time.Second, 3 * time.Second, 3 * time.Second, 3 * time.Second}},
+		sc: &sim.Scenario{Rules: []sim.Rule{
+			{Request: 1, ToolCalls: calls(call("researcher", `{"task":"look it up"}`))},
+			answer(2, "The child found it."), answer(3, "The parent is done."),
+		}},
+		budget: 8 * time.Second,
+		// The parent offers both, its child none, and then the parent
+		// only search.
+		also: offers([]int{2, 0, 1}),
+	},
 }

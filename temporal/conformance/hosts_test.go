@@ -81,7 +81,8 @@ type ending struct {
 	host     host
 	res      landing.Result
 	recs     []trace.Record
-	requests int // the chat completion requests the model server received
+	requests int   // the chat completion requests the model server received
+	offered  []int // the tools each of them offered, in the order they came
 }
 
 // files writes the row's tools files into a folder of their own and
@@ -125,6 +126,17 @@ func chatRequests(srv *sim.Server) int {
 	return n
 }
 
+// offered is the number of tools each chat completion request offered.
+func offered(srv *sim.Server) []int {
+	var out []int
+	for _, r := range srv.Requests() {
+		if r.Completion > 0 {
+			out = append(out, r.Tools)
+		}
+	}
+	return out
+}
+
 // sink keeps a run's records, as a trace file would.
 type sink struct {
 	mu   sync.Mutex
@@ -165,6 +177,9 @@ func runInProcess(t *testing.T, rw row, path string) ending {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for kind, ds := range rw.profile { // as harness run seeds them from its profile
+		b.Estimates().Kind(kind).Warm(ds)
+	}
 	var out sink
 	reg := tools.NewRegistry(nil)
 	// The keys the tools file hands its tools are kept from the records,
@@ -193,7 +208,7 @@ func runInProcess(t *testing.T, rw row, path string) ending {
 	cctx, stop := budget.WithBudget(context.Background(), b)
 	defer stop()
 	ts.Close(cctx)
-	return ending{host: inProcess, res: res, recs: out.records(), requests: chatRequests(srv)}
+	return ending{host: inProcess, res: res, recs: out.records(), requests: chatRequests(srv), offered: offered(srv)}
 }
 
 // runOnTemporal runs the row as `harness-temporal run` does: a worker with
@@ -228,7 +243,8 @@ func runOnTemporal(ctx context.Context, rw row, path string, j *cancel.Journal, 
 	defer w.Stop()
 	ctx, cancel := context.WithTimeout(ctx, rw.budget+time.Minute)
 	defer cancel()
-	in := durable.Input{Task: rw.task(), Budget: rw.budget, Reserve: rw.reserve, Quiet: rw.quiet, Parallel: rw.parallel, RunID: runID}
+	in := durable.Input{Task: rw.task(), Budget: rw.budget, Reserve: rw.reserve, Quiet: rw.quiet, Parallel: rw.parallel, RunID: runID,
+		Profile: rw.profile}
 	wr, err := c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: queue}), durable.WorkflowName, in)
 	if err != nil {
 		return ending{}, err
@@ -241,7 +257,7 @@ func runOnTemporal(ctx context.Context, rw row, path string, j *cancel.Journal, 
 	if err := wr.Get(ctx, &out); err != nil {
 		return ending{}, fmt.Errorf("temporal diverged: the workflow returned no result: %w", err)
 	}
-	return ending{host: onTemporal, res: out.Result, recs: out.Trace, requests: chatRequests(srv)}, nil
+	return ending{host: onTemporal, res: out.Result, recs: out.Trace, requests: chatRequests(srv), offered: offered(srv)}, nil
 }
 
 // Times, ids and keys differ from run to run on one host; what is left is

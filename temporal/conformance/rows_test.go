@@ -29,6 +29,11 @@ type row struct {
 	interrupt              time.Duration // a first Ctrl-C this long after the start; 0: none
 	noJournal              bool          // the run has no orphan journal
 
+	// profile is how long kinds took on this machine before the run, as
+	// a latency profile seeds both hosts' estimates (durable.Input's
+	// Profile; harness run's budget/profile).
+	profile map[string][]time.Duration
+
 	// loose are events whose records depend on a race the row sets up
 	// (a cancel that hangs ends with its own lease or with the run; how
 	// often a running write's status is asked is the backoff's draw): their
@@ -315,6 +320,16 @@ var rows = []row{
 		budget:   3 * time.Second,
 	},
 	{
+		name: "a tool whose ceiling is below its p50 on this machine is unavailable and not offered",
+		diverges: "temporal offered every tool of its worker and never listed one whose p50 is above its ceiling; " +
+			"in process it is left out and unavailable (issue 25, found by this session)",
+		tools:   "tools:\n  - name: search\n    builtin: search\n" + command("slow", "read", "    ceiling: 1s\n", "0"),
+		profile: map[string][]time.Duration{"tool:slow": {3 * time.Second, 3 * time.Second, 3 * time.Second, 3 * time.Second, 3 * time.Second}},
+		sc:      &sim.Scenario{Rules: []sim.Rule{answer(1, "Nothing slow was called.")}},
+		budget:  3 * time.Second,
+		also:    offers([]int{1}),
+	},
+	{
 		name:     "explore runs a turn's calls as a sliding window",
 		diverges: "explore's parallel calls run in fixed batches on temporal and as a sliding window in process",
 		tools:    "tools:\n" + command("slow", "read", "", "1.2") + command("quick1", "read", "", "0.1") + command("quick2", "read", "", "0.1"),
@@ -493,6 +508,20 @@ var rows = []row{
 		}},
 		budget: 8 * time.Second,
 	},
+}
+
+// offers is a row's check that each model request offered the tools
+// want says, on both hosts: those the run can use, and none at landing.
+func offers(want []int) func(in, tmp []ending) []string {
+	return func(in, tmp []ending) []string {
+		var out []string
+		for _, e := range []ending{in[0], tmp[0]} {
+			if !slices.Equal(e.offered, want) {
+				out = append(out, fmt.Sprintf("%s: the model requests offered %v tools, want %v", e.host, e.offered, want))
+			}
+		}
+		return out
+	}
 }
 
 // gap is the time from the end of step's attempt n to the start of its

@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -139,7 +140,8 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 	}
 	r := model.Request{Messages: model.Params(req.Messages), Parallel: req.Parallel}
 	if req.Tools && !req.Landing {
-		r.Tools = harness.Offer(a.Tools.sub(req.Toolset).specs())
+		specs := a.Tools.sub(req.Toolset).specs() // a list of its own: deleting from it is safe
+		r.Tools = harness.Offer(slices.DeleteFunc(specs, func(sp tools.Spec) bool { return slices.Contains(req.Without, sp.Name) }))
 	}
 	return withHeartbeat(ctx, func() ModelReply {
 		return client.AttemptReply(ctx, lease, 1, r) // the workflow numbers its attempts

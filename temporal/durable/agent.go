@@ -73,7 +73,9 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 	r.record(ctx, start)
 	r.attempts++
 	r.heard(ctx, watchdog.ToolCall) // a tool call issued
+	began := workflow.Now(ctx)
 	out, gaveUp, err := r.child(ctx, childID, in, slice)
+	took := workflow.Now(ctx).Sub(began)
 	for _, rec := range out.Trace {
 		r.keep(rec) // as the child stamped it, within the parent's bounds
 	}
@@ -85,6 +87,10 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 	if err == nil && out.Result.Status != "" {
 		end.Outcome = trace.OK
 		r.record(ctx, end)
+		// The call ended OK: its kind learns the attempt's time, as a
+		// process's call learns it (tools.DriveCall's Succeeded) before
+		// its tool result is heard (issue 25).
+		r.estimate(kind, spec).Observe(took)
 		r.heard(ctx, watchdog.ToolResult) // a tool result returned
 		body, merr := landing.ChildMessage(out.Result)
 		if merr != nil { // a Result is plain data: this is a bug

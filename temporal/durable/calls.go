@@ -108,13 +108,14 @@ type toolCall struct {
 }
 
 // estimate is the latency estimate of kind, the kind of spec, declared
-// from spec at its first use: the run's calls of the kind learn it, as a
-// process's calls learn its budget.Kind.
+// from spec and warmed by the run's Profile at its first use: the run's
+// calls of the kind learn it, as a process's calls learn its budget.Kind.
 func (r *run) estimate(kind string, spec tools.Spec) *budget.Latency {
 	l, ok := r.kinds[kind]
 	if !ok {
 		l = new(budget.Latency)
 		l.Declare(spec.P50, spec.P95)
+		l.Warm(r.in.Profile[kind])
 		r.kinds[kind] = l
 	}
 	return l

@@ -9,6 +9,7 @@ import (
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/model"
+	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
 	"go.temporal.io/sdk/workflow"
@@ -24,7 +25,8 @@ import (
 func (r *run) turn(ctx workflow.Context, parallel bool) (model.TurnCommand, ModelReply) {
 	m := model.NewTurnMachine(model.TurnRules{MaxAttempts: r.in.MaxAttempts, Backoff: budget.Backoff{Rand: r.rng.Int64N}})
 	var last ModelReply
-	var base trace.Record // whose backoff follows an attempt
+	var base trace.Record  // whose backoff follows an attempt
+	without := r.leftOut() // the tools on offer are fixed for the turn, as in process
 	cmd := m.Step(model.TurnEvent{Kind: model.TurnStarted, Figures: r.figures(ctx, r.model.P50())})
 	for {
 		if cmd.Heard != watchdog.None {
@@ -39,6 +41,7 @@ func (r *run) turn(ctx workflow.Context, parallel bool) (model.TurnCommand, Mode
 				Toolset:  r.in.Toolset,
 				Messages: r.withNote(landing.NoteFor(r.frame.Phase(), remaining, available)),
 				Tools:    len(r.tools) > 0,
+				Without:  without,
 				Parallel: parallel, // the run machine's, fixed for the turn as in process
 			})
 			last.Took = workflow.Now(ctx).Sub(began)
@@ -121,4 +124,26 @@ func (r *run) attemptEnded(ctx workflow.Context, index int, a trace.Attempt, cau
 	rec := trace.AttemptRecord(trace.AttemptEnd, index, a)
 	r.record(ctx, rec)
 	return rec.Message
+}
+
+// leftOut is the names of the worker's tools a model turn does not offer:
+// those tools.Usable leaves out by the run's estimates, each listed in
+// the result's Unavailable, as a Session's step leaves them out (issue 25).
+func (r *run) leftOut() []string {
+	if len(r.tools) == 0 {
+		return nil
+	}
+	specs := make([]tools.Spec, len(r.tools))
+	for i, t := range r.tools {
+		specs[i] = t.Spec
+	}
+	var out []string
+	p50 := func(sp *tools.Spec) time.Duration {
+		return r.estimate(cmp.Or(sp.Kind, tools.KindPrefix+sp.Name), *sp).P50()
+	}
+	tools.Usable(specs, p50, func(tool, why string) {
+		out = append(out, tool)
+		r.unavailable = landing.MarkUnavailable(r.unavailable, tool, why)
+	})
+	return out
 }

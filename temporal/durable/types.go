@@ -33,6 +33,14 @@ type Input struct {
 	Deadline time.Time
 	Toolset  string  // the worker's tools the run uses: "" the tools file's, else a sub-agent's path of agent names
 	Parent   *Parent // a sub-agent's: the run that called it
+
+	// Profile is how long each step kind (model, tool:NAME, agent:NAME)
+	// took on this machine before the run, oldest first: a latency
+	// profile, such as `harness run` seeds its estimates with (package
+	// budget/profile). The run's estimates start from it (budget.Kind.Warm),
+	// so that a tool whose ceiling is below its p50 is unavailable from the
+	// first turn, as in process. Nil: none.
+	Profile map[string][]time.Duration `json:",omitempty"`
 }
 
 // Defaults of Input's fields: `harness run`'s.
@@ -73,6 +81,12 @@ type ModelRequest struct {
 	Tools    bool // offer the worker's tools; false: no tools field at all (landing)
 	Parallel bool // the model may ask for several calls at once
 	Landing  bool // the landing call: one attempt that may spend the reserve
+
+	// Without names the worker's tools the turn does not offer, which
+	// tools.Usable left out. The names left out, not those offered: in
+	// most turns none is, so the request kept in the history grows by
+	// nothing, and one recorded before it decodes the same.
+	Without []string `json:",omitempty"`
 }
 
 // ModelReply is how one model attempt ended: a failure is data, not an

@@ -10,6 +10,7 @@ import (
 	"github.com/glidepath/glidepath/budget"
 	grun "github.com/glidepath/glidepath/internal/run"
 	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
 	"go.temporal.io/sdk/temporal"
@@ -135,6 +136,7 @@ func newRun(ctx workflow.Context, in Input) *run {
 	if p := in.Parent; p != nil {
 		r.model.Declare(p.ModelP50, p.ModelP95) // a sub-agent starts from its parent's (landing.Inherit)
 	}
+	r.model.Warm(in.Profile[model.Kind])
 	var seed [2]uint64
 	if err := workflow.SideEffect(ctx, func(workflow.Context) any {
 		return [2]uint64{rand.Uint64(), rand.Uint64()}
