@@ -73,9 +73,10 @@ func (f Fingerprint) Short() string {
 	return string(f[:ShortLen])
 }
 
-// Label is f's short form, followed by "(no tools)" for [None].
+// Label is f's short form, followed by "(no tools)" for [None], whose
+// short form f may be.
 func (f Fingerprint) Label() string {
-	if f == None {
+	if f.Short() == None.Short() {
 		return f.Short() + " (no tools)"
 	}
 	return f.Short()

@@ -73,6 +73,10 @@ type ModelRequest struct {
 	Tools    bool // offer the worker's tools; false: no tools field at all (landing)
 	Parallel bool // the model may ask for several calls at once
 	Landing  bool // the landing call: one attempt that may spend the reserve
+
+	// Fingerprint is the run's (ToolList): a worker with another refuses
+	// an attempt that offers its tools.
+	Fingerprint Fingerprint
 }
 
 // ModelReply is how one model attempt ended: a failure is data, not an
@@ -94,6 +98,7 @@ type ToolList struct {
 	Tools       []ToolInfo
 	Unavailable []landing.Unavailable
 	Fetches     []Fetch
+	Fingerprint Fingerprint // the worker's whole tools file's: every later tool step is checked against it
 }
 
 // ToolRequest is one attempt of a logical tool call.
@@ -103,6 +108,10 @@ type ToolRequest struct {
 	Key     string // minted once per logical call, in workflow code
 	Args    json.RawMessage
 	Attempt int // 1-based
+
+	// Fingerprint is the run's (ToolList): a worker with another refuses
+	// the attempt, which is then not sent.
+	Fingerprint Fingerprint
 }
 
 // ToolReply is how one tool attempt ended, as the tool's Answer said it.
@@ -128,6 +137,10 @@ type StatusRequest struct {
 	Toolset string // the run's Input.Toolset
 	Tool    string
 	Key     string
+
+	// Fingerprint is the run's (ToolList): a worker with another refuses
+	// to ask its idea of the tool.
+	Fingerprint Fingerprint
 }
 
 // StatusReply is the tool's answer to a StatusRequest; Err: none.
@@ -145,6 +158,10 @@ type OrphanRequest struct {
 	Kind    string
 	Key     string
 	Args    json.RawMessage
+
+	// Fingerprint is the run's (ToolList): a worker with another journals
+	// nothing, as `harness reconcile` would ask its idea of the tool.
+	Fingerprint Fingerprint
 }
 
 // OrphanReply says whether the orphan is in the worker's journal, and
