@@ -138,7 +138,7 @@ func fingerprintOf(identity string) (string, bool) {
 const LivePoller = 90 * time.Second
 
 // ErrOtherToolset is matched by a [QueueError].
-var ErrOtherToolset = errors.New("the task queue's workers run another toolset")
+var ErrOtherToolset = errors.New("another toolset")
 
 // A QueueError is a worker that may not serve a task queue: a live
 // worker of it runs another toolset.
@@ -149,7 +149,7 @@ type QueueError struct {
 }
 
 func (e *QueueError) Error() string {
-	return fmt.Sprintf("task queue %q: %v: %s; this worker's is %s. Every worker of a task queue must run the same tools file "+
+	return fmt.Sprintf("task queue %q is served by workers with %v: %s; this worker's is %s. Every worker of a task queue must run the same tools file "+
 		"(the same tools, each with the same effect and where it runs: builtin, url, sub-agent's tools), or none at all on each: "+
 		"start this one with their tools file or on another --task-queue (a worker that stopped counts for %s after its last poll)",
 		e.Queue, ErrOtherToolset, strings.Join(e.Others, ", "), e.Own.Label(), LivePoller)
