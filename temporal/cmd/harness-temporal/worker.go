@@ -50,7 +50,7 @@ func workerCommand(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var c conn
 	c.flags(fs)
-	toolsFile := fs.String("tools", "", "the tools file (YAML or JSON) whose tools this worker runs")
+	toolsFile := fs.String("tools", "", "the tools file (YAML or JSON) whose tools this worker runs; every worker of the task queue must run the same one")
 	modelName := fs.String("model", "sim", "the model: sim (the embedded simulated model) or a name for --base-url")
 	baseURL := fs.String("base-url", "", "an OpenAI-compatible server's base URL, e.g. http://127.0.0.1:8080/v1")
 	journal := fs.String("journal", "", "the orphan journal (default $XDG_STATE_HOME/glidepath/orphans.jsonl)")
