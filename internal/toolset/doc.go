@@ -13,6 +13,11 @@
 // it. What differs is only what a host can run: a worker refuses MCP
 // servers and a sub-agent's own model before it loads.
 //
+// A [Fingerprint] identifies a tools file by what its calls depend on, so
+// that the workers of one Temporal task queue can be held to one toolset
+// (issue 26): a step of a run set up with another is refused
+// ([MismatchError]), never sent.
+//
 // It is internal, not part of package tools: it composes tools with
 // tools/mcp, which imports tools, and its hooks name the hosts' own steps.
 // The nested module temporal/ imports it, as its path is under the root

@@ -69,9 +69,10 @@ type Set struct {
 	Path     string            // the agent names from the root's, joined by "/"; "" for the root
 	Registry *tools.Registry   // where [Load] registered the tools; nil when a host registers them on its own
 
-	opts    *Options
-	secrets []string
-	agents  map[string]*Set
+	opts        *Options
+	secrets     []string
+	agents      map[string]*Set
+	fingerprint Fingerprint // of the file as written ([Set.Fingerprint])
 
 	mu          sync.Mutex
 	mcp         []*mcp.Server
@@ -86,7 +87,8 @@ func New(cfg *tools.Config, opts Options) *Set {
 }
 
 func newSet(cfg *tools.Config, agent *tools.AgentEntry, path string, opts *Options) *Set {
-	s := &Set{Config: cfg, Agent: agent, Path: path, opts: opts, agents: map[string]*Set{}, down: map[string]bool{}}
+	s := &Set{Config: cfg, Agent: agent, Path: path, opts: opts, agents: map[string]*Set{}, down: map[string]bool{},
+		fingerprint: Of(cfg, opts.Builtins)}
 	if cfg == nil {
 		return s
 	}

@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -10,10 +11,12 @@ import (
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/harness"
+	"github.com/glidepath/glidepath/internal/toolset"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 )
 
 // Activity names, as registered by [Activities.Register] and scheduled by
@@ -26,6 +29,11 @@ const (
 	CancelActivity = "glidepath.cancel"
 	OrphanActivity = "glidepath.orphan"
 )
+
+// ToolsetMismatch is the type of the application error of an activity a
+// worker refused because the run was set up with other tools
+// ([toolset.MismatchError]).
+const ToolsetMismatch = "ToolsetMismatch"
 
 // Activities are the worker's side of a run: each makes exactly one
 // attempt with the core's parts (package model, a [tools.Registry]) on
@@ -43,6 +51,22 @@ type Activities struct {
 	// an orphan is reported in the result and the trace only, and the
 	// model is told that nothing will check it later.
 	Journal *cancel.Journal
+
+	// Identity is the worker's Temporal identity, which a refusal of a
+	// run set up with other tools names. Empty: [Identity] of Tools.
+	Identity string
+}
+
+// refuse is the error of a step of a run set up with the tools of
+// fingerprint run, when the worker's are others (toolset.Check): the step
+// is refused before any I/O, so that no call reaches a tool this worker
+// has another idea of.
+func (a *Activities) refuse(run Fingerprint, step string) error {
+	own := a.Tools.Fingerprint()
+	if run == "" || run == own {
+		return nil // a match, or a run set up before fingerprints
+	}
+	return toolset.Check(run, own, cmp.Or(a.Identity, Identity(own)), step)
 }
 
 // Register registers the activities on r under their names.
@@ -61,6 +85,9 @@ func (a *Activities) Register(r interface {
 // `harness reconcile` needs to ask its tool again, as tools' own calls
 // journal theirs.
 func (a *Activities) JournalOrphan(ctx context.Context, req OrphanRequest) (OrphanReply, error) {
+	if err := a.refuse(req.Fingerprint, "the orphan journal entry of "+req.Kind); err != nil {
+		return OrphanReply{Err: err.Error()}, nil
+	}
 	var reg *tools.Registry
 	if ts := a.Tools.sub(req.Toolset); ts != nil {
 		reg = ts.Registry
@@ -132,6 +159,13 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 	// The workflow's model lease has no ceiling: what cuts it is the run's
 	// time, not a per-attempt timeout to try again within (issue 25).
 	lease.Capped = false
+	if req.Tools && !req.Landing { // it offers the worker's tools
+		if err := a.refuse(req.Fingerprint, "the model turn"); err != nil {
+			// Not tried again: the refusal says how the queue's workers
+			// stand, not a failure that passes.
+			return ModelReply{TurnAttempted: model.TurnAttempted{Outcome: trace.Invalid, Failure: err.Error()}}, nil
+		}
+	}
 	cfg := a.Model
 	cfg.MaxAttempts = 0 // ignored, as Ceiling is: the workflow leases each attempt
 	client, err := model.New(cfg)
@@ -151,10 +185,13 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 // ToolAttempt makes one attempt of a tool call with the workflow's key,
 // on the activity's lease, and reports what the tool's Answer said.
 func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolReply, error) {
+	if err := a.refuse(req.Fingerprint, "tool:"+req.Tool); err != nil {
+		return notSent(err), nil
+	}
 	ts := a.Tools.sub(req.Toolset).set()
 	t, args, err := ts.Checked(req.Tool, req.Args)
 	if err != nil {
-		return ToolReply{Outcome: trace.Invalid, Answered: true, NotSent: true, Err: err.Error()}, nil
+		return notSent(err), nil
 	}
 	lease, spec := leaseOf(ctx), t.Spec()
 	end := withHeartbeat(ctx, func() tools.AttemptEnd {
@@ -176,9 +213,17 @@ func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolRepl
 	return reply, nil
 }
 
+// notSent is the reply of an attempt refused before it was sent.
+func notSent(err error) ToolReply {
+	return ToolReply{Outcome: trace.Invalid, Answered: true, NotSent: true, Err: err.Error()}
+}
+
 // ToolStatus asks the tool how the call with the request's key went,
 // without sending it again.
 func (a *Activities) ToolStatus(ctx context.Context, req StatusRequest) (StatusReply, error) {
+	if err := a.refuse(req.Fingerprint, "the status ask of tool:"+req.Tool); err != nil {
+		return StatusReply{Err: err.Error()}, nil
+	}
 	return withHeartbeat(ctx, func() StatusReply {
 		st, err := a.Tools.sub(req.Toolset).set().StatusOf(ctx, req.Tool, cancel.Key(req.Key))
 		if err != nil {
@@ -191,5 +236,8 @@ func (a *Activities) ToolStatus(ctx context.Context, req StatusRequest) (StatusR
 // ToolCancel asks the tool to stop the call with the request's key, and
 // returns the cancel_sent state.
 func (a *Activities) ToolCancel(ctx context.Context, req StatusRequest) (string, error) {
+	if err := a.refuse(req.Fingerprint, "the cancel of tool:"+req.Tool); err != nil {
+		return "", temporal.NewNonRetryableApplicationError(err.Error(), ToolsetMismatch, nil)
+	}
 	return string(a.Tools.sub(req.Toolset).set().CancelOf(ctx, req.Tool, cancel.Key(req.Key))), nil
 }

@@ -134,7 +134,8 @@ func (c *toolCall) Attempt(ctx workflow.Context, n int, lease budget.Lease) tool
 	r.attemptStarted(ctx, r.step, a)
 	var reply ToolReply
 	began := workflow.Now(ctx)
-	err := r.await(ctx, lease.Granted, ToolActivity, ToolRequest{Toolset: r.in.Toolset, Tool: c.spec.Name, Key: string(c.key), Args: c.tc.Arguments, Attempt: n}, &reply)
+	err := r.await(ctx, lease.Granted, ToolActivity, ToolRequest{Toolset: r.in.Toolset, Tool: c.spec.Name, Key: string(c.key), Args: c.tc.Arguments, Attempt: n,
+		Fingerprint: r.fingerprint}, &reply)
 	c.took = workflow.Now(ctx).Sub(began)
 	var cause error
 	switch e := endOf(ctx, err, reply.Cut); e {
@@ -204,7 +205,7 @@ func (c *toolCall) Backoff(ctx workflow.Context, cmd tools.CallCommand) {
 // Ask asks the tool how the cut write went (SPEC §5), on lease.
 func (c *toolCall) Ask(ctx workflow.Context, lease budget.Lease) (cancel.Status, error) {
 	var st StatusReply
-	req := StatusRequest{Toolset: c.r.in.Toolset, Tool: c.spec.Name, Key: string(c.key)}
+	req := StatusRequest{Toolset: c.r.in.Toolset, Tool: c.spec.Name, Key: string(c.key), Fingerprint: c.r.fingerprint}
 	if err := workflow.ExecuteActivity(options(ctx, lease.Granted), StatusActivity, req).Get(ctx, &st); err != nil {
 		st = StatusReply{Err: err.Error()}
 	}
@@ -230,7 +231,8 @@ func (c *toolCall) Cancel(ctx workflow.Context, lease budget.Lease) {
 		r.record(ctx, trace.CancelSettledRecord(kind, step, key, trace.CancelStateFailed, tools.ErrNoCancelTime))
 		return
 	}
-	f := workflow.ExecuteActivity(options(ctx, lease.Granted), CancelActivity, StatusRequest{Toolset: r.in.Toolset, Tool: c.spec.Name, Key: key})
+	f := workflow.ExecuteActivity(options(ctx, lease.Granted), CancelActivity, StatusRequest{Toolset: r.in.Toolset, Tool: c.spec.Name, Key: key,
+		Fingerprint: r.fingerprint})
 	r.record(ctx, trace.CancelSentRecord(kind, step, key, lease.Granted))
 	r.unsettled++
 	workflow.Go(ctx, func(ctx workflow.Context) {
@@ -270,7 +272,7 @@ func (c *toolCall) Reconciled(ctx workflow.Context, state string, asks int, why 
 func (c *toolCall) Orphan(ctx workflow.Context, why error) (*tools.OrphanError, string) {
 	r, kind := c.r, c.base.Step
 	j := r.journal(ctx, OrphanRequest{Toolset: r.in.Toolset, RunID: r.frame.RunID(), Tool: c.tc.Name, Kind: kind,
-		Key: string(c.key), Args: c.tc.Arguments})
+		Key: string(c.key), Args: c.tc.Arguments, Fingerprint: r.fingerprint})
 	r.record(ctx, trace.OrphanRecord(kind, r.step, string(c.key), j.Err))
 	return &tools.OrphanError{Entry: cancel.Entry{Tool: c.tc.Name, Kind: kind, IdempotencyKey: c.key},
 		Journaled: j.Journaled, Reachable: j.Reachable, Next: j.Next, Err: why}, j.Err

@@ -75,10 +75,10 @@ func (r *run) setup(root, ctx workflow.Context) grun.Event {
 		r.attemptStarted(ctx, 0, a)
 		var list ToolList
 		err = workflow.ExecuteActivity(options(ctx, lease.Granted), ToolsActivity, r.in.Toolset).Get(ctx, &list)
-		r.tools, r.unavailable = list.Tools, list.Unavailable
+		r.tools, r.unavailable, r.fingerprint = list.Tools, list.Unavailable, list.Fingerprint
 		e := endOf(ctx, err, false)
 		if e == answered {
-			a.Outcome = trace.OK
+			a.Outcome, a.Message = trace.OK, toolsetMessage(list.Fingerprint)
 			r.attemptEnded(ctx, 0, a, nil)
 			r.fetched(ctx, list.Fetches)
 			return grun.Event{Kind: grun.Begun, Figures: r.loopFigures(root, ctx)}
@@ -95,6 +95,17 @@ func (r *run) setup(root, ctx workflow.Context) grun.Event {
 		}
 		return r.setupStopped(root, cause, left, failure)
 	}
+}
+
+// toolsetMessage is the message of the setup's attempt_end: the toolset
+// the run was set up with, which each of its tool steps is checked
+// against, for a trace reader to compare with the workers' (empty: a
+// worker of a build before fingerprints).
+func toolsetMessage(fp Fingerprint) string {
+	if fp == "" {
+		return ""
+	}
+	return "toolset " + fp.Label()
 }
 
 // setupStopped is the Stopped event of a setup that did not finish (left, in

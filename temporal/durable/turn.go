@@ -43,6 +43,8 @@ func (r *run) turn(ctx workflow.Context, parallel bool) (model.TurnCommand, Mode
 				Tools:    len(r.tools) > 0,
 				Without:  without,
 				Parallel: parallel, // the run machine's, fixed for the turn as in process
+
+				Fingerprint: r.fingerprint,
 			})
 			last.Took = workflow.Now(ctx).Sub(began)
 			base = trace.Record{Step: model.Kind, StepIndex: r.step, Attempt: cmd.N, RetryAfterInvalid: last.RetryAfterInvalid}

@@ -87,6 +87,9 @@ type ModelRequest struct {
 	// most turns none is, so the request kept in the history grows by
 	// nothing, and one recorded before it decodes the same.
 	Without []string `json:",omitempty"`
+	// Fingerprint is the run's (ToolList): a worker with another refuses
+	// an attempt that offers its tools.
+	Fingerprint Fingerprint
 }
 
 // ModelReply is how one model attempt ended: a failure is data, not an
@@ -108,6 +111,7 @@ type ToolList struct {
 	Tools       []ToolInfo
 	Unavailable []landing.Unavailable
 	Fetches     []Fetch
+	Fingerprint Fingerprint // the worker's whole tools file's: every later tool step is checked against it
 }
 
 // ToolRequest is one attempt of a logical tool call.
@@ -117,6 +121,10 @@ type ToolRequest struct {
 	Key     string // minted once per logical call, in workflow code
 	Args    json.RawMessage
 	Attempt int // 1-based
+
+	// Fingerprint is the run's (ToolList): a worker with another refuses
+	// the attempt, which is then not sent.
+	Fingerprint Fingerprint
 }
 
 // ToolReply is how one tool attempt ended, as the tool's Answer said it.
@@ -142,6 +150,10 @@ type StatusRequest struct {
 	Toolset string // the run's Input.Toolset
 	Tool    string
 	Key     string
+
+	// Fingerprint is the run's (ToolList): a worker with another refuses
+	// to ask its idea of the tool.
+	Fingerprint Fingerprint
 }
 
 // StatusReply is the tool's answer to a StatusRequest; Err: none.
@@ -159,6 +171,10 @@ type OrphanRequest struct {
 	Kind    string
 	Key     string
 	Args    json.RawMessage
+
+	// Fingerprint is the run's (ToolList): a worker with another journals
+	// nothing, as `harness reconcile` would ask its idea of the tool.
+	Fingerprint Fingerprint
 }
 
 // OrphanReply says whether the orphan is in the worker's journal, and

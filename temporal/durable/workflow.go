@@ -87,6 +87,7 @@ type run struct {
 	cancelledAt time.Time        // when the run's caller cancelled it (noteCancel); zero: it did not
 	tools       []ToolInfo
 	unavailable []landing.Unavailable // the tools the worker names and cannot offer (ToolList)
+	fingerprint Fingerprint           // the tools the run was set up with (ToolList), which its tool steps carry
 	// model is the model's latency estimate from the run's answers, by
 	// the process's rule (budget.Latency, issue 25).
 	model budget.Latency

@@ -71,7 +71,7 @@ func workerCommand(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var c conn
 	c.flags(fs)
-	toolsFile := fs.String("tools", "", "the tools file (YAML or JSON) whose tools this worker runs")
+	toolsFile := fs.String("tools", "", "the tools file (YAML or JSON) whose tools this worker runs; every worker of the task queue must run the same one")
 	modelName := fs.String("model", "sim", "the model: sim (the embedded simulated model) or a name for --base-url")
 	baseURL := fs.String("base-url", "", "an OpenAI-compatible server's base URL, e.g. http://127.0.0.1:8080/v1")
 	journal := fs.String("journal", "", "the orphan journal (default $XDG_STATE_HOME/glidepath/orphans.jsonl)")
@@ -103,10 +103,22 @@ func workerCommand(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer cl.Close()
-	w := worker.New(cl, c.queue, durable.WorkerOptions(worker.Options{}))
+	fp := acts.Tools.Fingerprint()
+	if err := durable.CheckQueue(ctx, cl, c.queue, fp); errors.Is(err, durable.ErrOtherToolset) {
+		return usage("%v", err)
+	} else if err != nil {
+		return err
+	}
+	acts.Identity = durable.Identity(fp) // what a refusal names, and what the next worker's CheckQueue reads
+	w := worker.New(cl, c.queue, durable.WorkerOptions(worker.Options{Identity: acts.Identity}))
 	w.RegisterWorkflowWithOptions(durable.Workflow, workflow.RegisterOptions{Name: durable.WorkflowName})
 	acts.Register(w)
-	fmt.Fprintf(stderr, "harness-temporal worker: serving task queue %q of %s (namespace %s)\n", c.queue, c.address, c.namespace)
+	fmt.Fprintf(stderr, "harness-temporal worker: serving task queue %q of %s (namespace %s), toolset %s\n",
+		c.queue, c.address, c.namespace, fp.Label())
+	if *toolsFile == "" {
+		fmt.Fprintln(stderr, "harness-temporal worker: no --tools: this worker serves runs without tools only; "+
+			"every worker of the task queue must have none")
+	}
 	// Run returns when the channel closes: on SIGINT or SIGTERM.
 	stop := make(chan any)
 	go func() { <-ctx.Done(); close(stop) }()
