@@ -87,6 +87,7 @@ type ModelRequest struct {
 	// most turns none is, so the request kept in the history grows by
 	// nothing, and one recorded before it decodes the same.
 	Without []string `json:",omitempty"`
+
 	// Fingerprint is the run's (ToolList): a worker with another refuses
 	// an attempt that offers its tools.
 	Fingerprint Fingerprint
