@@ -67,7 +67,7 @@ func statusCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	defer cancel()
 	v, err := cl.QueryWorkflow(qctx, id, "", durable.QueryStatus)
 	if err != nil {
-		return fmt.Errorf("run %s: no status within %s (%w); %s", id, statusWait, err, serverSays(ctx, cl, id))
+		return fmt.Errorf("run %s: no worker told its status (%w); %s", id, err, serverSays(ctx, cl, id))
 	}
 	var st durable.Status
 	if err := v.Get(&st); err != nil {
