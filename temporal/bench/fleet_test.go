@@ -170,7 +170,7 @@ func runFleet(tb testing.TB, cfg fleetConfig) fleetResult {
 		runs.Go(func() {
 			defer func() { <-sem }()
 			ids[i] = fmt.Sprintf("fleet-%d", i)
-			wr, err := c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{ID: ids[i], TaskQueue: queue}), durable.WorkflowName,
+			wr, err := c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{ID: ids[i], TaskQueue: queue}, cfg.Budget), durable.WorkflowName,
 				durable.Input{Task: fmt.Sprintf("pay invoice %d and look it up", i), Budget: cfg.Budget})
 			if err == nil {
 				err = wr.Get(ctx, &outs[i])

@@ -81,7 +81,7 @@ func newStepEnv(tb testing.TB, ts *temporaltest.TestServer, steps int) *stepEnv 
 
 // harness makes one run of durable.Workflow and returns its result.
 func (e *stepEnv) harness(ctx context.Context) (landing.Result, client.WorkflowRun, error) {
-	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}), durable.WorkflowName,
+	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}, stepBudget), durable.WorkflowName,
 		durable.Input{Task: stepTask, Budget: stepBudget})
 	if err != nil {
 		return landing.Result{}, nil, err

@@ -51,7 +51,7 @@ func runAndReadHistory(t *testing.T, opts client.Options) (landing.Result, []byt
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	wr, err := ts.GetDefaultClient().ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: "codec"}),
+	wr, err := ts.GetDefaultClient().ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: "codec"}, 20*time.Second),
 		durable.WorkflowName, durable.Input{Task: "find the-lighthouse-keeper with key " + secrets[0], Budget: 20 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -245,7 +245,7 @@ func runOnTemporal(ctx context.Context, rw row, path string, j *cancel.Journal, 
 	defer cancel()
 	in := durable.Input{Task: rw.task(), Budget: rw.budget, Reserve: rw.reserve, Quiet: rw.quiet, Parallel: rw.parallel, RunID: runID,
 		Profile: rw.profile}
-	wr, err := c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: queue}), durable.WorkflowName, in)
+	wr, err := c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: queue}, in.Budget), durable.WorkflowName, in)
 	if err != nil {
 		return ending{}, err
 	}

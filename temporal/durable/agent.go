@@ -117,11 +117,12 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 // stalled or cancelled parent still waits for its child to land.
 func (r *run) child(ctx workflow.Context, id string, in Input, slice landing.Slice) (out Output, gaveUp bool, err error) {
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:          id,
-		WorkflowTaskTimeout: WorkflowTaskTimeout,
-		WaitForCancellation: true,
-		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_TERMINATE,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+		WorkflowID:               id,
+		WorkflowTaskTimeout:      WorkflowTaskTimeout,
+		WorkflowExecutionTimeout: ExecutionTimeout(in.Budget), // its slice: the server ends a child still open at its D + Overrun
+		WaitForCancellation:      true,
+		ParentClosePolicy:        enumspb.PARENT_CLOSE_POLICY_TERMINATE,
+		RetryPolicy:              &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
 	cctx, stopChild := workflow.WithCancel(cctx)
 	defer stopChild()

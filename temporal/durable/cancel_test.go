@@ -24,7 +24,7 @@ func TestACancelledRunLandsWithinItsReserve(t *testing.T) {
 	const budget = 60 * time.Second
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}), durable.WorkflowName,
+	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}, budget), durable.WorkflowName,
 		durable.Input{Task: "a long job", Budget: budget})
 	if err != nil {
 		t.Fatal(err)

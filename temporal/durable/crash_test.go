@@ -132,7 +132,7 @@ func TestAWorkerKilledMidCallLeavesTheRunToAnotherWithItsKeysAndItsDeadline(t *t
 	const budget = 40 * time.Second
 	ctx, cancel := context.WithTimeout(t.Context(), budget+time.Minute)
 	defer cancel()
-	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: queue}), durable.WorkflowName,
+	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: queue}, budget), durable.WorkflowName,
 		durable.Input{Task: "pay and research", Budget: budget})
 	if err != nil {
 		t.Fatal(err)

@@ -106,7 +106,7 @@ func (e *env) run(t *testing.T, in durable.Input) (durable.Output, client.Workfl
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), in.Budget+time.Minute)
 	defer cancel()
-	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}), durable.WorkflowName, in)
+	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}, in.Budget), durable.WorkflowName, in)
 	if err != nil {
 		t.Fatal(err)
 	}

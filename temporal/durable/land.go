@@ -29,8 +29,8 @@ func (r *run) land(root workflow.Context) grun.Command {
 }
 
 // noteCancel keeps the moment the run's caller cancelled it (root ended:
-// the first Ctrl-C), from which its landing counts R (SPEC §3), as a
-// Session keeps it; it returns when watch ends, with the run.
+// the first Ctrl-C, or SignalLand), from which its landing counts R (SPEC
+// §3), as a Session keeps it; it returns when watch ends, with the run.
 func (r *run) noteCancel(root workflow.Context) func(watch workflow.Context) {
 	return func(watch workflow.Context) {
 		noted := func(workflow.ReceiveChannel, bool) {
@@ -71,8 +71,8 @@ func (r *run) done(ctx workflow.Context, cmd grun.Command) landing.Result {
 }
 
 // over names why the run's work is over before its budget is:
-// cancelled (root ended: the first Ctrl-C) or stalled (the quiet clock
-// fired); "" while it goes on.
+// cancelled (root ended: the first Ctrl-C, or SignalLand) or stalled (the
+// quiet clock fired); "" while it goes on.
 func (r *run) over(root workflow.Context) landing.Cause {
 	switch {
 	case root.Err() != nil:

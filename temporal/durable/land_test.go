@@ -78,7 +78,7 @@ func TestARunWhoseSetupHadNoTimeSaysSoInItsBoundary(t *testing.T) {
 	e := newEnvFiles(t, nil, nil, nil, noWorker)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}), durable.WorkflowName,
+	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}, 2*time.Second), durable.WorkflowName,
 		durable.Input{Task: "a run with no time for its setup", Budget: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)

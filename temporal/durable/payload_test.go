@@ -61,7 +61,7 @@ func TestAConversationPastWhatTemporalCarriesIsFittedAndTheRunCompletes(t *testi
 // once, not a run that cannot make its first turn.
 func TestATaskPastWhatARunCarriesIsBadInput(t *testing.T) {
 	e := newEnv(t, "")
-	wr, err := e.c.ExecuteWorkflow(t.Context(), durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}), durable.WorkflowName,
+	wr, err := e.c.ExecuteWorkflow(t.Context(), durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}, 10*time.Second), durable.WorkflowName,
 		durable.Input{Task: strings.Repeat("x", durable.MaxRequestBytes/2+1), Budget: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -130,10 +130,15 @@ func WorkerOptions(o worker.Options) worker.Options {
 // workflow task hands it over after this, not the SDK's 10s.
 const WorkflowTaskTimeout = 2 * DeadWorker
 
-// StartOptions returns o with [WorkflowTaskTimeout], unless o sets one.
-func StartOptions(o client.StartWorkflowOptions) client.StartWorkflowOptions {
+// StartOptions returns o with [WorkflowTaskTimeout] and a
+// WorkflowExecutionTimeout of [ExecutionTimeout] of the run's budget,
+// unless o sets them: the server ends a run still open at D + [Overrun].
+func StartOptions(o client.StartWorkflowOptions, budget time.Duration) client.StartWorkflowOptions {
 	if o.WorkflowTaskTimeout == 0 {
 		o.WorkflowTaskTimeout = WorkflowTaskTimeout
+	}
+	if o.WorkflowExecutionTimeout == 0 {
+		o.WorkflowExecutionTimeout = ExecutionTimeout(budget)
 	}
 	return o
 }

@@ -71,7 +71,7 @@ func TestTheWaitForAWorkerIsSpentFromTheBudget(t *testing.T) {
 	const budget = 20 * time.Second
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}), durable.WorkflowName,
+	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}, budget), durable.WorkflowName,
 		durable.Input{Task: "a run that waited", Budget: budget, Quiet: time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -44,29 +44,36 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 	}
 	recordRules(ctx) // first: a run's history says which rules it runs (issue 25)
 	r := newRun(ctx, in)
+	if err := r.answerStatus(ctx); err != nil { // a name registered once: a bug
+		panic(err)
+	}
+	// root is the context the run works and lands on: its cancellation
+	// and a [SignalLand] both end it, so that both take one path.
+	root, land := workflow.WithCancel(ctx)
 	start := trace.Record{Event: trace.RunStart, TotalMs: r.frame.Total().Milliseconds()}
 	if in.Parent != nil {
 		start.Key = in.Parent.Key // the call the child answers
 	}
-	r.record(ctx, start)
+	r.record(root, start)
 	// When the quiet clock fires it ends the work context only: the run
 	// still lands.
-	watch, stopWatch := workflow.WithCancel(ctx)
-	work, stopWork := workflow.WithCancel(ctx)
+	watch, stopWatch := workflow.WithCancel(root)
+	work, stopWork := workflow.WithCancel(root)
 	r.stopWork = stopWork
 	workflow.Go(watch, r.listen)
 	workflow.Go(watch, func(ctx workflow.Context) { r.quiet.watch(ctx, r.stopWork) })
 	workflow.Go(watch, r.phases)
-	workflow.Go(watch, r.noteCancel(ctx))
+	workflow.Go(watch, r.noteCancel(root))
+	workflow.Go(watch, landOnSignal(land))
 	if in.Parent != nil {
 		workflow.Go(watch, r.forwardLoop)
 	}
-	res := r.run(ctx, work)
+	res := r.run(root, work)
 	stopWatch()
 	stopWork()
-	r.tellWork(ctx, true) // the work forwardLoop had not sent yet, its landing's among it
+	r.tellWork(root, true) // the work forwardLoop had not sent yet, its landing's among it
 	end := trace.Record{Event: trace.RunEnd, Cause: string(res.Cause), Result: string(res.Status), TotalMs: r.frame.Total().Milliseconds()}
-	r.record(ctx, end)
+	r.record(root, end)
 	return Output{Result: res, Trace: r.records, Dropped: r.dropped}, nil
 }
 

@@ -15,6 +15,10 @@ func TestHelpExitsZeroAndAnUnknownFlagTwo(t *testing.T) {
 	}{
 		{[]string{"run", "--help"}, exitOK, "-budget"},
 		{[]string{"worker", "-h"}, exitOK, "-tools"},
+		{[]string{"status", "--help"}, exitOK, "-json"},
+		{[]string{"land", "-h"}, exitOK, "-address"},
+		{[]string{"status", "--address", "127.0.0.1:1"}, exitUsage, "workflow ID"},
+		{[]string{"land", "--address", "127.0.0.1:1", "a", "b"}, exitUsage, "workflow ID"},
 		{[]string{"run", "--bogus", "task"}, exitUsage, "-bogus"},
 		{[]string{"run", "--address", "127.0.0.1:1", "--quiet", "0s", "task"}, exitUsage, "--quiet"},
 	}
@@ -29,5 +33,18 @@ func TestHelpExitsZeroAndAnUnknownFlagTwo(t *testing.T) {
 				t.Errorf("stderr %q does not mention %q", stderr.String(), tc.want)
 			}
 		})
+	}
+}
+
+// The help names every command, status and land among them.
+func TestHelpListsEveryCommand(t *testing.T) {
+	var stdout, stderr syncBuffer
+	if err := run(t.Context(), []string{"help"}, strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"worker", "run", "status", "land", "dev"} {
+		if !strings.Contains(stdout.String(), "harness-temporal "+cmd+" ") {
+			t.Errorf("help does not list %s:\n%s", cmd, stdout.String())
+		}
 	}
 }

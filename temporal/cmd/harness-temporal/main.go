@@ -9,15 +9,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/glidepath/glidepath/landing"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/glidepath/glidepath/landing"
 )
 
 // main wires the signals: the first SIGINT or SIGTERM cancels the
-// command's context (run lands the run, worker and dev stop), the second
+// command's context (run asks the run to land, worker and dev stop), the second
 // exits at once with 130 (SPEC §4).
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -34,7 +35,9 @@ func main() {
 	os.Exit(exitCode(err, os.Stderr))
 }
 
-// Exit codes, as `harness run` has them (SPEC §4).
+// Exit codes, as `harness run` has them (SPEC §4). A run whose result
+// `run` could not learn (cause unknown: no worker, a server lost) exits
+// exitPartial: its labeled result is printed, and it is not complete.
 const (
 	exitOK      = 0
 	exitFailed  = 1
@@ -79,6 +82,9 @@ func exitCode(err error, stderr io.Writer) int {
 		return exitPartial
 	}
 	fmt.Fprintf(stderr, "harness-temporal: %v\n", err)
+	if _, ok := errors.AsType[*unknownError](err); ok {
+		return exitPartial // its labeled result is printed; the message says where to look
+	}
 	if _, ok := errors.AsType[*usageError](err); ok {
 		return exitUsage
 	}
@@ -87,6 +93,8 @@ func exitCode(err error, stderr io.Writer) int {
 
 const help = `usage: harness-temporal worker --address HOST:PORT [--task-queue Q] [--tools F] [--journal F] [--model M] [--base-url U]
        harness-temporal run --address HOST:PORT [--budget D] [--json] [--trace F] … TASK
+       harness-temporal status --address HOST:PORT [--json] ID
+       harness-temporal land --address HOST:PORT ID
        harness-temporal dev [--address HOST:PORT]`
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -98,6 +106,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return workerCommand(ctx, args[1:], stderr)
 	case "run":
 		return runCommand(ctx, args[1:], stdin, stdout, stderr)
+	case "status":
+		return statusCommand(ctx, args[1:], stdout, stderr)
+	case "land":
+		return landCommand(ctx, args[1:], stdout, stderr)
 	case "dev":
 		return devCommand(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":

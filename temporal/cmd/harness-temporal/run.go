@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/glidepath/glidepath/trace"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 )
 
 // quietLogger is the SDK's logger: warnings and errors on stderr, no
@@ -31,10 +33,12 @@ func (quietLogger) Info(msg string, kv ...any)  {}
 func (quietLogger) Warn(msg string, kv ...any)  { sdkLog.Warn(msg, kv...) }
 func (quietLogger) Error(msg string, kv ...any) { sdkLog.Error(msg, kv...) }
 
-// waitGrace is how long past the run's budget `run` waits for its result
-// before it says the run is lost: a run lands by its deadline, so only a
-// server or fleet that stopped can take longer.
-const waitGrace = time.Minute
+// answerWait is how long past [durable.Overrun] `run` waits for its
+// result: the server ends a run still open at D + Overrun on a timer that
+// may fire up to a second late, and its answer must reach us. So `run`
+// ends by D + Overrun + answerWait (7s), with the run's result or one
+// labeled unknown (resultUnknown).
+const answerWait = 2 * time.Second
 
 func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
@@ -80,34 +84,48 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if in.Floor < 0 || in.Floor >= *b {
 		return usage("--floor %v: want a duration of 0 or more, below the budget", in.Floor)
 	}
-	cl, err := c.dial(ctx)
+	// The budget starts now, as far as `run` can tell: the workflow's
+	// starts when the server has it, a little later.
+	b0, err := budget.New(budget.Config{Total: in.Budget, Reserve: in.Reserve, Floor: in.Floor})
+	if err != nil {
+		return usage("%v", err)
+	}
+	// `run` ends by D + Overrun + answerWait, whatever the server does.
+	// The wait outlives ctx: its end (the first Ctrl-C) asks the run to
+	// land, which it does within its reserve, and the result is still
+	// printed.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *b+durable.Overrun+answerWait)
+	defer cancel()
+	dctx, stopDial := context.WithCancel(wctx)
+	defer context.AfterFunc(ctx, stopDial)()
+	cl, err := c.dial(dctx)
+	stopDial()
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	// The wait outlives ctx: its end (the first Ctrl-C) cancels the
-	// workflow, which lands within its reserve, and the result is still
-	// printed.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *b+waitGrace)
-	defer cancel()
-	wr, err := cl.ExecuteWorkflow(wctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: c.queue}), durable.WorkflowName, in)
+	wr, err := cl.ExecuteWorkflow(wctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: c.queue}, in.Budget), durable.WorkflowName, in)
 	if err != nil {
 		return fmt.Errorf("cannot start the run: %w", err)
 	}
+	fmt.Fprintf(stderr, "harness-temporal run: started %s; watch it: harness-temporal status %s%s\n", wr.GetID(), lookUpArgs(c), wr.GetID())
 	stopWatch := context.AfterFunc(ctx, func() {
-		reserve := in.Reserve
-		if reserve == 0 {
-			reserve = budget.DefaultReserve(in.Budget)
-		}
-		fmt.Fprintf(stderr, "harness-temporal run: landing now, within %s; press Ctrl-C again to quit at once\n", landing.Rounded(reserve))
-		if err := cl.CancelWorkflow(wctx, wr.GetID(), wr.GetRunID()); err != nil {
-			fmt.Fprintf(stderr, "harness-temporal run: warning: the run could not be cancelled: %v\n", err)
+		fmt.Fprintf(stderr, "harness-temporal run: landing now, within %s; press Ctrl-C again to quit at once\n", landing.Rounded(b0.Reserve()))
+		if err := cl.SignalWorkflow(wctx, wr.GetID(), wr.GetRunID(), durable.SignalLand, nil); err != nil {
+			fmt.Fprintf(stderr, "harness-temporal run: warning: the run could not be asked to land: %v\n", err)
 		}
 	})
 	defer stopWatch()
 	var out durable.Output
 	if err := wr.Get(wctx, &out); err != nil {
-		return fmt.Errorf("run %s: %w", wr.GetID(), err)
+		if _, failed := errors.AsType[*temporal.ApplicationError](err); failed {
+			return fmt.Errorf("run %s: %w", wr.GetID(), err)
+		}
+		u := &unknownError{id: wr.GetID(), lookUp: lookUpArgs(c), err: err}
+		if err := print(stdout, stderr, u.result(b0), *asJSON); err != nil {
+			return err
+		}
+		return u
 	}
 	if *traceFile != "" {
 		if err := writeTrace(*traceFile, out.Trace); err != nil {
