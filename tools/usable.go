@@ -23,7 +23,7 @@ func Usable(specs []Spec, p50 func(*Spec) time.Duration, left func(tool, why str
 	var out []Spec
 	for i := range specs {
 		sp := &specs[i]
-		if d := p50Of(sp, p50); d > sp.Ceiling {
+		if d := p50Of(sp, p50); sp.Ceiling > 0 && d > sp.Ceiling {
 			left(sp.Name, fmt.Sprintf("its ceiling %s is below its p50 %s on this machine, so every call would be refused",
 				landing.Human(sp.Ceiling), landing.Human(d)))
 			if out == nil {

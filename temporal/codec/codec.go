@@ -117,7 +117,9 @@ func (c *AESGCM) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload, erro
 // Options returns o with payloads encoded by c: its data converter's (o's,
 // else the SDK's default) and its failure converter's, which encodes a
 // failure's message and stack trace as a payload too (a tool's error can
-// quote what it read). A worker made from the client has them.
+// quote what it read); a failure converter o had is replaced, since one
+// that left messages in clear would defeat c. A worker made from the
+// client has them.
 func Options(o client.Options, c converter.PayloadCodec) client.Options {
 	dc := o.DataConverter
 	if dc == nil {

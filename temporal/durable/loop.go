@@ -77,6 +77,11 @@ func (r *run) setup(root, ctx workflow.Context) grun.Event {
 		err = workflow.ExecuteActivity(options(ctx, lease.Granted), ToolsActivity, r.in.Toolset).Get(ctx, &list)
 		r.tools, r.unavailable, r.fingerprint = list.Tools, list.Unavailable, list.Fingerprint
 		e := endOf(ctx, err, false)
+		if e == answered && list.Fingerprint == "" {
+			// Only a worker of a build before fingerprints says none: the
+			// run's steps could not be checked against it (issue 26).
+			e, err = failed, errOlderWorker
+		}
 		if e == answered {
 			a.Outcome, a.Message = trace.OK, toolsetMessage(list.Fingerprint)
 			r.attemptEnded(ctx, 0, a, nil)
@@ -114,6 +119,9 @@ func (r *run) setupStopped(root workflow.Context, cause landing.Cause, left, fai
 	return grun.Event{Kind: grun.Stopped, Cause: cause, Setup: []string{left}, Failure: failure, NoCall: true,
 		Figures: grun.Figures{Ended: r.over(root)}}
 }
+
+// errOlderWorker fails a setup that a worker of an older build answered.
+var errOlderWorker = errors.New("the worker that listed the tools is of an older build, which does not say its toolset; every worker of the task queue must run this build")
 
 // setupWhat names the run's setup on Temporal, for the boundary.
 const setupWhat = "listing the worker's tools"

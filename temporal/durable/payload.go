@@ -1,7 +1,9 @@
 package durable
 
 import (
+	"bytes"
 	"encoding/json"
+	"strconv"
 	"fmt"
 	"unicode/utf8"
 )
@@ -20,25 +22,54 @@ const (
 	// tool outputs, then the oldest answers, are left out of the request
 	// (never out of the run's own conversation), each saying so.
 	MaxRequestBytes = 1536 << 10
+
+	// MaxHistoryBytes bounds a run's history before a model attempt:
+	// past Temporal's limit (limit.historySize.error, 50 MB by default)
+	// the server terminates the workflow, and its result is lost. A run
+	// past this bound makes no more model attempts and lands, labeled.
+	MaxHistoryBytes = 40 << 20
 )
 
 // cutOutput is out within MaxToolOutputBytes: out itself when it fits,
 // else a JSON string of its start and a line that says how much was cut.
+// A string escapes some bytes to several (a quote to two, a control
+// character to six), so the start is shortened until the string fits.
 func cutOutput(out json.RawMessage) json.RawMessage {
 	if len(out) <= MaxToolOutputBytes {
 		return out
 	}
-	keep := MaxToolOutputBytes - 512 // the line that says so, and the string's escapes, in the rest
-	for keep > 0 && !utf8.RuneStart(out[keep]) {
-		keep--
+	const room = 512 // for the line that says so
+	for keep := MaxToolOutputBytes - room; keep > 0; {
+		for keep > 0 && !utf8.RuneStart(out[keep]) {
+			keep--
+		}
+		b := quote(fmt.Sprintf("%s\n[output cut at %d of its %d bytes: a durable run carries at most %s of one tool's output]",
+			out[:keep], keep, len(out), mib(MaxToolOutputBytes)))
+		if len(b) <= MaxToolOutputBytes {
+			return b
+		}
+		keep = keep * (MaxToolOutputBytes - room) / len(b) // shrink by what the escapes cost
 	}
-	s := fmt.Sprintf("%s\n[output cut at %d of its %d bytes: a durable run carries at most %d bytes of one tool's output]",
-		out[:keep], keep, len(out), MaxToolOutputBytes)
-	b, err := json.Marshal(s)
-	if err != nil || len(b) > MaxToolOutputBytes { // escapes doubled it: keep the line alone
-		b, _ = json.Marshal(fmt.Sprintf("[output of %d bytes left out: a durable run carries at most %d bytes of one tool's output]", len(out), MaxToolOutputBytes))
+	return quote(fmt.Sprintf("[output of %d bytes left out: a durable run carries at most %s of one tool's output]", len(out), mib(MaxToolOutputBytes)))
+}
+
+// quote is s as a JSON string, HTML left as it is.
+func quote(s string) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil { // a string always encodes
+		panic(err)
 	}
-	return b
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// mib says n bytes in KiB or MiB, as the bounds are set.
+func mib(n int) string {
+	if n >= 1<<20 {
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', -1, 64) + " MiB"
+	}
+	return strconv.Itoa(n>>10) + " KiB"
 }
 
 // fitted is msgs, the run's own copy for one request, within
@@ -61,8 +92,8 @@ func fitted(msgs []Message) bool {
 			if msgs[i].Role != role || msgs[i].Content == "" {
 				continue
 			}
-			msgs[i].Content = fmt.Sprintf("[%d bytes left out: the conversation passed the %d bytes a durable run's request carries]",
-				len(msgs[i].Content), MaxRequestBytes)
+			msgs[i].Content = fmt.Sprintf("[%d bytes left out: the conversation passed the %s a durable run's request carries]",
+				len(msgs[i].Content), mib(MaxRequestBytes))
 			n := encodedLen(msgs[i])
 			total += n - sizes[i]
 			sizes[i] = n

@@ -18,7 +18,9 @@ func TestAToolOutputIsCutToWhatARunCarriesAsValidJSONThatSaysSo(t *testing.T) {
 		{"an output of exactly the bound is kept", `"` + strings.Repeat("a", MaxToolOutputBytes-2) + `"`, true, ""},
 		{"a long output is cut and says where", `"` + strings.Repeat("a", 3*MaxToolOutputBytes) + `"`, false, "[output cut at"},
 		{"a long output of runes is cut between them", `"` + strings.Repeat("é", 2*MaxToolOutputBytes) + `"`, false, "[output cut at"},
-		{"an output whose escapes would double it is left out, saying so", strings.Repeat(`"`, 2*MaxToolOutputBytes), false, "left out"},
+		{"a long JSON object is cut, its quotes escaped within the bound", `{"rows": [` + strings.Repeat(`{"id": 1, "name": "a"}, `, MaxToolOutputBytes/10) + `{}]}`, false, "[output cut at"},
+		{"a long HTML page is cut, its tags kept as they are", strings.Repeat(`<p class="x">a &amp; b</p>`, MaxToolOutputBytes/10), false, "<p class=\"x\">a &amp; b</p>"},
+		{"an output of quotes alone is cut to what fits", strings.Repeat(`"`, 2*MaxToolOutputBytes), false, "[output cut at"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := cutOutput(json.RawMessage(tc.out))

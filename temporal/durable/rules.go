@@ -35,8 +35,14 @@ import "go.temporal.io/sdk/workflow"
 // 5, a tool call is driven by tools.DriveCall (issue 25): a reconciliation's
 // give-up is numbered by its asks, and a tool's p50 and p95 are learned
 // from its calls that end ok, as in process, so a call the declared
-// figures admitted may be refused.
-const RulesVersion workflow.Version = 5
+// figures admitted may be refused;
+// 6, a sub-agent's call teaches its kind, a tool whose p50 is above its
+// ceiling is not offered (tools.Usable, issue 25), Input.Profile warms
+// the estimates, the setup records the worker's toolset and refuses a
+// worker that states none, a request that Temporal could not carry is
+// not sent, and a land signal ends the run's work as a cancellation does
+// (issue 26).
+const RulesVersion workflow.Version = 6
 
 // RulesChange is the change ID under which a run's history records
 // [RulesVersion].

@@ -76,10 +76,13 @@ func (r *run) modelAttempt(ctx workflow.Context, index, n int, granted time.Dura
 	r.attemptStarted(ctx, index, a)
 	var reply ModelReply
 	var err error
-	if fitted(req.Messages) {
+	switch h := workflow.GetInfo(ctx).GetCurrentHistorySize(); {
+	case !fitted(req.Messages): // sent, it would fail the workflow task at every retry
+		err = fmt.Errorf("%w: what is left of the conversation passes the %s a durable run's request carries", errTooLarge, mib(MaxRequestBytes))
+	case h > MaxHistoryBytes: // past Temporal's limit the server ends the run, unlabeled
+		err = fmt.Errorf("%w: the run's history is %s, past the %s a durable run keeps under Temporal's limit", errTooLarge, mib(h), mib(MaxHistoryBytes))
+	default:
 		err = r.await(ctx, granted, ModelActivity, req, &reply)
-	} else { // sent, it would fail the workflow task at every retry
-		err = fmt.Errorf("%w: what is left of the conversation passes the %d bytes a durable run's request carries", errTooLarge, MaxRequestBytes)
 	}
 	var cause error // what ended a failed attempt, for its record
 	switch e := endOf(ctx, err, reply.Outcome.Ours()); {

@@ -39,8 +39,9 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 	}
 	// Every model request carries the task and the instructions: half of
 	// what one may carry leaves the rest room to fit (fitted).
-	if n := len(in.Task) + len(in.Instructions); n > MaxRequestBytes/2 {
-		return Output{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("durable: the task and instructions are %d bytes, past the %d a durable run carries", n, MaxRequestBytes/2), "BadInput", ErrBadInput)
+	if n := encodedLen(Message{Content: in.Task}) + encodedLen(Message{Content: in.Instructions}); n > MaxRequestBytes/2 {
+		return Output{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("durable: the task and instructions are %d bytes encoded, past the %s a durable run carries of them",
+			n, mib(MaxRequestBytes/2)), "BadInput", ErrBadInput)
 	}
 	recordRules(ctx) // first: a run's history says which rules it runs (issue 25)
 	r := newRun(ctx, in)

@@ -21,19 +21,24 @@ func keyFile(t *testing.T, body string) string {
 	return p
 }
 
-// A worker and a run that share --encrypt-key complete a run; a run with
-// no key, against that worker, fails with an error that says the result
-// is encrypted and under which key, not that an encoding is unknown.
-func TestRunsOfWorkersWithAKeyCompleteWithTheKeyAndSayWhatIsMissingWithout(t *testing.T) {
+// A worker and a run that share --encrypt-key complete a run. A run with
+// no key or another, or a worker with another, is refused before it
+// starts, naming both keys: carried out, its task would be in clear and
+// its writes made, and its result unreadable.
+func TestAQueueSharesOneKeyAndAProcessWithAnotherIsRefusedBeforeItStarts(t *testing.T) {
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	key := keyFile(t, strings.Repeat("5a", 32)+"\n")
+	other := keyFile(t, strings.Repeat("a5", 32)+"\n")
 	conn := []string{"--address", ts.GetFrontendHostPort(), "--namespace", ts.GetDefaultNamespace(), "--task-queue", "sealed"}
+	worker := func(ctx context.Context, key string, out *syncBuffer) error {
+		args := append(append([]string{"worker"}, conn...), "--encrypt-key", key, "--journal", filepath.Join(t.TempDir(), "orphans.jsonl"))
+		return run(ctx, args, nil, out, out)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	var wout syncBuffer
 	wg.Go(func() {
-		args := append(append([]string{"worker"}, conn...), "--encrypt-key", key, "--journal", filepath.Join(t.TempDir(), "orphans.jsonl"))
-		if err := run(ctx, args, nil, &wout, &wout); err != nil && ctx.Err() == nil {
+		if err := worker(ctx, key, &wout); err != nil && ctx.Err() == nil {
 			t.Errorf("worker: %v\n%s", err, wout.String())
 		}
 	})
@@ -44,11 +49,31 @@ func TestRunsOfWorkersWithAKeyCompleteWithTheKeyAndSayWhatIsMissingWithout(t *te
 	if code := exitCode(err, &stderr); code != exitOK {
 		t.Fatalf("with the key: exit %d: %v\n%s", code, err, stderr.String())
 	}
-	stdout, stderr = syncBuffer{}, syncBuffer{}
-	err = run(t.Context(), append(append([]string{"run"}, conn...), "--budget", "20s", "a task in clear"), nil, &stdout, &stderr)
-	if code := exitCode(err, &stderr); code != exitFailed || !strings.Contains(stderr.String(), "encrypted under key") ||
-		!strings.Contains(stderr.String(), "no key") {
-		t.Errorf("without the key: exit %d, stderr %q", code, stderr.String())
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"a run with no key", append(append([]string{"run"}, conn...), "--budget", "20s", "a task in clear"), []string{"is key ", "this process's is none"}},
+		{"a run with another key", append(append([]string{"run"}, conn...), "--encrypt-key", other, "--budget", "20s", "a task"), []string{"is key ", "this process's is key "}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr syncBuffer
+			err := run(t.Context(), tc.args, nil, &stdout, &stderr)
+			code := exitCode(err, &stderr)
+			if code != exitUsage || strings.Contains(stderr.String(), "started") {
+				t.Fatalf("exit %d, stderr %q: want %d before the run starts", code, stderr.String(), exitUsage)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr %q does not say %q", stderr.String(), w)
+				}
+			}
+		})
+	}
+	var out2 syncBuffer
+	if err := worker(t.Context(), other, &out2); exitCode(err, &out2) != exitUsage || !strings.Contains(out2.String(), "--encrypt-key") {
+		t.Errorf("a worker with another key: %v\n%s", err, out2.String())
 	}
 }
 

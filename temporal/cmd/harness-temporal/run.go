@@ -104,6 +104,9 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return err
 	}
 	defer cl.Close()
+	if err := checkKeys(wctx, cl, c.queue, c.keyID); err != nil {
+		return err
+	}
 	wr, err := cl.ExecuteWorkflow(wctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: c.queue}, in.Budget), durable.WorkflowName, in)
 	if err != nil {
 		return fmt.Errorf("cannot start the run: %w", err)

@@ -30,6 +30,7 @@ const DefaultTaskQueue = "glidepath"
 type conn struct {
 	address, namespace, queue string
 	keyFile                   string
+	keyID                     string // the key's codec.AESGCM.KeyID once dialled; noKey without one
 }
 
 func (c *conn) flags(fs *flag.FlagSet) {
@@ -43,12 +44,12 @@ func (c *conn) dial(ctx context.Context) (client.Client, error) {
 	if c.address == "" {
 		return nil, usage("--address is required (try: harness-temporal dev, then --address 127.0.0.1:7233)")
 	}
-	// With no key, a payload a worker with one encrypted is an error that
-	// says so.
-	o := client.Options{HostPort: c.address, Namespace: c.namespace, Logger: quietLogger{},
-		DataConverter: converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), codec.NoKey{})}
-	if c.keyFile != "" {
-		o.DataConverter = nil
+	o := client.Options{HostPort: c.address, Namespace: c.namespace, Logger: quietLogger{}}
+	c.keyID = noKey
+	if c.keyFile == "" {
+		// A payload a worker with a key encrypted is an error that says so.
+		o.DataConverter = converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), codec.NoKey{})
+	} else {
 		key, err := codec.ReadKeyFile(c.keyFile)
 		if err != nil {
 			return nil, usage("--encrypt-key: %v", err)
@@ -57,7 +58,7 @@ func (c *conn) dial(ctx context.Context) (client.Client, error) {
 		if err != nil {
 			return nil, usage("--encrypt-key: %v", err)
 		}
-		o = codec.Options(o, aes)
+		o, c.keyID = codec.Options(o, aes), aes.KeyID()
 	}
 	cl, err := client.DialContext(ctx, o)
 	if err != nil {
@@ -109,7 +110,12 @@ func workerCommand(ctx context.Context, args []string, stderr io.Writer) error {
 	} else if err != nil {
 		return err
 	}
-	acts.Identity = durable.Identity(fp) // what a refusal names, and what the next worker's CheckQueue reads
+	if err := checkKeys(ctx, cl, c.queue, c.keyID); err != nil {
+		return err
+	}
+	// What a refusal names, and what the next worker's CheckQueue and a
+	// run's checkKeys read.
+	acts.Identity = durable.Identity(fp) + keyMark + c.keyID
 	w := worker.New(cl, c.queue, durable.WorkerOptions(worker.Options{Identity: acts.Identity}))
 	w.RegisterWorkflowWithOptions(durable.Workflow, workflow.RegisterOptions{Name: durable.WorkflowName})
 	acts.Register(w)
