@@ -287,7 +287,9 @@ func TestASubAgentsLastSignalToItsParentWaitsNoLongerThanItsBudget(t *testing.T)
 	env := suite.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(time.Minute)
 	env.RegisterWorkflowWithOptions(durable.Workflow, workflow.RegisterOptions{Name: durable.WorkflowName})
-	env.RegisterActivityWithOptions(func(context.Context, string) (durable.ToolList, error) { return durable.ToolList{Fingerprint: "test"}, nil },
+	env.RegisterActivityWithOptions(func(context.Context, string) (durable.ToolList, error) {
+		return durable.ToolList{Fingerprint: "test"}, nil
+	},
 		activity.RegisterOptions{Name: durable.ToolsActivity})
 	env.RegisterActivityWithOptions(func(context.Context, durable.ModelRequest) (durable.ModelReply, error) {
 		return durable.ModelReply{Content: "Done.", FinishReason: "stop", TurnAttempted: model.TurnAttempted{Outcome: trace.OK}}, nil

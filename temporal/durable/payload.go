@@ -3,8 +3,8 @@ package durable
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"fmt"
+	"strconv"
 	"unicode/utf8"
 )
 
