@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/sim"
@@ -22,9 +23,10 @@ import (
 )
 
 // What must not reach the server in clear: a key-shaped string in the
-// task, the task itself, and what the tools answered (the demo search's
-// hits and the demo fetch's summary).
-var secrets = []string{"sk-proj-Zx81kQ0vN4tR7yW2", "the-lighthouse-keeper", "index.example", "every timeout is leased"}
+// task, the task itself, what the tools answered (the demo search's hits
+// and the demo fetch's summary), and the calls' idempotency keys (whose
+// prefix this is: each call mints one).
+var secrets = []string{"sk-proj-Zx81kQ0vN4tR7yW2", "the-lighthouse-keeper", "index.example", "every timeout is leased", cancel.KeyPrefix}
 
 // runAndReadHistory runs one durable run on a real Temporal server whose
 // client and worker are made with opts, and returns the run's result and

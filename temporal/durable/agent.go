@@ -1,9 +1,12 @@
 package durable
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 
+	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
@@ -60,7 +63,7 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 	set := landing.Inherit(landing.Inherited{}, landing.Inherited{Quiet: r.quiet.q, Parallel: r.in.Parallel,
 		ModelP50: r.model.P50(), ModelP95: r.model.P95()}, true)
 	// Named by the key, minted once: the same on a replay or takeover.
-	childID := spec.Name + "/" + string(key)
+	childID := childName(spec.Name, key)
 	in := Input{
 		Task: task, Instructions: t.Agent.Instructions, Budget: slice.Granted, Reserve: slice.Reserve,
 		Deadline: workflow.Now(ctx).Add(slice.Granted), Floor: slice.Floor, MaxSteps: t.Agent.MaxSteps,
@@ -189,4 +192,13 @@ func (r *run) forwardLoop(ctx workflow.Context) {
 			return
 		}
 	}
+}
+
+// childName is the workflow ID of the child that answers the call of
+// tool with key: named by a hash of the key, not the key, since workflow
+// IDs are listed in clear (a codec does not cover them) and whoever holds
+// a key can ask its tool about the write, or send one taken for it.
+func childName(tool string, key cancel.Key) string {
+	sum := sha256.Sum256([]byte(key))
+	return tool + "/" + hex.EncodeToString(sum[:16])
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,6 +76,11 @@ func TestASubAgentRunsAsAChildWorkflowOnASliceOfItsParentsBudget(t *testing.T) {
 	}
 	if childID == "" {
 		t.Fatal("the parent started no child workflow")
+	}
+	// Workflow IDs are listed in clear: the child's names its call by a
+	// hash of the key, never the key (issue 26).
+	if starts[0].Key == "" || strings.Contains(childID, starts[0].Key) || !strings.HasPrefix(childID, "researcher/") {
+		t.Errorf("the child's workflow ID %q, for the call of key %q", childID, starts[0].Key)
 	}
 	if child.Budget != 8*time.Second || child.Parent == nil || child.Parent.Key != starts[0].Key || child.Toolset != "researcher" {
 		t.Errorf("child input budget %v toolset %q parent %+v, want 8s, researcher, the call's key %s", child.Budget, child.Toolset, child.Parent, starts[0].Key)
