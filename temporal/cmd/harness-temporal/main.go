@@ -91,9 +91,9 @@ func exitCode(err error, stderr io.Writer) int {
 	return exitFailed
 }
 
-const help = `usage: harness-temporal worker --address HOST:PORT [--task-queue Q] [--tools F] [--journal F] [--model M] [--base-url U]
-       harness-temporal run --address HOST:PORT [--budget D] [--json] [--trace F] … TASK
-       harness-temporal status --address HOST:PORT [--json] ID
+const help = `usage: harness-temporal worker --address HOST:PORT [--task-queue Q] [--tools F] [--journal F] [--model M] [--base-url U] [--encrypt-key F]
+       harness-temporal run --address HOST:PORT [--budget D] [--json] [--trace F] [--progress M] [--encrypt-key F] … TASK
+       harness-temporal status --address HOST:PORT [--json] [--encrypt-key F] ID
        harness-temporal land --address HOST:PORT ID
        harness-temporal dev [--address HOST:PORT]`
 

@@ -53,6 +53,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	traceFile := fs.String("trace", "", "write the run's JSONL trace to this file (SPEC §6)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	quiet := fs.Duration("quiet", 60*time.Second, "the quiet clock Q: the run lands when nothing happens for this long")
+	progress := fs.String("progress", "auto", "live status line on stderr, a `mode`: auto (on a terminal), always or never")
 	if err := fs.Parse(args); err != nil {
 		return parseError(err, "run")
 	}
@@ -72,6 +73,9 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	if *quiet <= 0 {
 		return usage("--quiet %v: must be positive", *quiet)
+	}
+	if *progress != "auto" && *progress != "always" && *progress != "never" {
+		return usage("--progress %q: want auto, always or never", *progress)
 	}
 	in := durable.Input{Task: task, Budget: *b, Floor: *floor, MaxSteps: *maxSteps, Parallel: *parallel, Quiet: *quiet}
 	if *reserve != "auto" {
@@ -119,8 +123,14 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 	})
 	defer stopWatch()
+	stopStatus := func() {}
+	if on, tty := progressOn(*progress, stderr); on {
+		stopStatus = watchStatus(wctx, cl, wr.GetID(), stderr, tty)
+	}
 	var out durable.Output
-	if err := wr.Get(wctx, &out); err != nil {
+	err = wr.Get(wctx, &out)
+	stopStatus()
+	if err != nil {
 		if _, failed := errors.AsType[*temporal.ApplicationError](err); failed {
 			return fmt.Errorf("run %s: %w", wr.GetID(), err)
 		}

@@ -24,6 +24,7 @@ const statusWait = 5 * time.Second
 func lookUp(fs *flag.FlagSet, c *conn) {
 	fs.StringVar(&c.address, "address", "", "the Temporal server's frontend, HOST:PORT (required)")
 	fs.StringVar(&c.namespace, "namespace", "default", "the Temporal namespace")
+	c.keyFlag(fs)
 }
 
 // lookUpArgs are the flags that find a run of c's again, as a command
@@ -32,6 +33,9 @@ func lookUpArgs(c conn) string {
 	s := "--address " + c.address + " "
 	if c.namespace != "default" {
 		s += "--namespace " + c.namespace + " "
+	}
+	if c.keyFile != "" {
+		s += "--encrypt-key " + c.keyFile + " "
 	}
 	return s
 }

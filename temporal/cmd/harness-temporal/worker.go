@@ -37,6 +37,12 @@ func (c *conn) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.address, "address", "", "the Temporal server's frontend, HOST:PORT (required)")
 	fs.StringVar(&c.namespace, "namespace", "default", "the Temporal namespace")
 	fs.StringVar(&c.queue, "task-queue", DefaultTaskQueue, "the task queue of the runs")
+	c.keyFlag(fs)
+}
+
+// keyFlag is --encrypt-key: every command that reads or writes a run's
+// payloads needs the key its workers have.
+func (c *conn) keyFlag(fs *flag.FlagSet) {
 	fs.StringVar(&c.keyFile, "encrypt-key", "", "encrypt every payload (task, conversation, tool outputs, result) with the AES-256 key in this file, 64 hex characters; workers and runs of a namespace share it")
 }
 
