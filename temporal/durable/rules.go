@@ -40,7 +40,8 @@ import "go.temporal.io/sdk/workflow"
 // ceiling is not offered (tools.Usable, issue 25), Input.Profile warms
 // the estimates, the setup records the worker's toolset and refuses a
 // worker that states none, a request that Temporal could not carry is
-// not sent, an orphan is journaled whatever the time left, and a land
+// not sent, Input.Spent starts the budget before the run's start, an
+// orphan is journaled whatever the time left, and a land
 // signal ends the run's work as a cancellation does (issue 26).
 const RulesVersion workflow.Version = 6
 

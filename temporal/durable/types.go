@@ -31,8 +31,14 @@ type Input struct {
 	// sub-agent starts at Deadline − Budget, so its start is spent from
 	// its slice.
 	Deadline time.Time
-	Toolset  string  // the worker's tools the run uses: "" the tools file's, else a sub-agent's path of agent names
-	Parent   *Parent // a sub-agent's: the run that called it
+	// Spent is what the caller spent of the budget before it started the
+	// run (a process's start, its connection to the server): the budget
+	// started that much before the server had the run. A duration, not a
+	// time, so that no two machines' clocks are compared (SPEC §3).
+	Spent time.Duration
+
+	Toolset string  // the worker's tools the run uses: "" the tools file's, else a sub-agent's path of agent names
+	Parent  *Parent // a sub-agent's: the run that called it
 
 	// Profile is how long each step kind (model, tool:NAME, agent:NAME)
 	// took on this machine before the run, oldest first: a latency

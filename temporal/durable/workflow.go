@@ -135,6 +135,7 @@ func newRun(ctx workflow.Context, in Input) *run {
 	if st := workflow.GetInfo(ctx).WorkflowStartTime; !st.IsZero() && st.Before(start) {
 		start = st
 	}
+	start = start.Add(-max(in.Spent, 0)) // by its caller, before the server had it
 	if !in.Deadline.IsZero() {
 		start = in.Deadline.Add(-in.Budget)
 	}
