@@ -17,23 +17,7 @@ import (
 // run now, with cause cancelled, within its reserve: the call in flight
 // is stopped and named, and the run returns a labeled partial result.
 func TestACancelledRunLandsWithinItsReserve(t *testing.T) {
-	p := &posts{byKey: map[string]int{}, arrived: map[string]chan struct{}{"long_job": make(chan struct{})}}
-	toolServer := httptest.NewServer(p.wrap(demo.NewServer(demo.ServerConfig{Tick: time.Second, Steps: 30})))
-	defer toolServer.Close()
-	e := newEnv(t, "tools:\n  - name: long_job\n    url: "+toolServer.URL+"\n    ceiling: 40s\n")
-	const budget = 60 * time.Second
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}, budget), durable.WorkflowName,
-		durable.Input{Task: "a long job", Budget: budget})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.arrived["long_job"]:
-	case <-ctx.Done():
-		t.Fatal("long_job was never called")
-	}
+	e, wr, ctx := longJobRun(t)
 	if err := e.c.CancelWorkflow(ctx, wr.GetID(), wr.GetRunID()); err != nil {
 		t.Fatal(err)
 	}
@@ -68,4 +52,31 @@ func TestACancelledRunLandsWithinItsReserve(t *testing.T) {
 			t.Errorf("landing call granted %dms after the cancel, more than the reserve", r.GrantedMs)
 		}
 	}
+}
+
+// longJobBudget is the budget of longJobRun's run.
+const longJobBudget = 60 * time.Second
+
+// longJobRun starts a run of longJobBudget whose model calls long_job, a
+// tool server's job of 30s, and returns once the call has reached the
+// server, with the run and a context that bounds the test's waits.
+func longJobRun(t *testing.T) (*env, client.WorkflowRun, context.Context) {
+	t.Helper()
+	p := &posts{byKey: map[string]int{}, arrived: map[string]chan struct{}{"long_job": make(chan struct{})}}
+	toolServer := httptest.NewServer(p.wrap(demo.NewServer(demo.ServerConfig{Tick: time.Second, Steps: 30})))
+	t.Cleanup(toolServer.Close)
+	e := newEnv(t, "tools:\n  - name: long_job\n    url: "+toolServer.URL+"\n    ceiling: 40s\n")
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	t.Cleanup(cancel)
+	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}, longJobBudget), durable.WorkflowName,
+		durable.Input{Task: "a long job", Budget: longJobBudget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.arrived["long_job"]:
+	case <-ctx.Done():
+		t.Fatal("long_job was never called")
+	}
+	return e, wr, ctx
 }

@@ -129,21 +129,7 @@ func TestAWorkerKilledMidCallLeavesTheRunToAnotherWithItsKeysAndItsDeadline(t *t
 	defer waited.Wait()
 	defer cmd.Process.Kill()
 
-	const budget = 40 * time.Second
-	ctx, cancel := context.WithTimeout(t.Context(), budget+time.Minute)
-	defer cancel()
-	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: queue}, budget), durable.WorkflowName,
-		durable.Input{Task: "pay and research", Budget: budget})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range []string{"commit", "long_job"} {
-		select {
-		case <-p.arrived[tool]:
-		case <-ctx.Done():
-			t.Fatalf("%s was never called", tool)
-		}
-	}
+	wr, ctx := payAndResearch(t, e, queue, p)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +166,32 @@ func TestAWorkerKilledMidCallLeavesTheRunToAnotherWithItsKeysAndItsDeadline(t *t
 		t.Errorf("long_job was sent under %d keys, want 1", keys)
 	}
 	end := records(out, trace.RunEnd, "")[0]
-	if end.LateMs != 0 || end.TotalMs != budget.Milliseconds() || res.Budget.SpentMs > res.Budget.TotalMs {
+	if end.LateMs != 0 || end.TotalMs != payAndResearchBudget.Milliseconds() || res.Budget.SpentMs > res.Budget.TotalMs {
 		t.Errorf("run_end %+v, spent %dms: want the original deadline kept", end, res.Budget.SpentMs)
 	}
+}
+
+// payAndResearchBudget is the budget of payAndResearch's run.
+const payAndResearchBudget = 40 * time.Second
+
+// payAndResearch starts a run on queue whose model calls commit and
+// long_job, and returns once both calls have reached the tool server p
+// watches, with the run and a context that bounds the test's waits.
+func payAndResearch(t *testing.T, e *env, queue string, p *posts) (client.WorkflowRun, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), payAndResearchBudget+time.Minute)
+	t.Cleanup(cancel)
+	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: queue}, payAndResearchBudget), durable.WorkflowName,
+		durable.Input{Task: "pay and research", Budget: payAndResearchBudget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"commit", "long_job"} {
+		select {
+		case <-p.arrived[tool]:
+		case <-ctx.Done():
+			t.Fatalf("%s was never called", tool)
+		}
+	}
+	return wr, ctx
 }

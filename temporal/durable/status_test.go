@@ -1,18 +1,13 @@
 package durable_test
 
 import (
-	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/temporal/durable"
-	"github.com/glidepath/glidepath/tools/demo"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/trace/spans"
-	"go.temporal.io/sdk/client"
 )
 
 // A run asked to land by SignalLand (harness-temporal land) takes the path
@@ -20,23 +15,8 @@ import (
 // reserve, the call in flight named. Before that, its status query shows
 // the call in flight by its hashed key, never the key itself.
 func TestASignalToLandLandsAsACancellationAndTheStatusShowsTheCallByItsHashedKey(t *testing.T) {
-	p := &posts{byKey: map[string]int{}, arrived: map[string]chan struct{}{"long_job": make(chan struct{})}}
-	toolServer := httptest.NewServer(p.wrap(demo.NewServer(demo.ServerConfig{Tick: time.Second, Steps: 30})))
-	defer toolServer.Close()
-	e := newEnv(t, "tools:\n  - name: long_job\n    url: "+toolServer.URL+"\n    ceiling: 40s\n")
-	const budget = 60 * time.Second
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}, budget), durable.WorkflowName,
-		durable.Input{Task: "a long job", Budget: budget})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.arrived["long_job"]:
-	case <-ctx.Done():
-		t.Fatal("long_job was never called")
-	}
+	e, wr, ctx := longJobRun(t)
+	const budget = longJobBudget
 	v, err := e.c.QueryWorkflow(ctx, wr.GetID(), "", durable.QueryStatus)
 	if err != nil {
 		t.Fatal(err)

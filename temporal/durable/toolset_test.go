@@ -20,7 +20,6 @@ import (
 	"github.com/glidepath/glidepath/tools/demo"
 	"github.com/glidepath/glidepath/trace"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 )
 
@@ -94,21 +93,7 @@ func TestAWorkerWithAnotherToolsetNeverSendsAWriteOfARunItTakesOver(t *testing.T
 	queue := "mismatch"
 	a := startWorkerProcess(t, e, remote, queue)
 
-	const budget = 40 * time.Second
-	ctx, cancel := context.WithTimeout(t.Context(), budget+time.Minute)
-	defer cancel()
-	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: queue}, budget), durable.WorkflowName,
-		durable.Input{Task: "pay and research", Budget: budget})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range []string{"commit", "long_job"} {
-		select {
-		case <-p.arrived[tool]:
-		case <-ctx.Done():
-			t.Fatalf("%s was never called", tool)
-		}
-	}
+	wr, ctx := payAndResearch(t, e, queue, p)
 	if err := a.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -15,19 +15,8 @@ import (
 )
 
 func landCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("land", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c conn
-	lookUp(fs, &c)
-	if err := fs.Parse(args); err != nil {
-		return parseError(err, "land")
-	}
-	id, err := runID(fs, "land")
-	if err != nil {
-		return err
-	}
-	cl, err := c.dial(ctx)
-	if err != nil {
+	cl, c, id, err := lookUpRun(ctx, flag.NewFlagSet("land", flag.ContinueOnError), args, stderr)
+	if err != nil || cl == nil {
 		return err
 	}
 	defer cl.Close()

@@ -40,30 +40,30 @@ func lookUpArgs(c conn) string {
 	return s
 }
 
-// runID is the one argument of status and land: the run's workflow ID,
-// which `run` prints when it starts the run.
-func runID(fs *flag.FlagSet, cmd string) (string, error) {
-	if fs.NArg() != 1 || fs.Arg(0) == "" {
-		return "", usage("give exactly one run: the workflow ID harness-temporal run printed (try: harness-temporal %s --help)", cmd)
+// lookUpRun parses args on fs, a command's flags, with those of lookUp,
+// and dials the server: the client, the flags that find the run again and
+// the run's workflow ID, the one argument of status and land, which `run`
+// printed when it started the run. A nil client with a nil error: --help
+// was asked for, and shown.
+func lookUpRun(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer) (client.Client, conn, string, error) {
+	fs.SetOutput(stderr)
+	var c conn
+	lookUp(fs, &c)
+	if err := fs.Parse(args); err != nil {
+		return nil, c, "", parseError(err, fs.Name())
 	}
-	return fs.Arg(0), nil
+	if fs.NArg() != 1 || fs.Arg(0) == "" {
+		return nil, c, "", usage("give exactly one run: the workflow ID harness-temporal run printed (try: harness-temporal %s --help)", fs.Name())
+	}
+	cl, err := c.dial(ctx)
+	return cl, c, fs.Arg(0), err
 }
 
 func statusCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c conn
-	lookUp(fs, &c)
 	asJSON := fs.Bool("json", false, "print the status as one JSON object")
-	if err := fs.Parse(args); err != nil {
-		return parseError(err, "status")
-	}
-	id, err := runID(fs, "status")
-	if err != nil {
-		return err
-	}
-	cl, err := c.dial(ctx)
-	if err != nil {
+	cl, _, id, err := lookUpRun(ctx, fs, args, stderr)
+	if err != nil || cl == nil {
 		return err
 	}
 	defer cl.Close()
