@@ -26,7 +26,8 @@ import (
 // phase, with its deadline, while it runs; asked to land, it is found by
 // `GlidepathStatus = "partial" AND GlidepathCause = "cancelled"`. Its
 // history holds one upsert at its start, one per change of phase and one
-// at its end, however many records it wrote.
+// at its end, however many records it wrote, and replays (the checked-in
+// histories are recorded in a namespace without the attributes).
 func TestARunIsListedByItsStatusPhaseAndDeadlineAndFoundByItsCause(t *testing.T) {
 	p := &posts{byKey: map[string]int{}, arrived: map[string]chan struct{}{"long_job": make(chan struct{})}}
 	toolServer := httptest.NewServer(p.wrap(demo.NewServer(demo.ServerConfig{Tick: time.Second, Steps: 30})))
@@ -77,6 +78,9 @@ func TestARunIsListedByItsStatusPhaseAndDeadlineAndFoundByItsCause(t *testing.T)
 	h := e.history(t, wr)
 	if got, want := upserts(h), 2+len(records(out, trace.PhaseChange, "")); got != want || want != 3 {
 		t.Errorf("%d upserts in the history, want %d: one at the start, one per phase record (explore→land), one at the end", got, want)
+	}
+	if err := replayer(t).ReplayWorkflowHistory(nil, h); err != nil {
+		t.Errorf("the history with its upserts does not replay: %v", err)
 	}
 }
 
