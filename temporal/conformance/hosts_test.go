@@ -43,6 +43,11 @@ func TestMain(m *testing.M) {
 	os.Setenv(secretEnv, secret)
 	server = temporaltest.NewServer(temporaltest.WithBaseWorkerOptions(durable.WorkerOptions(worker.Options{})),
 		temporaltest.WithBaseServerOptions(temporal.WithDynamicConfigClient(timers)))
+	// The rows run with Glidepath's search attributes registered, as on
+	// dev: a run's upserts must change nothing a row compares (issue 26).
+	if err := durable.RegisterSearchAttributes(context.Background(), server.GetDefaultClient(), server.GetDefaultNamespace()); err != nil {
+		panic(err)
+	}
 	remote = newToolServer()
 	code := m.Run()
 	remote.Close()

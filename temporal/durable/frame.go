@@ -33,15 +33,20 @@ func (r *run) figures(ctx workflow.Context, p50 time.Duration) budget.Figures {
 // after the phase record of any change of phase.
 func (r *run) record(ctx workflow.Context, rec trace.Record) {
 	st := r.frame.Stamp(workflow.Now(ctx), rec)
-	r.write(st.Change)
-	r.write(st.Record)
+	r.write(ctx, st.Change)
+	r.write(ctx, st.Record)
 }
 
-// write keeps rec and forwards it to the parent, unless it is empty.
-func (r *run) write(rec trace.Record) {
-	if rec.Event != "" {
-		r.keep(rec)
-		r.forward(rec)
+// write keeps rec and forwards it to the parent, unless it is empty; a
+// phase record also sets the run's phase attribute (search.go).
+func (r *run) write(ctx workflow.Context, rec trace.Record) {
+	if rec.Event == "" {
+		return
+	}
+	r.keep(rec)
+	r.forward(rec)
+	if rec.Event == trace.PhaseChange {
+		r.searchPhase(ctx, rec.To)
 	}
 }
 
@@ -69,7 +74,7 @@ func encodedSize(rec trace.Record) int {
 }
 
 // advance moves the phase on record to the clock's.
-func (r *run) advance(ctx workflow.Context) { r.write(r.frame.Advance(workflow.Now(ctx))) }
+func (r *run) advance(ctx workflow.Context) { r.write(ctx, r.frame.Advance(workflow.Now(ctx))) }
 
 // phases records each change of phase when it happens, on one timer at
 // a time armed at the frame's next wake, until the run is in land.

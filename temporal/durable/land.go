@@ -19,7 +19,7 @@ func (r *run) land(root workflow.Context) grun.Command {
 	if root.Err() != nil {
 		r.landCtx, _ = workflow.NewDisconnectedContext(root)
 	}
-	r.write(r.frame.MoveTo(workflow.Now(r.landCtx), landing.Land))
+	r.write(r.landCtx, r.frame.MoveTo(workflow.Now(r.landCtx), landing.Land))
 	_, remaining, _ := r.clock(r.landCtx)
 	f := grun.Figures{Remaining: remaining, Reserve: r.frame.Reserve(), Floor: r.frame.Floor(), P50: r.model.P50(), Calls: r.settled()}
 	if !r.cancelledAt.IsZero() {

@@ -51,6 +51,7 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 	// root is the context the run works and lands on: its cancellation
 	// and a [SignalLand] both end it, so that both take one path.
 	root, land := workflow.WithCancel(ctx)
+	r.startSearch(root)
 	start := trace.Record{Event: trace.RunStart, TotalMs: r.frame.Total().Milliseconds()}
 	if in.Parent != nil {
 		start.Key = in.Parent.Key // the call the child answers
@@ -75,6 +76,7 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 	r.tellWork(root, true) // the work forwardLoop had not sent yet, its landing's among it
 	end := trace.Record{Event: trace.RunEnd, Cause: string(res.Cause), Result: string(res.Status), TotalMs: r.frame.Total().Milliseconds()}
 	r.record(root, end)
+	r.endSearch(root, res)
 	return Output{Result: res, Trace: r.records, Dropped: r.dropped}, nil
 }
 
@@ -108,6 +110,7 @@ type run struct {
 	traceBytes int // the records' size as the workflow's result encodes them
 	dropped    int
 	rng        *rand.Rand // the backoff's jitter, seeded once from a SideEffect
+	findable   bool       // the namespace has the run's search attributes, which it keeps (search.go)
 
 	// cancelOf is how the cancel of each call's last cut attempt stands,
 	// by the call's key ("" until answered); unsettled counts those sent

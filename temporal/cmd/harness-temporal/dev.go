@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/glidepath/glidepath/temporal/durable"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/common/authorization"
 	"go.temporal.io/server/common/cluster"
@@ -49,19 +51,23 @@ const devReady = time.Minute
 // the Temporal CLI's dev server is (temporaltest's server is in-memory
 // and internal to its package, and the CLI cannot be built from the
 // module proxy, issue 19): one process with the four services, their
-// membership static, persistence and visibility in one SQLite file in a
-// temporary folder made for this run and removed when dev stops, and the
-// namespace "default" written into it before the server starts. The
+// membership static, persistence and visibility in one SQLite file. The
+// file is --db's, kept when dev stops, so that a run is still found after
+// a restart (issue 26); without --db it is in a temporary folder made for
+// this run and removed when dev stops. The namespace "default", with
+// Glidepath's search attributes (durable.SearchAttributes), is written
+// into the file before the server starts, when it is not there yet. The
 // frontend listens on --address itself; the other services on free
-// loopback ports. It prints the address and the data folder when the
-// server answers for the namespace, and on ctx's end stops the server,
-// removes the folder and says so. What ends the process at once (a second
-// Ctrl-C, SIGKILL, the server's own fatal errors) leaves the folder in
-// the temporary directory.
+// loopback ports. It prints the address and the file when the server
+// answers for the namespace, and on ctx's end stops the server, removes
+// the temporary folder and says so. What ends the process at once (a
+// second Ctrl-C, SIGKILL, the server's own fatal errors) leaves the
+// temporary folder in the temporary directory.
 func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("address", DefaultDevAddress, "where the server's frontend listens, IP:PORT (port 0: a free one)")
+	dbFile := fs.String("db", "", "the SQLite `file` that keeps the server's runs across restarts, created if absent (none: a temporary folder removed on exit)")
 	if err := fs.Parse(args); err != nil {
 		return parseError(err, "dev")
 	}
@@ -80,21 +86,13 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer ports.release()
-	dir, err := os.MkdirTemp("", "harness-temporal-dev-")
+	db, kept, done, err := devDatabase(*dbFile, stdout, stderr)
 	if err != nil {
-		return fmt.Errorf("dev: a data folder: %w", err)
+		return err
 	}
 	ready := false
-	defer func() {
-		if err := os.RemoveAll(dir); err != nil {
-			fmt.Fprintf(stderr, "harness-temporal dev: warning: the data folder %s was not removed: %v\n", dir, err)
-			return
-		}
-		if ready {
-			fmt.Fprintf(stdout, "harness-temporal dev: stopped; %s removed\n", dir)
-		}
-	}()
-	srv, err := newDevServer(devConfig{ports: ports, db: filepath.Join(dir, "temporal.db")})
+	defer func() { done(ready) }()
+	srv, err := newDevServer(devConfig{ports: ports, db: db})
 	if err != nil {
 		return err
 	}
@@ -113,9 +111,41 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	ready = true
-	fmt.Fprintf(stdout, "harness-temporal dev: Temporal is ready at %s (namespace %s; data in %s, removed on exit)\n", ports.frontend, DevNamespace, dir)
+	fmt.Fprintf(stdout, "harness-temporal dev: Temporal is ready at %s (namespace %s; data in %s, %s)\n", ports.frontend, DevNamespace, db, kept)
 	<-ctx.Done()
 	return nil
+}
+
+// devDatabase is the SQLite file dev keeps its data in: file, made
+// absolute, or one in a new temporary folder when file is empty; kept
+// says, for the ready line, what becomes of it on exit, and done, called
+// once dev's server has stopped (ready: it had answered), removes the
+// temporary folder and says what was kept or removed.
+func devDatabase(file string, stdout, stderr io.Writer) (db, kept string, done func(ready bool), err error) {
+	if file != "" {
+		db, err := filepath.Abs(file)
+		if err != nil {
+			return "", "", nil, usage("--db %q: %v", file, err)
+		}
+		return db, "kept on exit", func(ready bool) {
+			if ready {
+				fmt.Fprintf(stdout, "harness-temporal dev: stopped; %s kept\n", db)
+			}
+		}, nil
+	}
+	dir, err := os.MkdirTemp("", "harness-temporal-dev-")
+	if err != nil {
+		return "", "", nil, fmt.Errorf("dev: a data folder: %w", err)
+	}
+	return filepath.Join(dir, "temporal.db"), "removed on exit", func(ready bool) {
+		if err := os.RemoveAll(dir); err != nil {
+			fmt.Fprintf(stderr, "harness-temporal dev: warning: the data folder %s was not removed: %v\n", dir, err)
+			return
+		}
+		if ready {
+			fmt.Fprintf(stdout, "harness-temporal dev: stopped; %s removed\n", dir)
+		}
+	}, nil
 }
 
 // devAddress reads --address: an IP or localhost, and a port.
@@ -201,12 +231,12 @@ func (p *devPorts) dial() string {
 
 type devConfig struct {
 	ports *devPorts
-	db    string // the SQLite file, created here with its schema
+	db    string // the SQLite file, given its schema here when it has none
 }
 
-// newDevServer writes the schema and the namespace into a new SQLite file
-// and returns a server on it, not started, its services listening on
-// the ports c holds (which it releases). The configuration is the one
+// newDevServer writes the schema and the namespace into the SQLite file,
+// unless it holds them already, and returns a server on it, not started,
+// its services listening on the ports c holds (which it releases). The configuration is the one
 // temporaltest's lite server and the Temporal CLI's dev server build,
 // with static membership (no gossip ports) and no metrics or pprof
 // listeners.
@@ -216,15 +246,20 @@ func newDevServer(c devConfig) (temporal.Server, error) {
 		PluginName:   sqliteplugin.PluginName,
 		DatabaseName: c.db,
 		// rwc creates the file. WAL and synchronous=normal spare an fsync
-		// per write: the folder is thrown away when dev stops, so losing
-		// the last writes to a power cut costs nothing (SPEC §9: a server
-		// for trying things, not a deployment).
+		// per write: a process killed loses nothing, a power cut the last
+		// writes (SPEC §9: a server for trying things, not a deployment).
 		ConnectAttributes: map[string]string{"mode": "rwc", "journal_mode": "wal", "synchronous": "normal"},
 	}
-	if err := sqliteschema.SetupSchema(sql); err != nil {
-		return nil, fmt.Errorf("dev: setting up the schema in %s: %w", c.db, err)
+	if fi, err := os.Stat(c.db); err != nil || fi.Size() == 0 {
+		if err := sqliteschema.SetupSchema(sql); err != nil {
+			return nil, fmt.Errorf("dev: setting up the schema in %s: %w", c.db, err)
+		}
 	}
-	ns, err := sqliteschema.NewNamespaceConfig(clusterName, DevNamespace, false, nil)
+	// The search attributes are the namespace's when it is made, so a run
+	// finds them at once; a namespace already there is left as it is
+	// (CreateNamespaces skips it), and given those it lacks once the server
+	// answers (waitNamespace).
+	ns, err := sqliteschema.NewNamespaceConfig(clusterName, DevNamespace, false, durable.SearchAttributes())
 	if err != nil {
 		return nil, fmt.Errorf("dev: the namespace %s: %w", DevNamespace, err)
 	}
@@ -308,19 +343,21 @@ func newDevServer(c devConfig) (temporal.Server, error) {
 }
 
 // waitNamespace waits until the server at hostPort describes the
-// namespace dev created, within devReady.
+// namespace dev created, and gives it those of Glidepath's search
+// attributes it lacks (a file a server of another build made), within
+// devReady.
 func waitNamespace(ctx context.Context, hostPort string) error {
 	wait, stop := context.WithTimeoutCause(ctx, devReady, errors.New("dev: the server did not answer within "+devReady.String()))
 	defer stop()
-	nc, err := client.NewNamespaceClient(client.Options{HostPort: hostPort, Logger: quietLogger{}})
+	c, err := client.NewLazyClient(client.Options{HostPort: hostPort, Namespace: DevNamespace, Logger: quietLogger{}})
 	if err != nil {
 		return fmt.Errorf("dev: %w", err)
 	}
-	defer nc.Close()
+	defer c.Close()
 	for {
-		_, err := nc.Describe(wait, DevNamespace)
+		_, err := c.WorkflowService().DescribeNamespace(wait, &workflowservice.DescribeNamespaceRequest{Namespace: DevNamespace})
 		if err == nil {
-			return nil
+			return durable.RegisterSearchAttributes(wait, c, DevNamespace)
 		}
 		select {
 		case <-wait.Done():

@@ -12,18 +12,20 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 )
 
-// devLine is dev's ready line: its address and its data folder.
-var devLine = regexp.MustCompile(`ready at (\S+) \(namespace default; data in (\S+), removed on exit\)`)
+// devLine is dev's ready line: its address, its database and what
+// becomes of it on exit.
+var devLine = regexp.MustCompile(`ready at (\S+) \(namespace default; data in (\S+), (removed|kept) on exit\)`)
 
 // startDev runs `harness-temporal dev` in this process until stop, which
 // stops it, waits for it and returns what it printed. It returns once
-// dev printed its ready line, with the address and data folder it named.
-func startDev(t *testing.T, args ...string) (addr, dir string, stop func() string) {
+// dev printed its ready line, with the address and database it named.
+func startDev(t *testing.T, args ...string) (addr, db string, stop func() string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -59,13 +61,90 @@ func startDev(t *testing.T, args ...string) (addr, dir string, stop func() strin
 // dev on a free port serves a run from start to end, keeps its data in
 // the folder it names while it runs, and removes the folder when it stops.
 func TestDevServesARunWithItsDataInAFolderItRemovesOnExit(t *testing.T) {
-	addr, dir, stop := startDev(t, "--address", "127.0.0.1:0")
+	addr, db, stop := startDev(t, "--address", "127.0.0.1:0")
 	if host, port, err := net.SplitHostPort(addr); err != nil || host != "127.0.0.1" || port == "0" {
 		t.Fatalf("dev is ready at %q, want 127.0.0.1 and the port it picked", addr)
 	}
-	if fi, err := os.Stat(filepath.Join(dir, "temporal.db")); err != nil || fi.Size() == 0 {
+	dir := filepath.Dir(db)
+	if fi, err := os.Stat(db); err != nil || fi.Size() == 0 || filepath.Base(db) != "temporal.db" {
 		t.Fatalf("the data folder %s holds no database: %v", dir, err)
 	}
+	runOnDev(t, addr)
+	checkTimersFireWhenDue(t, addr)
+	out := stop()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the data folder %s is still there after dev stopped: %v", dir, err)
+	}
+	if !strings.Contains(out, "stopped; "+dir+" removed") {
+		t.Errorf("dev did not say it removed its folder: %q", out)
+	}
+}
+
+// dev --db keeps its runs in the file across a restart: a run that ended
+// before dev stopped is found, by its search attributes, by the dev
+// started again on the file, whose namespace is the one first made.
+func TestDevWithADBFileFindsARunAfterARestart(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "dev.db")
+	addr, db, stop := startDev(t, "--address", "127.0.0.1:0", "--db", file)
+	if db != file {
+		t.Fatalf("dev keeps its data in %s, want %s", db, file)
+	}
+	id := runOnDev(t, addr)
+	first := namespaceID(t, addr)
+	const query = `GlidepathStatus = "complete" AND GlidepathPhase = "explore"`
+	listed(t, addr, query, id) // visibility is written after the run ends: it is there before dev stops
+	if out := stop(); !strings.Contains(out, "kept on exit") || !strings.Contains(out, "stopped; "+file+" kept") {
+		t.Errorf("dev --db did not say it keeps its file: %q", out)
+	}
+	addr, _, _ = startDev(t, "--address", "127.0.0.1:0", "--db", file)
+	if again := namespaceID(t, addr); again != first {
+		t.Errorf("the namespace is %s after the restart, was %s: made again", again, first)
+	}
+	listed(t, addr, query, id)
+}
+
+// listed waits until the runs on dev at addr that query finds are id
+// alone.
+func listed(t *testing.T, addr, query, id string) {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var got []string
+	within(t, 30*time.Second, "run "+id+" found by "+query, func() bool {
+		resp, err := c.ListWorkflow(t.Context(), &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+		if err != nil {
+			t.Fatalf("list %s: %v", query, err)
+		}
+		got = got[:0]
+		for _, ex := range resp.GetExecutions() {
+			got = append(got, ex.GetExecution().GetWorkflowId())
+		}
+		return len(got) == 1 && got[0] == id
+	})
+}
+
+// namespaceID is the ID of dev's namespace at addr.
+func namespaceID(t *testing.T, addr string) string {
+	t.Helper()
+	nc, err := client.NewNamespaceClient(client.Options{HostPort: addr, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	d, err := nc.Describe(t.Context(), "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.GetNamespaceInfo().GetId()
+}
+
+// runOnDev runs `harness-temporal run` on dev at addr, served by a worker
+// of this process, and returns its workflow ID once it ended complete.
+func runOnDev(t *testing.T, addr string) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "tools.yaml")
 	if err := os.WriteFile(path, []byte("tools:\n  - name: search\n    builtin: search\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -90,14 +169,11 @@ func TestDevServesARunWithItsDataInAFolderItRemovesOnExit(t *testing.T) {
 	if !strings.Contains(stdout.String(), "find cats") || !strings.Contains(stderr.String(), "complete") {
 		t.Errorf("run on dev printed %q, %q", stdout.String(), stderr.String())
 	}
-	checkTimersFireWhenDue(t, addr)
-	out := stop()
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("the data folder %s is still there after dev stopped: %v", dir, err)
+	m := started.FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("run on dev named no workflow: %q", stderr.String())
 	}
-	if !strings.Contains(out, "stopped; "+dir+" removed") {
-		t.Errorf("dev did not say it removed its folder: %q", out)
-	}
+	return m[1]
 }
 
 // A --address dev cannot serve is bad usage, exit 2, with a line that says

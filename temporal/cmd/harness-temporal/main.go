@@ -95,7 +95,7 @@ const help = `usage: harness-temporal worker --address HOST:PORT [--task-queue Q
        harness-temporal run --address HOST:PORT [--budget D] [--json] [--trace F] [--progress M] [--encrypt-key F] … TASK
        harness-temporal status --address HOST:PORT [--json] [--encrypt-key F] ID
        harness-temporal land --address HOST:PORT ID
-       harness-temporal dev [--address HOST:PORT]`
+       harness-temporal dev [--address HOST:PORT] [--db FILE]`
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
