@@ -45,7 +45,8 @@ func (e *env) startBuild(t *testing.T, v workflow.Version, wf any) worker.Worker
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
-	if err := durable.Promote(t.Context(), e.c, o.DeploymentOptions.Version); err != nil {
+	// A build older than the current one serves its own runs only.
+	if err := durable.Promote(t.Context(), e.c, o.DeploymentOptions.Version); err != nil && !errors.Is(err, durable.ErrNewerBuild) {
 		t.Fatal(err)
 	}
 	return w
@@ -87,14 +88,55 @@ func TestARunKeepsItsBuildAndANewBuildTakesNewRunsOnly(t *testing.T) {
 	if bound := durable.ExecutionTimeout(in.Budget) + 2*time.Second; took > bound {
 		t.Errorf("the stranded run ended after %v, past D + Overrun and the timer's resolution (%v)", took, bound)
 	}
-	h := e.history(t, wr)
-	for _, ev := range h.Events {
+	e.checkOneBuild(t, wr)
+}
+
+// A run whose build's last worker came back after the next build became
+// current lands by its deadline on its own build, labeled as any run.
+func TestARunWhoseBuildComesBackLandsOnItByItsDeadline(t *testing.T) {
+	hang := &sim.Scenario{Rules: []sim.Rule{{Delay: time.Minute}}}
+	e := newEnvFiles(t, nil, nil, hang, noWorker)
+	old := e.startBuild(t, durable.RulesVersion, durable.Workflow)
+
+	in := durable.Input{Task: "pay the invoice", Budget: 6 * time.Second}
+	start := time.Now()
+	wr, err := e.c.ExecuteWorkflow(t.Context(), durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}, in.Budget), durable.WorkflowName, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitEvent(t, wr, enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED)
+	old.Stop()
+	e.startBuild(t, nextRules, nextBuild)
+	e.startBuild(t, durable.RulesVersion, durable.Workflow)
+	if err := durable.Promote(t.Context(), e.c, durable.Version(e.queue)); !errors.Is(err, durable.ErrNewerBuild) {
+		t.Errorf("promoting the old build again: %v, want %v", err, durable.ErrNewerBuild)
+	}
+
+	var out durable.Output
+	if err := wr.Get(t.Context(), &out); err != nil {
+		t.Fatalf("the run did not land: %v", err)
+	}
+	if took := time.Since(start); took > in.Budget+time.Second {
+		t.Errorf("landed after %v, past D + the timer's resolution", took)
+	}
+	if out.Result.Status != landing.Partial || out.Result.Cause != landing.CauseBudget {
+		t.Errorf("landed %s, cause %q: want partial, cause budget (its model call hangs)", out.Result.Status, out.Result.Cause)
+	}
+	e.checkOneBuild(t, wr)
+}
+
+// checkOneBuild fails the test if a workflow task of the run failed, or
+// was completed by a build other than this one.
+func (e *env) checkOneBuild(t *testing.T, wr client.WorkflowRun) {
+	t.Helper()
+	want := durable.BuildID(durable.RulesVersion)
+	for _, ev := range e.history(t, wr).Events {
 		if a := ev.GetWorkflowTaskFailedEventAttributes(); a != nil {
 			t.Errorf("a workflow task failed: %v (%v)", a.GetCause(), a.GetFailure().GetMessage())
 		}
 		if a := ev.GetWorkflowTaskCompletedEventAttributes(); a != nil {
-			if got := a.GetDeploymentVersion().GetBuildId(); got != durable.BuildID(durable.RulesVersion) {
-				t.Errorf("a workflow task was completed by build %q, want only %q", got, durable.BuildID(durable.RulesVersion))
+			if got := a.GetDeploymentVersion().GetBuildId(); got != want {
+				t.Errorf("a workflow task was completed by build %q, want only %q", got, want)
 			}
 		}
 	}
