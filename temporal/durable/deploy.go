@@ -69,8 +69,8 @@ const PromoteWithin = 30 * time.Second
 var ErrNewerBuild = errors.New("durable: a newer build is current")
 
 // Promote makes v the current version of its deployment, so that new runs
-// go to it, when the deployment has no current version or one of older
-// rules; it leaves a current version of the same rules as it is, and one
+// go to it, when the deployment has no current version, one of older
+// rules, or one whose build ID [BuildID] did not name; it leaves a current version of the same rules as it is, and one
 // of newer rules too (with [ErrNewerBuild]): an old worker started again
 // serves the runs pinned to its build, not new ones. A worker of v must
 // be polling: the server refuses to make current a version it has not
