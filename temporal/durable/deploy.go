@@ -82,14 +82,17 @@ func Promote(ctx context.Context, c client.Client, v worker.WorkerDeploymentVers
 	h := c.WorkerDeploymentClient().GetHandle(v.DeploymentName)
 	for {
 		err := promoteOnce(ctx, h, v)
-		if err == nil || !notYet(err) {
+		switch {
+		case err == nil || errors.Is(err, ErrNewerBuild):
 			return err
+		case !notYet(err):
+			return fmt.Errorf("durable: %s of %s was not made current: %w", v.BuildID, v.DeploymentName, err)
 		}
 		t := time.NewTimer(200 * time.Millisecond)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("durable: %s was not made current: %w", v.BuildID, err)
+			return fmt.Errorf("durable: %s of %s was not made current within %s: %w", v.BuildID, v.DeploymentName, PromoteWithin, err)
 		case <-t.C:
 		}
 	}
