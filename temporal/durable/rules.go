@@ -64,9 +64,10 @@ const RulesChange = "glidepath.rules"
 // is ended by its execution timeout (D + [Overrun]) if none does, with no
 // task retried meanwhile; new runs go to the build made current, so a
 // deploy is starting workers of the new build, and a drain is keeping one
-// of the old build for the longest budget. It works as shipped on
-// Temporal 1.28 and later, temporaltest and harness-temporal dev
-// included. A worker built without [Deployment] is unversioned; meeting a
+// of the old build for the longest budget. It is on by default in the
+// server this module builds (1.32), temporaltest and harness-temporal dev
+// included, and the tests of deploy.go run two builds on one queue. A
+// worker built without [Deployment] is unversioned; meeting a
 // run of other rules it fails the task, which Temporal retries until the
 // execution timeout ends the run.
 func recordRules(ctx workflow.Context) {
