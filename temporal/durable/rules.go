@@ -50,12 +50,26 @@ const RulesVersion workflow.Version = 6
 const RulesChange = "glidepath.rules"
 
 // recordRules records the rules version of a new run, and checks it on a
-// replay. A worker runs only its own version: a run started under other
-// rules (or before they had a version) fails its workflow task, which
-// Temporal retries, rather than go on under rules it was not started
-// with; a worker of the run's own build can still take it. What a worker
-// of the next build does with such a run is versioned deploys (issue 25
-// leaves it to the next issue).
+// replay: a run started under other rules (or before they had a version)
+// fails its workflow task rather than go on under rules it was not
+// started with.
+//
+// In a fleet that check is a last guard, not the way runs meet builds:
+// every run is pinned to the build that started it (Temporal's Worker
+// Versioning, deploy.go), a build being its rules ([BuildID], "rules-6"),
+// so that a worker of other rules is never handed the run at all. Worker
+// Versioning was chosen over failing such a run at once (issue 26, item
+// 4) because it keeps the run: a run whose build has no worker left waits
+// for one rather than end, lands by its deadline if one comes back, and
+// is ended by its execution timeout (D + [Overrun]) if none does, with no
+// task retried meanwhile; new runs go to the build made current, so a
+// deploy is starting workers of the new build, and a drain is keeping one
+// of the old build for the longest budget. It is on by default in the
+// server this module builds (1.32), temporaltest and harness-temporal dev
+// included, and the tests of deploy.go run two builds on one queue. A
+// worker built without [Deployment] is unversioned; meeting a
+// run of other rules it fails the task, which Temporal retries until the
+// execution timeout ends the run.
 func recordRules(ctx workflow.Context) {
 	workflow.GetVersion(ctx, RulesChange, RulesVersion, RulesVersion)
 }

@@ -122,19 +122,46 @@ func workerCommand(ctx context.Context, args []string, stderr io.Writer) error {
 	// What a refusal names, and what the next worker's CheckQueue and a
 	// run's checkKeys read.
 	acts.Identity = durable.Identity(fp) + keyMark + c.keyID
-	w := worker.New(cl, c.queue, durable.WorkerOptions(worker.Options{Identity: acts.Identity}))
+	// A worker of this build serves the runs this build started, and only
+	// those (durable.Deployment): a run is never handed to a build that
+	// cannot replay it.
+	o := durable.Deployment(durable.WorkerOptions(worker.Options{Identity: acts.Identity}), c.queue)
+	w := worker.New(cl, c.queue, o)
 	w.RegisterWorkflowWithOptions(durable.Workflow, workflow.RegisterOptions{Name: durable.WorkflowName})
 	acts.Register(w)
-	fmt.Fprintf(stderr, "harness-temporal worker: serving task queue %q of %s (namespace %s), toolset %s\n",
-		c.queue, c.address, c.namespace, fp.Label())
+	// Run returns when the channel closes: on SIGINT or SIGTERM, or when
+	// this build cannot be made current.
+	stop := make(chan any)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { <-wctx.Done(); close(stop) }()
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(stop) }()
+	promoted := make(chan error, 1)
+	go func() { promoted <- durable.Promote(wctx, cl, o.DeploymentOptions.Version) }()
+	newRuns := "new runs come here"
+	select {
+	case err := <-ran: // stopped, or could not start
+		return err
+	case err := <-promoted:
+		switch {
+		case ctx.Err() != nil:
+			return <-ran
+		case errors.Is(err, durable.ErrNewerBuild):
+			newRuns = "a newer build takes new runs; this one ends the runs it started"
+		case err != nil:
+			cancel()
+			<-ran
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "harness-temporal worker: serving task queue %q of %s (namespace %s), toolset %s, build %s: %s\n",
+		c.queue, c.address, c.namespace, fp.Label(), o.DeploymentOptions.Version.BuildID, newRuns)
 	if *toolsFile == "" {
 		fmt.Fprintln(stderr, "harness-temporal worker: no --tools: this worker serves runs without tools only; "+
 			"every worker of the task queue must have none")
 	}
-	// Run returns when the channel closes: on SIGINT or SIGTERM.
-	stop := make(chan any)
-	go func() { <-ctx.Done(); close(stop) }()
-	return w.Run(stop)
+	return <-ran
 }
 
 // modelConfig is the model the worker's activities call: the embedded sim,
