@@ -29,8 +29,8 @@ type Frame struct {
 	total, reserve, floor time.Duration
 	resolution            time.Duration // the host's timer resolution: zero in process
 
-	phase Phase // the phase the last phase record moved to
 	seq   int64 // the last record's seq
+	phase Phase // the phase the last phase record moved to
 	ended bool  // run_end is stamped: it is the run's last record
 }
 
