@@ -12,6 +12,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 )
 
 // serverResolution is temporaltest's default server's timer resolution
@@ -128,4 +129,40 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// A sub-agent runs on its parent's server: its child workflow counts the
+// same timer resolution in its own leases.
+func TestASubAgentCountsItsParentsTimerResolution(t *testing.T) {
+	e := newEnvFiles(t, map[string]string{
+		"tools.yaml": `tools:
+  - name: researcher
+    description: Researches one question.
+    ceiling: 8s
+    agent:
+      instructions: You research one question.
+      tools: child.yaml
+      max_steps: 4
+`,
+		"child.yaml": `tools:
+  - name: search
+    builtin: search
+`,
+	}, nil, nil)
+	const resolution = 10 * time.Millisecond
+	out, wr := e.run(t, durable.Input{Task: "research deadlines", Budget: 20 * time.Second, TimerResolution: resolution})
+	var child durable.Input
+	for _, ev := range e.history(t, wr).Events {
+		if a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil {
+			if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &child); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if child.Budget == 0 {
+		t.Fatalf("the parent started no child workflow\n%s", dump(out))
+	}
+	if child.TimerResolution != resolution {
+		t.Errorf("the child's timer resolution is %v, want its parent's %v", child.TimerResolution, resolution)
+	}
 }
