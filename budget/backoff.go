@@ -24,7 +24,8 @@ type Backoff struct {
 	// which is safe for concurrent use; tests pass a seeded source.
 	Rand func(n int64) int64
 
-	// Resolution is the host's timer resolution ([Timers]): a sleep
+	// Resolution is the host's timer resolution (see Timers in the
+	// package doc): a sleep
 	// shorter than it costs it, and the give-up test counts that cost.
 	// Zero, as in process: a sleep costs what it sleeps.
 	Resolution time.Duration
@@ -149,23 +150,23 @@ func ReadRetryAfter(h http.Header, now time.Time) (RetryAfter, error) {
 }
 
 // Next is the sleep policy before retry n (n ≥ 1), as a pure function of
-// what the server said and the time available (remaining − reserve). A
-// sleep gives up when its cost ([Backoff.Cost]) would leave the retry no
-// lease. A
-// given Retry-After replaces the jittered backoff: the retry comes no
-// sooner than the server asked, and a little later by a spread of full
-// jitter (see [Backoff.Spread]), so that the clients a server turned away
-// at one instant do not all come back at the next. A wait too large to be
-// meaningful counts as exceeding the budget: the server asked us not to
-// come back soon. Otherwise the sleep is [Backoff.Jitter]. Every draw is
-// bo.Rand's, so a host that seeds it replays the same sleeps.
+// what the server said and the time available (remaining − reserve). It
+// gives up when the sleep's cost on the host ([Backoff.Cost]) would leave
+// the retry no lease. A given Retry-After replaces the jittered backoff:
+// the retry comes no sooner than the server asked, and a little later by
+// a spread of full jitter (see [Backoff.Spread]), so that the clients a
+// server turned away at one instant do not all come back at the next. A
+// wait too large to be meaningful counts as exceeding the budget: the
+// server asked us not to come back soon. Otherwise the sleep is
+// [Backoff.Jitter]. Every draw is bo.Rand's, so a host that seeds it
+// replays the same sleeps.
 func (bo Backoff) Next(n int, ra RetryAfter, available, floor time.Duration) Delay {
 	switch {
 	case ra.Given:
 		d := decide(ra.Wait, bo.Cost(ra.Wait), FromRetryAfter, available, floor)
 		if !d.GiveUp {
-			// The spread keeps the sleep under the room; a sleep still
-			// shorter than the resolution costs what the test counted.
+			// The spread keeps the sleep under the room, and its cost
+			// too: a cost of the resolution passed the test above.
 			d.Spread = bo.Spread(n, ra.Wait, room(available, floor)-ra.Wait-1)
 			d.Sleep += d.Spread
 		}
