@@ -23,7 +23,19 @@ type Backoff struct {
 	// Rand returns a uniform integer in [0, n). Nil uses math/rand/v2,
 	// which is safe for concurrent use; tests pass a seeded source.
 	Rand func(n int64) int64
+
+	// Resolution is the host's timer resolution (see Timers in the
+	// package doc): a sleep
+	// shorter than it costs it, and the give-up test counts that cost.
+	// Zero, as in process: a sleep costs what it sleeps.
+	Resolution time.Duration
 }
+
+// Cost returns what a sleep of d costs on the host: d, or the
+// resolution when d is shorter (a Temporal server holds a short timer
+// back until its timer processor's next pass, issue 26: a backoff
+// recorded as 28ms took 1003ms).
+func (bo Backoff) Cost(d time.Duration) time.Duration { return max(d, bo.Resolution) }
 
 // Ceiling returns the upper bound of the sleep before retry n (n ≥ 1):
 // min(Cap, Base·2^(n−1)).
@@ -94,8 +106,14 @@ type Delay struct {
 // Decide is the sleep policy as a pure function: give up when
 // sleep ≥ available − floor, since the retry after it could not get a lease.
 func Decide(sleep time.Duration, src Source, available, floor time.Duration) Delay {
+	return decide(sleep, sleep, src, available, floor)
+}
+
+// decide is [Decide] on a sleep whose cost on the host ([Backoff.Cost])
+// is cost: the give-up test uses what the sleep really takes.
+func decide(sleep, cost time.Duration, src Source, available, floor time.Duration) Delay {
 	d := Delay{Sleep: sleep, Source: src}
-	if sleep >= room(available, floor) {
+	if cost >= room(available, floor) {
 		d.GiveUp = true
 		d.Reason = BackoffExceedsBudget
 		if src == FromRetryAfter {
@@ -132,19 +150,23 @@ func ReadRetryAfter(h http.Header, now time.Time) (RetryAfter, error) {
 }
 
 // Next is the sleep policy before retry n (n ≥ 1), as a pure function of
-// what the server said and the time available (remaining − reserve). A
-// given Retry-After replaces the jittered backoff: the retry comes no
-// sooner than the server asked, and a little later by a spread of full
-// jitter (see [Backoff.Spread]), so that the clients a server turned away
-// at one instant do not all come back at the next. A wait too large to be
-// meaningful counts as exceeding the budget: the server asked us not to
-// come back soon. Otherwise the sleep is [Backoff.Jitter]. Every draw is
-// bo.Rand's, so a host that seeds it replays the same sleeps.
+// what the server said and the time available (remaining − reserve). It
+// gives up when the sleep's cost on the host ([Backoff.Cost]) would leave
+// the retry no lease. A given Retry-After replaces the jittered backoff:
+// the retry comes no sooner than the server asked, and a little later by
+// a spread of full jitter (see [Backoff.Spread]), so that the clients a
+// server turned away at one instant do not all come back at the next. A
+// wait too large to be meaningful counts as exceeding the budget: the
+// server asked us not to come back soon. Otherwise the sleep is
+// [Backoff.Jitter]. Every draw is bo.Rand's, so a host that seeds it
+// replays the same sleeps.
 func (bo Backoff) Next(n int, ra RetryAfter, available, floor time.Duration) Delay {
 	switch {
 	case ra.Given:
-		d := Decide(ra.Wait, FromRetryAfter, available, floor)
+		d := decide(ra.Wait, bo.Cost(ra.Wait), FromRetryAfter, available, floor)
 		if !d.GiveUp {
+			// The spread keeps the sleep under the room, and its cost
+			// too: a cost of the resolution passed the test above.
 			d.Spread = bo.Spread(n, ra.Wait, room(available, floor)-ra.Wait-1)
 			d.Sleep += d.Spread
 		}
@@ -154,7 +176,8 @@ func (bo Backoff) Next(n int, ra RetryAfter, available, floor time.Duration) Del
 		d.Sleep = 0
 		return d
 	}
-	return Decide(bo.Jitter(n), FromJitter, available, floor)
+	sleep := bo.Jitter(n)
+	return decide(sleep, bo.Cost(sleep), FromJitter, available, floor)
 }
 
 // Spread returns the jitter added after a server's wait of ra before retry

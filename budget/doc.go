@@ -99,6 +99,17 @@
 // reserve of its own. The arithmetic is [SliceGrant] (and [SliceKeep]), a
 // pure function of durations that a Temporal workflow applies too.
 //
+// # Timers
+//
+// A host's timers may fire late: a Temporal server holds a new timer back
+// by up to its timer resolution (timerProcessorMaxTimeShift, 1s by
+// default; issue 26). The rules count that resolution once, as data the
+// host passes: a lease that must end by the deadline is granted from
+// [Armable] time (remaining − resolution), so that its timeout, late by
+// the resolution, still fires in time; and a backoff sleep shorter than
+// the resolution costs the resolution ([Backoff.Cost]), which the give-up
+// test counts. In process the resolution is zero and nothing changes.
+//
 // # Errors
 //
 // Refusals match [ErrRefused], bad headers [ErrBadHeader], bad Retry-After

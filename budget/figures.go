@@ -6,7 +6,10 @@ import "time"
 // a host off its clock and handed to a pure machine (a tool call's, a
 // model turn's): the machine is given time, never reads it (issue 25).
 type Figures struct {
-	Remaining time.Duration // until the run's deadline, never negative
+	// Remaining is the time until the run's deadline, never negative; on
+	// a host whose timers fire late, the time a timer armed now may use
+	// ([Armable]), so that every lease granted from it ends in time.
+	Remaining time.Duration
 	Reserve   time.Duration
 	Floor     time.Duration
 	P50       time.Duration // the kind's p50 (a [Kind], [Latency]): a lease below it is refused

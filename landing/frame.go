@@ -27,9 +27,10 @@ type Frame struct {
 	runID, parentRunID    string
 	start                 time.Time
 	total, reserve, floor time.Duration
+	resolution            time.Duration // the host's timer resolution: zero in process
 
-	phase Phase // the phase the last phase record moved to
 	seq   int64 // the last record's seq
+	phase Phase // the phase the last phase record moved to
 	ended bool  // run_end is stamped: it is the run's last record
 }
 
@@ -51,6 +52,34 @@ func NewFrame(runID, parentRunID string, start time.Time, total, reserve, floor 
 // FrameOf returns the frame of run runID on b, a budget already made.
 func FrameOf(runID, parentRunID string, b *budget.Budget) Frame {
 	return NewFrame(runID, parentRunID, b.Start(), b.Total(), b.Reserve(), b.Floor())
+}
+
+// WithResolution returns f on a host whose timers fire up to d late (a
+// Temporal server's timer resolution, issue 26): its leases and the
+// timers it tells the host to arm count d once ([budget.Armable]). Zero,
+// as in process, changes nothing.
+func (f Frame) WithResolution(d time.Duration) Frame {
+	f.resolution = max(d, 0)
+	return f
+}
+
+// Resolution returns the host's timer resolution, for the rules that
+// count it beside the frame's ([budget.Backoff.Resolution]).
+func (f *Frame) Resolution() time.Duration { return f.resolution }
+
+// Armable returns how long a timer armed at now may be set for and still
+// fire by D on the host: remaining − the resolution, never negative.
+func (f *Frame) Armable(now time.Time) time.Duration {
+	_, remaining, _ := f.Clock(now)
+	return budget.Armable(remaining, f.resolution)
+}
+
+// Figures returns the budget's figures at now for a turn's or a call's
+// machine, whose kind's p50 is p50 and whose work has ended or not:
+// its Remaining is [Frame.Armable], so that every lease and backoff the
+// machine grants counts the host's timer resolution.
+func (f *Frame) Figures(now time.Time, p50 time.Duration, ended bool) budget.Figures {
+	return budget.Figures{Remaining: f.Armable(now), Reserve: f.reserve, Floor: f.floor, P50: p50, Ended: ended}
 }
 
 // deadline returns D, when the budget ends.

@@ -22,10 +22,10 @@ const SetupStep = "setup"
 // asks for ceiling asked (zero: none of its own) and whose kind's p50 is
 // p50: the setup's share of the work time ([budget.SetupCeiling]: the
 // smaller of 5s and a quarter of B − R), cut shorter by what the budget
-// has left. A refusal is a [*budget.RefusedError] of step setup.
+// has left for a timer armed now ([Frame.Armable]). A refusal is a
+// [*budget.RefusedError] of step setup.
 func (f *Frame) SetupLease(now time.Time, asked, p50 time.Duration) (budget.Lease, error) {
-	_, remaining, _ := f.Clock(now)
-	lease, refused := budget.LeaseAt(remaining, f.reserve, f.floor, budget.SetupCeiling(f.total-f.reserve, asked), p50, false)
+	lease, refused := budget.LeaseAt(f.Armable(now), f.reserve, f.floor, budget.SetupCeiling(f.total-f.reserve, asked), p50, false)
 	if refused != nil {
 		refused.Step = SetupStep
 		return budget.Lease{}, refused

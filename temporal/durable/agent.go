@@ -68,6 +68,7 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 		Task: task, Instructions: t.Agent.Instructions, Budget: slice.Granted, Reserve: slice.Reserve,
 		Deadline: workflow.Now(ctx).Add(slice.Granted), Floor: slice.Floor, MaxSteps: t.Agent.MaxSteps,
 		Parallel: set.Parallel, MaxAttempts: r.in.MaxAttempts, Quiet: set.Quiet, RunID: childID, Toolset: t.Agent.Toolset,
+		TimerResolution: r.in.TimerResolution, // the same server's
 		Parent: &Parent{WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, RunID: r.frame.RunID(), Step: kind, Key: string(key),
 			ModelP50: set.ModelP50, ModelP95: set.ModelP95},
 	}

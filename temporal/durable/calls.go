@@ -89,7 +89,8 @@ func (r *run) drive(ctx workflow.Context, tc ToolCall, t ToolInfo, kind string) 
 	c := &toolCall{r: r, tc: tc, spec: t.Spec, key: mintKey(ctx), est: r.estimate(kind, t.Spec)}
 	c.base = trace.Record{Step: kind, StepIndex: r.step, Key: string(c.key)}
 	return tools.DriveCall(ctx, c, tools.CallRules{Kind: kind, Effect: t.Spec.Effect, MaxAttempts: t.Spec.MaxAttempts,
-		Ceiling: t.Spec.Ceiling, CanCancel: t.CanCancel, CanStatus: t.CanStatus, Backoff: budget.Backoff{Rand: r.rng.Int64N}},
+		Ceiling: t.Spec.Ceiling, CanCancel: t.CanCancel, CanStatus: t.CanStatus, Backoff: budget.Backoff{Rand: r.rng.Int64N,
+			Resolution: r.frame.Resolution()}},
 		tc.Name, c.key)
 }
 
@@ -296,11 +297,11 @@ func (r *run) settled() []landing.Call {
 }
 
 // settleCancels gives the cancels still unanswered their grace once the
-// run has landed: harness.CancelGrace, never past the deadline (SPEC §3).
+// run has landed: harness.CancelGrace, never past the deadline (SPEC §3),
+// its timer late by the server's resolution included.
 // One unanswered after it stays "sent", its activity left behind.
 func (r *run) settleCancels(ctx workflow.Context) {
-	_, remaining, _ := r.clock(ctx)
-	if grace := min(harness.CancelGrace, remaining); grace > 0 && r.unsettled > 0 { // else no timer in the history
+	if grace := min(harness.CancelGrace, r.frame.Armable(workflow.Now(ctx))); grace > 0 && r.unsettled > 0 { // else no timer in the history
 		ctx, _ = workflow.NewDisconnectedContext(ctx)
 		_, _ = workflow.AwaitWithTimeout(ctx, grace, func() bool { return r.unsettled == 0 })
 	}

@@ -23,10 +23,10 @@ func (r *run) clock(ctx workflow.Context) (spent, remaining, available time.Dura
 }
 
 // figures are the budget's figures now for a turn's or a call's machine,
-// p50 being its kind's.
+// p50 being its kind's, counting the server's timer resolution
+// ([landing.Frame.Figures]).
 func (r *run) figures(ctx workflow.Context, p50 time.Duration) budget.Figures {
-	_, remaining, _ := r.clock(ctx)
-	return budget.Figures{Remaining: remaining, Reserve: r.frame.Reserve(), Floor: r.frame.Floor(), P50: p50, Ended: ctx.Err() != nil}
+	return r.frame.Figures(workflow.Now(ctx), p50, ctx.Err() != nil)
 }
 
 // record stamps rec in workflow time ([landing.Frame.Stamp]) and keeps it

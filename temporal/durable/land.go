@@ -20,8 +20,9 @@ func (r *run) land(root workflow.Context) grun.Command {
 		r.landCtx, _ = workflow.NewDisconnectedContext(root)
 	}
 	r.write(r.landCtx, r.frame.MoveTo(workflow.Now(r.landCtx), landing.Land))
-	_, remaining, _ := r.clock(r.landCtx)
-	f := grun.Figures{Remaining: remaining, Reserve: r.frame.Reserve(), Floor: r.frame.Floor(), P50: r.model.P50(), Calls: r.settled()}
+	// The landing lease counts the server's timer resolution, as a work
+	// lease does (landing.Frame.Armable).
+	f := grun.Figures{Remaining: r.frame.Armable(workflow.Now(r.landCtx)), Reserve: r.frame.Reserve(), Floor: r.frame.Floor(), P50: r.model.P50(), Calls: r.settled()}
 	if !r.cancelledAt.IsZero() {
 		f.Cancelled, f.SinceCancel = true, workflow.Now(r.landCtx).Sub(r.cancelledAt)
 	}

@@ -23,7 +23,8 @@ import (
 // reply; a turn the budget refused before any attempt has the zero reply.
 // parallel is the run machine's word on the turn's parallel calls.
 func (r *run) turn(ctx workflow.Context, parallel bool) (model.TurnCommand, ModelReply) {
-	m := model.NewTurnMachine(model.TurnRules{MaxAttempts: r.in.MaxAttempts, Backoff: budget.Backoff{Rand: r.rng.Int64N}})
+	m := model.NewTurnMachine(model.TurnRules{MaxAttempts: r.in.MaxAttempts, Backoff: budget.Backoff{Rand: r.rng.Int64N,
+		Resolution: r.frame.Resolution()}})
 	var last ModelReply
 	var base trace.Record  // whose backoff follows an attempt
 	without := r.leftOut() // the tools on offer are fixed for the turn, as in process

@@ -37,6 +37,13 @@ type Input struct {
 	// time, so that no two machines' clocks are compared (SPEC §3).
 	Spent time.Duration
 
+	// TimerResolution is how late the server may fire a timer it is
+	// given: its history.timerProcessorMaxTimeShift, 1s by default. The
+	// run's leases and backoffs count it once (package budget's Timers),
+	// so that a lease's timeout, late by it, still ends by D. Zero: timers
+	// fire on time, as in process.
+	TimerResolution time.Duration `json:",omitempty"`
+
 	Toolset string  // the worker's tools the run uses: "" the tools file's, else a sub-agent's path of agent names
 	Parent  *Parent // a sub-agent's: the run that called it
 

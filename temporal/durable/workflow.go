@@ -142,7 +142,7 @@ func newRun(ctx workflow.Context, in Input) *run {
 	if !in.Deadline.IsZero() {
 		start = in.Deadline.Add(-in.Budget)
 	}
-	r.frame = landing.NewFrame(runID, parent, start, in.Budget, in.Reserve, in.Floor)
+	r.frame = landing.NewFrame(runID, parent, start, in.Budget, in.Reserve, in.Floor).WithResolution(in.TimerResolution)
 	// The quiet clock starts when a worker first runs the run: a wait for
 	// a worker is not the run's silence. in.Quiet > 0: no error.
 	r.quiet, _ = newQuietClock(in.Quiet, workflow.Now(ctx))

@@ -53,6 +53,10 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	traceFile := fs.String("trace", "", "write the run's JSONL trace to this file (SPEC §6)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	quiet := fs.Duration("quiet", 60*time.Second, "the quiet clock Q: the run lands when nothing happens for this long")
+	// A production server's default: a run told less could end a second
+	// past D; `dev`'s server fires timers within DevTimerShift, and a run
+	// on it may say so (docs/temporal.md, Timers).
+	resolution := fs.Duration("timer-resolution", time.Second, "how late the server may fire a timer (its history.timerProcessorMaxTimeShift; harness-temporal dev: 10ms): leases and backoffs count it, so the run ends by D")
 	progress := fs.String("progress", "auto", "live status line on stderr, a `mode`: auto (on a terminal), always or never")
 	if err := fs.Parse(args); err != nil {
 		return parseError(err, "run")
@@ -74,10 +78,14 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if *quiet <= 0 {
 		return usage("--quiet %v: must be positive", *quiet)
 	}
+	if *resolution < 0 {
+		return usage("--timer-resolution %v: want a duration of 0 or more", *resolution)
+	}
 	if *progress != "auto" && *progress != "always" && *progress != "never" {
 		return usage("--progress %q: want auto, always or never", *progress)
 	}
-	in := durable.Input{Task: task, Budget: *b, Floor: *floor, MaxSteps: *maxSteps, Parallel: *parallel, Quiet: *quiet}
+	in := durable.Input{Task: task, Budget: *b, Floor: *floor, MaxSteps: *maxSteps, Parallel: *parallel, Quiet: *quiet,
+		TimerResolution: *resolution}
 	if *reserve != "auto" {
 		r, err := time.ParseDuration(*reserve)
 		if err != nil || r <= 0 || r >= *b {
