@@ -42,8 +42,12 @@ import "go.temporal.io/sdk/workflow"
 // worker that states none, a request that Temporal could not carry is
 // not sent, Input.Spent starts the budget before the run's start, an
 // orphan is journaled whatever the time left, and a land
-// signal ends the run's work as a cancellation does (issue 26).
-const RulesVersion workflow.Version = 6
+// signal ends the run's work as a cancellation does (issue 26);
+// 7, a run reads once whether its namespace has Glidepath's search
+// attributes (a local activity) and upserts them at its start, at each
+// change of phase and at its end, and its leases, backoffs and landing
+// count Input.TimerResolution (issue 26).
+const RulesVersion workflow.Version = 7
 
 // RulesChange is the change ID under which a run's history records
 // [RulesVersion].
@@ -56,7 +60,7 @@ const RulesChange = "glidepath.rules"
 //
 // In a fleet that check is a last guard, not the way runs meet builds:
 // every run is pinned to the build that started it (Temporal's Worker
-// Versioning, deploy.go), a build being its rules ([BuildID], "rules-6"),
+// Versioning, deploy.go), a build being its rules ([BuildID], "rules-7"),
 // so that a worker of other rules is never handed the run at all. Worker
 // Versioning was chosen over failing such a run at once (issue 26, item
 // 4) because it keeps the run: a run whose build has no worker left waits
