@@ -25,9 +25,9 @@ type Backoff struct {
 	Rand func(n int64) int64
 
 	// Resolution is the host's timer resolution (see Timers in the
-	// package doc): a sleep
-	// shorter than it costs it, and the give-up test counts that cost.
-	// Zero, as in process: a sleep costs what it sleeps.
+	// package doc): a sleep shorter than it costs it, and the give-up
+	// test counts that cost. Zero, as in process: a sleep costs what it
+	// sleeps.
 	Resolution time.Duration
 }
 
