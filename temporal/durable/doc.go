@@ -43,6 +43,19 @@
 //
 // A run's trace is workflow state, bounded by [MaxRecords] and
 // [MaxTraceBytes], and returned when it ends, not written as it goes.
+// What a run carries stays under Temporal's payload limit
+// ([MaxToolOutputBytes], [MaxRequestBytes], [MaxHistoryBytes]), and its
+// leases count the server's timer resolution ([Input].TimerResolution).
+//
+// # Operating runs
+//
+// A worker states its toolset ([Identity]) and its build ([Deployment]):
+// every step of a run checks the toolset the run was set up with, and a
+// run stays on the build whose rules started it ([Promote]). A run
+// answers [QueryStatus], lands on [SignalLand], keeps the search
+// attributes of [SearchAttributes] when its namespace has them, and is
+// ended by the server at [Overrun] past its deadline. Its payloads may be
+// sealed by a codec (package codec).
 //
 // # Rules version
 //
