@@ -28,21 +28,7 @@ import (
 // its records join the parent's trace under its own run_id with the
 // parent's as parent_run_id; and the parent completes.
 func TestASubAgentRunsAsAChildWorkflowOnASliceOfItsParentsBudget(t *testing.T) {
-	e := newEnvFiles(t, map[string]string{
-		"tools.yaml": `tools:
-  - name: researcher
-    description: Researches one question.
-    ceiling: 8s
-    agent:
-      instructions: You research one question.
-      tools: child.yaml
-      max_steps: 4
-`,
-		"child.yaml": `tools:
-  - name: search
-    builtin: search
-`,
-	}, nil, nil)
+	e := newEnvFiles(t, researcherFiles, nil, nil)
 	const budget = 20 * time.Second
 	out, wr := e.run(t, durable.Input{Task: "research deadlines", Budget: budget})
 	res := out.Result
@@ -393,4 +379,22 @@ func TestASubAgentStartsFromItsParentsModelEstimate(t *testing.T) {
 	if len(turns) != 0 || len(refused) != 1 || refused[0].Reason != "below p50" {
 		t.Fatalf("the child's model turns %+v, refusals %+v; want its turn refused below its parent's p50\n%s", turns, refused, dump(out))
 	}
+}
+
+// researcherFiles are a tools file whose researcher is a sub-agent with
+// an 8s ceiling, and the sub-agent's own, which searches.
+var researcherFiles = map[string]string{
+	"tools.yaml": `tools:
+  - name: researcher
+    description: Researches one question.
+    ceiling: 8s
+    agent:
+      instructions: You research one question.
+      tools: child.yaml
+      max_steps: 4
+`,
+	"child.yaml": `tools:
+  - name: search
+    builtin: search
+`,
 }

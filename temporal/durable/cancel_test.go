@@ -59,8 +59,9 @@ const longJobBudget = 60 * time.Second
 
 // longJobRun starts a run of longJobBudget whose model calls long_job, a
 // tool server's job of 30s, and returns once the call has reached the
-// server, with the run and a context that bounds the test's waits.
-func longJobRun(t *testing.T) (*env, client.WorkflowRun, context.Context) {
+// server, with the run and a context that bounds the test's waits. Each
+// of before is called with the env before the run starts.
+func longJobRun(t *testing.T, before ...func(context.Context, *env)) (*env, client.WorkflowRun, context.Context) {
 	t.Helper()
 	p := &posts{byKey: map[string]int{}, arrived: map[string]chan struct{}{"long_job": make(chan struct{})}}
 	toolServer := httptest.NewServer(p.wrap(demo.NewServer(demo.ServerConfig{Tick: time.Second, Steps: 30})))
@@ -68,6 +69,9 @@ func longJobRun(t *testing.T) (*env, client.WorkflowRun, context.Context) {
 	e := newEnv(t, "tools:\n  - name: long_job\n    url: "+toolServer.URL+"\n    ceiling: 40s\n")
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	t.Cleanup(cancel)
+	for _, f := range before {
+		f(ctx, e)
+	}
 	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}, longJobBudget), durable.WorkflowName,
 		durable.Input{Task: "a long job", Budget: longJobBudget})
 	if err != nil {

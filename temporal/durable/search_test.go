@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -12,13 +11,11 @@ import (
 
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/temporal/durable"
-	"github.com/glidepath/glidepath/tools/demo"
 	"github.com/glidepath/glidepath/trace"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -29,25 +26,11 @@ import (
 // at its end, however many records it wrote, and replays (the checked-in
 // histories are recorded in a namespace without the attributes).
 func TestARunIsListedByItsStatusPhaseAndDeadlineAndFoundByItsCause(t *testing.T) {
-	p := &posts{byKey: map[string]int{}, arrived: map[string]chan struct{}{"long_job": make(chan struct{})}}
-	toolServer := httptest.NewServer(p.wrap(demo.NewServer(demo.ServerConfig{Tick: time.Second, Steps: 30})))
-	t.Cleanup(toolServer.Close)
-	e := newEnv(t, "tools:\n  - name: long_job\n    url: "+toolServer.URL+"\n    ceiling: 40s\n")
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	if err := durable.RegisterSearchAttributes(ctx, e.c, e.ts.GetDefaultNamespace()); err != nil {
-		t.Fatal(err)
-	}
-	wr, err := e.c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}, longJobBudget), durable.WorkflowName,
-		durable.Input{Task: "a long job", Budget: longJobBudget})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.arrived["long_job"]:
-	case <-ctx.Done():
-		t.Fatal("long_job was never called")
-	}
+	e, wr, ctx := longJobRun(t, func(ctx context.Context, e *env) {
+		if err := durable.RegisterSearchAttributes(ctx, e.c, e.ts.GetDefaultNamespace()); err != nil {
+			t.Fatal(err)
+		}
+	})
 	d, err := e.c.DescribeWorkflow(ctx, wr.GetID(), wr.GetRunID())
 	if err != nil {
 		t.Fatal(err)

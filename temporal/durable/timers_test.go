@@ -134,21 +134,7 @@ func later(a, b time.Time) time.Time {
 // A sub-agent runs on its parent's server: its child workflow counts the
 // same timer resolution in its own leases.
 func TestASubAgentCountsItsParentsTimerResolution(t *testing.T) {
-	e := newEnvFiles(t, map[string]string{
-		"tools.yaml": `tools:
-  - name: researcher
-    description: Researches one question.
-    ceiling: 8s
-    agent:
-      instructions: You research one question.
-      tools: child.yaml
-      max_steps: 4
-`,
-		"child.yaml": `tools:
-  - name: search
-    builtin: search
-`,
-	}, nil, nil)
+	e := newEnvFiles(t, researcherFiles, nil, nil)
 	const resolution = 10 * time.Millisecond
 	out, wr := e.run(t, durable.Input{Task: "research deadlines", Budget: 20 * time.Second, TimerResolution: resolution})
 	var child durable.Input
