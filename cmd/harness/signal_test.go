@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/trace"
@@ -195,8 +196,12 @@ func TestARunWhoseToolAndItsCancelHangEndsInsideItsBudget(t *testing.T) {
 	if want := "cancel sent, landing by model"; strings.Join(events, ", ") != want {
 		t.Errorf("trace shows %q, want %q", strings.Join(events, ", "), want)
 	}
+	// Its grace, then the process's exit: on a machine busy with other
+	// tests (CI runs packages side by side under -race) that exit took up
+	// to 85ms past the grace; a process that waited for the hung cancel
+	// would end seconds later, at its budget.
 	for _, r := range recs {
-		if r.Event == trace.Landing && ended.Sub(r.TS) > 150*time.Millisecond {
+		if r.Event == trace.Landing && ended.Sub(r.TS) > harness.CancelGrace+400*time.Millisecond {
 			t.Errorf("the process ended %v after its landing summary, past its grace", ended.Sub(r.TS))
 		}
 	}

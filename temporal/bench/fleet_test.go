@@ -53,6 +53,7 @@ type fleetResult struct {
 	Writes, SentTwice, RanTwice int // write keys POSTed; of them POSTed twice, committed twice
 	Reconciled, Orphans         int // runs whose write was asked by key after a cut, journaled
 	CutByDeath                  int // runs with an attempt ended by the dead worker (a missed heartbeat)
+	OtherToolset                int // runs a step of which a worker refused for another toolset: the fleet's workers differ
 	KilledAt, Took              time.Duration
 }
 
@@ -122,10 +123,12 @@ func runFleet(tb testing.TB, cfg fleetConfig) fleetResult {
 	const queue = "fleet"
 	var workers []*workerProc
 	for i := range 2 {
-		// Each worker reaches the tools under a prefix of its own, so
-		// that the killer knows which one has writes in flight.
+		// Each worker names itself in its tools' URL query, so that the
+		// killer knows which one has writes in flight; the query is not
+		// part of the toolset's fingerprint, so both run one toolset and
+		// either can carry the other's runs on.
 		w := fmt.Sprintf("w%d", i)
-		tools := toolsFile(tb, dir, w+".yaml", url+"/"+w, "lookup", "commit")
+		tools := toolsFile(tb, dir, w+".yaml", url+"/?worker="+w, "lookup", "commit")
 		workers = append(workers, startWorker(tb, []string{"GLIDEPATH_TBENCH_WORKER=1",
 			"GLIDEPATH_TBENCH_TOOLS=" + tools, "GLIDEPATH_TBENCH_JOURNAL=" + filepath.Join(dir, fmt.Sprintf("orphans-%d.jsonl", i)),
 			"GLIDEPATH_TBENCH_ADDRESS=" + ts.GetFrontendHostPort(), "GLIDEPATH_TBENCH_NAMESPACE=" + ts.GetDefaultNamespace(),
@@ -205,7 +208,7 @@ func runFleet(tb testing.TB, cfg fleetConfig) fleetResult {
 		res.Labeled++
 		b := out.Result.Budget
 		late := b.SpentMs > b.TotalMs
-		var dead, asked, orphan bool
+		var dead, asked, orphan, other bool
 		for _, r := range out.Trace {
 			switch {
 			case r.Event == trace.RunEnd && r.LateMs > 0:
@@ -216,12 +219,15 @@ func runFleet(tb testing.TB, cfg fleetConfig) fleetResult {
 				asked = true
 			case r.Event == trace.Orphan:
 				orphan = true
+			case strings.Contains(r.Message, mismatchWords):
+				other = true
 			}
 		}
 		res.PastD += count(late)
 		res.CutByDeath += count(dead)
 		res.Reconciled += count(asked)
 		res.Orphans += count(orphan)
+		res.OtherToolset += count(other)
 	}
 	dctx, dstop := context.WithTimeout(context.Background(), time.Minute)
 	defer dstop()
@@ -261,6 +267,10 @@ func count(b bool) int {
 	return 0
 }
 
+// mismatchWords are the words of a toolset.MismatchError in a record: a
+// record carries an error's text, not the error.
+const mismatchWords = "every worker of a task queue must run the same tools file"
+
 // errFleet is matched by a fleet whose figures break SPEC §7's promise.
 var errFleet = errors.New("fleet")
 
@@ -280,6 +290,9 @@ func (r fleetResult) check() error {
 	}
 	if r.KilledAt == 0 {
 		why = append(why, "the worker was never killed")
+	}
+	if r.OtherToolset > 0 {
+		why = append(why, fmt.Sprintf("%d runs met a worker of another toolset: the fleet's workers must run one", r.OtherToolset))
 	}
 	if len(why) == 0 {
 		return nil
@@ -349,6 +362,7 @@ func BenchmarkFleet(b *testing.B) {
 	b.ReportMetric(float64(r.Reconciled), "runs-reconciled")
 	b.ReportMetric(float64(r.Orphans), "runs-orphaned")
 	b.ReportMetric(float64(r.CutByDeath), "runs-cut-by-kill")
+	b.ReportMetric(float64(r.OtherToolset), "runs-other-toolset")
 	b.ReportMetric(ms(r.KilledAt), "killed-at-ms")
 	b.ReportMetric(r.Took.Seconds(), "fleet-s")
 	if err := r.check(); err != nil {

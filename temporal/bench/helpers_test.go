@@ -55,39 +55,34 @@ func register(r worker.Registry, acts *durable.Activities) {
 
 // posts counts what a tool server receives: POSTs by tool and key,
 // handler runs (executions of the tool's work) by tool and key, and the
-// POSTs in flight by the prefix of the path they came in on, which names
-// the worker that sent them.
+// POSTs in flight by the worker that sent them, named by the URL's query
+// (?worker=w0): a query is not part of a toolset's fingerprint, so the
+// workers of one queue still run one toolset.
 type posts struct {
 	mu       sync.Mutex
 	sent     map[string]int // "tool key" → POSTs received
 	ran      map[string]int // "tool key" → handler runs
 	n        map[string]int // tool → POSTs received
-	inFlight map[string]int // "prefix tool" → POSTs not yet answered
+	inFlight map[string]int // "worker tool" → POSTs not yet answered
 }
 
 func newPosts() *posts {
 	return &posts{sent: map[string]int{}, ran: map[string]int{}, n: map[string]int{}, inFlight: map[string]int{}}
 }
 
-// wrap counts the POSTs h serves, their path stripped of its first
-// element, the prefix, before h sees it.
+// wrap counts the POSTs h serves.
 func (p *posts) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		prefix, rest, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		r.URL.Path, r.URL.RawPath = "/"+rest, ""
+		worker := r.URL.Query().Get("worker")
 		if tool, ok := strings.CutPrefix(r.URL.Path, "/tools/"); ok && r.Method == http.MethodPost && !strings.Contains(tool, "/") {
 			p.mu.Lock()
 			p.sent[tool+" "+r.Header.Get("Idempotency-Key")]++
 			p.n[tool]++
-			p.inFlight[prefix+" "+tool]++
+			p.inFlight[worker+" "+tool]++
 			p.mu.Unlock()
 			defer func() {
 				p.mu.Lock()
-				p.inFlight[prefix+" "+tool]--
+				p.inFlight[worker+" "+tool]--
 				p.mu.Unlock()
 			}()
 		}
@@ -95,12 +90,12 @@ func (p *posts) wrap(h http.Handler) http.Handler {
 	})
 }
 
-// busy reports how many POSTs of tool that came in under prefix are not
-// yet answered.
-func (p *posts) busy(prefix, tool string) int {
+// busy reports how many POSTs of tool that worker sent are not yet
+// answered.
+func (p *posts) busy(worker, tool string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.inFlight[prefix+" "+tool]
+	return p.inFlight[worker+" "+tool]
 }
 
 func (p *posts) didRun(tool, key string) {
@@ -142,8 +137,8 @@ var lookupOutput = map[string]int{"cats": 3}
 
 // toolServer serves, on loopback, a read that answers at once (lookup)
 // and a write that works for commitAfter and then commits (commit), both
-// counted by p, and returns its URL. The tools are served under any
-// prefix: URL/w0/tools/lookup is lookup, counted under w0.
+// counted by p, and returns its URL. URL/tools/lookup?worker=w0 is
+// lookup, counted for w0.
 func toolServer(tb testing.TB, p *posts, commitAfter time.Duration) string {
 	tb.Helper()
 	srv := &kit.Server{}

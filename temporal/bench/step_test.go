@@ -57,7 +57,7 @@ func newStepEnv(tb testing.TB, ts *temporaltest.TestServer, steps int) *stepEnv 
 		queue: fmt.Sprintf("step-%d", steps), c: ts.GetDefaultClient()}
 	tb.Cleanup(e.sim.Close)
 	url := toolServer(tb, e.posts, time.Millisecond)
-	reg, err := durable.LoadTools(context.Background(), toolsFile(tb, tb.TempDir(), "tools.yaml", url+"/step", "lookup"), nil)
+	reg, err := durable.LoadTools(context.Background(), toolsFile(tb, tb.TempDir(), "tools.yaml", url, "lookup"), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
