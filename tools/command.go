@@ -189,12 +189,17 @@ func (t *commandTool) Attempt(ctx context.Context, call *Call) Answer {
 	var reading sync.WaitGroup
 	reading.Go(func() { readProgress(progress, call) })
 	// From here the process ran, and when waitGroup returns its whole
-	// group is gone: whatever it did, nothing of it is left running. A
-	// process that left the group may still hold the progress pipe: closing
-	// our end ends the reading.
+	// group is gone: whatever it did, nothing of it is left running. What
+	// it wrote last may still be in the pipe: the reading drains it to its
+	// end, which comes at once, unless a process that left the group still
+	// holds the pipe; that one gets progressDrain, then the reading ends.
+	// (Closing our end at once lost those last lines.)
 	err = waitGroup(cmd)
-	progress.Close()
+	if progress.SetReadDeadline(time.Now().Add(progressDrain)) != nil {
+		progress.Close() // a pipe with no deadline: end the reading as before
+	}
 	reading.Wait()
+	progress.Close()
 	if ctx.Err() != nil {
 		return Answer{Err: context.Cause(ctx), Output: stringOutput(stdout.buf.Bytes()), CutShort: true, Stopped: true}
 	}
@@ -222,6 +227,11 @@ const (
 	envBudget = "GLIDEPATH_BUDGET_REMAINING_MS"
 	envKey    = "GLIDEPATH_IDEMPOTENCY_KEY"
 )
+
+// progressDrain bounds the reading of what a subprocess wrote to its
+// progress pipe once its group is gone, should a process that left the
+// group hold the pipe open.
+const progressDrain = 20 * time.Millisecond
 
 // maxProgressLine bounds one progress line of a subprocess; a longer one is
 // skipped, and the lines after it are read.
