@@ -40,6 +40,10 @@ func (quietLogger) Error(msg string, kv ...any) { sdkLog.Error(msg, kv...) }
 // labeled unknown (resultUnknown).
 const answerWait = 2 * time.Second
 
+// errDialBudget is why `run` stopped dialing the server: its budget
+// ended first.
+var errDialBudget = errors.New("no answer from the Temporal server within the run's budget of")
+
 func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -108,11 +112,17 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	// printed.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *b+durable.Overrun+answerWait)
 	defer cancel()
-	dctx, stopDial := context.WithCancel(wctx)
+	// Nothing has started while the server is dialed: a server that
+	// takes connections and never answers is given the budget, not the
+	// SDK's own 5s (issue 26), and is then an error, before any run.
+	dctx, stopDial := context.WithDeadlineCause(wctx, b0.Deadline(), errDialBudget)
 	defer context.AfterFunc(ctx, stopDial)()
 	cl, err := c.dial(dctx)
 	stopDial()
 	if err != nil {
+		if context.Cause(dctx) == errDialBudget {
+			return fmt.Errorf("%w %s: %w", errDialBudget, landing.Rounded(*b), err)
+		}
 		return err
 	}
 	defer cl.Close()
