@@ -231,7 +231,11 @@ func runFleet(tb testing.TB, cfg fleetConfig) fleetResult {
 		if _, killErr = spawn("w2", "next"); killErr != nil {
 			return
 		}
-		if killErr = waitCurrent(ctx, c, queue, durable.BuildID(nextRules)); killErr != nil {
+		// A worker that could not start or promote its build has said why
+		// on stderr by then.
+		within, stopWaiting := context.WithTimeout(ctx, time.Minute)
+		defer stopWaiting()
+		if killErr = waitCurrent(within, c, queue, durable.BuildID(nextRules)); killErr != nil {
 			return
 		}
 		replacedAt = time.Now()
