@@ -11,8 +11,9 @@
 //
 // Each benchmark sets ns/op to zero; its figures are custom metrics.
 // `go test ./bench` (make temporal-test) runs only the short tests: the
-// baseline's fairness and a fleet of 12 runs with a worker killed, with
-// assertions on labels, deadlines and writes, none on timings.
+// baseline's fairness and a fleet of 16 runs with a worker killed and
+// replaced by the next build, with assertions on labels, deadlines,
+// builds and writes, none on timings.
 //
 // # Overhead per step
 //
@@ -76,35 +77,67 @@
 //
 // BenchmarkFleet: GLIDEPATH_BENCH_RUNS runs (default 1000) of B = 30s,
 // at most GLIDEPATH_BENCH_INFLIGHT at once (default 100), over two worker
-// processes: copies of the test binary (TestMain turns one into a worker
-// when GLIDEPATH_TBENCH_WORKER is set), each what `harness-temporal worker
-// --model sim --tools F --journal J` runs (durable.WorkerOptions, a sim in
-// memory, the tools of a tools file, an orphan journal of its own); runs
-// start with durable.StartOptions, as `harness-temporal run` starts them. The tools are a kit server on
+// processes of this build, w0 and w1: copies of the test binary (TestMain
+// turns one into a worker when GLIDEPATH_TBENCH_WORKER is set), each what
+// `harness-temporal worker --model sim --tools F --journal J` runs
+// (durable.WorkerOptions, its identity with its toolset, CheckQueue, a sim
+// in memory, the tools of a tools file, an orphan journal of its own),
+// versioned as it is: durable.Deployment, every run pinned to the build
+// that took it, the build made current with durable.Promote once it
+// polls. Runs start with durable.StartOptions, as `harness-temporal run`
+// starts them, once the build is current. The tools are a kit server on
 // loopback in the benchmark's process: lookup, a read that answers at
 // once, and commit, a write that works 1s and then commits, whatever its
 // caller's deadline. The sim's default policy calls both in the run's
-// first turn, side by side, and answers in its second. Once half the
-// runs' writes have reached the tool server, the first worker is
-// SIGKILLed.
+// first turn, side by side, and answers in its second.
+//
+// Once half the runs' writes have reached the tool server, with one of
+// w0's in flight, w0 is SIGKILLed and a worker of the next build, w2,
+// starts at once and makes itself current, as a deploy does
+// (GLIDEPATH_TBENCH_BUILD=next): build ID durable.BuildID of
+// durable.RulesVersion + 1, its workflow durable.Workflow after one
+// SideEffect, the change of issue 26's rebuilt worker, so that it does a
+// new run's whole work and cannot replay a run of this build (the fleet
+// replays one run's history on it to show so). The runs w0 served stay
+// pinned to this build and are carried on by w1; the runs that start
+// once w2's build is current go to it. The short test holds its last
+// runs until then, so that some do.
 //
 // Its figures: labeled, complete, partial (and partial-CAUSE, by cause)
 // over runs; end-p50-ms, end-p99-ms and end-max-ms, each run's close time
-// − start time on the server, against budget-ms (B); past-B, the runs
-// whose end passed start + B; past-D, those whose own budget report says
-// they ended past their deadline D (SpentMs beyond TotalMs, or a run_end
-// record with late_ms), D being their start request's time
-// + B; start-lag-p99-ms, the start request to the first workflow task,
-// time spent from B before any work (a run's budget counts from its start
-// request); writes, the write keys the tool received, and
-// of them writes-sent-twice (POSTed more than once) and
-// writes-committed-twice (the write's work ran more than once); for the
-// kill, killed-at-ms since the fleet began, runs-cut-by-kill (runs with an
-// attempt that ended by the dead worker's missed heartbeat),
-// runs-reconciled (a write asked by its key after a cut) and
-// runs-orphaned (a write journaled as an orphan); fleet-s, the whole
-// fleet. The benchmark fails when a run has no labeled result, one ends
-// past its D, a write is sent or committed twice, or the worker was never
-// killed. B is scaled so that the fleet fits this 2-core machine with the
-// embedded server: 1000 runs take well under a minute.
+// − start time in its history, against budget-ms (B); past-B, the runs
+// whose end passed start + B; past-bound, those past start + B +
+// bound-ms (durable.Overrun, the bound stated for a run's end past D);
+// past-D, those whose own budget report says they ended past their
+// deadline D (SpentMs beyond TotalMs, or a run_end record with late_ms),
+// D being their start request's time + B; start-lag-p99-ms, the start
+// request to the first workflow task, time spent from B before any work
+// (a run's budget counts from its start request); writes, the write keys
+// the tool received, and of them writes-sent-twice (POSTed more than
+// once) and writes-committed-twice (the write's work ran more than once);
+// for the kill, killed-at-ms since the fleet began, runs-cut-by-kill
+// (runs with an attempt that ended by the dead worker's missed
+// heartbeat), runs-reconciled (a write asked by its key after a cut) and
+// runs-orphaned (a write journaled as an orphan); for the deploy, read
+// off each run's history (each completed workflow task names its worker
+// and its build), replaced-at-ms (the next build current, since the
+// fleet began), runs-old-build and runs-next-build (the runs whose every
+// workflow task this build, or the next, completed), runs-unpinned
+// (served by more than one build), runs-after-replaced (started once the
+// next build was current) and runs-new-on-old-build (of them, served by
+// this build), runs-carried-by-w1 (runs w0 had served whose workflow
+// tasks w1 completed after the kill), wf-tasks-failed and
+// wf-tasks-nondeterministic (failed workflow tasks, and of them those
+// that failed replaying), wf-tasks-timed-out (the tasks the killed worker
+// held, or its sticky queue's); load-avg-start and load-avg-end, the
+// machine's 1-minute load average (/proc/loadavg) as the fleet starts and
+// as its last run ends; fleet-s, the whole fleet. The benchmark fails
+// when a run has no labeled result, one ends past its D or past B +
+// bound, a write is sent or committed twice, the worker was never killed
+// or none of its runs was carried on, the next build never became
+// current, took no run or replays this build's runs, a workflow task
+// failed, a run was served by two builds, or a run started once the next
+// build was current was served by this one. B is scaled so that the fleet
+// fits this 2-core machine with the embedded server: 1000 runs take
+// about a minute.
 package bench

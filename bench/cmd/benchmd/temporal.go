@@ -30,7 +30,8 @@ const (
 // temporalSection measures SPEC §7's last bullet: the harness's overhead
 // per step against a plain Temporal workflow making the same activity
 // calls, and a fleet of 1,000 runs over two worker processes, one
-// SIGKILLed mid-run (temporal/bench's doc says how).
+// SIGKILLed mid-run and replaced by a worker of the next build
+// (temporal/bench's doc says how).
 func temporalSection(ctx context.Context, r *report) error {
 	dir, err := os.MkdirTemp("", "benchmd-temporal-")
 	if err != nil {
@@ -89,12 +90,17 @@ func temporalSection(ctx context.Context, r *report) error {
 		{"runs (at most this many at once)", fmt.Sprintf("%s (%s)", num(f.get("runs")), num(f.get("in-flight")))},
 		{"labeled: complete / partial (by cause)", fmt.Sprintf("%s of %s: %s / %s (%s)", num(f.get("labeled")), num(f.get("runs")), num(f.get("complete")), num(f.get("partial")), partials)},
 		{"end − start request: p50 / p99 / max, against B", fmt.Sprintf("%s / %s / %s of %s", dur(msDur(f.get("end-p50-ms"))), dur(msDur(f.get("end-p99-ms"))), dur(msDur(f.get("end-max-ms"))), dur(msDur(f.get("budget-ms"))))},
-		{"runs ended past start request + B / past their own D", fmt.Sprintf("%s / %s", num(f.get("past-B")), num(f.get("past-D")))},
+		{"runs ended past start request + B / past B + the stated bound (durable.Overrun) / past their own D", fmt.Sprintf("%s / %s (%s) / %s", num(f.get("past-B")), num(f.get("past-bound")), dur(msDur(f.get("bound-ms"))), num(f.get("past-D")))},
 		{"start request to its first workflow task (spent from B), p99", dur(msDur(f.get("start-lag-p99-ms")))},
-		{"worker SIGKILLed at (since the first start)", dur(msDur(f.get("killed-at-ms")))},
+		{"worker SIGKILLed at / the next build current at (since the first start)", fmt.Sprintf("%s / %s", dur(msDur(f.get("killed-at-ms"))), dur(msDur(f.get("replaced-at-ms"))))},
+		{"runs served by this build / the next / more than one", fmt.Sprintf("%s / %s / %s", num(f.get("runs-old-build")), num(f.get("runs-next-build")), num(f.get("runs-unpinned")))},
+		{"runs started once the next build was current / of them served by this build", fmt.Sprintf("%s / %s", num(f.get("runs-after-replaced")), num(f.get("runs-new-on-old-build")))},
+		{"runs of the killed worker carried on by the other worker of its build", num(f.get("runs-carried-by-w1"))},
+		{"workflow tasks failed / of them nondeterministic / timed out (the killed worker's)", fmt.Sprintf("%s / %s / %s", num(f.get("wf-tasks-failed")), num(f.get("wf-tasks-nondeterministic")), num(f.get("wf-tasks-timed-out")))},
 		{"runs with an attempt cut by the dead worker / reconciled by key / with an orphan journaled", fmt.Sprintf("%s / %s / %s", num(f.get("runs-cut-by-kill")), num(f.get("runs-reconciled")), num(f.get("runs-orphaned")))},
 		{"writes (keys) / sent twice / committed twice", fmt.Sprintf("%s / %s / %s", num(f.get("writes")), num(f.get("writes-sent-twice")), num(f.get("writes-committed-twice")))},
 		{"the whole fleet took", fmt.Sprintf("%ss", num(f.get("fleet-s")))},
+		{"load average (1 min) at the fleet's start / end", fmt.Sprintf("%s / %s", num(f.get("load-avg-start")), num(f.get("load-avg-end")))},
 	})
 	r.add("On Temporal", []string{c1, c2}, fmt.Sprintf(`Read with temporal/bench/doc.go. Both on temporaltest's server (SQLite in memory) in the bench's process.
 
@@ -106,12 +112,14 @@ part. CPU is the process's (server, worker and sim included, the same for both).
 
 %s
 %s
-**The fleet.** %s runs of B = %s over two worker processes (copies of the test binary, each
-`+"`harness-temporal worker --model sim`"+` in effect: its worker options, a sim in memory each), tools on loopback in the bench's
-process: a read and a write that works 1s and counts its POSTs and commits per idempotency key. The first
-worker is SIGKILLed once half the writes have reached the tool. *end* is the server's close time − start time of
-each run; D is the run's own deadline (its first workflow task's workflow time + B), checked in its budget
-report and run_end record.
+**The fleet.** %s runs of B = %s over two worker processes of this build (copies of the test binary, each
+`+"`harness-temporal worker --model sim`"+` in effect: its worker options, versioned and made current as it does, runs
+pinned to their build, a sim in memory each), tools on loopback in the bench's process: a read and a write that
+works 1s and counts its POSTs and commits per idempotency key. The first worker is SIGKILLed once half the writes
+have reached the tool, and a worker of the next build (durable.Workflow after one SideEffect: it cannot replay
+this build's runs) starts at once and makes itself current. Builds and workers are read off each run's history.
+*end* is the server's close time − start time of each run; D is the run's own deadline (its first workflow
+task's workflow time + B), checked in its budget report and run_end record.
 
 %s`, cost, shape, num(f.get("runs")), dur(msDur(f.get("budget-ms"))), fleetRows))
 
@@ -157,13 +165,15 @@ report and run_end record.
 		r.lose(fmt.Sprintf("on Temporal, %s of %s fleet runs landed partial (by cause: %s) with a worker killed, their p99 end %s of B = %s",
 			num(n), num(f.get("runs")), partials, dur(msDur(f.get("end-p99-ms"))), dur(msDur(f.get("budget-ms")))))
 	}
-	ok := f.get("labeled") == f.get("runs") && f.get("past-D") == 0 && f.get("past-B") == 0 && f.get("writes-sent-twice") == 0 &&
-		f.get("writes-committed-twice") == 0 && f.get("killed-at-ms") > 0
-	r.target(fmt.Sprintf("On Temporal: a fleet of %s runs over two worker processes, one SIGKILLed mid-run: every run labeled, inside its original deadline, 0 writes sent twice", num(f.get("runs"))),
-		fmt.Sprintf("%s of %s labeled (%s complete); %s past start + B, %s past their own D; p99 end %s of %s; %s of %s writes sent twice; the kill cut attempts of %s runs, %s reconciled by key",
-			num(f.get("labeled")), num(f.get("runs")), num(f.get("complete")), num(f.get("past-B")), num(f.get("past-D")),
+	ok := f.get("labeled") == f.get("runs") && f.get("past-D") == 0 && f.get("past-B") == 0 && f.get("past-bound") == 0 && f.get("writes-sent-twice") == 0 &&
+		f.get("writes-committed-twice") == 0 && f.get("killed-at-ms") > 0 && f.get("replaced-at-ms") > 0 && f.get("runs-next-build") > 0 &&
+		f.get("wf-tasks-failed") == 0 && f.get("runs-unpinned") == 0 && f.get("runs-new-on-old-build") == 0
+	r.target(fmt.Sprintf("On Temporal: a fleet of %s runs over two worker processes, one SIGKILLed mid-run and replaced by a worker of the next build: every run labeled, inside its original deadline, 0 writes sent twice, 0 workflow tasks failed", num(f.get("runs"))),
+		fmt.Sprintf("%s of %s labeled (%s complete); %s past start + B, %s past B + %s, %s past their own D; p99 end %s of %s; %s of %s writes sent twice; the kill cut attempts of %s runs, %s reconciled by key; %s runs on this build, %s on the next, %s on both; %s workflow tasks failed; load average %s to %s",
+			num(f.get("labeled")), num(f.get("runs")), num(f.get("complete")), num(f.get("past-B")), num(f.get("past-bound")), dur(msDur(f.get("bound-ms"))), num(f.get("past-D")),
 			dur(msDur(f.get("end-p99-ms"))), dur(msDur(f.get("budget-ms"))), num(f.get("writes-sent-twice")), num(f.get("writes")),
-			num(f.get("runs-cut-by-kill")), num(f.get("runs-reconciled"))),
+			num(f.get("runs-cut-by-kill")), num(f.get("runs-reconciled")), num(f.get("runs-old-build")), num(f.get("runs-next-build")), num(f.get("runs-unpinned")),
+			num(f.get("wf-tasks-failed")), num(f.get("load-avg-start")), num(f.get("load-avg-end"))),
 		"no baseline: SPEC §7 states counts, not a ratio",
 		ok, "")
 	r.idle()
