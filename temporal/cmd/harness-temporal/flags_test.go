@@ -278,3 +278,17 @@ func startStoppableWorker(t *testing.T, ts *temporaltest.TestServer, queue, tool
 	within(t, 30*time.Second, "worker serving", func() bool { return strings.Contains(stderr.String(), "serving task queue") })
 	return stop
 }
+
+// With --log-format json the error `run` ends with is one JSON line on
+// its stderr, written once, and its exit code is the error's.
+func TestRunInJSONModeEndsWithItsErrorAsOneJSONLine(t *testing.T) {
+	var stdout, stderr syncBuffer
+	err := run(t.Context(), []string{"run", "--address", "127.0.0.1:1", "--budget", "2s", "--log-format", "json", "--profile", "off", "task"},
+		strings.NewReader(""), &stdout, &stderr)
+	if code := exitCode(err, &stderr); code != exitFailed {
+		t.Fatalf("exit %d (%v), want %d", code, err, exitFailed)
+	}
+	if n := countJSON(t, stderr.String(), "harness-temporal: cannot reach Temporal"); n != 1 || strings.Count(stderr.String(), "\n") != 1 {
+		t.Errorf("want the error as one JSON line, alone:\n%s", stderr.String())
+	}
+}
