@@ -32,6 +32,10 @@
 //	}
 //	p.Seed(est, func(kind string) string { return where[kind] }, time.Now())
 //
+// A run whose estimates live elsewhere (a Temporal workflow's, which its
+// caller hands them in its input) takes the same durations as a map by
+// kind from [Profile.Durations].
+//
 // # Recording
 //
 // At its end the run [Record]s what it observed: one [Observation] per
@@ -40,6 +44,9 @@
 //
 //	obs := []profile.Observation{profile.Attempt("model", "gpt-5 @ api.openai.com", start, end)}
 //	err := profile.Record(ctx, path, obs, time.Now())
+//
+// A [Sink] makes them from the run's trace records, as they are recorded
+// or all at once from a finished run's trace.
 //
 // Record merges the observations into the file, drops those not less than
 // MaxAge old (a provider's latency drifts), and keeps the file bounded: the

@@ -513,3 +513,23 @@ func DefaultPath() (string, error) {
 	}
 	return filepath.Join(home, ".local", "state", "glidepath", "profile.json"), nil
 }
+
+// Durations returns, for each kind whose place where names, the durations
+// of its observations there less than [MaxAge] old at now, oldest first:
+// what [Profile.Seed] warms a kind with, for a run whose estimates are
+// not a [budget.Estimates] of this process (a Temporal workflow's, which
+// its caller hands them in its input). Kinds without any are left out; a
+// nil map: none.
+func (p *Profile) Durations(where func(kind string) string, now time.Time) map[string][]time.Duration {
+	var out map[string][]time.Duration
+	for pl := range p.stats(now) {
+		if pl.Where == "" || where(pl.Kind) != pl.Where {
+			continue
+		}
+		if out == nil {
+			out = map[string][]time.Duration{}
+		}
+		out[pl.Kind] = p.recent(pl, now)
+	}
+	return out
+}

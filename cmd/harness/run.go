@@ -111,20 +111,20 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	usage := func(err error) error { return &usageError{cmd: "run", err: err} }
-	if f.logFormat != "auto" && f.logFormat != "console" && f.logFormat != "json" {
-		return usage(fmt.Errorf("--log-format %q: want auto, console or json", f.logFormat))
+	mode, err := logs.ModeOf(f.verbose, f.logFormat, isTerminal(c.stderr))
+	if err != nil {
+		return usage(err)
 	}
-	mode := logModeOf(f.verbose, f.logFormat, c.stderr)
 	// secrets are the values nothing the run writes or prints may repeat:
 	// the model's key, and below those the tools file hands its tools by
 	// ${NAME} (issue 24).
 	secrets := []string{os.Getenv("OPENAI_API_KEY")}
-	var jsonErr *jsonLines
+	var jsonErr *logs.Lines
 	var textErr *redacting
-	if mode == logJSON {
+	if mode == logs.JSON {
 		// Every line on stderr is one JSON object from here on, the errors
 		// the command ends with included; a live line would not be one.
-		jsonErr = newJSONLines(c.stderr, secrets...)
+		jsonErr = logs.NewLines(c.stderr, secrets...)
 		c.stderr = jsonErr
 		f.progress = "never"
 	} else {
@@ -210,7 +210,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	// model's is; nothing has been written concurrently yet.
 	secrets = append(secrets, tc.Secrets()...)
 	if jsonErr != nil {
-		jsonErr.secrets = secrets
+		jsonErr.SetSecrets(secrets)
 	} else {
 		textErr.secrets = secrets
 	}
@@ -226,11 +226,11 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	// Each kind is seeded from its history at the place this run calls it
 	// (the model and its server, a tool's URL or command): one model's
 	// latency never refuses another's calls (SPEC §5b).
-	var seen *profileSink
+	var seen *profile.Sink
 	if history != nil {
 		places := newPlacer(f.model, f.baseURL, tc)
 		history.Seed(b.Estimates(), places.where, time.Now())
-		seen = newProfileSink(places.where)
+		seen = profile.NewSink(places.where)
 		cfg.Sinks = append(cfg.Sinks, seen)
 	}
 	if f.journal != "" || mayWrite(tc) {
@@ -272,10 +272,10 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		// Console lines go through the live line, which erases itself
 		// first; JSON lines straight to the JSON stderr.
 		var w io.Writer = line
-		if mode == logJSON {
-			w = c.stderr.(*jsonLines).out()
+		if mode == logs.JSON {
+			w = c.stderr.(*logs.Lines).Out()
 		}
-		cfg.Sinks = append(cfg.Sinks, logs.New(logger(mode, w, isTerminal(c.stderr)), secrets...))
+		cfg.Sinks = append(cfg.Sinks, logs.New(logs.Logger(mode, w, isTerminal(c.stderr)), secrets...))
 	}
 	// The line is drawn until the run is over, through the landing a first
 	// Ctrl-C begins: the signal's cancellation is not the line's.
@@ -378,7 +378,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		// deadline.
 		pctx, stop := budget.WithBudget(context.Background(), b)
 		pctx, stopBound := context.WithTimeout(pctx, profileRecordBound)
-		if err := profile.Record(pctx, profileFile, seen.observations(), time.Now()); err != nil {
+		if err := profile.Record(pctx, profileFile, seen.Observations(), time.Now()); err != nil {
 			fmt.Fprintf(c.stderr, "harness run: warning: the latency profile was not updated: %v\n", err)
 		}
 		stopBound()

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/glidepath/glidepath/trace/logs"
 )
 
 // An MCP server's stderr comes through a pipe in pieces that need not end
@@ -47,7 +49,7 @@ func TestAServersStderrIsShownLineByLineScrubbed(t *testing.T) {
 func TestAServersStderrIsOneJSONObjectALineInJSONMode(t *testing.T) {
 	const key = "my-own-secret-value-1234"
 	var out bytes.Buffer
-	s := &serverLines{w: newJSONLines(&out, key), secrets: []string{key}}
+	s := &serverLines{w: logs.NewLines(&out, key), secrets: []string{key}}
 	s.Write([]byte("npm warn: using " + key + "\nplain {not json}\nhalf"))
 	s.Close()
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")

@@ -5,4 +5,11 @@
 // can be read from its log as from its trace. Messages are scrubbed of
 // secrets (internal/redact) before they are written: a server's error may
 // quote the key it was sent.
+//
+// A command that runs a run decides with [ModeOf] how it writes to its
+// stderr (-v, --log-format): text, console lines or JSON lines, and
+// [Logger] is the logger a Sink then writes with. In JSON mode every line
+// on stderr is one JSON object: [Lines] turns the command's own lines
+// (warnings, the summary, its last error) into such objects. `harness
+// run` and `harness-temporal run` share them.
 package logs

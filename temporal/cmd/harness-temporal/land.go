@@ -40,6 +40,7 @@ const causeUnknown landing.Cause = "unknown"
 type unknownError struct {
 	id, lookUp string
 	err        error
+	pinned     string // the build the run was pinned to, as pinnedTo says it; "" unknown
 }
 
 func (e *unknownError) Error() string {
@@ -53,7 +54,7 @@ func (e *unknownError) Unwrap() error { return e.err }
 // its execution timeout, or no answer came at all.
 func (e *unknownError) what() string {
 	if _, ok := errors.AsType[*temporal.TimeoutError](e.err); ok {
-		return fmt.Sprintf("the server ended run %s at its deadline + %s before it landed: no worker took it, or none could finish it", e.id, durable.Overrun)
+		return fmt.Sprintf("the server ended run %s at its deadline + %s before it landed: no worker took it, or none could finish it%s", e.id, durable.Overrun, e.pinned)
 	}
 	return fmt.Sprintf("no answer from the server for run %s by its deadline + %s", e.id, durable.Overrun+answerWait)
 }

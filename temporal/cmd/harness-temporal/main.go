@@ -81,6 +81,9 @@ func exitCode(err error, stderr io.Writer) int {
 	if _, ok := errors.AsType[*partialError](err); ok {
 		return exitPartial
 	}
+	if _, shown := errors.AsType[*shownError](err); shown {
+		stderr = io.Discard // written already, as one JSON line
+	}
 	fmt.Fprintf(stderr, "harness-temporal: %v\n", err)
 	if _, ok := errors.AsType[*unknownError](err); ok {
 		return exitPartial // its labeled result is printed; the message says where to look
@@ -92,7 +95,7 @@ func exitCode(err error, stderr io.Writer) int {
 }
 
 const help = `usage: harness-temporal worker --address HOST:PORT [--task-queue Q] [--tools F] [--journal F] [--model M] [--base-url U] [--encrypt-key F]
-       harness-temporal run --address HOST:PORT [--budget D] [--json] [--trace F] [--progress M] [--encrypt-key F] … TASK
+       harness-temporal run --address HOST:PORT [--budget D] [--json] [--trace F] [--progress M] [-v] [--log-format F] [--profile F] [--encrypt-key F] … TASK
        harness-temporal status --address HOST:PORT [--json] [--encrypt-key F] ID
        harness-temporal land --address HOST:PORT ID
        harness-temporal dev [--address HOST:PORT] [--db FILE]`

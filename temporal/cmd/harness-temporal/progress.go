@@ -20,9 +20,14 @@ const progressEvery = time.Second
 // progressOn reports whether mode (auto, always, never) turns the live
 // line on for w: auto only on a terminal.
 func progressOn(mode string, w io.Writer) (on, tty bool) {
-	f, ok := w.(*os.File)
-	tty = ok && term.IsTerminal(int(f.Fd()))
+	tty = terminal(w)
 	return mode == "always" || mode == "auto" && tty, tty
+}
+
+// terminal reports whether w is a terminal.
+func terminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // watchStatus writes run id's status line to w every progressEvery, from

@@ -17,6 +17,7 @@ import (
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/temporal/durable"
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/trace/logs"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
@@ -44,7 +45,7 @@ const answerWait = 2 * time.Second
 // ended first.
 var errDialBudget = errors.New("no answer from the Temporal server within the run's budget of")
 
-func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c conn
@@ -62,6 +63,9 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	// on it may say so (docs/temporal.md, Timers).
 	resolution := fs.Duration("timer-resolution", time.Second, "how late the server may fire a timer (its history.timerProcessorMaxTimeShift; harness-temporal dev: 10ms): leases and backoffs count it, so the run ends by D")
 	progress := fs.String("progress", "auto", "live status line on stderr, a `mode`: auto (on a terminal), always or never")
+	verbose := fs.Bool("v", false, "log the run's records on stderr, once its result is back (a Temporal run's records come with it): console lines on a terminal, JSON lines otherwise")
+	logFormat := fs.String("log-format", "auto", "the logs' `format`: auto, console, or json (every line on stderr one JSON object)")
+	profileFlag := fs.String("profile", "", "the latency profile `FILE`, or off (default $XDG_STATE_HOME/glidepath/profile.json): the run starts from the durations this task queue's kinds took, and adds its own")
 	if err := fs.Parse(args); err != nil {
 		return parseError(err, "run")
 	}
@@ -88,8 +92,25 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if *progress != "auto" && *progress != "always" && *progress != "never" {
 		return usage("--progress %q: want auto, always or never", *progress)
 	}
+	mode, err := logs.ModeOf(*verbose, *logFormat, terminal(stderr))
+	if err != nil {
+		return usage("%v", err)
+	}
+	// The values no line `run` writes may repeat, as `harness run`'s:
+	// the model's key, if this process has it (the workers' own scrub
+	// what they record).
+	secrets := []string{os.Getenv("OPENAI_API_KEY")}
+	if mode == logs.JSON {
+		// Every line on stderr is one JSON object from here on, the
+		// error `run` ends with included; a live line would not be one.
+		lines := logs.NewLines(stderr, secrets...)
+		stderr, *progress = lines, "never"
+		defer func() { err = showJSON(err, lines) }()
+	}
 	in := durable.Input{Task: task, Budget: *b, Floor: *floor, MaxSteps: *maxSteps, Parallel: *parallel, Quiet: *quiet,
 		TimerResolution: *resolution}
+	where := profilePlace(c)
+	profileFile := profilePath(*profileFlag, stderr)
 	if *reserve != "auto" {
 		r, err := time.ParseDuration(*reserve)
 		if err != nil || r <= 0 || r >= *b {
@@ -129,6 +150,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err := checkKeys(wctx, cl, c.queue, c.keyID); err != nil {
 		return err
 	}
+	in.Profile = loadProfile(profileFile, where, stderr)
 	in.Spent = b0.Spent() // `run`'s own start-up is spent from B, as the wait for a worker is
 	wr, err := cl.ExecuteWorkflow(wctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: c.queue}, in.Budget), durable.WorkflowName, in)
 	if err != nil {
@@ -154,6 +176,9 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			return fmt.Errorf("run %s: %w", wr.GetID(), err)
 		}
 		u := &unknownError{id: wr.GetID(), lookUp: lookUpArgs(c), err: err}
+		if _, ended := errors.AsType[*temporal.TimeoutError](err); ended {
+			u.pinned = pinnedTo(wctx, cl, wr.GetID(), c.queue) // the server answered: what `run` has left of its bound
+		}
 		if err := print(stdout, stderr, u.result(b0), *asJSON); err != nil {
 			return err
 		}
@@ -167,9 +192,13 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			fmt.Fprintf(stderr, "harness-temporal run: warning: %d trace records past %d were not kept\n", out.Dropped, durable.MaxRecords)
 		}
 	}
+	if *verbose {
+		logRecords(mode, stderr, out.Trace, secrets)
+	}
 	if err := print(stdout, stderr, out.Result, *asJSON); err != nil {
 		return err
 	}
+	recordProfile(profileFile, where, out.Trace, b0, stderr)
 	if out.Result.Status != landing.Complete {
 		return &partialError{cause: string(out.Result.Cause)}
 	}

@@ -1,0 +1,64 @@
+package profile
+
+import (
+	"sync"
+	"time"
+
+	"github.com/glidepath/glidepath/trace"
+)
+
+// A Sink is a trace sink that keeps the durations of a run's attempts
+// that finished, from their attempt_start to their attempt_end, as the
+// [Observation]s a run [Record]s at its end: only an attempt that
+// finished says how long the kind takes (one cut short says only that it
+// takes at least that long). Each is kept with the place its where says
+// it ran; an attempt placed nowhere (a setup step, a sub-agent's own
+// calls, whose model and tools are its own) is not kept. It is safe for
+// concurrent use; `harness run` feeds it as the run goes, and
+// `harness-temporal run` the records its run returned.
+type Sink struct {
+	where func(kind string) string
+
+	mu      sync.Mutex // guards started and obs
+	started map[attemptAt]time.Time
+	obs     []Observation
+}
+
+type attemptAt struct {
+	run, step, key string
+	index, n       int
+}
+
+// NewSink returns a Sink that places each kind with where.
+func NewSink(where func(kind string) string) *Sink {
+	return &Sink{where: where, started: map[attemptAt]time.Time{}}
+}
+
+// Record keeps r's attempt's duration once its end is recorded. It never
+// fails.
+func (p *Sink) Record(r trace.Record) error {
+	if r.ParentRunID != "" {
+		return nil
+	}
+	at := attemptAt{r.RunID, r.Step, r.Key, r.StepIndex, r.Attempt}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch r.Event {
+	case trace.AttemptStart:
+		p.started[at] = r.TS
+	case trace.AttemptEnd:
+		start, ok := p.started[at]
+		delete(p.started, at)
+		if where := p.where(r.Step); ok && r.Outcome == trace.OK && where != "" {
+			p.obs = append(p.obs, Attempt(r.Step, where, start, r.TS))
+		}
+	}
+	return nil
+}
+
+// Observations returns what the sink kept.
+func (p *Sink) Observations() []Observation {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Observation(nil), p.obs...)
+}
