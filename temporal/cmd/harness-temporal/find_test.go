@@ -20,7 +20,7 @@ import (
 
 // started is the line `run` prints when the run is started, its workflow
 // ID in it.
-var started = regexp.MustCompile(`harness-temporal run: started (\S+); watch it: harness-temporal status --address \S+ (?:--namespace \S+ )?(\S+)`)
+var started = regexp.MustCompile(`harness-temporal run: note: started (\S+); watch it: harness-temporal status --address \S+ (?:--namespace \S+ )?(\S+)`)
 
 // runInBackground starts `harness-temporal run` with args and returns its
 // stderr, a channel with its exit code once it ends, and its stdout.

@@ -105,8 +105,13 @@ func TestRunLogsItsRecordsWithV(t *testing.T) {
 					t.Errorf("a line on stderr is not JSON: %q", line)
 				}
 			}
-			if countJSON(t, stderr, "harness-temporal run: started") != 1 || countJSON(t, stderr, `"event":"run_start"`) != 1 {
+			if countJSON(t, stderr, "harness-temporal run: note: started") != 1 || countJSON(t, stderr, `"event":"run_start"`) != 1 {
 				t.Errorf("the started line or the run's records are missing:\n%s", stderr)
+			}
+			for line := range strings.Lines(stderr) {
+				if strings.Contains(line, "note: started") && !strings.Contains(line, `"level":"info"`) {
+					t.Errorf("the started line is not info: %s", line)
+				}
 			}
 		}},
 		{"--log-format json without -v logs no record", []string{"--log-format", "json"}, func(t *testing.T, stderr string) {
