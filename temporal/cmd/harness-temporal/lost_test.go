@@ -95,3 +95,29 @@ func TestRunWhoseServerIsLostMidRunEndsByItsBoundLabeledUnknown(t *testing.T) {
 		t.Errorf("stderr does not say the result is unknown:\n%s", stderr)
 	}
 }
+
+// A run whose time for work is within four timer resolutions is warned
+// before it starts, with the flag that dev needs: at the default 1s a
+// 300ms run started nothing and said only "not enough time" (issue 26).
+func TestARunTheTimerResolutionLeavesLittleTimeIsWarnedWithTheFlagForDev(t *testing.T) {
+	cases := []struct {
+		name  string
+		args  []string
+		warns bool
+	}{
+		{"a 300ms run at the default resolution is warned", []string{"--budget", "300ms"}, true},
+		{"a 300ms run at dev's 10ms is not", []string{"--budget", "300ms", "--timer-resolution", "10ms"}, false},
+		{"a 30s run at the default resolution is not", []string{"--budget", "30s"}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// Nothing listens at port 1: the run fails after its warning.
+			_, stderr, exited := runInBackground(t, append([]string{"--address", "127.0.0.1:1"}, append(tc.args, "a task")...)...)
+			<-exited
+			warned := strings.Contains(stderr.String(), "pass --timer-resolution 10ms there")
+			if warned != tc.warns {
+				t.Errorf("warned %v, want %v:\n%s", warned, tc.warns, stderr)
+			}
+		})
+	}
+}

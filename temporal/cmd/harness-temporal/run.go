@@ -41,6 +41,18 @@ func (quietLogger) Error(msg string, kv ...any) { sdkLog.Error(msg, kv...) }
 // labeled unknown (resultUnknown).
 const answerWait = 2 * time.Second
 
+// warnResolution warns when the server's timer resolution, which every
+// lease counts once, is a quarter or more of the time the run has for
+// work: a 300ms run at the default 1s starts nothing, and says only
+// "not enough time" (issue 26). Against `harness-temporal dev` the
+// resolution is 10ms, which the flag must then say.
+func warnResolution(stderr io.Writer, resolution, work time.Duration) {
+	if resolution > 0 && 4*resolution >= work {
+		fmt.Fprintf(stderr, "harness-temporal run: warning: --timer-resolution %s is a quarter or more of the %s this run has for work (its budget less its reserve): every lease counts it once, so little or nothing can start; harness-temporal dev fires timers within 10ms: pass --timer-resolution 10ms there\n",
+			landing.Rounded(resolution), landing.Rounded(work))
+	}
+}
+
 // errDialBudget is why `run` stopped dialing the server: its budget
 // ended first.
 var errDialBudget = errors.New("no answer from the Temporal server within the run's budget of")
@@ -127,6 +139,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return usage("%v", err)
 	}
+	warnResolution(stderr, *resolution, b0.Total()-b0.Reserve())
 	// `run` ends by D + Overrun + answerWait, whatever the server does.
 	// The wait outlives ctx: its end (the first Ctrl-C) asks the run to
 	// land, which it does within its reserve, and the result is still
