@@ -117,6 +117,35 @@ func TestARunContinuesAsNewWhenTheServerSuggestsIt(t *testing.T) {
 	}
 }
 
+// A run pinned to a build continues as new on that build, even once the
+// next build is current: the SDK's default for a pinned run.
+func TestARunContinuesAsNewOnItsOwnBuild(t *testing.T) {
+	note := []sim.ToolCall{{Name: "note", Arguments: "{}"}}
+	e := newEnvFiles(t, map[string]string{"tools.yaml": noteTool}, nil, &sim.Scenario{Rules: []sim.Rule{
+		{Turn: 1, ToolCalls: note, Delay: 5 * time.Second}, {Turn: 2, Answer: "Noted."}}}, noWorker)
+	e.startBuild(t, durable.RulesVersion, durable.Workflow)
+	in := durable.Input{Task: "take a note", Budget: 20 * time.Second, ContinueAt: 1}
+	wr, err := e.c.ExecuteWorkflow(t.Context(), durable.StartOptions(client.StartWorkflowOptions{TaskQueue: e.queue}, in.Budget), durable.WorkflowName, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitEvent(t, wr, enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED)
+	e.startBuild(t, nextRules, nextBuild) // current while the run's first turn waits on the model
+	if runs := e.chain(t, wr.GetID()); len(runs) != 1 {
+		t.Fatal("the run continued as new before the next build was current")
+	}
+	var out durable.Output
+	if err := wr.Get(t.Context(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if res := out.Result; res.Status != landing.Complete || res.Answer != "Noted." {
+		t.Fatalf("status %s answer %q, want the run's own build to answer: %s", res.Status, res.Answer, res.Boundary)
+	}
+	if runs := e.chain(t, wr.GetID()); len(runs) < 2 {
+		t.Errorf("%d runs in the chain, want the run continued as new", len(runs))
+	}
+}
+
 // A sub-agent continues as new as its parent does, on its parent's
 // ContinueAt: the parent waits on the child's chain, and both end as the
 // runs that do not continue.
