@@ -23,12 +23,16 @@ import (
 // byte) ends as the same run that does not: the same result, steps,
 // attempts and records in the same order, numbered on, on one deadline,
 // each attempt of every run of its chain on the record. The chain's last
-// run answers a status query by the workflow ID.
+// run answers a status query by the workflow ID, and keeps the search
+// attributes: its status, and the first run's deadline.
 func TestARunThatContinuesAsNewEndsAsTheRunThatDoesNot(t *testing.T) {
 	one := []sim.ToolCall{{Name: "note", Arguments: "{}"}}
 	two := append(one, sim.ToolCall{Name: "note", Arguments: `{"again": true}`})
 	e := newEnvWith(t, noteTool, nil, &sim.Scenario{Rules: []sim.Rule{{Turn: 1, ToolCalls: one}, {Turn: 2, ToolCalls: two}, {Turn: 3, ToolCalls: one},
 		{Turn: 4, ToolCalls: one}}})
+	if err := durable.RegisterSearchAttributes(t.Context(), e.c, e.ts.GetDefaultNamespace()); err != nil {
+		t.Fatal(err)
+	}
 	const budget = 20 * time.Second
 	in := durable.Input{Task: "find what a deadline budget is", Budget: budget}
 	plain, _ := e.run(t, in)
@@ -92,6 +96,17 @@ func TestARunThatContinuesAsNewEndsAsTheRunThatDoesNot(t *testing.T) {
 	}
 	if !st.Ended || st.Result != string(landing.Complete) || st.Attempts != got.Attempts {
 		t.Errorf("status by the workflow ID: %+v", st)
+	}
+	d, err := e.c.DescribeWorkflow(t.Context(), wr.GetID(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, _ := d.TypedSearchAttributes.GetKeyword(durable.StatusAttribute)
+	deadline, _ := d.TypedSearchAttributes.GetTime(durable.DeadlineAttribute)
+	first := out.Trace[0]
+	if want := first.TS.Add(budget - time.Duration(first.ElapsedMs)*time.Millisecond); status != string(landing.Complete) ||
+		deadline.Sub(want).Abs() > 2*time.Millisecond {
+		t.Errorf("the last run's attributes: status %q deadline %v, want complete and %v", status, deadline, want)
 	}
 }
 

@@ -56,9 +56,9 @@ type Input struct {
 	Profile map[string][]time.Duration `json:",omitempty"`
 
 	// ContinueAt is the history size, in bytes, past which the run
-	// continues as new at its next turn boundary, if it has not already at
-	// Temporal's suggestion, or lands if its state cannot be carried
-	// (carry.go); zero: [DefaultContinueAt].
+	// continues as new at its next turn boundary ([Carry]) if it has not
+	// already at Temporal's suggestion, or lands if its state is past
+	// [MaxCarryBytes]; zero: [DefaultContinueAt].
 	ContinueAt int `json:",omitempty"`
 
 	// Carry is the state a run continues as new with, set by the run
