@@ -76,6 +76,25 @@ func (l *Latency) P50() time.Duration { return l.p50 }
 // P95 returns the 95th percentile latency known, or 0 if none is known.
 func (l *Latency) P95() time.Duration { return l.p95 }
 
+// Declared returns the latencies declared ([Latency.Declare]).
+func (l *Latency) Declared() (p50, p95 time.Duration) { return l.declP50, l.declP95 }
+
+// Observed returns the observations l keeps, oldest first: a Latency
+// declared with [Latency.Declared] and warmed with them estimates as l
+// does and goes on as l would, which a Temporal run that continues as new
+// carries (issue 26).
+func (l *Latency) Observed() []time.Duration {
+	if l.n == 0 {
+		return nil
+	}
+	out := make([]time.Duration, 0, l.n)
+	if l.n == window {
+		out = append(out, l.samples[l.next:]...)
+		return append(out, l.samples[:l.next]...)
+	}
+	return append(out, l.samples[:l.n]...)
+}
+
 // Declare sets the latencies the step declares for itself (a tool's
 // manifest, a config). They are used until enough observations exist.
 // Zero leaves that percentile unknown.

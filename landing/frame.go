@@ -103,6 +103,18 @@ func (f *Frame) Floor() time.Duration { return f.floor }
 // Phase returns the phase on record: the last phase record's.
 func (f *Frame) Phase() Phase { return f.phase }
 
+// Seq returns the last record's seq.
+func (f *Frame) Seq() int64 { return f.seq }
+
+// Continued returns f with seq records stamped and phase on record: the
+// frame of a run that a host moved to another process (a Temporal run
+// that continues as new, issue 26), which stamps on from the next seq and
+// records no phase change it has already recorded.
+func (f Frame) Continued(seq int64, phase Phase) Frame {
+	f.seq, f.phase = seq, phase
+	return f
+}
+
 // Clock reads the budget at now: spent, the time that really passed (even
 // past B: time is not rounded in the run's favour, SPEC §3); remaining,
 // never negative; and available, remaining − R, negative inside the

@@ -1,6 +1,7 @@
 package watchdog
 
 import (
+	"maps"
 	"math"
 	"time"
 )
@@ -229,4 +230,32 @@ func addSat(now, d time.Duration) time.Duration {
 		return math.MaxInt64
 	}
 	return now + d
+}
+
+// A ClockState is a Clock as plain data: what a host that moves a run to
+// another process carries (a Temporal run that continues as new, issue
+// 26), so that [RestoreClock] makes the same clock. Its times are offsets
+// from Start, as the Clock's are.
+type ClockState struct {
+	Start                       time.Time
+	Window                      [Progress + 1]time.Duration
+	Wall                        time.Duration `json:",omitempty"`
+	HasWall                     bool          `json:",omitempty"`
+	LastAt, Deadline, PauseLeft time.Duration
+	Sources                     map[string]int64 `json:",omitempty"`
+	Paused                      int32            `json:",omitempty"`
+	Fired                       bool             `json:",omitempty"`
+	Last, Opener                Event
+}
+
+// State returns c's state.
+func (c *Clock) State() ClockState {
+	return ClockState{Start: c.start, Window: c.window, Wall: c.wall, HasWall: c.hasWall, LastAt: c.lastAt, Deadline: c.deadline,
+		PauseLeft: c.pauseLeft, Sources: maps.Clone(c.sources), Paused: c.paused, Fired: c.fired, Last: c.last, Opener: c.opener}
+}
+
+// RestoreClock returns the clock whose state is s.
+func RestoreClock(s ClockState) Clock {
+	return Clock{start: s.Start, window: s.Window, wall: s.Wall, hasWall: s.HasWall, lastAt: s.LastAt, deadline: s.Deadline,
+		pauseLeft: s.PauseLeft, sources: s.Sources, paused: s.Paused, fired: s.Fired, last: s.Last, opener: s.Opener}
 }

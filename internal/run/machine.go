@@ -335,3 +335,31 @@ func (m *Machine) Result(calls []landing.Call) landing.Result {
 
 // Steps returns the model turns made.
 func (m *Machine) Steps() int { return m.steps }
+
+// A State is a Machine between two model turns, as plain data: what a host
+// that moves a run to another process carries (a Temporal run that
+// continues as new, issue 26) so that [Resume] makes the same machine.
+// Between turns no landing has begun, so the landing's own state (its
+// cause, plan and answer) is not in it.
+type State struct {
+	Steps                      int
+	Failure, Doing, Unanswered string
+	End                        landing.ModelEnd
+	Setup                      []string `json:",omitempty"`
+	Asked                      bool
+}
+
+// State returns m's state; m is between two model turns (its last command
+// was MakeTurn).
+func (m *Machine) State() State {
+	return State{Steps: m.steps, Failure: m.failure, Doing: m.doing, Unanswered: m.unanswered, End: m.end, Setup: m.setup, Asked: m.asked}
+}
+
+// Resume returns the machine of a run under r that stood at s between two
+// turns: the host steps it on from there (CallsEnded) as it would have
+// stepped the machine s was taken from.
+func Resume(r Rules, s State) Machine {
+	m := New(r)
+	m.steps, m.failure, m.doing, m.unanswered, m.end, m.setup, m.asked = s.Steps, s.Failure, s.Doing, s.Unanswered, s.End, s.Setup, s.Asked
+	return m
+}

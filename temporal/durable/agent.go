@@ -69,6 +69,7 @@ func (r *run) agentCall(ctx workflow.Context, tc ToolCall, t ToolInfo, lc landin
 		Deadline: workflow.Now(ctx).Add(slice.Granted), Floor: slice.Floor, MaxSteps: t.Agent.MaxSteps,
 		Parallel: set.Parallel, MaxAttempts: r.in.MaxAttempts, Quiet: set.Quiet, RunID: childID, Toolset: t.Agent.Toolset,
 		TimerResolution: r.in.TimerResolution, // the same server's
+		ContinueAt:      r.in.ContinueAt,
 		Parent: &Parent{WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, RunID: r.frame.RunID(), Step: kind, Key: string(key),
 			ModelP50: set.ModelP50, ModelP95: set.ModelP95},
 	}
@@ -144,6 +145,13 @@ func (r *run) child(ctx workflow.Context, id string, in Input, slice landing.Sli
 		grace.AddFuture(f, func(f workflow.Future) { err = f.Get(dctx, &out) })
 		grace.AddFuture(workflow.NewTimer(dctx, slice.Grace), func(workflow.Future) {})
 		grace.Select(dctx)
+	}
+	if !f.IsReady() { // a child still landing: the run does not continue as new before it ends (carry.go)
+		r.children++
+		workflow.Go(dctx, func(ctx workflow.Context) {
+			_ = f.Get(ctx, nil)
+			r.children--
+		})
 	}
 	return out, gaveUp, err
 }

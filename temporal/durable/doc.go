@@ -44,8 +44,10 @@
 // A run's trace is workflow state, bounded by [MaxRecords] and
 // [MaxTraceBytes], and returned when it ends, not written as it goes.
 // What a run carries stays under Temporal's payload limit
-// ([MaxToolOutputBytes], [MaxRequestBytes], [MaxHistoryBytes]), and its
-// leases count the server's timer resolution ([Input].TimerResolution).
+// ([MaxToolOutputBytes], [MaxRequestBytes], [MaxHistoryBytes]); a run
+// whose history grows long continues as new between two turns, its state
+// carried ([Carry], [DefaultContinueAt]); and its leases count the
+// server's timer resolution ([Input].TimerResolution).
 //
 // # Operating runs
 //

@@ -17,6 +17,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/temporal"
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/glidepath/glidepath/model"
@@ -37,6 +39,11 @@ type envOption int
 
 // noWorker starts no worker: the test starts it (env.startWorker).
 const noWorker envOption = 1
+
+// suggestEarly has the server suggest that a run continue as new once
+// its history passes 8 KiB (limit.historySize.suggestContinueAsNew; 4 MB
+// by default).
+const suggestEarly envOption = 2
 
 // startWorker starts the env's worker.
 func (e *env) startWorker(t *testing.T) {
@@ -74,7 +81,14 @@ func newEnvWith(t *testing.T, toolsYAML string, j *cancel.Journal, sc *sim.Scena
 // the worker's being tools.yaml (none: no tools).
 func newEnvFiles(t *testing.T, files map[string]string, j *cancel.Journal, sc *sim.Scenario, opts ...envOption) *env {
 	t.Helper()
-	ts := temporaltest.NewServer(temporaltest.WithT(t), temporaltest.WithBaseWorkerOptions(durable.WorkerOptions(worker.Options{})))
+	sopts := []temporaltest.TestServerOption{temporaltest.WithT(t), temporaltest.WithBaseWorkerOptions(durable.WorkerOptions(worker.Options{}))}
+	if slices.Contains(opts, suggestEarly) {
+		sopts = append(sopts, temporaltest.WithBaseServerOptions(temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
+			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
+			dynamicconfig.HistorySizeSuggestContinueAsNew.Key():         []dynamicconfig.ConstrainedValue{{Value: 8 << 10}},
+		})))
+	}
+	ts := temporaltest.NewServer(sopts...)
 	e := &env{ts: ts, sim: sim.NewServer(sc), queue: "glidepath-" + t.Name()}
 	t.Cleanup(e.sim.Close)
 	acts := &durable.Activities{Model: model.Config{BaseURL: e.sim.URL, Model: sim.ModelID}, Journal: j}

@@ -14,14 +14,23 @@ import (
 // it lands the run; this performs each command with activities. Work
 // happens on ctx, which the quiet clock cancels when it fires; root is the
 // workflow's own context, which only the run's cancellation ends, and the
-// run lands on it.
-func (r *run) run(root, ctx workflow.Context) landing.Result {
-	r.m = grun.New(grun.Rules{Task: r.in.Task, Quiet: r.quiet.q, MaxSteps: r.in.MaxSteps, Parallel: r.in.Parallel > 1})
-	cmd := r.m.Step(r.setup(root, ctx))
-	r.conv = []Message{{Role: "system", Content: landing.System(r.in.Instructions)}, {Role: "user", Content: r.in.Task}}
+// run lands on it. Between two turns the run may continue as new instead
+// (carry.go): run then returns the error that does.
+func (r *run) run(root, ctx workflow.Context) (landing.Result, error) {
+	var cmd grun.Command
+	if r.in.Carry != nil { // continued as new between two turns (carry.go): its setup was made
+		cmd = r.m.Step(grun.Event{Kind: grun.CallsEnded, Figures: r.loopFigures(root, ctx)})
+	} else {
+		r.m = grun.New(r.rules())
+		cmd = r.m.Step(r.setup(root, ctx))
+		r.conv = r.prompts()
+	}
 	for {
 		switch cmd.Kind {
 		case grun.MakeTurn:
+			if err := r.continueAsNew(root, ctx); err != nil {
+				return landing.Result{}, err
+			}
 			r.step = cmd.Step // the step the records of this turn and its calls name
 			done, reply := r.turn(ctx, cmd.Parallel)
 			if done.OK && (reply.Content != "" || len(reply.ToolCalls) > 0) {
@@ -40,7 +49,7 @@ func (r *run) run(root, ctx workflow.Context) landing.Result {
 		case grun.MakeLandingCall:
 			cmd = r.landingCall(cmd.Plan)
 		case grun.Done:
-			return r.done(ctx, cmd)
+			return r.done(ctx, cmd), nil
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -28,6 +29,12 @@ const (
 	// the server terminates the workflow, and its result is lost. A run
 	// past this bound makes no more model attempts and lands, labeled.
 	MaxHistoryBytes = 40 << 20
+
+	// MaxCarryBytes bounds the input a run continues as new with, its
+	// state among it (carry.go): the conversation, the trace, the calls.
+	// A run whose state is past it does not continue as new; past
+	// Input.ContinueAt it lands, labeled, as one past MaxHistoryBytes.
+	MaxCarryBytes = 1792 << 10
 )
 
 // cutOutput is out within MaxToolOutputBytes: out itself when it fits,
@@ -64,12 +71,16 @@ func quote(s string) json.RawMessage {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
-// mib says n bytes in KiB or MiB, as the bounds are set.
+// mib says n bytes in MiB to two decimals, KiB, or bytes, as the bounds
+// are set: a measured size reads "3.27 MiB", not to the last bit.
 func mib(n int) string {
-	if n >= 1<<20 {
-		return strconv.FormatFloat(float64(n)/(1<<20), 'f', -1, 64) + " MiB"
+	switch {
+	case n >= 1<<20:
+		return strings.TrimSuffix(strings.TrimRight(strconv.FormatFloat(float64(n)/(1<<20), 'f', 2, 64), "0"), ".") + " MiB"
+	case n >= 1<<10:
+		return strconv.Itoa(n>>10) + " KiB"
 	}
-	return strconv.Itoa(n>>10) + " KiB"
+	return strconv.Itoa(n) + " bytes"
 }
 
 // fitted is msgs, the run's own copy for one request, within

@@ -51,3 +51,21 @@ func TestARequestWithinTheBoundIsSentAsItIs(t *testing.T) {
 		t.Errorf("a user message past the bound fitted")
 	}
 }
+
+func TestASizeIsSaidAsItsBoundsAreSet(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{
+		{MaxRequestBytes, "1.5 MiB"},
+		{MaxCarryBytes, "1.75 MiB"},
+		{MaxHistoryBytes, "40 MiB"},
+		{MaxToolOutputBytes, "256 KiB"},
+		{3430000, "3.27 MiB"},
+		{512, "512 bytes"},
+	} {
+		if got := mib(tc.n); got != tc.want {
+			t.Errorf("mib(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}

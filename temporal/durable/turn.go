@@ -78,6 +78,8 @@ func (r *run) modelAttempt(ctx workflow.Context, index, n int, granted time.Dura
 	var reply ModelReply
 	var err error
 	switch h := workflow.GetInfo(ctx).GetCurrentHistorySize(); {
+	case r.uncarried != nil && !req.Landing: // the run could not continue as new (carry.go)
+		err = r.uncarried
 	case !fitted(req.Messages): // sent, it would fail the workflow task at every retry
 		err = fmt.Errorf("%w: what is left of the conversation passes the %s a durable run's request carries", errTooLarge, mib(MaxRequestBytes))
 	case h > MaxHistoryBytes: // past Temporal's limit the server ends the run, unlabeled

@@ -54,6 +54,16 @@ type Input struct {
 	// so that a tool whose ceiling is below its p50 is unavailable from the
 	// first turn, as in process. Nil: none.
 	Profile map[string][]time.Duration `json:",omitempty"`
+
+	// ContinueAt is the history size, in bytes, past which the run
+	// continues as new at its next turn boundary ([Carry]) if it has not
+	// already at Temporal's suggestion, or lands if its state is past
+	// [MaxCarryBytes]; zero: [DefaultContinueAt].
+	ContinueAt int `json:",omitempty"`
+
+	// Carry is the state a run continues as new with, set by the run
+	// itself: a run started with one is bad input.
+	Carry *Carry `json:",omitempty"`
 }
 
 // Defaults of Input's fields: `harness run`'s.

@@ -43,6 +43,10 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 		return Output{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("durable: the task and instructions are %d bytes encoded, past the %s a durable run carries of them",
 			n, mib(MaxRequestBytes/2)), "BadInput", ErrBadInput)
 	}
+	if in.Carry != nil && workflow.GetInfo(ctx).ContinuedExecutionRunID == "" {
+		return Output{}, temporal.NewNonRetryableApplicationError("durable: a Carry is the run's own, to continue as new with; a run is started without one",
+			"BadInput", ErrBadInput)
+	}
 	recordRules(ctx) // first: a run's history says which rules it runs (issue 25)
 	r := newRun(ctx, in)
 	if err := r.answerStatus(ctx); err != nil { // a name registered once: a bug
@@ -52,11 +56,13 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 	// and a [SignalLand] both end it, so that both take one path.
 	root, land := workflow.WithCancel(ctx)
 	r.startSearch(root)
-	start := trace.Record{Event: trace.RunStart, TotalMs: r.frame.Total().Milliseconds()}
-	if in.Parent != nil {
-		start.Key = in.Parent.Key // the call the child answers
+	if in.Carry == nil { // a run continued as new has its run_start among its records
+		start := trace.Record{Event: trace.RunStart, TotalMs: r.frame.Total().Milliseconds()}
+		if in.Parent != nil {
+			start.Key = in.Parent.Key // the call the child answers
+		}
+		r.record(root, start)
 	}
-	r.record(root, start)
 	// When the quiet clock fires it ends the work context only: the run
 	// still lands.
 	watch, stopWatch := workflow.WithCancel(root)
@@ -70,7 +76,10 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 	if in.Parent != nil {
 		workflow.Go(watch, r.forwardLoop)
 	}
-	res := r.run(root, work)
+	res, err := r.run(root, work)
+	if err != nil { // it continues as new (carry.go)
+		return Output{}, err
+	}
 	stopWatch()
 	stopWork()
 	r.tellWork(root, true) // the work forwardLoop had not sent yet, its landing's among it
@@ -122,6 +131,11 @@ type run struct {
 	stopWork workflow.CancelFunc // ends the work context: the quiet clock fired
 	events   int64               // a sub-agent's records of work, for its parent (forwardLoop)
 	work     []string            // the words of those not yet sent
+
+	children  int   // the sub-agents still running after their call ended: their cancels' grace ran out (child)
+	resumedAt int   // the steps made when this run began: continued as new, its Carry's (carry.go)
+	uncarried error // the run could not continue as new: its next model turn is not sent
+	oversize  int   // the size of the Input the run could not continue as new with; zero: none found
 }
 
 func newRun(ctx workflow.Context, in Input) *run {
@@ -157,6 +171,9 @@ func newRun(ctx workflow.Context, in Input) *run {
 		seed = [2]uint64{1, 2} // a SideEffect's value cannot fail to decode; a fixed seed still replays
 	}
 	r.rng = rand.New(rand.NewPCG(seed[0], seed[1]))
+	if in.Carry != nil {
+		r.restore(in.Carry)
+	}
 	return r
 }
 

@@ -172,7 +172,9 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fmt.Fprintf(stderr, "harness-temporal run: note: started %s; watch it: harness-temporal status %s%s\n", wr.GetID(), lookUpArgs(c), wr.GetID())
 	stopWatch := context.AfterFunc(ctx, func() {
 		fmt.Fprintf(stderr, "harness-temporal run: note: landing now, within %s; press Ctrl-C again to quit at once\n", landing.Rounded(b0.Reserve()))
-		if err := cl.SignalWorkflow(wctx, wr.GetID(), wr.GetRunID(), durable.SignalLand, nil); err != nil {
+		// The open run of the workflow, not the first: a run that
+		// continued as new is another (durable's carry.go).
+		if err := cl.SignalWorkflow(wctx, wr.GetID(), "", durable.SignalLand, nil); err != nil {
 			fmt.Fprintf(stderr, "harness-temporal run: warning: the run could not be asked to land: %v\n", err)
 		}
 	})
