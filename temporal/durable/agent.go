@@ -129,7 +129,7 @@ func (r *run) child(ctx workflow.Context, id string, in Input, slice landing.Sli
 		ParentClosePolicy:        enumspb.PARENT_CLOSE_POLICY_TERMINATE,
 		RetryPolicy:              &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
-	cctx, stopChild := workflow.WithCancel(cctx)
+	cctx, stopChild := withCancel(cctx) // sub-agents side by side cancel in order (cancel.go)
 	defer stopChild()
 	f := workflow.ExecuteChildWorkflow(cctx, WorkflowName, in)
 	dctx, _ := workflow.NewDisconnectedContext(ctx)

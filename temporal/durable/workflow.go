@@ -65,7 +65,7 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 	}
 	// When the quiet clock fires it ends the work context only: the run
 	// still lands.
-	watch, stopWatch := workflow.WithCancel(root)
+	watch, stopWatch := withCancel(root) // root's children cancel in order (cancel.go)
 	work, stopWork := workflow.WithCancel(root)
 	r.stopWork = stopWork
 	workflow.Go(watch, r.listen)
