@@ -193,8 +193,10 @@ func (d *demoRun) play(ctx context.Context, toolsFile string, toolURL *url.URL, 
 	defer cl.Close()
 
 	started := time.Now()
+	// --profile off: a profile's place is the server's address, a new
+	// port each demo, which would only fill the user's own profile.
 	r, _, err := d.start(ctx, "the run", "", true, "harness-temporal", "run", "--address", address, "--task-queue", queue,
-		"--budget", budget.String(), "--trace", tracePath, task)
+		"--budget", budget.String(), "--trace", tracePath, "--profile", "off", task)
 	if err != nil {
 		return err
 	}

@@ -288,7 +288,7 @@ func startStoppableWorker(t *testing.T, ts *temporaltest.TestServer, queue, tool
 // its stderr, written once, and its exit code is the error's.
 func TestRunInJSONModeEndsWithItsErrorAsOneJSONLine(t *testing.T) {
 	var stdout, stderr syncBuffer
-	err := run(t.Context(), []string{"run", "--address", "127.0.0.1:1", "--budget", "2s", "--log-format", "json", "--profile", "off", "task"},
+	err := run(t.Context(), []string{"run", "--address", "127.0.0.1:1", "--budget", "2s", "--timer-resolution", "10ms", "--log-format", "json", "--profile", "off", "task"},
 		strings.NewReader(""), &stdout, &stderr)
 	if code := exitCode(err, &stderr); code != exitFailed {
 		t.Fatalf("exit %d (%v), want %d", code, err, exitFailed)

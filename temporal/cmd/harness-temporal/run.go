@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/temporal/durable"
 	"github.com/glidepath/glidepath/trace"
@@ -194,7 +195,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		if _, ended := errors.AsType[*temporal.TimeoutError](err); ended {
 			u.pinned = pinnedTo(wctx, cl, wr.GetID(), c.queue) // the server answered: what `run` has left of its bound
 		}
-		if err := print(stdout, stderr, u.result(b0), *asJSON); err != nil {
+		if err := print(stdout, stderr, u.result(b0), *asJSON, secrets...); err != nil {
 			return err
 		}
 		return u
@@ -210,7 +211,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if *verbose {
 		logRecords(mode, stderr, out.Trace, secrets)
 	}
-	if err := print(stdout, stderr, out.Result, *asJSON); err != nil {
+	if err := print(stdout, stderr, out.Result, *asJSON, secrets...); err != nil {
 		return err
 	}
 	recordProfile(profileFile, where, out.Trace, b0, stderr)
@@ -230,13 +231,23 @@ func writeTrace(path string, recs []trace.Record) error {
 	return os.WriteFile(path, buf, 0o600)
 }
 
-// print writes the result as `harness run` does (cmd/harness's print,
-// which is in package main there: repeated here, see the package doc).
-func print(stdout, stderr io.Writer, res landing.Result, asJSON bool) error {
+// print writes the result as `harness run` does: the JSON object, or
+// the text a person reads and a summary line on stderr, both scrubbed of
+// this process's secrets and of key-shaped strings (a task or a model's
+// answer may carry a key; the workers scrub only what they record).
+func print(stdout, stderr io.Writer, res landing.Result, asJSON bool, secrets ...string) error {
 	if asJSON {
-		return json.NewEncoder(stdout).Encode(res)
+		data, err := json.Marshal(res)
+		if err == nil {
+			data, err = redact.JSON(data, secrets...)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(append(data, '\n'))
+		return err
 	}
-	if _, err := fmt.Fprintln(stdout, res.Text()); err != nil {
+	if _, err := fmt.Fprintln(stdout, redact.Secrets(res.Text(), secrets...)); err != nil {
 		return err
 	}
 	fmt.Fprintln(stderr, res.Line())
