@@ -46,8 +46,13 @@ import "go.temporal.io/sdk/workflow"
 // 7, a run reads once whether its namespace has Glidepath's search
 // attributes (a local activity) and upserts them at its start, at each
 // change of phase and at its end, and its leases, backoffs and landing
-// count Input.TimerResolution (issue 26).
-const RulesVersion workflow.Version = 7
+// count Input.TimerResolution (issue 26);
+// 8, a run continues as new at a turn's start when Temporal suggests it
+// or its history passes Input.ContinueAt, carrying its state (Input.Carry,
+// carry.go), and the contexts a cancellation ends together (the run's
+// watch, sub-agents side by side) are cancelled in a fixed order
+// (cancel.go, issue 26).
+const RulesVersion workflow.Version = 8
 
 // RulesChange is the change ID under which a run's history records
 // [RulesVersion].
@@ -60,7 +65,7 @@ const RulesChange = "glidepath.rules"
 //
 // In a fleet that check is a last guard, not the way runs meet builds:
 // every run is pinned to the build that started it (Temporal's Worker
-// Versioning, deploy.go), a build being its rules ([BuildID], "rules-7"),
+// Versioning, deploy.go), a build being its rules ([BuildID], "rules-8"),
 // so that a worker of other rules is never handed the run at all. Worker
 // Versioning was chosen over failing such a run at once (issue 26, item
 // 4) because it keeps the run: a run whose build has no worker left waits
