@@ -104,40 +104,42 @@
 // runs until then, so that some do.
 //
 // Its figures: labeled, complete, partial (and partial-CAUSE, by cause)
-// over runs; end-p50-ms, end-p99-ms and end-max-ms, each run's close time
-// − start time in its history, against budget-ms (B); past-B, the runs
-// whose end passed start + B; past-bound, those past start + B +
-// bound-ms (durable.Overrun, the bound stated for a run's end past D);
-// past-D, those whose own budget report says they ended past their
-// deadline D (SpentMs beyond TotalMs, or a run_end record with late_ms),
-// D being their start request's time + B; start-lag-p99-ms, the start
-// request to the first workflow task, time spent from B before any work
-// (a run's budget counts from its start request); writes, the write keys
-// the tool received, and of them writes-sent-twice (POSTed more than
-// once) and writes-committed-twice (the write's work ran more than once);
-// for the kill, killed-at-ms since the fleet began, runs-cut-by-kill
-// (runs with an attempt that ended by the dead worker's missed
-// heartbeat), runs-reconciled (a write asked by its key after a cut) and
-// runs-orphaned (a write journaled as an orphan); for the deploy, read
-// off each run's history (each completed workflow task names its worker
-// and its build), replaced-at-ms (the next build current, since the
-// fleet began), runs-old-build and runs-next-build (the runs whose every
-// workflow task this build, or the next, completed), runs-unpinned
-// (served by more than one build), runs-after-replaced (started once the
-// next build was current) and runs-new-on-old-build (of them, served by
-// this build), runs-carried-by-w1 (runs w0 had served whose workflow
-// tasks w1 completed after the kill), wf-tasks-failed and
-// wf-tasks-nondeterministic (failed workflow tasks, and of them those
-// that failed replaying), wf-tasks-timed-out (the tasks the killed worker
-// held, or its sticky queue's); load-avg-start and load-avg-end, the
-// machine's 1-minute load average (/proc/loadavg) as the fleet starts and
-// as its last run ends; fleet-s, the whole fleet. The benchmark fails
-// when a run has no labeled result, one ends past its D or past B +
-// bound, a write is sent or committed twice, the worker was never killed
-// or none of its runs was carried on, the next build never became
-// current, took no run or replays this build's runs, a workflow task
-// failed, a run was served by two builds, or a run started once the next
-// build was current was served by this one. B is scaled so that the fleet
-// fits this 2-core machine with the embedded server: 1000 runs take
-// about a minute.
+// over runs; end-p50-ms, end-p99-ms and end-max-ms, each closed run's
+// close time − start time in its history, with a result or without,
+// against budget-ms (B); past-B, the runs whose end passed start + B;
+// past-bound, those past start + B + bound-ms (durable.Overrun, the bound
+// stated for a run's end past D), and those the server ended at their
+// execution timeout (B + bound, set by durable.StartOptions), which have
+// no result and so no label either; past-D, those whose own budget report
+// says they ended past their deadline D (SpentMs beyond TotalMs, or a
+// run_end record with late_ms), D being their start request's time + B;
+// start-lag-p99-ms, the start request to the first workflow task, time
+// spent from B before any work (a run's budget counts from its start
+// request); writes, the write keys the tool received, and of them
+// writes-sent-twice (POSTed more than once) and writes-committed-twice
+// (the write's work ran more than once); for the kill, killed-at-ms since
+// the fleet began, runs-cut-by-kill (runs with an attempt that ended by
+// the dead worker's missed heartbeat), runs-reconciled (a write asked by
+// its key after a cut) and runs-orphaned (a write journaled as an orphan);
+// for the deploy, read off each run's history (each completed workflow
+// task names its worker and its build), replaced-at-ms (the next build
+// current, since the fleet began), runs-old-build and runs-next-build (the
+// runs whose every workflow task this build, or the next, completed),
+// runs-unpinned (served by more than one build), runs-after-replaced
+// (started once the next build was current) and runs-new-on-old-build (of
+// them, served by this build), runs-carried-by-w1 (runs w0 had served
+// whose workflow tasks w1 completed after the kill), wf-tasks-failed and
+// wf-tasks-nondeterministic (failed workflow tasks, and of them those that
+// failed replaying), wf-tasks-timed-out (the tasks the killed worker held,
+// or its sticky queue's); load-avg-start and load-avg-end, the machine's
+// 1-minute load average (/proc/loadavg) as the fleet starts and as its
+// last run ends; fleet-s, the whole fleet. The benchmark fails when a run
+// has no labeled result, one ends past its D or past B + bound, a write is
+// sent or committed twice, the worker was never killed or none of its runs
+// was carried on, the next build never became current, took no run or
+// replays this build's runs (or no run served by this build alone was
+// found to replay on it), a workflow task failed, a run was served by two
+// builds, or a run started once the next build was current was served by
+// this one. B is scaled so that the fleet fits this 2-core machine with
+// the embedded server: 1000 runs take about a minute.
 package bench

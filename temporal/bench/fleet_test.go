@@ -23,8 +23,10 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // fleetConfig is one fleet: Runs runs of B each, at most InFlight of them
@@ -44,15 +46,19 @@ type fleetResult struct {
 	Causes                           map[landing.Cause]int // of the partial runs
 	Errors                           []string              // runs with no labeled result, why
 
-	// Ends are each run's end − its start, from its history (start: the
-	// start request accepted; end: the run closed), against B.
+	// Ends are each closed run's end − its start, from its history
+	// (start: the start request accepted; end: the run closed, whether
+	// with a result or not), against B.
 	Ends []time.Duration
 	// PastB counts the runs whose end − start passed B; PastBound those
-	// past B + durable.Overrun, the bound a run's end is stated within;
-	// PastD those the run's own budget report says ended past their
-	// deadline D (spent beyond B, or a run_end with late_ms), D = the
-	// start request's time + B, in workflow time.
-	PastB, PastBound, PastD int
+	// past B + durable.Overrun, the bound a run's end is stated within,
+	// and those the server ended at their execution timeout (B +
+	// durable.Overrun, durable.StartOptions), TimedOut: such a run has no
+	// result, so it is unlabeled too. PastD counts those the run's own
+	// budget report says ended past their deadline D (spent beyond B, or a
+	// run_end with late_ms), D = the start request's time + B, in
+	// workflow time.
+	PastB, PastBound, TimedOut, PastD int
 	// StartLag is, per run, the start request to its first workflow
 	// task: time spent from its budget before any work.
 	StartLag []time.Duration
@@ -76,9 +82,10 @@ type fleetResult struct {
 	OldBuild, NextBuild, Unpinned, AfterReplace, NewOnOld, Carried int
 	TasksFailed, Nondeterministic, TasksTimedOut                   int
 	// NextReplay is why the next build could not replay a run of this
-	// build (the error of a replay of one's history): empty, it could,
-	// and the fleet does not test what it says.
-	NextReplay string
+	// build (the error of a replay of one's history): nil, it could, and
+	// the fleet does not test what it says; errNoOldRun, no run of this
+	// build was found to replay, and the fleet did not try.
+	NextReplay error
 
 	KilledAt, ReplacedAt, Took time.Duration // the kill, the next build current, since the first start; the whole fleet
 	LoadStart, LoadEnd         float64       // the 1-minute load average as the fleet starts and as its last run ends
@@ -323,7 +330,8 @@ func runFleet(tb testing.TB, cfg fleetConfig) fleetResult {
 		res.OtherToolset += count(other)
 	}
 	hs := readHistories(tb, c, ids, errs)
-	res.addHistories(cfg.Budget, hs, outs, killedAt, replacedAt)
+	res.addEnds(cfg.Budget, hs, outs, errs)
+	res.addHistories(hs, killedAt, replacedAt)
 	res.NextReplay = nextReplay(tb, c, ids, hs)
 	res.Writes, res.SentTwice, res.RanTwice = p.twice("commit")
 	return res
@@ -331,10 +339,22 @@ func runFleet(tb testing.TB, cfg fleetConfig) fleetResult {
 
 // runHistory is what the fleet reads of one run's history.
 type runHistory struct {
-	start, end                         time.Time            // its first event (the start request accepted) and its last (the run closed)
-	builds                             map[string]bool      // the build IDs that completed its workflow tasks
-	lastBy                             map[string]time.Time // the fleet's worker (w0) → when it last completed one of its workflow tasks
-	failed, nondeterministic, timedOut int
+	start, end                              time.Time            // its first event (the start request accepted) and its close event; end is zero while the run is open
+	timedOut                                bool                 // the server closed it at its execution timeout: it has no result
+	builds                                  map[string]bool      // the build IDs that completed its workflow tasks
+	lastBy                                  map[string]time.Time // the fleet's worker (w0) → when it last completed one of its workflow tasks
+	failed, nondeterministic, tasksTimedOut int
+}
+
+// closeEvents are the event types that close a run: one is its history's
+// last event once it has ended, with a result or without.
+var closeEvents = []enumspb.EventType{
+	enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+	enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
+	enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT,
+	enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED,
+	enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED,
+	enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
 }
 
 // history is run id's history.
@@ -355,7 +375,11 @@ func history(ctx context.Context, c client.Client, id string) (*historypb.Histor
 func summarize(h *historypb.History) runHistory {
 	r := runHistory{builds: map[string]bool{}, lastBy: map[string]time.Time{}}
 	if n := len(h.Events); n > 0 {
-		r.start, r.end = h.Events[0].GetEventTime().AsTime(), h.Events[n-1].GetEventTime().AsTime()
+		r.start = h.Events[0].GetEventTime().AsTime()
+		if last := h.Events[n-1]; slices.Contains(closeEvents, last.GetEventType()) {
+			r.end = last.GetEventTime().AsTime()
+			r.timedOut = last.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT
+		}
 	}
 	for _, ev := range h.Events {
 		switch {
@@ -370,7 +394,7 @@ func summarize(h *historypb.History) runHistory {
 				r.nondeterministic++
 			}
 		case ev.GetWorkflowTaskTimedOutEventAttributes() != nil:
-			r.timedOut++
+			r.tasksTimedOut++
 		}
 	}
 	return r
@@ -407,24 +431,55 @@ func readHistories(tb testing.TB, c client.Client, ids []string, errs []error) [
 	return hs
 }
 
-// addHistories counts what the runs' histories say: their ends against
-// B and the bound, their start lag, and which build and worker served
-// them.
-func (r *fleetResult) addHistories(budget time.Duration, hs []runHistory, outs []durable.Output, killedAt, replacedAt time.Time) {
-	old, next := durable.BuildID(durable.RulesVersion), durable.BuildID(nextRules)
+// addEnds counts the runs' ends against B and the bound, from their
+// histories hs, whatever their result: a run that closed without one
+// counts as much as a labeled one, and a run the server timed out (its
+// history says so, or its wait's error errs[i] does when its history
+// could not be read) is past the bound, since its execution timeout is
+// B + bound. A run with a trace in outs gives its start lag too.
+func (r *fleetResult) addEnds(budget time.Duration, hs []runHistory, outs []durable.Output, errs []error) {
 	for i, h := range hs {
+		timedOut := h.timedOut || serverTimedOut(errs[i])
+		r.TimedOut += count(timedOut)
+		if h.start.IsZero() || h.end.IsZero() {
+			// Never started, or its history unread or still open: no end to
+			// measure; a timeout is the server's word that it passed the
+			// bound all the same.
+			r.PastBound += count(timedOut)
+			continue
+		}
+		end := h.end.Sub(h.start)
+		r.Ends = append(r.Ends, end)
+		r.PastB += count(end > budget)
+		r.PastBound += count(timedOut || end > budget+durable.Overrun)
+		if len(outs[i].Trace) > 0 {
+			r.StartLag = append(r.StartLag, outs[i].Trace[0].TS.Sub(h.start))
+		}
+	}
+}
+
+// serverTimedOut reports whether err, a run's wait, says the server ended
+// the run at its execution timeout, rather than the run failing of a
+// timeout of its own (an activity's, within the run's failure).
+func serverTimedOut(err error) bool {
+	e, ok := errors.AsType[*temporal.WorkflowExecutionError](err)
+	if !ok {
+		return false
+	}
+	_, ok = e.Unwrap().(*temporal.TimeoutError)
+	return ok
+}
+
+// addHistories counts what the runs' histories say of their deploy:
+// which build and worker served them, and their failed workflow tasks.
+func (r *fleetResult) addHistories(hs []runHistory, killedAt, replacedAt time.Time) {
+	old, next := durable.BuildID(durable.RulesVersion), durable.BuildID(nextRules)
+	for _, h := range hs {
 		r.TasksFailed += h.failed
 		r.Nondeterministic += h.nondeterministic
-		r.TasksTimedOut += h.timedOut
+		r.TasksTimedOut += h.tasksTimedOut
 		if h.start.IsZero() {
 			continue // never started
-		}
-		if !h.end.IsZero() && len(outs[i].Trace) > 0 {
-			end := h.end.Sub(h.start)
-			r.Ends = append(r.Ends, end)
-			r.PastB += count(end > budget)
-			r.PastBound += count(end > budget+durable.Overrun)
-			r.StartLag = append(r.StartLag, outs[i].Trace[0].TS.Sub(h.start))
 		}
 		after := !replacedAt.IsZero() && h.start.After(replacedAt)
 		r.AfterReplace += count(after)
@@ -443,14 +498,18 @@ func (r *fleetResult) addHistories(budget time.Duration, hs []runHistory, outs [
 	}
 }
 
+// errNoOldRun is nextReplay's answer when no run of this build was found
+// to replay on the next build.
+var errNoOldRun = errors.New("no run of this build to replay")
+
 // nextReplay replays the history of one run of this build on the next
-// build's workflow and returns the error it fails with: empty if it
-// replayed, or no run of this build was found.
-func nextReplay(tb testing.TB, c client.Client, ids []string, hs []runHistory) string {
+// build's workflow and returns the error it fails with: nil if it
+// replayed, errNoOldRun if no run of this build was found.
+func nextReplay(tb testing.TB, c client.Client, ids []string, hs []runHistory) error {
 	tb.Helper()
 	i := slices.IndexFunc(hs, func(h runHistory) bool { return len(h.builds) == 1 && h.builds[durable.BuildID(durable.RulesVersion)] })
 	if i < 0 {
-		return ""
+		return errNoOldRun
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -462,10 +521,7 @@ func nextReplay(tb testing.TB, c client.Client, ids []string, hs []runHistory) s
 	r.RegisterWorkflowWithOptions(nextBuild, workflow.RegisterOptions{Name: durable.WorkflowName})
 	// The replay's failure is the answer, not news: its panic and stack
 	// stay out of the output.
-	if err := r.ReplayWorkflowHistory(log.NewStructuredLogger(slog.New(slog.DiscardHandler)), h); err != nil {
-		return err.Error()
-	}
-	return ""
+	return r.ReplayWorkflowHistory(log.NewStructuredLogger(slog.New(slog.DiscardHandler)), h)
 }
 
 // loadAverage is the machine's 1-minute load average (/proc/loadavg).
@@ -510,15 +566,17 @@ var errFleet = errors.New("fleet")
 // without a labeled result, a run past its deadline or its stated bound,
 // a write sent twice; a kill that never happened or hit nothing, a next
 // build that never became current, took no run or could replay this
-// build's; a failed workflow task, a run served by two builds, or one
-// started after the next build was current that this build served.
+// build's (or no run of this build was found to try); a failed workflow
+// task, a run served by two builds, or one started after the next build
+// was current that this build served.
 func (r fleetResult) check() error {
 	var why []string
 	if r.Labeled != r.Runs {
 		why = append(why, fmt.Sprintf("%d of %d runs labeled: %s", r.Labeled, r.Runs, strings.Join(r.Errors[:min(len(r.Errors), 5)], "; ")))
 	}
 	if r.PastD > 0 || r.PastBound > 0 {
-		why = append(why, fmt.Sprintf("%d runs ended past their deadline by their own budget, %d past B + %v", r.PastD, r.PastBound, durable.Overrun))
+		why = append(why, fmt.Sprintf("%d runs ended past their deadline by their own budget, %d past B + %v (%d of them timed out by the server, with no result)",
+			r.PastD, r.PastBound, durable.Overrun, r.TimedOut))
 	}
 	if r.SentTwice > 0 || r.RanTwice > 0 {
 		why = append(why, fmt.Sprintf("%d writes sent twice, %d committed twice", r.SentTwice, r.RanTwice))
@@ -534,7 +592,10 @@ func (r fleetResult) check() error {
 	if r.NextBuild == 0 {
 		why = append(why, "no run went to the next build")
 	}
-	if r.NextReplay == "" {
+	switch {
+	case errors.Is(r.NextReplay, errNoOldRun):
+		why = append(why, "no run served by this build alone was found to replay on the next build: the fleet did not test that the next build cannot replay this build's runs")
+	case r.NextReplay == nil:
 		why = append(why, "the next build replays this build's runs: the fleet does not test a build that cannot")
 	}
 	if r.TasksFailed > 0 {
@@ -550,6 +611,100 @@ func (r fleetResult) check() error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s", errFleet, strings.Join(why, "; "))
+}
+
+// The fleet's figures of a run's end, read off histories made by hand:
+// every run that closed counts its end, with a result or without, and a
+// run the server timed out at B + bound is past the bound.
+func TestTheFleetCountsEveryClosedRunsEndAndATimedOutRunPastTheBound(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const b = fleetBudget
+	closedAt := func(end time.Duration, how enumspb.EventType) *historypb.History {
+		return &historypb.History{Events: []*historypb.HistoryEvent{
+			{EventTime: timestamppb.New(t0), EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED},
+			{EventTime: timestamppb.New(t0.Add(end)), EventType: how},
+		}}
+	}
+	open := &historypb.History{Events: []*historypb.HistoryEvent{
+		{EventTime: timestamppb.New(t0), EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED},
+		{EventTime: timestamppb.New(t0.Add(time.Second)), EventType: enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED},
+	}}
+	traced := durable.Output{Trace: []trace.Record{{TS: t0.Add(40 * time.Millisecond)}}}
+	type want struct {
+		ends                             []time.Duration
+		pastB, pastBound, timedOut, lags int
+	}
+	cases := []struct {
+		name string
+		h    *historypb.History
+		out  durable.Output
+		err  error
+		want want
+	}{
+		{"a run that completes inside B counts its end and its start lag, past nothing",
+			closedAt(b-time.Second, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED), traced, nil,
+			want{ends: []time.Duration{b - time.Second}, lags: 1}},
+		{"a run that completes past B, inside the bound, is past B only",
+			closedAt(b+time.Second, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED), traced, nil,
+			want{ends: []time.Duration{b + time.Second}, pastB: 1, lags: 1}},
+		{"a run that closes past the bound with no result or trace still counts its end",
+			closedAt(b+durable.Overrun+time.Second, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED), durable.Output{}, errors.New("workflow failed"),
+			want{ends: []time.Duration{b + durable.Overrun + time.Second}, pastB: 1, pastBound: 1}},
+		{"a run the server timed out at B + bound exactly is past the bound",
+			closedAt(b+durable.Overrun, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT), durable.Output{}, errors.New("workflow timeout"),
+			want{ends: []time.Duration{b + durable.Overrun}, pastB: 1, pastBound: 1, timedOut: 1}},
+		{"a run still open has no end to count",
+			open, durable.Output{}, errors.New("context deadline exceeded"),
+			want{}},
+		{"a run never started counts nothing",
+			&historypb.History{}, durable.Output{}, errors.New("start refused"),
+			want{}},
+		{"a wait that failed of a timeout of the run's own is not the server's timeout",
+			&historypb.History{}, durable.Output{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil),
+			want{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var r fleetResult
+			r.addEnds(b, []runHistory{summarize(tc.h)}, []durable.Output{tc.out}, []error{tc.err})
+			got := want{ends: r.Ends, pastB: r.PastB, pastBound: r.PastBound, timedOut: r.TimedOut, lags: len(r.StartLag)}
+			if !slices.Equal(got.ends, tc.want.ends) || got.pastB != tc.want.pastB || got.pastBound != tc.want.pastBound ||
+				got.timedOut != tc.want.timedOut || got.lags != tc.want.lags {
+				t.Errorf("counted %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// check tells a fleet that found no run of this build to replay from one
+// whose next build replayed it, and passes one whose replay failed.
+func TestTheFleetsCheckTellsNoRunToReplayFromARunTheNextBuildReplays(t *testing.T) {
+	cases := []struct {
+		name   string
+		replay error
+		want   string // in check's error; empty: check passes
+	}{
+		{"no run of this build was found to replay", errNoOldRun, "no run served by this build alone was found to replay on the next build"},
+		{"the next build replayed a run of this build", nil, "the next build replays this build's runs"},
+		{"the next build could not replay a run of this build", errors.New("nondeterministic workflow"), ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := fleetResult{Runs: 1, Labeled: 1, KilledAt: time.Second, Carried: 1, ReplacedAt: time.Second, NextBuild: 1, NextReplay: tc.replay}
+			err := r.check()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("check: %v, want nil", err)
+			case tc.want != "" && (!errors.Is(err, errFleet) || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("check: %v, want errFleet saying %q", err, tc.want)
+			}
+			for _, other := range cases {
+				if other.want != tc.want && other.want != "" && err != nil && strings.Contains(err.Error(), other.want) {
+					t.Errorf("check: %v, want it not to say %q", err, other.want)
+				}
+			}
+		})
+	}
 }
 
 // fleetBudget and fleetCommitAfter are the fleet's B and how long its
