@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/glidepath/glidepath/bench/internal/hog"
 )
 
 // The Temporal benchmarks live in the nested module temporal/ (package
@@ -27,10 +25,6 @@ const (
 	// is spent from the run's budget (its B counts from the start
 	// request), time its work does not get.
 	temporalLagNote = 50 * time.Millisecond
-
-	// temporalHogsWithin bounds the fleet's hogs, should benchmd die
-	// before it stops them: well past the longest fleet measured (2m27s).
-	temporalHogsWithin = 20 * time.Minute
 )
 
 // temporalSection measures SPEC §7's last bullet: the harness's overhead
@@ -54,17 +48,7 @@ func temporalSection(ctx context.Context, r *report) error {
 	if err != nil {
 		return err
 	}
-	// The fleet runs on a machine under load (issue 26): a CPU hog on
-	// every core, beside the server, the workers and the tools.
-	hogs, err := hog.Start(0, temporalHogsWithin)
-	if err != nil {
-		return err
-	}
-	time.Sleep(starvedWarm) // real processes: let every hog reach its loop
 	fl, c2, err := temporalBench(ctx, bin, []string{"GLIDEPATH_BENCH_RUNS=" + temporalRuns}, "^BenchmarkFleet$", "1x")
-	if herr := hogs.Stop(); err == nil {
-		err = herr
-	}
 	if err != nil {
 		return err
 	}
@@ -128,8 +112,7 @@ part. CPU is the process's (server, worker and sim included, the same for both).
 
 %s
 %s
-**The fleet.** Beside a CPU hog on every core (copies of benchmd spinning, as in A starved machine; the
-command below runs it without them). %s runs of B = %s over two worker processes of this build (copies of the test binary, each
+**The fleet.** %s runs of B = %s over two worker processes of this build (copies of the test binary, each
 `+"`harness-temporal worker --model sim`"+` in effect: its worker options, versioned and made current as it does, runs
 pinned to their build, a sim in memory each), tools on loopback in the bench's process: a read and a write that
 works 1s and counts its POSTs and commits per idempotency key. The first worker is SIGKILLed once half the writes
@@ -185,14 +168,15 @@ task's workflow time + B), checked in its budget report and run_end record.
 	ok := f.get("labeled") == f.get("runs") && f.get("past-D") == 0 && f.get("past-B") == 0 && f.get("past-bound") == 0 && f.get("writes-sent-twice") == 0 &&
 		f.get("writes-committed-twice") == 0 && f.get("killed-at-ms") > 0 && f.get("replaced-at-ms") > 0 && f.get("runs-next-build") > 0 &&
 		f.get("wf-tasks-failed") == 0 && f.get("runs-unpinned") == 0 && f.get("runs-new-on-old-build") == 0
-	r.target(fmt.Sprintf("On Temporal: a fleet of %s runs over two worker processes, one SIGKILLed mid-run and replaced by a worker of the next build, on a machine under load: every run labeled, inside its original deadline, 0 writes sent twice, 0 workflow tasks failed", num(f.get("runs"))),
-		fmt.Sprintf("beside %d CPU hogs, one per core: %s of %s labeled (%s complete); %s past start + B, %s past B + %s, %s past their own D; p99 end %s of %s; %s of %s writes sent twice; the kill cut attempts of %s runs, %s reconciled by key; %s runs on this build, %s on the next, %s on both; %s workflow tasks failed; load average %s to %s",
-			hogs.Len(), num(f.get("labeled")), num(f.get("runs")), num(f.get("complete")), num(f.get("past-B")), num(f.get("past-bound")), dur(msDur(f.get("bound-ms"))), num(f.get("past-D")),
+	r.target(fmt.Sprintf("On Temporal: a fleet of %s runs over two worker processes, one SIGKILLed mid-run and replaced by a worker of the next build: every run labeled, inside its original deadline, 0 writes sent twice, 0 workflow tasks failed", num(f.get("runs"))),
+		fmt.Sprintf("%s of %s labeled (%s complete); %s past start + B, %s past B + %s, %s past their own D; p99 end %s of %s; %s of %s writes sent twice; the kill cut attempts of %s runs, %s reconciled by key; %s runs on this build, %s on the next, %s on both; %s workflow tasks failed; load average %s to %s",
+			num(f.get("labeled")), num(f.get("runs")), num(f.get("complete")), num(f.get("past-B")), num(f.get("past-bound")), dur(msDur(f.get("bound-ms"))), num(f.get("past-D")),
 			dur(msDur(f.get("end-p99-ms"))), dur(msDur(f.get("budget-ms"))), num(f.get("writes-sent-twice")), num(f.get("writes")),
 			num(f.get("runs-cut-by-kill")), num(f.get("runs-reconciled")), num(f.get("runs-old-build")), num(f.get("runs-next-build")), num(f.get("runs-unpinned")),
 			num(f.get("wf-tasks-failed")), num(f.get("load-avg-start")), num(f.get("load-avg-end"))),
 		"no baseline: SPEC §7 states counts, not a ratio",
 		ok, "")
+	r.idle()
 	return nil
 }
 
