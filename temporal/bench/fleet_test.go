@@ -71,16 +71,17 @@ type fleetResult struct {
 	// Read off the runs' histories, each workflow task completed naming
 	// its worker and build. OldBuild and NextBuild count the runs whose
 	// every workflow task this build, or the next, completed; Unpinned
-	// those whose tasks more than one build (or none of the two)
-	// completed. AfterReplace counts the runs started after the next
+	// those whose tasks more than one build (or another) completed;
+	// NotTaken those no worker completed a task of (their first task
+	// never started: the run timed out waiting). AfterReplace counts the runs started after the next
 	// build was current, NewOnOld those of them this build served;
 	// Carried, the runs the killed worker w0 had served whose workflow
 	// tasks w1 completed after the kill. TasksFailed counts the runs'
 	// failed workflow tasks, of which Nondeterministic failed replaying;
 	// TasksTimedOut those that timed out (a task the killed worker held,
 	// or its sticky queue's).
-	OldBuild, NextBuild, Unpinned, AfterReplace, NewOnOld, Carried int
-	TasksFailed, Nondeterministic, TasksTimedOut                   int
+	OldBuild, NextBuild, Unpinned, NotTaken, AfterReplace, NewOnOld, Carried int
+	TasksFailed, Nondeterministic, TasksTimedOut                             int
 	// NextReplay is why the next build could not replay a run of this
 	// build (the error of a replay of one's history): nil, it could, and
 	// the fleet does not test what it says; errNoOldRun, no run of this
@@ -484,7 +485,9 @@ func (r *fleetResult) addHistories(hs []runHistory, killedAt, replacedAt time.Ti
 		after := !replacedAt.IsZero() && h.start.After(replacedAt)
 		r.AfterReplace += count(after)
 		switch {
-		case len(h.builds) != 1:
+		case len(h.builds) == 0:
+			r.NotTaken++
+		case len(h.builds) > 1:
 			r.Unpinned++
 		case h.builds[old]:
 			r.OldBuild++
@@ -601,6 +604,9 @@ func (r fleetResult) check() error {
 	if r.TasksFailed > 0 {
 		why = append(why, fmt.Sprintf("%d workflow tasks failed, %d of them replaying (nondeterminism)", r.TasksFailed, r.Nondeterministic))
 	}
+	if r.NotTaken > 0 {
+		why = append(why, fmt.Sprintf("%d runs never taken by a worker (their first workflow task never started)", r.NotTaken))
+	}
 	if r.Unpinned > 0 || r.NewOnOld > 0 {
 		why = append(why, fmt.Sprintf("%d runs served by more than one build, %d started after the next build was current served by this one", r.Unpinned, r.NewOnOld))
 	}
@@ -707,6 +713,26 @@ func TestTheFleetsCheckTellsNoRunToReplayFromARunTheNextBuildReplays(t *testing.
 	}
 }
 
+// A run no worker took is told apart from one two builds served: beside
+// a CPU hog on every core, runs started as the worker died were never
+// taken, and the check said they were served by more than one build.
+func TestTheFleetCountsARunNoWorkerTookApartFromOneTwoBuildsServed(t *testing.T) {
+	old, next := durable.BuildID(durable.RulesVersion), durable.BuildID(nextRules)
+	started := time.Unix(1, 0)
+	var r fleetResult
+	r.addHistories([]runHistory{
+		{start: started, builds: map[string]bool{}},
+		{start: started, builds: map[string]bool{old: true, next: true}},
+		{start: started, builds: map[string]bool{old: true}},
+	}, time.Time{}, time.Time{})
+	if r.NotTaken != 1 || r.Unpinned != 1 || r.OldBuild != 1 {
+		t.Fatalf("not taken %d, more than one build %d, this build %d; want 1 each", r.NotTaken, r.Unpinned, r.OldBuild)
+	}
+	if err := r.check(); err == nil || !strings.Contains(err.Error(), "1 runs never taken by a worker") {
+		t.Errorf("check: %v, want it to name the run no worker took", err)
+	}
+}
+
 // fleetBudget and fleetCommitAfter are the fleet's B and how long its
 // write works (see the package doc, # The fleet).
 const (
@@ -783,6 +809,7 @@ func BenchmarkFleet(b *testing.B) {
 	b.ReportMetric(float64(r.OldBuild), "runs-old-build")
 	b.ReportMetric(float64(r.NextBuild), "runs-next-build")
 	b.ReportMetric(float64(r.Unpinned), "runs-unpinned")
+	b.ReportMetric(float64(r.NotTaken), "runs-not-taken")
 	b.ReportMetric(float64(r.AfterReplace), "runs-after-replaced")
 	b.ReportMetric(float64(r.NewOnOld), "runs-new-on-old-build")
 	b.ReportMetric(float64(r.Carried), "runs-carried-by-w1")

@@ -93,7 +93,7 @@ func temporalSection(ctx context.Context, r *report) error {
 		{"runs ended past start request + B / past B + the stated bound (durable.Overrun) / past their own D", fmt.Sprintf("%s / %s (%s) / %s", num(f.get("past-B")), num(f.get("past-bound")), dur(msDur(f.get("bound-ms"))), num(f.get("past-D")))},
 		{"start request to its first workflow task (spent from B), p99", dur(msDur(f.get("start-lag-p99-ms")))},
 		{"worker SIGKILLed at / the next build current at (since the first start)", fmt.Sprintf("%s / %s", dur(msDur(f.get("killed-at-ms"))), dur(msDur(f.get("replaced-at-ms"))))},
-		{"runs served by this build / the next / more than one", fmt.Sprintf("%s / %s / %s", num(f.get("runs-old-build")), num(f.get("runs-next-build")), num(f.get("runs-unpinned")))},
+		{"runs served by this build / the next / more than one / none (never taken by a worker)", fmt.Sprintf("%s / %s / %s / %s", num(f.get("runs-old-build")), num(f.get("runs-next-build")), num(f.get("runs-unpinned")), num(f.get("runs-not-taken")))},
 		{"runs started once the next build was current / of them served by this build", fmt.Sprintf("%s / %s", num(f.get("runs-after-replaced")), num(f.get("runs-new-on-old-build")))},
 		{"runs of the killed worker carried on by the other worker of its build", num(f.get("runs-carried-by-w1"))},
 		{"workflow tasks failed / of them nondeterministic / timed out (the killed worker's)", fmt.Sprintf("%s / %s / %s", num(f.get("wf-tasks-failed")), num(f.get("wf-tasks-nondeterministic")), num(f.get("wf-tasks-timed-out")))},
@@ -167,7 +167,7 @@ task's workflow time + B), checked in its budget report and run_end record.
 	}
 	ok := f.get("labeled") == f.get("runs") && f.get("past-D") == 0 && f.get("past-B") == 0 && f.get("past-bound") == 0 && f.get("writes-sent-twice") == 0 &&
 		f.get("writes-committed-twice") == 0 && f.get("killed-at-ms") > 0 && f.get("replaced-at-ms") > 0 && f.get("runs-next-build") > 0 &&
-		f.get("wf-tasks-failed") == 0 && f.get("runs-unpinned") == 0 && f.get("runs-new-on-old-build") == 0
+		f.get("wf-tasks-failed") == 0 && f.get("runs-unpinned") == 0 && f.get("runs-not-taken") == 0 && f.get("runs-new-on-old-build") == 0
 	r.target(fmt.Sprintf("On Temporal: a fleet of %s runs over two worker processes, one SIGKILLed mid-run and replaced by a worker of the next build: every run labeled, inside its original deadline, 0 writes sent twice, 0 workflow tasks failed", num(f.get("runs"))),
 		fmt.Sprintf("%s of %s labeled (%s complete); %s past start + B, %s past B + %s, %s past their own D; p99 end %s of %s; %s of %s writes sent twice; the kill cut attempts of %s runs, %s reconciled by key; %s runs on this build, %s on the next, %s on both; %s workflow tasks failed; load average %s to %s",
 			num(f.get("labeled")), num(f.get("runs")), num(f.get("complete")), num(f.get("past-B")), num(f.get("past-bound")), dur(msDur(f.get("bound-ms"))), num(f.get("past-D")),
