@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -34,24 +33,11 @@ func (s *syncBuffer) String() string {
 }
 
 // startWorker runs `harness-temporal worker` against ts until the test
-// ends, and waits for it then.
+// ends, and returns once it serves (startStoppableWorker, whose stop the
+// test's end calls).
 func startWorker(t *testing.T, ts *temporaltest.TestServer, queue, toolsYAML string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "tools.yaml")
-	if err := os.WriteFile(path, []byte(toolsYAML), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	stderr := &syncBuffer{}
-	wg.Go(func() {
-		err := run(ctx, []string{"worker", "--address", ts.GetFrontendHostPort(), "--namespace", ts.GetDefaultNamespace(),
-			"--task-queue", queue, "--tools", path, "--journal", filepath.Join(t.TempDir(), "orphans.jsonl")}, nil, &syncBuffer{}, stderr)
-		if err != nil && ctx.Err() == nil {
-			t.Errorf("worker: %v\n%s", err, stderr)
-		}
-	})
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	startStoppableWorker(t, ts, queue, toolsYAML)
 }
 
 func TestRunPrintsWhatHarnessRunPrintsAndWritesATraceHarnessReportReads(t *testing.T) {

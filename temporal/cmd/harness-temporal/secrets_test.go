@@ -13,7 +13,7 @@ import (
 func TestTheResultRunPrintsCarriesNoKey(t *testing.T) {
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	const queue = "secrets"
-	startStoppableWorker(t, ts, queue, "tools:\n  - name: search\n    builtin: search\n")
+	startWorker(t, ts, queue, "tools:\n  - name: search\n    builtin: search\n")
 	const key = "sk-proj-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 	for _, format := range [][]string{nil, {"--json"}} {
 		var stdout, stderr syncBuffer
