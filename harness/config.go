@@ -23,6 +23,9 @@ import (
 const (
 	DefaultMaxSteps = 50
 	DefaultParallel = 4
+	// DefaultMaxRepeats is how many repeated tool calls land a run stuck
+	// (SPEC §3).
+	DefaultMaxRepeats = 3
 )
 
 // Model is the chat model a run talks to; a [*model.Client] is one. Both
@@ -87,6 +90,14 @@ type Config struct {
 	// Parallel is the most tool calls of one step run at once. Zero
 	// selects [DefaultParallel]; 1 runs them one by one.
 	Parallel int
+
+	// MaxRepeats is how many repeated tool calls the run makes before it
+	// lands with cause [landing.CauseStuck]: a call repeats one of an
+	// earlier step when it names the same tool with the same arguments
+	// and gets the same result, and it is not a semantic event for the
+	// quiet clock (SPEC §3). Zero selects [DefaultMaxRepeats]; there is
+	// no setting that turns the limit off, only a higher one.
+	MaxRepeats int
 
 	// Sinks receive the run's records (SPEC §6), stamped once, in order:
 	// a [trace.JSONL] for the trace file, a live status line, spans, logs.
@@ -253,6 +264,8 @@ func (cfg Config) Validate() error {
 		return num("max-steps", cfg.MaxSteps, errNegative)
 	case cfg.Parallel < 0:
 		return num("parallel", cfg.Parallel, errNegative)
+	case cfg.MaxRepeats < 0:
+		return num("max-repeats", cfg.MaxRepeats, errNegative)
 	}
 	if err := (watchdog.Config{Quiet: cfg.Quiet}).Validate(); err != nil {
 		// The reason alone: the ConfigError names the field again.
@@ -272,6 +285,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.Parallel == 0 {
 		cfg.Parallel = DefaultParallel
+	}
+	if cfg.MaxRepeats == 0 {
+		cfg.MaxRepeats = DefaultMaxRepeats
 	}
 	if cfg.Quiet == 0 {
 		cfg.Quiet = watchdog.DefaultQuiet

@@ -180,9 +180,13 @@
 // A run lands early when, before a turn, the ladder says the reserve is
 // reached ([landing.CauseBudget]), the watchdog's quiet clock has fired
 // ([landing.CauseQuiet]), ctx was cancelled ([landing.CauseCancelled]; the
-// CLI cancels with [ErrInterrupted] on the first Ctrl-C), or
+// CLI cancels with [ErrInterrupted] on the first Ctrl-C),
 // [Config.MaxSteps] turns were made without an answer
-// ([landing.CauseMaxSteps]); or when a turn fails ([CauseOf]): refused by
+// ([landing.CauseMaxSteps]), or the model made [Config.MaxRepeats]
+// repeated tool calls ([landing.CauseStuck]: a call of an earlier step's
+// tool and arguments that got that call's result, which is no semantic
+// event for the quiet clock either, SPEC §3); or when a turn fails
+// ([CauseOf]): refused by
 // the budget, a backoff that would outlast it or an attempt cut at the
 // reserve are the budget's doing, anything else after the client's
 // retries is [landing.CauseUpstream].

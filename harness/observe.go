@@ -70,6 +70,23 @@ type observer struct {
 	obs    trace.Observer
 }
 
+// repeatObserver hears a tool call that repeats the tool and arguments of
+// a call of an earlier step: its issue and its result are not semantic
+// events (SPEC §3), and the Session hears a result that is news
+// (Session.call). A type of its own rather than a flag of observer's,
+// which a loop holds in place and is kept small (issue 25 item 6).
+type repeatObserver struct{ observer }
+
+func (o *repeatObserver) Signal(sig trace.Signal) {
+	switch sig.Event {
+	case watchdog.ToolCall:
+	case watchdog.ToolResult:
+		o.w.End(sig.Key)
+	default:
+		o.observer.Signal(sig)
+	}
+}
+
 func (o *observer) AttemptStart(a trace.Attempt) {
 	if o.callID != "" {
 		a.CallID = o.callID

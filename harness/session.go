@@ -138,7 +138,7 @@ func startValid(ctx context.Context, b *budget.Budget, cfg Config) (*Session, co
 	// entry: most runs need none of them, and a run is kept small (issue
 	// 13).
 	s := &Session{cfg: cfg, id: cfg.RunID, b: b,
-		m: grun.New(grun.Rules{Task: cfg.Task, Quiet: cfg.Quiet, MaxSteps: cfg.MaxSteps, Parallel: cfg.Parallel > 1})}
+		m: grun.New(grun.Rules{Task: cfg.Task, Quiet: cfg.Quiet, MaxSteps: cfg.MaxSteps, Parallel: cfg.Parallel > 1, MaxRepeats: cfg.MaxRepeats})}
 	if s.id == "" {
 		s.id = newRunID()
 	}
@@ -235,8 +235,10 @@ func newRunID() string {
 
 // Note returns the budget note the model reads at every turn (SPEC §3):
 // the time left until the deadline and until landing begins, the phase,
-// and what the phase forbids; and, when a sub-agent is on offer, how much
-// one could get now, for a model that plans how to split its time. Once
+// and what the phase forbids; when a sub-agent is on offer, how much
+// one could get now, for a model that plans how to split its time; and,
+// once the run has repeated a tool call, that it is repeating itself
+// (see [Config.MaxRepeats]). Once
 // the run has its result, or is closed, the note says the run is over
 // ([NoteOver]); on a Session that was never started it is
 // [ErrNoSession]'s text.
@@ -264,7 +266,15 @@ func (s *Session) finished() bool {
 // note is [Session.Note] with the tools on offer already read, as the loop
 // has them for the turn's request.
 func (s *Session) note(specs []tools.Spec) string {
-	note := s.ladder.Note()
+	note := s.agentNote(s.ladder.Note(), specs)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m.Note(note)
+}
+
+// agentNote is note with, when a sub-agent is on offer in specs, how
+// much time one could get now.
+func (s *Session) agentNote(note string, specs []tools.Spec) string {
 	if !offersAgents(specs) || s.ladder.MayWiden(landing.SubAgent) != nil {
 		return note
 	}
@@ -353,7 +363,10 @@ func (s *Session) mustLand(ctx context.Context) (landing.Cause, bool) {
 	if ended := s.workEnded(ctx); ended != "" {
 		return ended, true
 	}
-	return landing.MustLand(landing.Loop{Phase: s.ladder.Phase(), Steps: s.steps(), MaxSteps: s.cfg.MaxSteps})
+	phase := s.ladder.Phase()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return landing.MustLand(s.m.Loop("", phase))
 }
 
 // workEnded names why the run's work ended, the run's context asked first,

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"sync"
 
+	grun "github.com/glidepath/glidepath/internal/run"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -71,13 +73,34 @@ func (s *Session) Call(ctx context.Context, calls ...ToolCall) []tools.Result {
 		})
 	}
 	wg.Wait()
+	s.callsMade(calls, out)
 	return out
 }
 
+// callsMade tells the run's machine the calls of a step and their
+// results, once they have all ended: it counts the repeated ones, of
+// which the run lands stuck after [Config.MaxRepeats] (SPEC §3).
+func (s *Session) callsMade(calls []ToolCall, out []tools.Result) {
+	made := make([]grun.Made, len(calls))
+	for i, c := range calls {
+		made[i] = grun.Made{Tool: c.Name, Args: c.Arguments, Result: out[i].Content()}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m.CallsMade(made)
+}
+
 // toolRun is what a tool call of step, the model's call callID, needs to
-// know of the run.
-func (s *Session) toolRun(step int, callID string) *tools.Run {
+// know of the run; same reports whether the call names the tool and
+// arguments of a call of an earlier step, whose issue and result the
+// quiet clock does not hear (Session.call hears a new result).
+func (s *Session) toolRun(step int, callID string, same bool) *tools.Run {
 	obs := s.observerFor(step, s.w, callID)
+	if same {
+		o := &repeatObserver{observer{s: s, index: step, w: s.w, callID: callID}}
+		o.obs.Listener = o
+		obs = &o.obs
+	}
 	return &tools.Run{ID: s.id, Budget: s.b, Journal: s.cfg.Journal, Observer: obs, Cancels: &s.cancels,
 		Keep: Keep(s.b)}
 }
@@ -123,9 +146,29 @@ func (s *Session) call(ctx context.Context, step int, specs toolSpecs, c ToolCal
 		s.agentCalls.Add()
 		defer s.agentCalls.Done() // after its record: Land waits for it
 	}
-	res := s.cfg.Tools.Call(withParent(ctx, s, step), s.toolRun(step, c.ID), c.Name, c.Arguments)
+	same := s.sameCall(c, g.Agent)
+	res := s.cfg.Tools.Call(withParent(ctx, s, step), s.toolRun(step, c.ID, same), c.Name, c.Arguments)
 	s.recordCall(res.Landing(step, kind))
+	if same && !s.sameResult(c, res.Content()) {
+		s.w.Mark(watchdog.ToolResult) // the same call, with news: progress after all
+	}
 	return res
+}
+
+// sameCall reports whether c names the tool and arguments of a call of an
+// earlier step, as the run's machine says (agent: c calls a sub-agent).
+func (s *Session) sameCall(c ToolCall, agent bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m.SameCall(c.Name, c.Arguments, agent)
+}
+
+// sameResult reports whether c, which answered result, got what the same
+// call of an earlier step got, as the run's machine says.
+func (s *Session) sameResult(c ToolCall, result string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m.SameResult(c.Name, c.Arguments, result)
 }
 
 // callerEnded returns an error matching [ErrCallerEnded] when ctx, bound

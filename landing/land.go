@@ -27,16 +27,23 @@ type Loop struct {
 	Phase    Phase // the ladder's phase now
 	Steps    int   // the model turns made
 	MaxSteps int
+	// Repeats are the run's repeated tool calls so far (SPEC §3); at
+	// MaxRepeats the run is stuck. MaxRepeats zero sets no limit.
+	Repeats, MaxRepeats int
 }
 
 // MustLand reports whether a run must stop working and land now, and
-// with which cause: its work ended (Ended's cause), the ladder is in
-// [Land] ([CauseBudget]), or MaxSteps turns were made ([CauseMaxSteps]).
-// Both hosts' loops ask it before each model turn.
+// with which cause: its work ended (Ended's cause), it repeated a call
+// MaxRepeats times ([CauseStuck]: the more telling cause, were its time
+// or its steps running out too), the ladder is in [Land]
+// ([CauseBudget]), or MaxSteps turns were made ([CauseMaxSteps]). Both
+// hosts' loops ask it before each model turn.
 func MustLand(l Loop) (Cause, bool) {
 	switch {
 	case l.Ended != "":
 		return l.Ended, true
+	case l.MaxRepeats > 0 && l.Repeats >= l.MaxRepeats:
+		return CauseStuck, true
 	case l.Phase == Land:
 		return CauseBudget, true
 	case l.Steps >= l.MaxSteps:

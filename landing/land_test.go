@@ -22,6 +22,10 @@ func TestMustLandSaysWhenTheLoopStopsAndWhy(t *testing.T) {
 		{"a cancelled run lands on cancelled", Loop{Ended: CauseCancelled, MaxSteps: 3}, CauseCancelled, true},
 		{"a run in the land phase lands on budget before its step limit", Loop{Phase: Land, Steps: 3, MaxSteps: 3}, CauseBudget, true},
 		{"a run that made all its turns lands on max_steps", Loop{Phase: Narrow, Steps: 3, MaxSteps: 3}, CauseMaxSteps, true},
+		{"a run that repeated a call as often as it may lands stuck, before its step limit and its phase", Loop{Phase: Land, Steps: 3, MaxSteps: 3, Repeats: 3, MaxRepeats: 3}, CauseStuck, true},
+		{"a run with repeats left goes on", Loop{Phase: Explore, Steps: 2, MaxSteps: 9, Repeats: 2, MaxRepeats: 3}, "", false},
+		{"a run with no repeat limit is never stuck", Loop{Phase: Explore, Steps: 2, MaxSteps: 9, Repeats: 7}, "", false},
+		{"a stuck run whose quiet clock fired lands on quiet", Loop{Ended: CauseQuiet, Steps: 2, MaxSteps: 9, Repeats: 3, MaxRepeats: 3}, CauseQuiet, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cause, must := MustLand(tc.loop)

@@ -28,6 +28,13 @@ const (
 	CauseUpstream  Cause = "upstream"  // the model failed and could not be retried
 	CauseUnsettled Cause = "unsettled" // the model answered, but a write's outcome is still unknown
 
+	// CauseStuck: the run repeated a tool call — same tool, same
+	// arguments, same result as an earlier call of the run — as many
+	// times as its limit allows (SPEC §3, "activity is not progress";
+	// issue 27). Such calls keep a run busy without getting it anywhere,
+	// so the quiet clock alone would never stop it.
+	CauseStuck Cause = "stuck"
+
 	// CauseToolsFailed: the model answered, but every tool call it made
 	// failed or never started, so nothing the answer says came from a
 	// tool (issue 24). The answer is kept and labeled partial, as for

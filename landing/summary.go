@@ -62,7 +62,9 @@ type Record struct {
 	// CauseBudget, CauseQuiet and CauseCancelled, a model that never
 	// answered ("the model sent nothing for 3.7s", SPEC §4; "the model
 	// sent only keepalives for 3.7s", "the model's answer was still
-	// streaming after 3.7s; it never finished", issue 24). It is shown for
+	// streaming after 3.7s; it never finished", issue 24), or, for
+	// CauseStuck, the call the run repeated (`search {"q":"x"}` gave
+	// the same result 3 times over, issue 27). It is shown for
 	// every cause but those of a run whose model answered (CauseUnsettled,
 	// CauseToolsFailed). Empty: the cause says it all.
 	Failure string
@@ -106,6 +108,8 @@ func Boundary(rec Record) string {
 		head = fmt.Sprintf("Cancelled at step %d", rec.Step)
 	case CauseMaxSteps:
 		head = fmt.Sprintf("Reached the step limit at step %d", rec.Step)
+	case CauseStuck:
+		head = fmt.Sprintf("Stopped at step %d, stuck repeating a call", rec.Step)
 	case CauseUpstream:
 		head = fmt.Sprintf("The model failed at step %d", rec.Step)
 	default:

@@ -85,6 +85,8 @@ func TestTheBoundaryNamesTheCause(t *testing.T) {
 		{Record{Cause: CauseMaxSteps, Step: 50, Calls: []Call{{Tool: "a", Outcome: Done}, {Tool: "b", Outcome: Done}, {Tool: "c", Outcome: Done}, {Tool: "a", Outcome: Done}}},
 			"Reached the step limit at step 50: a, b and c done."},
 		{Record{Cause: CauseUpstream, Step: 2, Calls: []Call{{Tool: "x", Outcome: Interrupted}}}, "The model failed at step 2: x was in flight and is not included."},
+		{Record{Cause: CauseStuck, Step: 4, Failure: `search {"q":"x"} gave the same result 3 times over`, Calls: []Call{{Tool: "search", Outcome: Done}}},
+			`Stopped at step 4, stuck repeating a call: search {"q":"x"} gave the same result 3 times over. Before that: search done.`},
 		{Record{Cause: CauseUpstream, Step: 1, Failure: "401 Incorrect API key provided"},
 			"The model failed at step 1: 401 Incorrect API key provided."},
 		{Record{Cause: CauseUpstream, Step: 2, Failure: "503 Service Unavailable.", Calls: []Call{{Tool: "search", Outcome: Done}}},

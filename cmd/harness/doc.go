@@ -27,7 +27,9 @@
 // entry names at the same --base-url and key, or this run's; mcpServers
 // beside tools are MCP servers, each connected as a setup step, whose
 // tools are offered as mcp__SERVER__TOOL, SPEC §5b). --trace FILE writes the JSONL trace, --journal
-// FILE the orphan journal, --max-steps (50) bounds the model turns and
+// FILE the orphan journal, --max-steps (50) bounds the model turns,
+// --max-repeats (3) the repeated tool calls (the same tool, arguments and
+// result as an earlier step's) before the run lands with cause stuck, and
 // --parallel (4) the tool calls at once. The answer is printed, a partial one
 // after its boundary, or with --json as one object, the moment the run's
 // result exists (SPEC §3, issue 24): the tools and their servers, the

@@ -77,6 +77,7 @@ type runFlags struct {
 	profile              *string
 	json                 bool
 	maxSteps, parallel   int
+	maxRepeats           int
 	progress             string
 	verbose              bool
 	logFormat            string
@@ -99,6 +100,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	fs.BoolVar(&f.json, "json", false, "print the result as one JSON object")
 	fs.IntVar(&f.maxSteps, "max-steps", harness.DefaultMaxSteps, "model `turns` before landing (the landing call is not counted; 0: the default)")
 	fs.IntVar(&f.parallel, "parallel", harness.DefaultParallel, "most tool `calls` at once in one step (0: the default)")
+	fs.IntVar(&f.maxRepeats, "max-repeats", harness.DefaultMaxRepeats, "repeated tool `calls` (same tool, arguments and result as an earlier step's) before the run lands with cause stuck (0: the default)")
 	fs.StringVar(&f.progress, "progress", "auto", "live status line on stderr, a `mode`: auto (on a terminal), always or never")
 	f.profile = profileFlag(fs)
 	fs.BoolVar(&f.verbose, "v", false, "log the run's records on stderr: console lines on a terminal, JSON lines otherwise")
@@ -175,7 +177,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		}
 		history = p
 	}
-	cfg := harness.Config{Task: task, Quiet: f.quiet, MaxSteps: f.maxSteps, Parallel: f.parallel}
+	cfg := harness.Config{Task: task, Quiet: f.quiet, MaxSteps: f.maxSteps, Parallel: f.parallel, MaxRepeats: f.maxRepeats}
 	if f.maxWait < 0 {
 		return usage(fmt.Errorf("--max-wait %v: must not be negative", f.maxWait))
 	}
@@ -639,6 +641,8 @@ clock ended it is named in the boundary, and is not sent the landing call;
 nor is a --base-url that is not a model server (it answered 200 with no
 event stream), which is asked once. A run whose model answered though
 every tool call failed or never started is partial (cause tools_failed).
+A model that makes the same tool call, with the same arguments and the
+same result, --max-repeats times over lands partial (cause stuck).
 Exit codes: 0 complete, 3 partial, 2 bad usage or config (--require-tools:
 any unavailable tool), 1 internal error.
 

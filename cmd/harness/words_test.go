@@ -38,6 +38,8 @@ func TestBadUsageNamesWhatTheUserWroteAndWhere(t *testing.T) {
 			[]string{"run", "--budget", "10ms", "--floor", "20ms", "q"}, "harness run: --floor 20ms: must be less than --budget 10ms", ""},
 		{"a number that is not one says so",
 			[]string{"run", "--max-steps", "abc", "q"}, "harness run: --max-steps abc: not a whole number", "parse error"},
+		{"a negative --max-repeats is bad usage",
+			[]string{"run", "--max-repeats", "-1", "q"}, "harness run: --max-repeats -1: must not be negative", ""},
 		{"a boolean that is not one says so",
 			[]string{"report", "--json=maybe", "x.jsonl"}, "harness report: --json maybe: want true or false", "parse error"},
 		{"a journal that cannot be opened is bad usage naming --journal",

@@ -15,6 +15,9 @@ type Rules struct {
 	Task     string
 	Quiet    time.Duration // the quiet period, which the boundary of a stall names
 	MaxSteps int           // the most model turns; the landing call is none
+	// MaxRepeats is how many repeated tool calls make the run stuck
+	// (repeats.go); zero sets no limit.
+	MaxRepeats int
 	// Parallel reports whether the run may have a turn's calls made side
 	// by side (a parallel width above 1): a turn asks for it in the
 	// explore phase only.
@@ -143,7 +146,7 @@ type Machine struct {
 	// unanswered; and how that attempt ended, for the landing call rule.
 	failure, doing, unanswered string
 	end                        landing.ModelEnd
-	setup                      []string
+	x                          *rare // nil until the run has some
 
 	cause   landing.Cause
 	plan    *landing.LandCommand // the landing's plan, once decided; never changed after
@@ -152,6 +155,39 @@ type Machine struct {
 	summary bool // the landing has a call to make
 	landing bool // Land was asked for
 	done    bool
+}
+
+// rare is what a Machine keeps that many runs never have: the pieces of
+// a setup that did not finish, and the tool calls it made (repeats.go).
+// A Machine holds it by a pointer made at its first need, as it holds its
+// plan: a Session holds a Machine, and is kept in its size class (issue
+// 25 item 6), which the calls' fields would have outgrown.
+type rare struct {
+	setup []string
+	rep   repeats
+}
+
+// more returns m's rare state, made if it has none yet.
+func (m *Machine) more() *rare {
+	if m.x == nil {
+		m.x = new(rare)
+	}
+	return m.x
+}
+
+// setup returns the pieces of the run's setup that did not finish.
+func (m *Machine) setup() []string {
+	if m.x == nil {
+		return nil
+	}
+	return m.x.setup
+}
+
+// setSetup keeps the pieces of the run's setup that did not finish.
+func (m *Machine) setSetup(setup []string) {
+	if setup != nil || m.x != nil {
+		m.more().setup = setup
+	}
 }
 
 // New returns the machine of a run under r.
@@ -166,7 +202,7 @@ func (m *Machine) Step(e Event) Command {
 	f := e.Figures
 	switch e.Kind {
 	case Begun:
-		m.setup = e.Setup
+		m.setSetup(e.Setup)
 		return m.next(f)
 	case CallsEnded:
 		return m.next(f)
@@ -178,7 +214,7 @@ func (m *Machine) Step(e Event) Command {
 		return m.turnEnded(f, e.Turn, e.Reply)
 	case Stopped:
 		if e.Setup != nil {
-			m.setup = e.Setup
+			m.setSetup(e.Setup)
 		}
 		if e.Failure != "" && m.failure == "" {
 			m.failure = e.Failure
@@ -197,7 +233,7 @@ func (m *Machine) Step(e Event) Command {
 
 // next asks for the next turn, or lands the run when it must (MustLand).
 func (m *Machine) next(f Figures) Command {
-	if cause, ok := landing.MustLand(landing.Loop{Ended: f.Ended, Phase: f.Phase, Steps: m.steps, MaxSteps: m.rules.MaxSteps}); ok {
+	if cause, ok := landing.MustLand(m.Loop(f.Ended, f.Phase)); ok {
 		return m.land(cause)
 	}
 	// Only explore widens (landing.WidenAt), read here without making the
@@ -258,9 +294,20 @@ func (m *Machine) took(f Figures, t model.TurnCommand) {
 	}
 }
 
+// Loop is what the run knows of itself when it asks [landing.MustLand],
+// its work having ended for ended ("" while it goes on) in phase: a
+// Session asks it for its embedder's loop too.
+func (m *Machine) Loop(ended landing.Cause, phase landing.Phase) landing.Loop {
+	return landing.Loop{Ended: ended, Phase: phase, Steps: m.steps, MaxSteps: m.rules.MaxSteps,
+		Repeats: m.Repeats(), MaxRepeats: m.rules.MaxRepeats}
+}
+
 // land begins the landing for cause: the host prepares it and sends
-// Landing.
+// Landing. A run stuck repeating a call names the call.
 func (m *Machine) land(cause landing.Cause) Command {
+	if cause == landing.CauseStuck && m.failure == "" && m.Repeats() > 0 {
+		m.failure = m.x.rep.stuckWords()
+	}
 	m.cause, m.landing = cause, true
 	return Command{Kind: Land, Cause: cause}
 }
@@ -303,7 +350,7 @@ func (m *Machine) Record(cause landing.Cause, calls []landing.Call) landing.Reco
 	rec := landing.Record{Task: m.rules.Task, Cause: cause, Step: m.steps, Quiet: m.rules.Quiet,
 		Failure: m.failure, Doing: m.doingWords(), Calls: calls}
 	if m.steps == 0 {
-		rec.Setup = m.setup // no model turn was made: the setup is all the run did
+		rec.Setup = m.setup() // no model turn was made: the setup is all the run did
 	}
 	return rec
 }
@@ -347,12 +394,22 @@ type State struct {
 	End                        landing.ModelEnd
 	Setup                      []string `json:",omitempty"`
 	Asked                      bool
+	// The run's calls as repeats.go remembers them: their digests, the
+	// repeats so far and the last repeated call, in words.
+	Seen     map[string]string `json:",omitempty"`
+	Repeats  int               `json:",omitempty"`
+	Repeated string            `json:",omitempty"`
 }
 
 // State returns m's state; m is between two model turns (its last command
 // was MakeTurn).
 func (m *Machine) State() State {
-	return State{Steps: m.steps, Failure: m.failure, Doing: m.doing, Unanswered: m.unanswered, End: m.end, Setup: m.setup, Asked: m.asked}
+	s := State{Steps: m.steps, Failure: m.failure, Doing: m.doing, Unanswered: m.unanswered, End: m.end, Setup: m.setup(), Asked: m.asked}
+	if m.x != nil {
+		r := &m.x.rep
+		s.Seen, s.Repeats, s.Repeated = r.seen, r.n, r.last
+	}
+	return s
 }
 
 // Resume returns the machine of a run under r that stood at s between two
@@ -360,6 +417,10 @@ func (m *Machine) State() State {
 // stepped the machine s was taken from.
 func Resume(r Rules, s State) Machine {
 	m := New(r)
-	m.steps, m.failure, m.doing, m.unanswered, m.end, m.setup, m.asked = s.Steps, s.Failure, s.Doing, s.Unanswered, s.End, s.Setup, s.Asked
+	m.steps, m.failure, m.doing, m.unanswered, m.end, m.asked = s.Steps, s.Failure, s.Doing, s.Unanswered, s.End, s.Asked
+	m.setSetup(s.Setup)
+	if s.Seen != nil {
+		m.more().rep = repeats{seen: s.Seen, n: s.Repeats, last: s.Repeated}
+	}
 	return m
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/temporal/durable"
 	"github.com/glidepath/glidepath/trace"
@@ -63,6 +64,20 @@ func calls(cs ...sim.ToolCall) []sim.ToolCall { return cs }
 func call(name, args string) sim.ToolCall { return sim.ToolCall{Name: name, Arguments: args} }
 
 func answer(n int, text string) sim.Rule { return sim.Rule{Request: n, Answer: text} }
+
+// causeIs checks that every run of both hosts ended with cause ("": an
+// answer) after steps steps: hosts that agree may still both be wrong.
+func causeIs(cause landing.Cause, steps int) func(in, tmp []ending) []string {
+	return func(in, tmp []ending) []string {
+		var out []string
+		for _, e := range slices.Concat(in, tmp) {
+			if e.res.Cause != cause || e.res.Steps != steps {
+				out = append(out, fmt.Sprintf("%s ended with cause %q after %d steps, want %q after %d", e.host, e.res.Cause, e.res.Steps, cause, steps))
+			}
+		}
+		return out
+	}
+}
 
 // command is a subprocess tool's entry that sleeps for secs and answers.
 func command(name, effect, extra, secs string) string {
@@ -146,6 +161,28 @@ var rows = []row{
 			}
 			return out
 		},
+	},
+	{
+		name:  "a model that repeats the same call and gets the same answer lands stuck at its third repeat",
+		tools: "tools:\n  - name: search\n    builtin: search\n",
+		sc: &sim.Scenario{Rules: []sim.Rule{
+			{Times: 4, ToolCalls: calls(call("search", `{"query":"deadline budget"}`))}, answer(5, "Landed."),
+		}},
+		budget: 8 * time.Second,
+		also:   causeIs(landing.CauseStuck, 4),
+	},
+	{
+		name:  "a model whose calls differ is never taken for stuck",
+		tools: "tools:\n  - name: search\n    builtin: search\n",
+		sc: &sim.Scenario{Rules: []sim.Rule{
+			{Request: 1, ToolCalls: calls(call("search", `{"query":"deadline"}`))},
+			{Request: 2, ToolCalls: calls(call("search", `{"query":"budget"}`))},
+			{Request: 3, ToolCalls: calls(call("search", `{"query":"reserve"}`))},
+			{Request: 4, ToolCalls: calls(call("search", `{"query":"floor"}`))},
+			answer(5, "Four searches."),
+		}},
+		budget: 8 * time.Second,
+		also:   causeIs("", 5),
 	},
 	{
 		name:   "a run that searches and answers completes the same on both hosts",
@@ -250,7 +287,15 @@ var rows = []row{
 		// 23s: the turns end at 15s in process, and by 17s on a loaded
 		// Temporal, whose every activity costs it some 100ms more) and is
 		// refused on both hosts.
-		sc:     &sim.Scenario{Rules: []sim.Rule{{Times: 5, Delay: 3 * time.Second, ToolCalls: calls(call("search", `{"query":"p50"}`))}}},
+		// Each turn searches for something else: the same call five
+		// times over would land stuck first (issue 27).
+		sc: &sim.Scenario{Rules: []sim.Rule{
+			{Request: 1, Delay: 3 * time.Second, ToolCalls: calls(call("search", `{"query":"p50 1"}`))},
+			{Request: 2, Delay: 3 * time.Second, ToolCalls: calls(call("search", `{"query":"p50 2"}`))},
+			{Request: 3, Delay: 3 * time.Second, ToolCalls: calls(call("search", `{"query":"p50 3"}`))},
+			{Request: 4, Delay: 3 * time.Second, ToolCalls: calls(call("search", `{"query":"p50 4"}`))},
+			{Request: 5, Delay: 3 * time.Second, ToolCalls: calls(call("search", `{"query":"p50 5"}`))},
+		}},
 		budget: 23 * time.Second,
 		// The refused record's message is the model turn's to write
 		// (temporal/durable/turn.go leaves it out): compared by event and

@@ -10,6 +10,7 @@ import (
 	"github.com/glidepath/glidepath/cancel"
 	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/internal/redact"
+	grun "github.com/glidepath/glidepath/internal/run"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
@@ -47,6 +48,11 @@ func (r *run) callAll(ctx workflow.Context, asked []ToolCall) []string {
 	}
 	wg.Wait(dctx)
 	r.calls = append(r.calls, calls...)
+	made := make([]grun.Made, len(asked))
+	for i, tc := range asked {
+		made[i] = grun.Made{Tool: tc.Name, Args: tc.Arguments, Result: out[i]}
+	}
+	r.m.CallsMade(made) // the repeated ones count, as in process (SPEC §3)
 	return out
 }
 
@@ -86,12 +92,17 @@ func (r *run) call(ctx workflow.Context, tc ToolCall) (string, landing.Call) {
 // drive makes the call tc of the tool t, which the gate let through, by
 // tools.DriveCall: the effects of its machine are a toolCall's.
 func (r *run) drive(ctx workflow.Context, tc ToolCall, t ToolInfo, kind string) tools.Result {
-	c := &toolCall{r: r, tc: tc, spec: t.Spec, key: mintKey(ctx), est: r.estimate(kind, t.Spec)}
+	c := &toolCall{r: r, tc: tc, spec: t.Spec, key: mintKey(ctx), est: r.estimate(kind, t.Spec),
+		same: r.m.SameCall(tc.Name, tc.Arguments, false)}
 	c.base = trace.Record{Step: kind, StepIndex: r.step, Key: string(c.key)}
-	return tools.DriveCall(ctx, c, tools.CallRules{Kind: kind, Effect: t.Spec.Effect, MaxAttempts: t.Spec.MaxAttempts,
+	res := tools.DriveCall(ctx, c, tools.CallRules{Kind: kind, Effect: t.Spec.Effect, MaxAttempts: t.Spec.MaxAttempts,
 		Ceiling: t.Spec.Ceiling, CanCancel: t.CanCancel, CanStatus: t.CanStatus, Backoff: budget.Backoff{Rand: r.rng.Int64N,
 			Resolution: r.frame.Resolution()}},
 		tc.Name, c.key)
+	if c.same && !r.m.SameResult(tc.Name, tc.Arguments, res.Content()) {
+		r.heard(ctx, watchdog.ToolResult) // the same call, with news: progress after all
+	}
+	return res
 }
 
 // toolCall is one logical call of a tool, performing the effects of its
@@ -106,6 +117,10 @@ type toolCall struct {
 	base trace.Record    // the record of the backoff after the last attempt
 	est  *budget.Latency // the estimates of the tool's kind (run.estimate)
 	took time.Duration   // how long the last attempt took, in workflow time
+	// same reports whether the call repeats the tool and arguments of a
+	// call of an earlier turn: its issue and its result are not semantic
+	// events (SPEC §3), and drive hears a result that is news.
+	same bool
 }
 
 // estimate is the latency estimate of kind, the kind of spec, declared
@@ -282,7 +297,12 @@ func (c *toolCall) Orphan(ctx workflow.Context, why error) (*tools.OrphanError, 
 // Succeeded teaches the kind's estimates the last attempt's time.
 func (c *toolCall) Succeeded() { c.est.Observe(c.took) }
 
-func (c *toolCall) Heard(ctx workflow.Context, e watchdog.Event) { c.r.heard(ctx, e) }
+func (c *toolCall) Heard(ctx workflow.Context, e watchdog.Event) {
+	if c.same && (e == watchdog.ToolCall || e == watchdog.ToolResult) {
+		return
+	}
+	c.r.heard(ctx, e)
+}
 
 // settled is the run's calls as they stand: a call left abandoned whose
 // cancel its tool accepted is cancelled.

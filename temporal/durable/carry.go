@@ -112,7 +112,7 @@ func (e Estimate) latency() *budget.Latency {
 
 // rules are the run machine's rules, the run's Input's.
 func (r *run) rules() grun.Rules {
-	return grun.Rules{Task: r.in.Task, Quiet: r.quiet.q, MaxSteps: r.in.MaxSteps, Parallel: r.in.Parallel > 1}
+	return grun.Rules{Task: r.in.Task, Quiet: r.quiet.q, MaxSteps: r.in.MaxSteps, Parallel: r.in.Parallel > 1, MaxRepeats: r.in.MaxRepeats}
 }
 
 // prompts are the start of the run's conversation: the system prompt and

@@ -34,7 +34,9 @@ func TestARunThatContinuesAsNewEndsAsTheRunThatDoesNot(t *testing.T) {
 		t.Fatal(err)
 	}
 	const budget = 20 * time.Second
-	in := durable.Input{Task: "find what a deadline budget is", Budget: budget}
+	// The same note over and over is how these runs grow: no run of
+	// them is stuck (issue 27).
+	in := durable.Input{Task: "find what a deadline budget is", Budget: budget, MaxRepeats: manyRepeats}
 	plain, _ := e.run(t, in)
 	asked := len(e.sim.Requests())
 	in.ContinueAt = 1
@@ -123,7 +125,7 @@ func TestARunContinuesAsNewWhenTheServerSuggestsIt(t *testing.T) {
 	note := []sim.ToolCall{{Name: "note", Arguments: "{}"}}
 	e := newEnvFiles(t, map[string]string{"tools.yaml": noteTool}, nil, &sim.Scenario{Rules: []sim.Rule{{Turn: 1, ToolCalls: note},
 		{Turn: 2, ToolCalls: note}, {Turn: 3, ToolCalls: note}, {Turn: 4, ToolCalls: note}}}, suggestEarly)
-	out, wr := e.run(t, durable.Input{Task: "take notes", Budget: 20 * time.Second})
+	out, wr := e.run(t, durable.Input{Task: "take notes", Budget: 20 * time.Second, MaxRepeats: manyRepeats})
 	if res := out.Result; res.Status != landing.Complete || res.Steps != 5 || len(records(out, trace.AttemptEnd, "tool:note")) != 4 {
 		t.Fatalf("status %s cause %q, %d steps, want complete in 5 with 4 notes: %s\n%s", res.Status, res.Cause, res.Steps, res.Boundary, dump(out))
 	}
@@ -204,7 +206,7 @@ func TestARunWhoseStateIsPastWhatItCarriesLandsSayingWhy(t *testing.T) {
 	e := newEnvWith(t, bigTool, nil, &sim.Scenario{Rules: rules})
 	const budget = 30 * time.Second
 	began := time.Now()
-	out, wr := e.run(t, durable.Input{Task: "read it all", Budget: budget, ContinueAt: 1})
+	out, wr := e.run(t, durable.Input{Task: "read it all", Budget: budget, ContinueAt: 1, MaxRepeats: manyRepeats})
 	res := out.Result
 	if took := time.Since(began); res.Status != landing.Partial || took > budget {
 		t.Fatalf("status %s cause %s after %v: %s", res.Status, res.Cause, took, res.Boundary)

@@ -20,6 +20,11 @@ const bigTool = `tools:
     command: [sh, -c, 'printf "\""; yes a | head -c 1600000 | tr -d "\n"; printf "\""']
 `
 
+// manyRepeats lets a test's run make the same call, with the same
+// result, over and over, which is how it grows: it is not stuck (issue
+// 27).
+const manyRepeats = 100
+
 // Seven outputs of 800 KB each: every one is cut to what a run carries,
 // the oldest are left out of the requests once the conversation passes
 // what one carries, each saying so, and the run completes within its
@@ -33,7 +38,7 @@ func TestAConversationPastWhatTemporalCarriesIsFittedAndTheRunCompletes(t *testi
 	e := newEnvWith(t, bigTool, nil, &sim.Scenario{Rules: rules})
 	const budget = 30 * time.Second
 	began := time.Now()
-	out, _ := e.run(t, durable.Input{Task: "read it all", Budget: budget})
+	out, _ := e.run(t, durable.Input{Task: "read it all", Budget: budget, MaxRepeats: manyRepeats})
 	if took, res := time.Since(began), out.Result; res.Status != landing.Complete || took > budget {
 		t.Fatalf("status %s cause %s after %v: %s", res.Status, res.Cause, took, res.Boundary)
 	}

@@ -40,7 +40,7 @@ func (r *run) turn(ctx workflow.Context, parallel bool) (model.TurnCommand, Mode
 			began := workflow.Now(ctx)
 			last, _ = r.modelAttempt(ctx, r.step, cmd.N, cmd.Lease.Granted, ModelRequest{
 				Toolset:  r.in.Toolset,
-				Messages: r.withNote(landing.NoteFor(r.frame.Phase(), remaining, available)),
+				Messages: r.withNote(r.m.Note(landing.NoteFor(r.frame.Phase(), remaining, available))),
 				Tools:    len(r.tools) > 0,
 				Without:  without,
 				Parallel: parallel, // the run machine's, fixed for the turn as in process

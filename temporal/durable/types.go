@@ -27,6 +27,10 @@ type Input struct {
 	Quiet        time.Duration // the quiet clock Q (SPEC §3); zero: watchdog.DefaultQuiet
 	RunID        string        // names the run in its result and trace; empty: the workflow's ID
 
+	// MaxRepeats is how many repeated tool calls land the run stuck (SPEC
+	// §3; harness.Config's MaxRepeats); zero: 3.
+	MaxRepeats int `json:",omitempty"`
+
 	// Deadline, if not zero, is when the budget ends, in workflow time: a
 	// sub-agent starts at Deadline − Budget, so its start is spent from
 	// its slice.
@@ -70,6 +74,7 @@ type Input struct {
 const (
 	DefaultMaxSteps    = harness.DefaultMaxSteps
 	DefaultParallel    = harness.DefaultParallel
+	DefaultMaxRepeats  = harness.DefaultMaxRepeats
 	DefaultMaxAttempts = model.DefaultMaxAttempts
 )
 

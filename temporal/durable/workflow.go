@@ -141,6 +141,7 @@ type run struct {
 func newRun(ctx workflow.Context, in Input) *run {
 	in.MaxSteps, in.Parallel = orDefault(in.MaxSteps, DefaultMaxSteps), orDefault(in.Parallel, DefaultParallel)
 	in.MaxAttempts, in.Quiet = orDefault(in.MaxAttempts, DefaultMaxAttempts), orDefault(in.Quiet, watchdog.DefaultQuiet)
+	in.MaxRepeats = orDefault(in.MaxRepeats, DefaultMaxRepeats)
 	r := &run{in: in, cancelOf: map[string]*string{}, kinds: map[string]*budget.Latency{}}
 	runID, parent := cmp.Or(in.RunID, workflow.GetInfo(ctx).WorkflowExecution.ID), ""
 	if in.Parent != nil {

@@ -68,6 +68,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	floor := fs.Duration("floor", 0, "the floor F below which nothing starts (0: 50ms)")
 	maxSteps := fs.Int("max-steps", durable.DefaultMaxSteps, "model turns before landing")
 	parallel := fs.Int("parallel", durable.DefaultParallel, "tool calls of one turn at once")
+	maxRepeats := fs.Int("max-repeats", durable.DefaultMaxRepeats, "repeated tool calls (same tool, arguments and result as an earlier turn's) before the run lands with cause stuck (0: the default)")
 	traceFile := fs.String("trace", "", "write the run's JSONL trace to this file (SPEC §6)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	quiet := fs.Duration("quiet", 60*time.Second, "the quiet clock Q: the run lands when nothing happens for this long")
@@ -99,6 +100,9 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if *quiet <= 0 {
 		return usage("--quiet %v: must be positive", *quiet)
 	}
+	if *maxRepeats < 0 {
+		return usage("--max-repeats %d: must not be negative", *maxRepeats)
+	}
 	if *resolution < 0 {
 		return usage("--timer-resolution %v: want a duration of 0 or more", *resolution)
 	}
@@ -120,7 +124,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		stderr, *progress = lines, "never"
 		defer func() { err = showJSON(err, lines) }()
 	}
-	in := durable.Input{Task: task, Budget: *b, Floor: *floor, MaxSteps: *maxSteps, Parallel: *parallel, Quiet: *quiet,
+	in := durable.Input{Task: task, Budget: *b, Floor: *floor, MaxSteps: *maxSteps, Parallel: *parallel, MaxRepeats: *maxRepeats, Quiet: *quiet,
 		TimerResolution: *resolution}
 	where := profilePlace(c)
 	profileFile := profilePath(*profileFlag, stderr)
