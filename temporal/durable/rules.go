@@ -51,7 +51,9 @@ import "go.temporal.io/sdk/workflow"
 // or its history passes Input.ContinueAt, carrying its state (Input.Carry,
 // carry.go), and the contexts a cancellation ends together (the run's
 // watch, sub-agents side by side) are cancelled in a fixed order
-// (cancel.go, issue 26).
+// (cancel.go, issue 26); a tool call repeating an earlier turn's with the
+// same result is no semantic event, and MaxRepeats of them land the run
+// stuck (the run machine's rule, issue 27).
 const RulesVersion workflow.Version = 8
 
 // RulesChange is the change ID under which a run's history records
