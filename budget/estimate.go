@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/glidepath/glidepath/watchdog"
 )
 
 // window is how many recent observations a kind keeps. Recent samples
@@ -68,6 +70,10 @@ type Latency struct {
 	samples *[window]time.Duration
 	n       int // observations so far, saturating at window
 	next    int // ring index of the next observation
+	own     int // of them, the run's own (Observe), saturating at window
+	// learned is the longest silence a quiet clock cut a call of the
+	// kind at, in runs before this one ([Latency.Learn]).
+	learned time.Duration
 }
 
 // P50 returns the median latency known, or 0 if none is known.
@@ -75,6 +81,46 @@ func (l *Latency) P50() time.Duration { return l.p50 }
 
 // P95 returns the 95th percentile latency known, or 0 if none is known.
 func (l *Latency) P95() time.Duration { return l.p95 }
+
+// Expected returns the p95 known and where it came from, for a call's
+// allowance of silence (issue 27): the run's own observations once there
+// are [MinObserved] of them, else a profile's beside them, else the
+// declared figures.
+func (l *Latency) Expected() watchdog.Expected {
+	x := watchdog.Expected{P95: l.p95, Learned: l.learned}
+	switch {
+	case l.p95 <= 0:
+		x.P95 = 0
+	case l.n < MinObserved:
+		x.From = watchdog.SourceDeclared
+	case l.own < MinObserved && l.own < l.n:
+		x.From = watchdog.SourceProfile
+	default:
+		x.From = watchdog.SourceObserved
+	}
+	return x
+}
+
+// Learn records that a quiet clock cut a call of the kind after it had
+// been silent for d, in an earlier run: the call takes at least that
+// long, and its allowance is at least twice the longest such cut
+// ([watchdog.Expected.Learned], issue 27). A latency profile teaches it.
+func (l *Latency) Learn(d time.Duration) { l.learned = max(l.learned, d) }
+
+// Learned returns the longest cut [Latency.Learn] was told of.
+func (l *Latency) Learned() time.Duration { return l.learned }
+
+// Own returns how many of the observations l keeps are the run's own
+// ([Latency.Observe]), not a profile's ([Latency.Warm]).
+func (l *Latency) Own() int { return l.own }
+
+// Restore sets, on a Latency warmed with another's [Latency.Observed],
+// how many of them were that run's own and what it learned: a Temporal
+// run that continues as new carries them (issue 26), so that its
+// allowances and their sources go on as they were.
+func (l *Latency) Restore(own int, learned time.Duration) {
+	l.own, l.learned = min(max(own, 0), l.n), learned
+}
 
 // Declared returns the latencies declared ([Latency.Declare]).
 func (l *Latency) Declared() (p50, p95 time.Duration) { return l.declP50, l.declP95 }
@@ -111,6 +157,7 @@ func (l *Latency) Observe(d time.Duration) {
 		return
 	}
 	l.add(d)
+	l.own = min(l.own+1, window)
 	l.publish()
 }
 
@@ -201,6 +248,22 @@ func (k *Kind) Warm(ds []time.Duration) {
 	defer k.mu.Unlock()
 	k.est.Warm(ds)
 	k.publish()
+}
+
+// Learn records a cut of a call of the kind, in an earlier run
+// ([Latency.Learn]).
+func (k *Kind) Learn(d time.Duration) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.est.Learn(d)
+}
+
+// Expected returns the kind's p95 and where it came from
+// ([Latency.Expected]).
+func (k *Kind) Expected() watchdog.Expected {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.est.Expected()
 }
 
 // publish stores est's estimates for the lock-free reads; k.mu must be

@@ -143,6 +143,9 @@ func (t *Turn) send(req *http.Request, next option.MiddlewareNext) (*http.Respon
 		// the caller may have spent some of it building the request.
 		r.Header.Set(budget.Header, budget.FormatRemaining(max(time.Until(lease.Deadline), 0)))
 		resp, err := next(r)
+		if err == nil {
+			t.w.Headers(model.Kind) // the server answered: the turn's hold begins (issue 27)
+		}
 		if err == nil && resp.StatusCode < 400 {
 			if resp.Body != nil {
 				resp.Body = t.answerBody(resp)

@@ -75,6 +75,19 @@ type Config struct {
 	// selects watchdog.DefaultQuiet (60s); it must not be negative.
 	Quiet time.Duration
 
+	// QuietMode says what the quiet clock does when it fires: the zero
+	// value, watchdog.Enforce, lands the run with cause quiet;
+	// watchdog.Warn writes a quiet_warning record and lets the run go
+	// on, still bounded by its leases and its deadline; watchdog.Off
+	// never fires (issue 27).
+	QuietMode watchdog.Mode
+
+	// MaxSilence caps every call's allowance of silence: 2 × the p95 of
+	// its kind, or what its tools-file entry states, held on the quiet
+	// clock while the call is in flight (SPEC §3, issue 27). Zero
+	// selects watchdog.DefaultMaxSilence (5m); it must not be negative.
+	MaxSilence time.Duration
+
 	// Model is the chat model. A Session driven by a loop of its own,
 	// which calls its model itself through [Session.BeginTurn], may leave
 	// it nil.
@@ -245,8 +258,9 @@ func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 var (
-	errRequired = errors.New("required")
-	errNegative = errors.New("must not be negative")
+	errRequired  = errors.New("required")
+	errNegative  = errors.New("must not be negative")
+	errQuietMode = errors.New("not a quiet mode: want enforce, warn or off")
 )
 
 // Validate reports the first field of cfg that [Start] would reject, as a
@@ -266,6 +280,10 @@ func (cfg Config) Validate() error {
 		return num("parallel", cfg.Parallel, errNegative)
 	case cfg.MaxRepeats < 0:
 		return num("max-repeats", cfg.MaxRepeats, errNegative)
+	case cfg.MaxSilence < 0:
+		return &ConfigError{Field: "max-silence", Value: cfg.MaxSilence.String(), Err: errNegative}
+	case cfg.QuietMode > watchdog.Off:
+		return &ConfigError{Field: "quiet-mode", Value: cfg.QuietMode.String(), Err: errQuietMode}
 	}
 	if err := (watchdog.Config{Quiet: cfg.Quiet}).Validate(); err != nil {
 		// The reason alone: the ConfigError names the field again.

@@ -81,6 +81,11 @@ func (s *Session) land(ctx context.Context, stop grun.Event, summarize func(ctx 
 	if !s.claim() {
 		return s.wait()
 	}
+	if stop.Cause == "" { // the loop lands as its machine asked
+		s.mu.Lock()
+		stop.Cause = s.m.Cause()
+		s.mu.Unlock()
+	}
 	s.ladder.Advance(landing.Land)
 	s.syncPhase()
 	lb := s.landingBudget(stop.Cause)
@@ -96,10 +101,12 @@ func (s *Session) land(ctx context.Context, stop grun.Event, summarize func(ctx 
 	parentEnded := errors.Is(context.Cause(ctx), ErrParentEnded) || errors.Is(context.Cause(s.ctx), ErrParentEnded)
 	stop.Kind, stop.NoCall = grun.Stopped, summarize == nil || parentEnded
 	s.mu.Lock()
-	stop.Setup = slices.Clone(s.setup)
+	stop.Setup = slices.Clone(s.rare.setupLeft())
 	s.m.Step(stop)
-	cmd := s.m.Step(grun.Event{Kind: grun.Landing, Figures: grun.Figures{Remaining: lb.Remaining(), Reserve: lb.Reserve(),
-		Floor: lb.Floor(), P50: s.b.Estimates().Kind(model.Kind).P50(), Calls: slices.Clone(s.calls)}})
+	landed := grun.Event{Kind: grun.Landing, Figures: grun.Figures{Remaining: lb.Remaining(), Reserve: lb.Reserve(),
+		Floor: lb.Floor(), P50: s.b.Estimates().Kind(model.Kind).P50(), Calls: slices.Clone(s.calls)}}
+	landed.Stall, _ = errors.AsType[*watchdog.StallError](context.Cause(s.ctx))
+	cmd := s.m.Step(landed)
 	s.mu.Unlock()
 	if cmd.Kind == grun.MakeLandingCall {
 		text, err := s.landingCall(ctx, lb, cmd.Plan.Prompt, summarize)
@@ -167,8 +174,8 @@ func (s *Session) landsBy() (time.Time, bool) {
 	switch {
 	case s.landBy != nil:
 		return s.landBy.Deadline(), true
-	case !s.cancelledAt.IsZero():
-		return s.cancelledAt.Add(s.b.Reserve()), true
+	case s.cancelled:
+		return s.b.Start().Add(s.cancelledAt + s.b.Reserve()), true
 	}
 	return time.Now().Add(s.b.Reserve()), false
 }
@@ -344,7 +351,7 @@ func (s *Session) wait() landing.Result {
 func (s *Session) finish(res landing.Result) landing.Result {
 	s.stopPhases()
 	s.mu.Lock()
-	unavailable := slices.Clone(s.unavailable)
+	unavailable := slices.Clone(s.rare.unavailableTools())
 	s.mu.Unlock()
 	s.record(trace.Record{Event: trace.RunEnd, TotalMs: s.b.Total().Milliseconds(),
 		Cause: string(res.Cause), Result: string(res.Status)})

@@ -101,8 +101,7 @@ type loop struct {
 	// What the loop reads of the machine's last command, rather than the
 	// command, whose landing plan a loop never reads (issue 25 item 6).
 	kind     grun.CommandKind
-	parallel bool          // MakeTurn
-	cause    landing.Cause // Land
+	parallel bool // MakeTurn
 	conv     []openai.ChatCompletionMessageParamUnion
 	offered  offering
 	req      model.Request   // the turn about to be made
@@ -161,7 +160,7 @@ func (l *loop) step(ctx context.Context, kind grun.EventKind) {
 
 // heed keeps what the loop reads of the machine's command cmd.
 func (l *loop) heed(cmd grun.Command) {
-	l.kind, l.parallel, l.cause = cmd.Kind, cmd.Parallel, cmd.Cause
+	l.kind, l.parallel = cmd.Kind, cmd.Parallel
 }
 
 // landNoModel lands a run with no model: nothing to ask, nor to land with.
@@ -256,7 +255,7 @@ func (l *loop) call(ctx context.Context) {
 //
 //go:noinline
 func (l *loop) land(ctx context.Context) {
-	l.end(l.s.land(ctx, grun.Event{Cause: l.cause}, l.s.summarizer(l.conv)))
+	l.end(l.s.land(ctx, grun.Event{}, l.s.summarizer(l.conv))) // for the cause the machine's Land named
 }
 
 // end keeps the run's result.

@@ -79,7 +79,7 @@ type repeatObserver struct{ observer }
 
 func (o *repeatObserver) Signal(sig trace.Signal) {
 	switch sig.Event {
-	case watchdog.ToolCall:
+	case watchdog.ToolCall, watchdog.Begun: // activity, not progress: not held either (issue 27)
 	case watchdog.ToolResult:
 		o.w.End(sig.Key)
 	default:
@@ -181,6 +181,13 @@ func (o *observer) Signal(sig trace.Signal) {
 	case watchdog.ToolResult:
 		o.w.Mark(watchdog.ToolResult)
 		o.w.End(sig.Key)
+	case watchdog.Begun:
+		// A model call is held from its server's headers, a tool call
+		// from its start.
+		o.w.Begin(watchdog.Call{Key: sig.Key, Step: sig.Step, Allowance: sig.Allowance, Source: sig.Source,
+			AtHeaders: sig.Step == model.Kind})
+	case watchdog.Headers:
+		o.w.Headers(sig.Key)
 	case watchdog.Token:
 		o.w.Token(1)
 	default:
@@ -206,4 +213,10 @@ func (s *Session) attemptContext(ctx context.Context, rec trace.Record) context.
 	// Through the Recorder, which recovers a sink's panic and switches it
 	// off, rather than let a user's sink crash the run.
 	return s.rec.AttemptContext(ctx, rec)
+}
+
+// warned writes the quiet_warning record of a would-be stall of the run's
+// quiet clock in warn mode: the run goes on (issue 27).
+func (s *Session) warned(st watchdog.StallError) {
+	s.record(landing.Warning(st, s.steps()))
 }

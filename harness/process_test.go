@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"encoding/json"
+
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/trace"
 )

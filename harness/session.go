@@ -84,13 +84,13 @@ type Session struct {
 	landingCtx  context.Context                      // the landing call's context while it runs: what calls are bound to then
 	landingB    *budget.Budget                       // the budget the landing call leases from while it runs
 	landBy      *budget.Budget                       // the landing's budget, once the run lands: its end bounds the waits that follow
-	cancelledAt time.Time                            // when the caller cancelled the run's context; zero: it did not
+	cancelledAt time.Duration                        // when the caller cancelled the run's context, from the budget's start, when cancelled
 	children    map[*Session]context.CancelCauseFunc // sub-agents running, and how to cancel each; nil before the first
 	result      *landing.Result                      // the run's result, once made
 	done        chan struct{}                        // closed once the result is made and run_end recorded; nil until a caller waits for it (made)
-	unavailable []landing.Unavailable                // the tools the run could not offer, and why, each named once
-	setup       []string                             // the pieces of setup that did not finish, in words ([Session.setupLeft]), which the machine is told as the run lands
+	rare        *rare                                // what few runs have; nil until one has it
 	// The flags last, together: one word for the four (issue 25 item 6).
+	cancelled   bool // reports whether the caller cancelled the run's context, at cancelledAt
 	landingSent bool // reports whether the landing call's model request has begun: a landing makes one
 	claimed     bool // reports whether Land or Answer has begun to make the result
 	closed      bool
@@ -164,7 +164,7 @@ func startValid(ctx context.Context, b *budget.Budget, cfg Config) (*Session, co
 	}
 	s.specs()
 	s.record(trace.Record{Event: trace.RunStart, TotalMs: b.Total().Milliseconds(), Key: cfg.CallKey})
-	w, err := watchdog.Watch(watchdog.Config{Quiet: cfg.Quiet, Wall: b.Deadline()}, runHost{s})
+	w, err := watchdog.Watch(watchdog.Config{Quiet: cfg.Quiet, Wall: b.Deadline(), Mode: cfg.QuietMode, Warn: s.warned}, runHost{s})
 	if err != nil { // Validate has judged the quiet period: this cannot happen
 		s.unwatch()
 		s.cancel(err)
@@ -182,7 +182,7 @@ func startValid(ctx context.Context, b *budget.Budget, cfg Config) (*Session, co
 func (s *Session) noteCancel() {
 	if errors.Is(s.cctx.Err(), context.Canceled) {
 		s.mu.Lock()
-		s.cancelledAt = time.Now()
+		s.cancelled, s.cancelledAt = true, time.Since(s.b.Start())
 		s.mu.Unlock()
 	}
 }
@@ -457,7 +457,8 @@ const setupGrace = 100 * time.Millisecond
 func (s *Session) setupLeft(what string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.setup = append(s.setup, what)
+	r := s.more()
+	r.setup = append(r.setup, what)
 }
 
 // Close ends the session. It stops the run's work (the run's context ends,
@@ -564,7 +565,8 @@ func (s *Session) markUnavailable(tool, why string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.unavailable = landing.MarkUnavailable(s.unavailable, tool, why)
+	r := s.more()
+	r.unavailable = landing.MarkUnavailable(r.unavailable, tool, why)
 }
 
 // Unavailable returns the tools the run cannot use now, and why, in the
@@ -580,7 +582,37 @@ func (s *Session) Unavailable() []landing.Unavailable {
 	s.specs()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.unavailable)
+	return slices.Clone(s.rare.unavailableTools())
+}
+
+// rare is what few runs have, kept out of the Session that every run
+// holds (issue 25 item 6: an idle run's memory).
+type rare struct {
+	unavailable []landing.Unavailable // the tools the run could not offer, and why, each named once
+	setup       []string              // the pieces of setup that did not finish, in words ([Session.setupLeft]), which the machine is told as the run lands
+}
+
+func (r *rare) unavailableTools() []landing.Unavailable {
+	if r == nil {
+		return nil
+	}
+	return r.unavailable
+}
+
+func (r *rare) setupLeft() []string {
+	if r == nil {
+		return nil
+	}
+	return r.setup
+}
+
+// more returns s.rare, made on first use, for a writer; s.mu must be
+// held.
+func (s *Session) more() *rare {
+	if s.rare == nil {
+		s.rare = new(rare)
+	}
+	return s.rare
 }
 
 // toolSpecs are the tools on offer at a step.

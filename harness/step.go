@@ -102,7 +102,7 @@ func (s *Session) toolRun(step int, callID string, same bool) *tools.Run {
 		obs = &o.obs
 	}
 	return &tools.Run{ID: s.id, Budget: s.b, Journal: s.cfg.Journal, Observer: obs, Cancels: &s.cancels,
-		Keep: Keep(s.b)}
+		Keep: Keep(s.b), MaxSilence: s.cfg.MaxSilence}
 }
 
 // call runs one tool call, unless a gate of the ladder refuses it.

@@ -52,6 +52,7 @@ func (s *Session) turn(ctx context.Context, req model.Request, h *heard) (*model
 	n := s.steps() + 1
 	s.w.Mark(watchdog.ModelCall)
 	req.Parallel = req.Parallel && s.ladder.MayWiden(landing.Parallel) == nil
+	req.MaxSilence = s.cfg.MaxSilence
 	obs := s.turnObserver(n, s.w, "", h)
 	var resp *model.Response
 	var err error
@@ -60,7 +61,8 @@ func (s *Session) turn(ctx context.Context, req model.Request, h *heard) (*model
 	} else {
 		resp, err = s.complete(ctx, req, obs)
 	}
-	if resp == nil { // a Model of someone else's may answer none
+	s.w.End(model.Kind) // the model call in flight, and its hold
+	if resp == nil {    // a Model of someone else's may answer none
 		resp = &model.Response{}
 	}
 	return resp, err
@@ -174,10 +176,13 @@ func (s *Session) BeginTurn(ctx context.Context) (context.Context, *Turn, error)
 	}
 	// The turn's lease, its refusal and the attempts after the first are
 	// its machine's, which the middleware drives (issue 25).
-	m := model.NewTurnMachine(model.TurnRules{Landing: landingCall})
+	m := model.NewTurnMachine(model.TurnRules{Landing: landingCall, Silence: model.Silence(kind, s.cfg.MaxSilence)})
 	cmd := m.Step(model.TurnEvent{Kind: model.TurnStarted, Figures: budget.FiguresOf(b, kind, false)})
 	if cmd.Heard != watchdog.None {
 		w.Mark(cmd.Heard)
+	}
+	if cmd.Begin.Key != "" {
+		w.Begin(cmd.Begin)
 	}
 	obs := s.observer(index, w)
 	if cmd.Kind != model.TurnAttempt {
@@ -275,6 +280,7 @@ func (t *Turn) End(err error) error {
 	t.s.mu.Lock()
 	delete(t.s.turns, t)
 	t.s.mu.Unlock()
+	t.w.End(model.Kind) // the model call in flight, and its hold
 	defer t.release()
 	defer t.stop()
 	err, answered := t.end(err)

@@ -99,6 +99,12 @@ type Request struct {
 	// Parallel, when Tools are offered, says whether the model may ask for
 	// several tool calls at once; the landing ladder turns it off.
 	Parallel bool
+
+	// MaxSilence caps the turn's allowance of silence on the quiet clock
+	// (watchdog.Expected.Max; issue 27); zero: watchdog.DefaultMaxSilence.
+	// The rest of the allowance is the model's kind's, in the budget's
+	// estimates ([budget.Kind.Expected]).
+	MaxSilence time.Duration
 }
 
 // Response is a completed model turn.
@@ -187,7 +193,7 @@ func (c *Client) call(ctx context.Context, b *budget.Budget, req Request, obs *t
 	// makes the attempts it asks for. The machine is on the heap, with
 	// the attempts' counter, in the one object an attempt made anyway:
 	// in this frame, it held the run's stack at 32 KB (issue 25).
-	t := c.newTurn(landing)
+	t := c.newTurn(landing, Silence(kind, req.MaxSilence))
 	lease, n, err := c.next(ctx, t, b, kind, TurnStarted, nil, 0, obs)
 	for err == nil {
 		resp, took, ae := c.attempt(ctx, lease, n, &req, &t.counts, obs)
@@ -214,8 +220,17 @@ type turn struct {
 // through call's frame.
 //
 //go:noinline
-func (c *Client) newTurn(landing bool) *turn {
-	return &turn{m: NewTurnMachine(TurnRules{MaxAttempts: c.cfg.MaxAttempts, Ceiling: c.cfg.Ceiling, Landing: landing, Backoff: c.cfg.Backoff})}
+func (c *Client) newTurn(landing bool, silence watchdog.Expected) *turn {
+	return &turn{m: NewTurnMachine(TurnRules{MaxAttempts: c.cfg.MaxAttempts, Ceiling: c.cfg.Ceiling, Landing: landing, Backoff: c.cfg.Backoff,
+		Silence: silence})}
+}
+
+// Silence is what a turn's allowance is computed from: what k, the
+// model's kind, knows now, capped by max.
+func Silence(k *budget.Kind, max time.Duration) watchdog.Expected {
+	x := k.Expected()
+	x.Max = max
+	return x
 }
 
 // next steps t's machine with what happened — the turn started, or its
@@ -243,6 +258,9 @@ func (c *Client) next(ctx context.Context, t *turn, b *budget.Budget, kind *budg
 		switch cmd.Kind {
 		case TurnAttempt:
 			cmd.Lease.Deadline = time.Now().Add(cmd.Lease.Granted)
+			if b := cmd.Begin; b.Key != "" {
+				obs.OnSignal(trace.Signal{Event: watchdog.Begun, Step: Kind, Key: b.Key, Allowance: b.Allowance, Source: b.Source})
+			}
 			return cmd.Lease, cmd.N, nil
 		case TurnSleep:
 			obs.OnBackoff(Kind, "", cmd.N, cmd.Delay, raErr)

@@ -58,6 +58,9 @@ type TurnRules struct {
 	// machine's only source of randomness: a host that must replay (a
 	// workflow) seeds it once.
 	Backoff budget.Backoff
+	// Silence is what the turn's allowance of silence on the quiet clock
+	// is computed from, as the turn starts (issue 27).
+	Silence watchdog.Expected
 }
 
 // NewTurnMachine returns the machine of one turn under r.
@@ -159,6 +162,10 @@ type TurnCommand struct {
 	Delay budget.Delay     `json:",omitzero"` // TurnSleep; TurnDone when the backoff gave up (Delay.GiveUp)
 	Heard watchdog.Event   `json:",omitempty"`
 	End   landing.ModelEnd `json:",omitzero"` // TurnDone: what the landing call rule reads (landing.ModelEnd.Call)
+	// Begin is, with a turn's first attempt, the model call in flight the
+	// quiet clock is told of, held from its headers for its allowance
+	// ([watchdog.Clock.Begin], issue 27); the host ends it with the turn.
+	Begin watchdog.Call `json:",omitzero"`
 
 	// OK reports a turn that answered (TurnDone): Took is its attempt's
 	// duration, which informs the model's latency estimate.
@@ -200,6 +207,10 @@ func (m *TurnMachine) Step(e TurnEvent) TurnCommand {
 		c := m.attempt(f)
 		if !m.rules.Landing {
 			c.Heard = watchdog.ModelCall
+			if c.Kind == TurnAttempt {
+				e, src := m.rules.Silence.Allowance(m.rules.Ceiling, c.Lease.Granted)
+				c.Begin = watchdog.Call{Key: Kind, Step: Kind, Allowance: e, Source: src, AtHeaders: true}
+			}
 		}
 		return c
 	case TurnAttemptEnded:

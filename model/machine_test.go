@@ -26,6 +26,10 @@ var (
 	overload = model.TurnAttempted{Outcome: trace.UpstreamError, Status: 503, Retry: true, Failure: "503 overloaded", Took: time.Second}
 )
 
+// modelCall is the model call a turn's first attempt begins on the quiet
+// clock, with no latency known: no allowance.
+var modelCall = watchdog.Call{Key: model.Kind, Step: model.Kind, AtHeaders: true}
+
 func TestATurnMachineDecidesEachAttemptOfATurn(t *testing.T) {
 	type step struct {
 		e    model.TurnEvent
@@ -56,7 +60,7 @@ func TestATurnMachineDecidesEachAttemptOfATurn(t *testing.T) {
 			name: "an answer at the first attempt ends the turn and is heard as a model message",
 			steps: []step{
 				{started(figures(5 * time.Second)), model.TurnCommand{Kind: model.TurnAttempt, N: 1,
-					Lease: lease(3950*time.Millisecond, 5*time.Second), Heard: watchdog.ModelCall}},
+					Lease: lease(3950*time.Millisecond, 5*time.Second), Heard: watchdog.ModelCall, Begin: modelCall}},
 				{ended(figures(3*time.Second), answered), model.TurnCommand{Kind: model.TurnDone, N: 1, OK: true,
 					Took: 2 * time.Second, Outcome: trace.OK, Heard: watchdog.ModelMessage}},
 			},
@@ -74,7 +78,7 @@ func TestATurnMachineDecidesEachAttemptOfATurn(t *testing.T) {
 			name: "a 503 is tried again after a backoff and then answered",
 			steps: []step{
 				{started(figures(5 * time.Second)), model.TurnCommand{Kind: model.TurnAttempt, N: 1,
-					Lease: lease(3950*time.Millisecond, 5*time.Second), Heard: watchdog.ModelCall}},
+					Lease: lease(3950*time.Millisecond, 5*time.Second), Heard: watchdog.ModelCall, Begin: modelCall}},
 				{ended(figures(4*time.Second), overload), model.TurnCommand{Kind: model.TurnSleep, N: 1,
 					Delay: budget.Delay{Sleep: 125 * time.Millisecond, Source: budget.FromJitter}}},
 				{slept(figures(3875 * time.Millisecond)), model.TurnCommand{Kind: model.TurnAttempt, N: 2,
@@ -88,7 +92,7 @@ func TestATurnMachineDecidesEachAttemptOfATurn(t *testing.T) {
 			rules: model.TurnRules{MaxAttempts: 1},
 			steps: []step{
 				{started(figures(5 * time.Second)), model.TurnCommand{Kind: model.TurnAttempt, N: 1,
-					Lease: lease(3950*time.Millisecond, 5*time.Second), Heard: watchdog.ModelCall}},
+					Lease: lease(3950*time.Millisecond, 5*time.Second), Heard: watchdog.ModelCall, Begin: modelCall}},
 				{ended(figures(4*time.Second), overload), model.TurnCommand{Kind: model.TurnDone, N: 1,
 					Outcome: trace.UpstreamError, Cause: landing.CauseUpstream, Failure: "503 overloaded"}},
 			},
@@ -97,7 +101,7 @@ func TestATurnMachineDecidesEachAttemptOfATurn(t *testing.T) {
 			name: "a failure SPEC §2 does not retry ends the turn at once, and a refusing server gets no landing call",
 			steps: []step{
 				{started(figures(5 * time.Second)), model.TurnCommand{Kind: model.TurnAttempt, N: 1,
-					Lease: lease(3950*time.Millisecond, 5*time.Second), Heard: watchdog.ModelCall}},
+					Lease: lease(3950*time.Millisecond, 5*time.Second), Heard: watchdog.ModelCall, Begin: modelCall}},
 				{ended(figures(4*time.Second), model.TurnAttempted{Outcome: trace.Invalid, Status: 401, Refused: true, Failure: "401 bad key"}),
 					model.TurnCommand{Kind: model.TurnDone, N: 1, Outcome: trace.Invalid, Cause: landing.CauseUpstream,
 						Failure: "401 bad key", End: landing.ModelEnd{Refused: true}}},
@@ -107,7 +111,7 @@ func TestATurnMachineDecidesEachAttemptOfATurn(t *testing.T) {
 			name: "a Retry-After too large to mean anything gives up at once, and the landing call is not sent",
 			steps: []step{
 				{started(figures(3 * time.Second)), model.TurnCommand{Kind: model.TurnAttempt, N: 1,
-					Lease: lease(1950*time.Millisecond, 3*time.Second), Heard: watchdog.ModelCall}},
+					Lease: lease(1950*time.Millisecond, 3*time.Second), Heard: watchdog.ModelCall, Begin: modelCall}},
 				{ended(figures(3*time.Second), model.TurnAttempted{Outcome: trace.RateLimited, Status: 429, Retry: true,
 					RetryAfter: budget.RetryAfter{TooLarge: true}, Failure: "429 slow down"}),
 					model.TurnCommand{Kind: model.TurnDone, N: 1, Outcome: trace.GaveUp, Cause: landing.CauseBudget,
@@ -120,7 +124,7 @@ func TestATurnMachineDecidesEachAttemptOfATurn(t *testing.T) {
 			name: "a backoff that would outlast the budget gives up on cause budget",
 			steps: []step{
 				{started(figures(1100 * time.Millisecond)), model.TurnCommand{Kind: model.TurnAttempt, N: 1,
-					Lease: lease(50*time.Millisecond, 1100*time.Millisecond), Heard: watchdog.ModelCall}},
+					Lease: lease(50*time.Millisecond, 1100*time.Millisecond), Heard: watchdog.ModelCall, Begin: modelCall}},
 				{ended(figures(1100*time.Millisecond), overload), model.TurnCommand{Kind: model.TurnDone, N: 1,
 					Outcome: trace.GaveUp, Cause: landing.CauseBudget,
 					Delay:   budget.Delay{Sleep: 125 * time.Millisecond, Source: budget.FromJitter, GiveUp: true, Reason: budget.BackoffExceedsBudget},
@@ -131,7 +135,7 @@ func TestATurnMachineDecidesEachAttemptOfATurn(t *testing.T) {
 			name: "a retry the budget refuses lands on cause budget and says the model failed",
 			steps: []step{
 				{started(figures(5 * time.Second)), model.TurnCommand{Kind: model.TurnAttempt, N: 1,
-					Lease: lease(3950*time.Millisecond, 5*time.Second), Heard: watchdog.ModelCall}},
+					Lease: lease(3950*time.Millisecond, 5*time.Second), Heard: watchdog.ModelCall, Begin: modelCall}},
 				{ended(figures(4*time.Second), overload), model.TurnCommand{Kind: model.TurnSleep, N: 1,
 					Delay: budget.Delay{Sleep: 125 * time.Millisecond, Source: budget.FromJitter}}},
 				{slept(figures(time.Second)), model.TurnCommand{Kind: model.TurnDone, N: 1, Outcome: trace.UpstreamError, Cause: landing.CauseBudget,
@@ -143,7 +147,7 @@ func TestATurnMachineDecidesEachAttemptOfATurn(t *testing.T) {
 			name: "an attempt the run's time cut is named by what it carried, and its mute server gets no landing call",
 			steps: []step{
 				{started(figures(5 * time.Second)), model.TurnCommand{Kind: model.TurnAttempt, N: 1,
-					Lease: lease(3950*time.Millisecond, 5*time.Second), Heard: watchdog.ModelCall}},
+					Lease: lease(3950*time.Millisecond, 5*time.Second), Heard: watchdog.ModelCall, Begin: modelCall}},
 				{ended(figures(time.Second), model.TurnAttempted{Outcome: trace.GaveUp, Keepalives: 3, Took: 3950 * time.Millisecond, Failure: "budget: deadline"}),
 					model.TurnCommand{Kind: model.TurnDone, N: 1, Outcome: trace.GaveUp, Cause: landing.CauseBudget,
 						Unanswered: "the model sent only keepalives for 3.9s", End: landing.ModelEnd{Mute: true}}},
@@ -153,7 +157,7 @@ func TestATurnMachineDecidesEachAttemptOfATurn(t *testing.T) {
 			name: "the end of the turn's context during a backoff ends the turn for the run to name",
 			steps: []step{
 				{started(figures(5 * time.Second)), model.TurnCommand{Kind: model.TurnAttempt, N: 1,
-					Lease: lease(3950*time.Millisecond, 5*time.Second), Heard: watchdog.ModelCall}},
+					Lease: lease(3950*time.Millisecond, 5*time.Second), Heard: watchdog.ModelCall, Begin: modelCall}},
 				{ended(figures(4*time.Second), overload), model.TurnCommand{Kind: model.TurnSleep, N: 1,
 					Delay: budget.Delay{Sleep: 125 * time.Millisecond, Source: budget.FromJitter}}},
 				{slept(ended5), model.TurnCommand{Kind: model.TurnDone, N: 1, Outcome: trace.UpstreamError, RunEnded: true}},

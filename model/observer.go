@@ -34,6 +34,10 @@ type counter struct {
 func (c *counter) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 	c.url = req.URL
 	res, err := next(req)
+	if err == nil && res != nil {
+		// The server answered: a model call's hold begins (issue 27).
+		c.obs.OnSignal(trace.Signal{Event: watchdog.Headers, Step: Kind, Key: Kind})
+	}
 	if err == nil && res != nil && res.Body != nil {
 		c.status, c.contentType = res.StatusCode, res.Header.Get("Content-Type")
 		r := ssecount.NewReader(bodyCounter{res.Body, &c.bytes}, c.keepalive, c.chunk)

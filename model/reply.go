@@ -30,12 +30,13 @@ type Reply struct {
 // returns how it ended as a [Reply]: on failure, what the turn machine
 // is told ([Attempted], read now) and what the stream carried; on
 // success, the message, its tool calls and the tokens spent. It blocks
-// until the attempt ends.
-func (c *Client) AttemptReply(ctx context.Context, lease budget.Lease, n int, req Request) Reply {
+// until the attempt ends. signal, if not nil, hears what the attempt's
+// stream did, as an Observer's Signal does (its server's headers).
+func (c *Client) AttemptReply(ctx context.Context, lease budget.Lease, n int, req Request, signal func(trace.Signal)) Reply {
 	// The attempt's end as the client reports it: the model that
 	// answered, and what the stream carried, for the boundary.
 	var heard trace.Attempt
-	obs := &trace.Observer{AttemptEnd: func(at trace.Attempt) { heard = at }}
+	obs := &trace.Observer{AttemptEnd: func(at trace.Attempt) { heard = at }, Signal: signal}
 	resp, ae := c.Attempt(ctx, lease, n, req, obs)
 	out := Reply{ResponseModel: heard.Model}
 	if ae != nil {

@@ -25,7 +25,7 @@ func TestAnAnsweredAttemptsReplyCarriesTheMessageAndItsCalls(t *testing.T) {
 	defer srv.Close()
 	c := newClient(t, srv, model.Config{})
 
-	got := c.AttemptReply(t.Context(), leaseOf(5*time.Second), 1, ask("find x"))
+	got := c.AttemptReply(t.Context(), leaseOf(5*time.Second), 1, ask("find x"), nil)
 	if got.Outcome != trace.OK || got.Content != "Looking." || got.FinishReason != "tool_calls" || got.Cause != "" {
 		t.Errorf("got %+v, want ok with the answer and finish reason tool_calls", got)
 	}
@@ -46,7 +46,7 @@ func TestAFailedAttemptsReplySaysHowItFailedWithoutTheKey(t *testing.T) {
 	defer srv.Close()
 	c := newClient(t, srv, model.Config{APIKey: key})
 
-	got := c.AttemptReply(t.Context(), leaseOf(5*time.Second), 1, ask("find x"))
+	got := c.AttemptReply(t.Context(), leaseOf(5*time.Second), 1, ask("find x"), nil)
 	if got.Outcome != trace.RateLimited || got.Status != 429 || !got.Retry {
 		t.Errorf("got outcome %s, status %d, retry %v; want rate_limited, 429, true", got.Outcome, got.Status, got.Retry)
 	}

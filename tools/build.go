@@ -66,6 +66,9 @@ func (e Entry) spec(base Spec) Spec {
 	if e.P95 != 0 {
 		s.P95 = e.P95
 	}
+	if e.Silence != 0 {
+		s.Silence = e.Silence
+	}
 	if e.Speculative != nil {
 		s.Speculative = *e.Speculative
 	}

@@ -46,6 +46,19 @@ type Run struct {
 	// landed (SPEC §5: cancelling is not waiting). Nil: each Call sends its
 	// cancel itself and waits for the answer before it returns.
 	Cancels *cancel.Group
+
+	// MaxSilence caps every call's allowance of silence on the quiet
+	// clock ([watchdog.Expected.Max]); zero: [watchdog.DefaultMaxSilence].
+	MaxSilence time.Duration
+}
+
+// expected is what the allowance of a call of spec is computed from, now:
+// what its kind knows ([budget.Kind.Expected]), the silence it states,
+// the run's cap.
+func (r *Run) expected(spec *Spec, k *budget.Kind) watchdog.Expected {
+	x := k.Expected()
+	x.Stated, x.Max = spec.Silence, r.MaxSilence
+	return x
 }
 
 // Result is how a logical call ended. Err is written for the model; Cause
@@ -205,7 +218,7 @@ func (c *call) do(ctx context.Context) Result {
 	return DriveCall(ctx, c, CallRules{Kind: spec.Kind, Effect: spec.Effect, MaxAttempts: spec.MaxAttempts,
 		Ceiling: spec.Ceiling, Slice: strings.HasPrefix(spec.Kind, AgentKindPrefix),
 		CanCancel: canCancel && spec.Cancellable, // as Register resolved it: the type's, unless turned off
-		CanStatus: canStatus, Backoff: c.run.Backoff}, spec.Name, c.key)
+		CanStatus: canStatus, Backoff: c.run.Backoff, Silence: c.run.expected(&spec, c.kind)}, spec.Name, c.key)
 }
 
 func (c *call) Figures(ctx context.Context) budget.Figures {
@@ -302,6 +315,10 @@ func (c *call) Orphan(_ context.Context, why error) (*OrphanError, string) {
 func (c *call) Succeeded() { c.kind.Observe(c.took) }
 
 func (c *call) Heard(_ context.Context, e watchdog.Event) { c.signal(trace.Signal{Event: e}) }
+
+func (c *call) Begin(_ context.Context, call watchdog.Call) {
+	c.signal(trace.Signal{Event: watchdog.Begun, Allowance: call.Allowance, Source: call.Source})
+}
 
 // Cancel sends the cancel of the call's cut attempt on lease, the
 // machine's (issue 25): through the run's group, which does not wait for

@@ -46,6 +46,7 @@ type Entry struct {
 	Effect      Effect
 	Ceiling     time.Duration
 	P50, P95    time.Duration
+	Silence     time.Duration
 	Speculative *bool
 	Cancellable *bool
 	MaxAttempts int
@@ -356,6 +357,8 @@ func (p *configParser) entry(m yamlfield.Field) (Entry, bool) {
 			e.P50, _ = p.w.Duration(f)
 		case "p95":
 			e.P95, _ = p.w.Duration(f)
+		case "silence":
+			e.Silence, _ = p.w.Duration(f)
 		case "speculative":
 			if b, ok := p.w.Bool(f); ok {
 				e.Speculative = &b
@@ -442,7 +445,7 @@ func (p *configParser) entry(m yamlfield.Field) (Entry, bool) {
 			}
 		}
 	}
-	if err := checkDurations(Spec{Ceiling: e.Ceiling, P50: e.P50, P95: e.P95}); err != nil {
+	if err := checkDurations(Spec{Ceiling: e.Ceiling, P50: e.P50, P95: e.P95, Silence: e.Silence}); err != nil {
 		p.w.Report(&yamlfield.Error{Line: m.Value.Line, Field: m.Path + "." + err.field, Err: err.err})
 	}
 	return e, len(p.w.Errs()) == before

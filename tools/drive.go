@@ -51,6 +51,11 @@ type CallEffects[C any] interface {
 
 	Succeeded()                    // the call ended OK
 	Heard(ctx C, e watchdog.Event) // for the quiet clock: a tool call issued, or a tool result
+
+	// Begin tells the quiet clock of the call in flight, with its
+	// allowance of silence, right after its tool call is heard
+	// ([watchdog.Clock.Begin]); the host ends it with the call.
+	Begin(ctx C, call watchdog.Call)
 }
 
 // AttemptSaid is how one attempt ended, as its host made and read it: what
@@ -109,6 +114,7 @@ func (d *driver[C]) perform(ctx C, cmd CallCommand) CallEvent {
 	case CallAttempt:
 		if cmd.N == 1 {
 			fx.Heard(ctx, watchdog.ToolCall)
+			fx.Begin(ctx, d.call(cmd))
 		}
 		a := fx.Attempt(ctx, cmd.N, cmd.Lease)
 		d.s.Last, d.s.Failure, d.s.Output, d.s.CutShort = a.Last, a.Failure, a.Output, a.CutShort
@@ -128,6 +134,15 @@ func (d *driver[C]) perform(ctx C, cmd CallCommand) CallEvent {
 		}
 	}
 	return CallEvent{Kind: StatusAnswered, Figures: fx.Figures(ctx), Status: d.answer.State, Unreachable: d.ansErr != nil}
+}
+
+// call is the call in flight as the quiet clock knows it: its allowance
+// of silence is computed once, at its first attempt, capped by that
+// attempt's lease and the tool's ceiling (issue 27).
+func (d *driver[C]) call(cmd CallCommand) watchdog.Call {
+	r := &d.m.rules
+	e, src := r.Silence.Allowance(r.Ceiling, cmd.Lease.Granted)
+	return watchdog.Call{Key: string(d.s.Key), Step: r.Kind, Allowance: e, Source: src}
 }
 
 // reconciled records the end of the reconciliation cmd closes: a give-up

@@ -102,6 +102,14 @@ func (f *fakeEffects) Orphan(_ context.Context, why error) (*OrphanError, string
 
 func (f *fakeEffects) Succeeded() { f.do("succeeded", 0, "") }
 
+func (f *fakeEffects) Begin(_ context.Context, call watchdog.Call) {
+	note := ""
+	if call.Allowance > 0 { // no formatting, so that driving allocates nothing
+		note = call.Allowance.String() + " " + call.Source.String()
+	}
+	f.do("begin", 0, note)
+}
+
 func (f *fakeEffects) Heard(_ context.Context, e watchdog.Event) {
 	heard := "tool result"
 	if e == watchdog.ToolCall {
@@ -136,20 +144,20 @@ func TestDriveCallAsksItsHostInOrder(t *testing.T) {
 		{
 			name: "a plain success is one attempt between the tool call and its result", rules: read, figures: plenty(false),
 			attempts: []AttemptSaid{succeeds},
-			want:     []string{"heard: tool call", "attempt 1", "succeeded", "heard: tool result"},
+			want:     []string{"heard: tool call", "begin", "attempt 1", "succeeded", "heard: tool result"},
 			outcome:  trace.OK, output: `"ok"`,
 		},
 		{
 			name: "a retryable failure sleeps its backoff and tries again", rules: read, figures: plenty(false),
 			attempts: []AttemptSaid{unavailable, succeeds},
-			want:     []string{"heard: tool call", "attempt 1", "backoff 1", "attempt 2", "succeeded", "heard: tool result"},
+			want:     []string{"heard: tool call", "begin", "attempt 1", "backoff 1", "attempt 2", "succeeded", "heard: tool result"},
 			outcome:  trace.OK, output: `"ok"`,
 		},
 		{
 			name: "a cut write is cancelled, then reconciled by its key until its status says done", rules: write, figures: plenty(false),
 			attempts: []AttemptSaid{cut},
 			asks:     []fakeAsk{{status: cancel.Status{State: cancel.Running}}, {status: cancel.Status{State: cancel.Done, Output: []byte(`"paid"`)}}},
-			want: []string{"heard: tool call", "attempt 1", "cancel", "ask 1", "status backoff 1", "ask 2",
+			want: []string{"heard: tool call", "begin", "attempt 1", "cancel", "ask 1", "status backoff 1", "ask 2",
 				"reconciled 2: done", "succeeded", "heard: tool result"},
 			outcome: trace.OK, output: `"paid"`,
 		},
@@ -157,9 +165,17 @@ func TestDriveCallAsksItsHostInOrder(t *testing.T) {
 			name: "a cut write whose status cannot be read is journaled as an orphan", rules: write, figures: plenty(false),
 			attempts: []AttemptSaid{cut},
 			asks:     []fakeAsk{{err: errNoStatus}},
-			want: []string{"heard: tool call", "attempt 1", "cancel", "ask 1", "reconciled 1: unreachable, " + errNoStatus.Error(),
+			want: []string{"heard: tool call", "begin", "attempt 1", "cancel", "ask 1", "reconciled 1: unreachable, " + errNoStatus.Error(),
 				"orphan: " + errNoStatus.Error(), "heard: tool result"},
 			outcome: trace.GaveUp, state: StateOrphaned,
+		},
+		{
+			name: "a call begins with its allowance of silence: twice its p95, at most its ceiling",
+			rules: CallRules{Kind: "tool:slow", Effect: Read, Ceiling: 5 * time.Second,
+				Silence: watchdog.Expected{P95: 3 * time.Second, From: watchdog.SourceDeclared}},
+			figures: plenty(false), attempts: []AttemptSaid{succeeds},
+			want:    []string{"heard: tool call", "begin: 5s declared", "attempt 1", "succeeded", "heard: tool result"},
+			outcome: trace.OK, output: `"ok"`,
 		},
 		{
 			name: "a call the budget refuses makes no attempt and is not heard", rules: read,

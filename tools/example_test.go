@@ -79,6 +79,7 @@ func ExampleRun_signals() {
 	reg.Call(context.Background(), run, "count", nil)
 	// Output:
 	// tool_call tool:count
+	// begun tool:count
 	// progress 1 progress: true
 	// progress 2 progress: true
 	// progress 2 progress: false

@@ -44,14 +44,14 @@ func TestALocalToolRunsOnItsLeaseAndReportsProgress(t *testing.T) {
 		if string(got) != `{"a":1}` {
 			t.Errorf("the tool got %s, want the compacted arguments", got)
 		}
-		want := []watchdog.Event{watchdog.ToolCall, watchdog.Progress, watchdog.Progress, watchdog.StaleProgress, watchdog.StaleProgress, watchdog.Progress, watchdog.ToolResult}
+		want := []watchdog.Event{watchdog.ToolCall, watchdog.Begun, watchdog.Progress, watchdog.Progress, watchdog.StaleProgress, watchdog.StaleProgress, watchdog.Progress, watchdog.ToolResult}
 		if k := rec.kinds(); !slices.Equal(k, want) {
 			t.Errorf("events %v, want %v", k, want)
 		}
 		if a := rec.ends[0]; a.Lease.Granted != 3*time.Second || a.End.Sub(a.Start) != 500*time.Millisecond || a.Key != string(res.Key) {
 			t.Errorf("attempt %+v", a)
 		}
-		if e := rec.signals[1]; e.Units != 1 || e.Total != 3 || e.Message != "step" || e.Key != string(res.Key) || e.Step != "tool:count" {
+		if e := rec.signals[2]; e.Units != 1 || e.Total != 3 || e.Message != "step" || e.Key != string(res.Key) || e.Step != "tool:count" {
 			t.Errorf("heartbeat %+v", e)
 		}
 	})

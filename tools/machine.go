@@ -5,6 +5,7 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
+	"github.com/glidepath/glidepath/watchdog"
 )
 
 // A CallMachine holds the rules of one logical tool call (SPEC §2, §5), and
@@ -52,6 +53,9 @@ type CallRules struct {
 	// asks. Its Rand is the machine's only source of randomness: a host
 	// that must replay (a workflow) seeds it once.
 	Backoff budget.Backoff
+	// Silence is what the call's allowance of silence on the quiet clock
+	// is computed from, as the call starts ([watchdog.Expected]; issue 27).
+	Silence watchdog.Expected
 }
 
 // NewCallMachine returns the machine of one call under r.

@@ -55,6 +55,7 @@ type manifest struct {
 		Cancellable *bool           `json:"cancellable"`
 		P50Ms       int64           `json:"p50_ms"`
 		P95Ms       int64           `json:"p95_ms"`
+		SilenceMs   int64           `json:"silence_ms"`
 		Agent       bool            `json:"agent"` // a sub-agent that harness serve serves
 	} `json:"tools"`
 }
@@ -146,8 +147,8 @@ func (e *Entry) fill(m *manifest) error {
 	default:
 		return fmt.Errorf("effect %q is neither read nor write", clip(string(t.Effect), 32))
 	}
-	if t.P50Ms < 0 || t.P95Ms < 0 {
-		return errors.New("negative p50_ms or p95_ms")
+	if t.P50Ms < 0 || t.P95Ms < 0 || t.SilenceMs < 0 {
+		return errors.New("negative p50_ms, p95_ms or silence_ms")
 	}
 	if e.Description == "" {
 		e.Description = t.Description
@@ -167,6 +168,9 @@ func (e *Entry) fill(m *manifest) error {
 	}
 	if e.P95 == 0 {
 		e.P95 = time.Duration(t.P95Ms) * time.Millisecond
+	}
+	if e.Silence == 0 {
+		e.Silence = time.Duration(t.SilenceMs) * time.Millisecond
 	}
 	e.RemoteAgent = t.Agent
 	return nil

@@ -171,7 +171,7 @@ func checkDurations(s Spec) *fieldErr {
 		field string
 		v     any
 		neg   bool
-	}{{"ceiling", s.Ceiling, s.Ceiling < 0}, {"p50", s.P50, s.P50 < 0}, {"p95", s.P95, s.P95 < 0}} {
+	}{{"ceiling", s.Ceiling, s.Ceiling < 0}, {"p50", s.P50, s.P50 < 0}, {"p95", s.P95, s.P95 < 0}, {"silence", s.Silence, s.Silence < 0}} {
 		if d.neg {
 			return &fieldErr{d.field, fmt.Errorf("%v must not be negative", d.v)}
 		}

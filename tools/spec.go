@@ -53,6 +53,12 @@ type Spec struct {
 	// first calls until enough of them have been observed. Zero is unknown.
 	P50, P95 time.Duration
 
+	// Silence is how long a call may go without a sign of progress and
+	// still be healthy: it replaces twice the p95 as the call's allowance
+	// on the quiet clock (watchdog.Expected.Stated, issue 27). Zero: twice
+	// the p95.
+	Silence time.Duration
+
 	// Speculative marks a call the run may skip once it narrows (SPEC §3).
 	Speculative bool
 

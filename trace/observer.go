@@ -52,6 +52,12 @@ type Signal struct {
 	Units   int64  // progress: work units done so far
 	Total   int64  // progress: work units in all, if known
 	Message string // progress: what the tool said it is doing
+
+	// Allowance and Source are, for a call begun ([watchdog.Begun]), its
+	// allowance of silence on the quiet clock and where it came from
+	// ([watchdog.Call], issue 27).
+	Allowance time.Duration
+	Source    watchdog.Source
 }
 
 // CancelState is how a cancel the run sent ended, as a cancel_sent record

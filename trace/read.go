@@ -130,6 +130,9 @@ type jsonRecord struct {
 	RetryAfter    string  `json:"retry_after_invalid"`
 	Units         int64   `json:"units"`
 	Total         int64   `json:"total"`
+	SilentMs      int64   `json:"silent_ms"`
+	AllowanceMs   int64   `json:"allowance_ms"`
+	Headers       bool    `json:"headers"`
 	From          string  `json:"from"`
 	To            string  `json:"to"`
 	State         string  `json:"state"`
@@ -177,7 +180,7 @@ func parseRecord(line []byte) (Record, error) {
 		ResendCount: j.ResendCount, Outcome: j.Outcome, Status: j.Status,
 		Keepalives: j.Keepalives, Chunks: j.Chunks, Tokens: j.Tokens, InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, FinishReason: j.FinishReason, ResponseModel: j.ResponseModel, Key: j.Key, CallID: j.CallID,
 		SleepMs: j.SleepMs, Source: j.Source, GaveUp: j.GaveUp, Reconciling: j.Reconciling, Reason: j.Reason, RetryAfterInvalid: j.RetryAfter,
-		Units: j.Units, Total: j.Total, From: j.From, To: j.To, State: j.State,
+		Units: j.Units, Total: j.Total, SilentMs: j.SilentMs, AllowanceMs: j.AllowanceMs, Headers: j.Headers, From: j.From, To: j.To, State: j.State,
 		TotalMs: j.TotalMs, LateMs: j.LateMs, Cause: j.Cause, Result: j.Result, Message: j.Message,
 	}, nil
 }

@@ -17,6 +17,7 @@ const (
 	Refused      Event = "refused"
 	Backoff      Event = "backoff"
 	Progress     Event = "progress"
+	QuietWarning Event = "quiet_warning" // a would-be stall of a quiet clock in warn mode (issue 27)
 	CancelSent   Event = "cancel_sent"
 	Reconcile    Event = "reconcile"
 	Orphan       Event = "orphan"
@@ -81,6 +82,13 @@ type Record struct {
 
 	// progress
 	Units, Total int64
+
+	// quiet_warning, and the landing of a run whose quiet clock fired:
+	// the silent call (Step, Key), how long it was silent, its allowance
+	// and where that came from (Source), and whether a model call's
+	// server had sent its headers (issue 27).
+	SilentMs, AllowanceMs int64
+	Headers               bool
 
 	// phase
 	From, To string
@@ -164,6 +172,12 @@ func AppendJSON(dst []byte, r Record) []byte {
 
 	dst = appendInt(dst, `,"units":`, r.Units, r.Event == Progress)
 	dst = appendInt(dst, `,"total":`, r.Total, false)
+	warning := r.Event == QuietWarning
+	dst = appendInt(dst, `,"silent_ms":`, r.SilentMs, warning)
+	dst = appendInt(dst, `,"allowance_ms":`, r.AllowanceMs, warning)
+	if r.Headers {
+		dst = append(dst, `,"headers":true`...)
+	}
 	phase := r.Event == PhaseChange
 	dst = appendStr(dst, `,"from":`, r.From, phase)
 	dst = appendStr(dst, `,"to":`, r.To, phase)

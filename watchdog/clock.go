@@ -36,10 +36,17 @@ type Clock struct {
 	pauseLeft time.Duration // the quiet time left when the first pause began
 	paused    int32         // pauses in effect
 
-	hasWall bool
-	fired   bool  // the clock fired; nothing revives it
-	last    Event // the last semantic event, None before the first
-	opener  Event // the event whose window sets deadline
+	// calls are the calls in flight that the host began ([Clock.Begin]):
+	// a handful at most, searched in order.
+	calls  []flight
+	warned time.Duration // Warn: the deadline last warned of, while hasWarned
+
+	hasWall   bool
+	fired     bool  // the clock fired; nothing revives it
+	hasWarned bool  // Warn: warned is set
+	mode      Mode  // what firing does
+	last      Event // the last semantic event, None before the first
+	opener    Event // the event whose window sets deadline
 }
 
 // NewClock starts a quiet clock at now with cfg's windows and wall: the
@@ -53,7 +60,7 @@ func NewClock(cfg Config, now time.Time) (Clock, error) {
 	if q == 0 {
 		q = DefaultQuiet
 	}
-	c := Clock{start: now, deadline: q}
+	c := Clock{start: now, deadline: q, mode: cfg.Mode}
 	for e := range c.window {
 		c.window[e] = q
 		if d := cfg.QuietAfter[Event(e)]; d > 0 {
@@ -101,7 +108,7 @@ func (c *Clock) heard(e Event, at time.Duration) bool {
 	if !e.Semantic() || c.fired {
 		return false
 	}
-	if c.paused == 0 && at >= c.deadline {
+	if c.late(at) {
 		return false
 	}
 	c.last, c.lastAt = e, at
@@ -132,7 +139,14 @@ func (c *Clock) progress(source string, units int64, at time.Duration) bool {
 		c.sources = make(map[string]int64)
 	}
 	c.sources[source] = units
-	c.heard(Progress, at)
+	if c.heard(Progress, at) {
+		if f := c.flight(source); f != nil {
+			// The call is alive, and says so: its silence is measured
+			// from now, and a tool's hold has done its work.
+			f.start = at
+			f.holding = f.holding && f.call.AtHeaders
+		}
+	}
 	return true
 }
 
@@ -144,9 +158,124 @@ func (c *Clock) progress(source string, units int64, at time.Duration) bool {
 // 25).
 func Grew(most, units int64) bool { return units > most }
 
-// End forgets source's units: its call has ended, and heartbeats under it
-// from now on count as a new call's.
-func (c *Clock) End(source string) { delete(c.sources, source) }
+// End forgets source's units and the call of that key ([Clock.Begin]):
+// its call has ended, its hold with it, and heartbeats under it from now
+// on count as a new call's. Ending a hold resets nothing: a call that
+// ends without a semantic event (a model attempt that failed) leaves the
+// clock where its own windows put it.
+func (c *Clock) End(source string) {
+	delete(c.sources, source)
+	for i := range c.calls {
+		if c.calls[i].call.Key == source {
+			c.calls = append(c.calls[:i], c.calls[i+1:]...)
+			return
+		}
+	}
+}
+
+// Begin starts the call in flight at now (issue 27): the host hears its
+// event (a tool call issued, a model request sent) as well. A call whose
+// allowance is above the quiet window its event opens holds the clock
+// until its allowance has passed: from now, or, [Call.AtHeaders], from
+// its server's headers ([Clock.Headers]); until its first progress whose
+// units grew, for a tool; until [Clock.End]. A hold resets nothing, and
+// never reaches past the wall. A call begun again under the same key
+// replaces the one in flight.
+func (c *Clock) Begin(call Call, now time.Time) { c.begin(call, now.Sub(c.start)) }
+
+func (c *Clock) begin(call Call, at time.Duration) {
+	f := flight{call: call, start: at}
+	if !call.AtHeaders && c.Holds(call) {
+		f.from, f.holding = at, true
+	}
+	if old := c.flight(call.Key); old != nil {
+		*old = f
+		return
+	}
+	c.calls = append(c.calls, f)
+}
+
+// Headers records that the server of the call key sent its response
+// headers at now: a call held from its headers is held from the first.
+func (c *Clock) Headers(key string, now time.Time) { c.headersAt(key, now.Sub(c.start)) }
+
+func (c *Clock) headersAt(key string, at time.Duration) {
+	f := c.flight(key)
+	if f == nil || f.headers {
+		return
+	}
+	f.headers = true
+	if f.call.AtHeaders && c.Holds(f.call) {
+		f.from, f.holding = at, true
+	}
+}
+
+// Holds reports whether call's allowance holds the clock: it is above
+// the quiet window the call's event opens (a model request's, for a call
+// held from its headers; a tool call's, else). One not above it holds
+// nothing: the window alone catches the call as soon.
+func (c *Clock) Holds(call Call) bool {
+	e := ToolCall
+	if call.AtHeaders {
+		e = ModelCall
+	}
+	return call.Allowance > c.window[e]
+}
+
+// flight returns the call in flight of key, or nil.
+func (c *Clock) flight(key string) *flight {
+	for i := range c.calls {
+		if c.calls[i].call.Key == key {
+			return &c.calls[i]
+		}
+	}
+	return nil
+}
+
+// due returns when the clock fires: the latest end of any window or
+// hold, and the index of the hold that sets it (-1: a window does).
+func (c *Clock) due() (time.Duration, int) {
+	d, who := c.deadline, -1
+	for i := range c.calls {
+		if f := &c.calls[i]; f.holding {
+			if e := f.end(); e > d {
+				d, who = e, i
+			}
+		}
+	}
+	return d, who
+}
+
+// late reports whether an event at at comes too late to count: an
+// enforcing clock's deadline has passed, with no pause in effect.
+func (c *Clock) late(at time.Duration) bool {
+	if c.mode != Enforce || c.paused > 0 {
+		return false
+	}
+	d, _ := c.due()
+	return at >= d
+}
+
+// silent returns the call the stall at at names: the held call whose
+// allowance ran out (index who), or else the call silent longest.
+func (c *Clock) silent(at time.Duration, who int) Silent {
+	if who < 0 {
+		for i := range c.calls {
+			if who < 0 || c.calls[i].start < c.calls[who].start {
+				who = i
+			}
+		}
+	}
+	if who < 0 {
+		return Silent{}
+	}
+	f := &c.calls[who]
+	s := Silent{Call: f.call, For: at - f.start, Headers: f.headers, Held: f.holding}
+	if f.call.AtHeaders && f.holding {
+		s.Since = at - f.from
+	}
+	return s
+}
 
 // Sources returns the number of progress sources seen and not yet ended.
 func (c *Clock) Sources() int { return len(c.sources) }
@@ -160,7 +289,7 @@ func (c *Clock) Sources() int { return len(c.sources) }
 func (c *Clock) Pause(now time.Time) bool { return c.pause(now.Sub(c.start)) }
 
 func (c *Clock) pause(at time.Duration) bool {
-	if c.fired || c.paused == 0 && at >= c.deadline {
+	if c.fired || c.late(at) {
 		return false
 	}
 	if c.paused == 0 {
@@ -198,29 +327,45 @@ func (c *Clock) Next() (time.Time, bool) {
 }
 
 func (c *Clock) next() (time.Duration, bool) {
-	if c.fired || c.paused > 0 || c.hasWall && c.deadline >= c.wall {
+	if c.fired || c.paused > 0 || c.mode == Off {
 		return 0, false
 	}
-	return c.deadline, true
+	d, _ := c.due()
+	if c.hasWall && d >= c.wall || c.hasWarned && d <= c.warned {
+		return 0, false
+	}
+	return d, true
 }
 
 // Deadline returns when the clock fires unless a semantic event comes
-// first, as the watchdog's [Snapshot] reports it.
-func (c *Clock) Deadline() time.Time { return c.start.Add(c.deadline) }
+// first, as the watchdog's [Snapshot] reports it: a hold included.
+func (c *Clock) Deadline() time.Time {
+	d, _ := c.due()
+	return c.start.Add(d)
+}
 
 // Fire is the host's wake-up at now. It reports whether the clock fires
 // now, with the stall to report: the deadline has come with no pause in
 // effect, before the wall. It reports true once; an early wake-up (the
 // host's timer was armed for a deadline an event has since moved) reports
-// false, and the host arms again for [Clock.Next].
+// false, and the host arms again for [Clock.Next]. A clock in [Warn]
+// mode reports each would-be stall once, [StallError.Warning] set, and
+// runs on: an event or a hold that moves its deadline arms it again.
 func (c *Clock) Fire(now time.Time) (StallError, bool) { return c.fire(now.Sub(c.start)) }
 
 func (c *Clock) fire(at time.Duration) (StallError, bool) {
-	if c.fired || c.paused > 0 || at < c.deadline || c.hasWall && c.deadline >= c.wall {
+	d, ok := c.next()
+	if !ok || at < d {
 		return StallError{}, false
 	}
+	_, who := c.due()
+	s := StallError{Last: c.last, Since: at - c.lastAt, Quiet: c.window[c.opener], Window: c.opener, Call: c.silent(at, who)}
+	if c.mode == Warn {
+		c.warned, c.hasWarned, s.Warning = d, true, true
+		return s, true
+	}
 	c.fired = true
-	return StallError{Last: c.last, Since: at - c.lastAt, Quiet: c.window[c.opener], Window: c.opener}, true
+	return s, true
 }
 
 // addSat returns now + d, saturating rather than overflowing for a window so
@@ -246,16 +391,22 @@ type ClockState struct {
 	Paused                      int32            `json:",omitempty"`
 	Fired                       bool             `json:",omitempty"`
 	Last, Opener                Event
+	Mode                        Mode          `json:",omitempty"`
+	Warned                      time.Duration `json:",omitempty"`
+	HasWarned                   bool          `json:",omitempty"`
 }
 
-// State returns c's state.
+// State returns c's state. The calls in flight are not in it: a host
+// moves a run only with none in flight.
 func (c *Clock) State() ClockState {
 	return ClockState{Start: c.start, Window: c.window, Wall: c.wall, HasWall: c.hasWall, LastAt: c.lastAt, Deadline: c.deadline,
-		PauseLeft: c.pauseLeft, Sources: maps.Clone(c.sources), Paused: c.paused, Fired: c.fired, Last: c.last, Opener: c.opener}
+		PauseLeft: c.pauseLeft, Sources: maps.Clone(c.sources), Paused: c.paused, Fired: c.fired, Last: c.last, Opener: c.opener,
+		Mode: c.mode, Warned: c.warned, HasWarned: c.hasWarned}
 }
 
 // RestoreClock returns the clock whose state is s.
 func RestoreClock(s ClockState) Clock {
 	return Clock{start: s.Start, window: s.Window, wall: s.Wall, hasWall: s.HasWall, lastAt: s.LastAt, deadline: s.Deadline,
-		pauseLeft: s.PauseLeft, sources: s.Sources, paused: s.Paused, fired: s.Fired, last: s.Last, opener: s.Opener}
+		pauseLeft: s.PauseLeft, sources: s.Sources, paused: s.Paused, fired: s.Fired, last: s.Last, opener: s.Opener,
+		mode: s.Mode, warned: s.Warned, hasWarned: s.HasWarned}
 }

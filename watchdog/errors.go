@@ -19,6 +19,7 @@ var (
 
 	errNegative    = errors.New("must not be negative")
 	errNotSemantic = errors.New("not a semantic event, so it opens no quiet window")
+	errMode        = errors.New("not a quiet mode (enforce, warn or off)")
 )
 
 // StallError is the report of a stall, and the cause of the run context
@@ -36,9 +37,24 @@ type StallError struct {
 	// event had opened a longer window that outlasted Last's own (see
 	// [Config.QuietAfter]).
 	Window Event
+	// Call is the call in flight that was silent (issue 27); zero when
+	// none was.
+	Call Silent
+	// Warning reports a would-be stall of a clock in [Warn] mode: the run
+	// went on.
+	Warning bool `json:",omitempty"`
 }
 
 func (e *StallError) Error() string {
+	if c := e.Call; c.Key != "" {
+		switch {
+		case c.Held:
+			return fmt.Sprintf("watchdog: stalled: %s silent for %v, past its allowance %v (%v)", c.Step, c.For, c.Allowance, c.Source)
+		case c.AtHeaders && !c.Headers:
+			return fmt.Sprintf("watchdog: stalled: %s sent no headers in %v (quiet %v)", c.Step, c.For, e.Quiet)
+		}
+		return fmt.Sprintf("watchdog: stalled: %s silent for %v (quiet %v)", c.Step, c.For, e.Quiet)
+	}
 	if e.Last == None {
 		return fmt.Sprintf("watchdog: stalled: no semantic event in %v since start (quiet %v)", e.Since, e.Quiet)
 	}

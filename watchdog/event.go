@@ -36,6 +36,12 @@ const (
 	// StaleProgress: a progress heartbeat that repeated or lowered the units
 	// of its source.
 	StaleProgress
+	// Headers: a model call's server sent its response headers. It resets
+	// nothing; it starts the call's hold ([Call.AtHeaders]).
+	Headers
+	// Begun: a call began, with its allowance of silence ([Call]); it
+	// resets nothing: its tool call or model request is heard as one.
+	Begun
 
 	numEvents
 )
@@ -51,6 +57,8 @@ var eventNames = [numEvents]string{
 	Keepalive:     "keepalive",
 	Token:         "token",
 	StaleProgress: "stale_progress",
+	Headers:       "headers",
+	Begun:         "begun",
 }
 
 // String returns the event's name as written in traces, e.g. "tool_call".

@@ -30,6 +30,14 @@ type Config struct {
 	// it. The zero Time means no wall of the watchdog's own; a deadline the
 	// parent context carries still applies.
 	Wall time.Time
+
+	// Mode says what the quiet clock does when it fires: the zero Mode,
+	// [Enforce], ends the run; [Warn] calls Warn and lets it go on; [Off]
+	// never fires (issue 27).
+	Mode Mode
+	// Warn hears each would-be stall in [Warn] mode, on the watchdog's
+	// timer goroutine, with no lock held. Nil: nobody hears it.
+	Warn func(StallError)
 }
 
 // Validate reports the first field of cfg that [Start] would reject, as a
@@ -37,6 +45,9 @@ type Config struct {
 func (cfg Config) Validate() error {
 	if cfg.Quiet < 0 {
 		return &ConfigError{"quiet", cfg.Quiet, errNegative}
+	}
+	if cfg.Mode > Off {
+		return &ConfigError{"mode", time.Duration(cfg.Mode), errMode}
 	}
 	if len(cfg.QuietAfter) == 0 {
 		// Most configs have none, and every run validates twice
@@ -70,6 +81,7 @@ type Watchdog struct {
 	cancel     context.CancelCauseFunc // Start's: ends the run context; nil under Watch, whose host ends it
 	cancelWall context.CancelFunc      // nil without a wall context of Start's
 	host       Host                    // Watch's; nil under Start
+	warn       func(StallError)        // Config.Warn
 
 	// mu guards everything below.
 	mu      sync.Mutex
@@ -99,7 +111,7 @@ func Start(parent context.Context, cfg Config) (*Watchdog, context.Context, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	w := &Watchdog{clock: clock}
+	w := &Watchdog{clock: clock, warn: cfg.Warn}
 	ctx := parent
 	if !cfg.Wall.IsZero() {
 		// A parent that ends at or before the wall ends the run then, so a
@@ -161,7 +173,7 @@ func Watch(cfg Config, host Host) (*Watchdog, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Watchdog{clock: clock, done: host.Done(), host: host}
+	w := &Watchdog{clock: clock, done: host.Done(), host: host, warn: cfg.Warn}
 	if clock.hasWall && clock.wall <= 0 {
 		host.End(ErrWall)
 	}
@@ -217,10 +229,13 @@ func (w *Watchdog) onTimer() {
 	}
 	at := now.Sub(w.clock.start)
 	var cause error
+	var warning StallError
 	if !isDone(w.done) {
 		if c := &w.clock; w.host != nil && c.hasWall && at >= c.wall {
 			cause = ErrWall
-		} else if stall, fired := c.fire(at); fired {
+		} else if stall, fired := c.fire(at); fired && stall.Warning {
+			warning = stall
+		} else if fired {
 			cause = &stall
 		}
 	}
@@ -228,6 +243,9 @@ func (w *Watchdog) onTimer() {
 	w.mu.Unlock()
 	if cause != nil {
 		w.end(cause)
+	}
+	if warning.Warning && w.warn != nil {
+		w.warn(warning)
 	}
 	if due {
 		next, ok := w.host.Wake(now)
@@ -326,12 +344,43 @@ func (w *Watchdog) Progress(source string, units int64) bool {
 }
 
 // End forgets the progress state of source, whose call has ended (with a
-// result, an error, a cancel, or because the run stopped waiting for it).
-// It is not itself an event: a result is marked with Mark(ToolResult).
-// Heartbeats from source after End count as a new call's.
+// result, an error, a cancel, or because the run stopped waiting for it),
+// and the call of that key [Watchdog.Begin] started, with its hold. It is
+// not itself an event: a result is marked with Mark(ToolResult).
+// Heartbeats from source after End count as a new call's. Ending a hold
+// may bring the quiet deadline nearer: the timer is armed for it.
 func (w *Watchdog) End(source string) {
 	w.mu.Lock()
 	w.clock.End(source)
+	if !w.stopped {
+		w.arm(time.Since(w.clock.start), w.wakeAt, w.wakeOK)
+	}
+	w.mu.Unlock()
+}
+
+// Begin starts a call in flight, which its allowance may hold the quiet
+// clock for ([Clock.Begin]); [Watchdog.End] ends it. After Stop it does
+// nothing.
+func (w *Watchdog) Begin(call Call) {
+	w.mu.Lock()
+	if !w.stopped {
+		at := time.Since(w.clock.start)
+		w.clock.begin(call, at)
+		// A hold moves the deadline later: the timer, armed for the
+		// earlier one, arms again when it rings.
+	}
+	w.mu.Unlock()
+}
+
+// Headers records that the server of the call key sent its headers
+// ([Clock.Headers]): a model call's hold begins.
+func (w *Watchdog) Headers(key string) {
+	w.mu.Lock()
+	if !w.stopped {
+		at := time.Since(w.clock.start)
+		w.count(Headers, 1, at)
+		w.clock.headersAt(key, at)
+	}
 	w.mu.Unlock()
 }
 

@@ -70,6 +70,8 @@ type runCommand struct {
 // runFlags are harness run's flags, as given.
 type runFlags struct {
 	budget, quiet, floor time.Duration
+	maxSilence           time.Duration
+	quietMode            string
 	reserve              string
 	model, baseURL       string
 	toolsFile, traceFile string
@@ -90,6 +92,8 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	var f runFlags
 	durationVar(fs, &f.budget, "budget", 2*time.Minute, "the run's whole budget, a `duration`: it ends by then, with a labeled answer")
 	durationVar(fs, &f.quiet, "quiet", watchdog.DefaultQuiet, "how long, a `duration`, the run may go without a semantic event before it counts as stalled (0: the default)")
+	fs.StringVar(&f.quietMode, "quiet-mode", "enforce", "what the quiet clock does when it fires, a `mode`: enforce (the run lands, cause quiet), warn (a quiet_warning record, and the run goes on) or off")
+	durationVar(fs, &f.maxSilence, "max-silence", watchdog.DefaultMaxSilence, "the longest a call in flight may be silent, a `duration`, however slow its kind is known to be: each call is allowed 2 × its p95 (0: the default)")
 	fs.StringVar(&f.reserve, "reserve", "auto", "time kept for landing: a `duration` above 0, or auto for max(10%·B, min(20s, 25%·B))")
 	durationVar(fs, &f.floor, "floor", budget.DefaultFloor, "below this much time, a `duration`, nothing is started (0: the default)")
 	fs.StringVar(&f.model, "model", sim.ModelID, "model `name`; sim is the embedded simulated model, any other goes to --base-url")
@@ -177,7 +181,11 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		}
 		history = p
 	}
-	cfg := harness.Config{Task: task, Quiet: f.quiet, MaxSteps: f.maxSteps, Parallel: f.parallel, MaxRepeats: f.maxRepeats}
+	cfg := harness.Config{Task: task, Quiet: f.quiet, MaxSteps: f.maxSteps, Parallel: f.parallel, MaxRepeats: f.maxRepeats,
+		MaxSilence: f.maxSilence}
+	if cfg.QuietMode, err = watchdog.ParseMode(f.quietMode); err != nil {
+		return usage(fmt.Errorf("--quiet-mode: %w", err))
+	}
 	if f.maxWait < 0 {
 		return usage(fmt.Errorf("--max-wait %v: must not be negative", f.maxWait))
 	}

@@ -207,7 +207,7 @@ func TestE2EAModelThatNeverAnswersIsNamedAndNotAskedToLand(t *testing.T) {
 		name, quiet, cause, boundary string
 	}{
 		{"on its lease", "1h", "budget", "Stopped at step 1: the model sent nothing for 3."},
-		{"on the quiet clock", "2s", "quiet", "Stopped at step 1: no progress for 2s: the model sent nothing for 2s."},
+		{"on the quiet clock", "2s", "quiet", "Stopped at step 1: no progress for 2s: the model's server never answered: no response headers in 2s."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hole := newBlackHole(t)

@@ -8,6 +8,7 @@ import (
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 )
 
 // Rules are what a run's machine needs to know, fixed for the run.
@@ -86,9 +87,12 @@ type Event struct {
 	Setup   []string          // Begun, Stopped
 	Cause   landing.Cause     // Stopped
 	Failure string            // Stopped
-	NoCall  bool              // Stopped
-	Failed  bool              // LandingEnded
-	Why     string            // LandingEnded
+	// Stall is, when the quiet clock stopped the run (Landing), what it
+	// said: the boundary names the silent call (issue 27).
+	Stall  *watchdog.StallError
+	NoCall bool   // Stopped
+	Failed bool   // LandingEnded
+	Why    string // LandingEnded
 	// Open (TurnEnded) is a turn of an embedder's own loop (a Session's
 	// Turn): the machine takes how it ended — the step, the words a
 	// landing would read — and asks for nothing, since what its reply
@@ -165,6 +169,10 @@ type Machine struct {
 type rare struct {
 	setup []string
 	rep   repeats
+	// silent is, for a run its quiet clock stopped on a call whose
+	// allowance held it, how long that call was silent: the time the
+	// boundary says there was no progress for, not Q (issue 27).
+	silent time.Duration
 }
 
 // more returns m's rare state, made if it has none yet.
@@ -219,9 +227,19 @@ func (m *Machine) Step(e Event) Command {
 		if e.Failure != "" && m.failure == "" {
 			m.failure = e.Failure
 		}
+		// The run's own end names it, whatever stopped the host; a host
+		// that lands as the machine asked (Land) may leave Cause to it.
 		m.summary = !e.NoCall
-		return m.land(cmp.Or(f.Ended, e.Cause)) // the run's own end names it, whatever stopped the host
+		return m.land(cmp.Or(f.Ended, e.Cause, m.cause))
 	case Landing:
+		if st := e.Stall; st != nil && m.cause == landing.CauseQuiet {
+			if w := landing.QuietWords(*st, m.unanswered); w != "" {
+				m.failure = w // the silent call, more than how the turn it cut went
+			}
+			if c := st.Call; c.Held {
+				m.more().silent = cmp.Or(c.Since, c.For)
+			}
+		}
 		return m.decide(f)
 	case LandingEnded:
 		plan := cmp.Or(m.plan, &landing.LandCommand{}) // none yet: a host's LandingEnded out of turn
@@ -352,6 +370,9 @@ func (m *Machine) Record(cause landing.Cause, calls []landing.Call) landing.Reco
 	if m.steps == 0 {
 		rec.Setup = m.setup() // no model turn was made: the setup is all the run did
 	}
+	if m.x != nil && m.x.silent > 0 {
+		rec.Quiet = m.x.silent
+	}
 	return rec
 }
 
@@ -382,6 +403,10 @@ func (m *Machine) Result(calls []landing.Call) landing.Result {
 
 // Steps returns the model turns made.
 func (m *Machine) Steps() int { return m.steps }
+
+// Cause returns the cause the machine lands for, once it has asked its
+// host to land (Land); "" before.
+func (m *Machine) Cause() landing.Cause { return m.cause }
 
 // A State is a Machine between two model turns, as plain data: what a host
 // that moves a run to another process carries (a Temporal run that

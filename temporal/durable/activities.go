@@ -177,8 +177,12 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 		specs := a.Tools.sub(req.Toolset).specs() // a list of its own: deleting from it is safe
 		r.Tools = harness.Offer(slices.DeleteFunc(specs, func(sp tools.Spec) bool { return slices.Contains(req.Without, sp.Name) }))
 	}
+	var signal func(trace.Signal)
+	if req.Headers {
+		signal = headersTeller(ctx)
+	}
 	return withHeartbeat(ctx, func() ModelReply {
-		return client.AttemptReply(ctx, lease, 1, r) // the workflow numbers its attempts
+		return client.AttemptReply(ctx, lease, 1, r, signal) // the workflow numbers its attempts
 	}), nil
 }
 

@@ -97,7 +97,7 @@ func (r *run) drive(ctx workflow.Context, tc ToolCall, t ToolInfo, kind string) 
 	c.base = trace.Record{Step: kind, StepIndex: r.step, Key: string(c.key)}
 	res := tools.DriveCall(ctx, c, tools.CallRules{Kind: kind, Effect: t.Spec.Effect, MaxAttempts: t.Spec.MaxAttempts,
 		Ceiling: t.Spec.Ceiling, CanCancel: t.CanCancel, CanStatus: t.CanStatus, Backoff: budget.Backoff{Rand: r.rng.Int64N,
-			Resolution: r.frame.Resolution()}},
+			Resolution: r.frame.Resolution()}, Silence: r.expected(c.est, t.Spec.Silence)},
 		tc.Name, c.key)
 	if c.same && !r.m.SameResult(tc.Name, tc.Arguments, res.Content()) {
 		r.heard(ctx, watchdog.ToolResult) // the same call, with news: progress after all
@@ -132,6 +132,7 @@ func (r *run) estimate(kind string, spec tools.Spec) *budget.Latency {
 		l = new(budget.Latency)
 		l.Declare(spec.P50, spec.P95)
 		l.Warm(r.in.Profile[kind])
+		l.Learn(r.in.Learned[kind])
 		r.kinds[kind] = l
 	}
 	return l
@@ -298,10 +299,29 @@ func (c *toolCall) Orphan(ctx workflow.Context, why error) (*tools.OrphanError, 
 func (c *toolCall) Succeeded() { c.est.Observe(c.took) }
 
 func (c *toolCall) Heard(ctx workflow.Context, e watchdog.Event) {
+	if e == watchdog.ToolResult {
+		c.r.quiet.clock.End(string(c.key)) // its hold, and its progress
+	}
 	if c.same && (e == watchdog.ToolCall || e == watchdog.ToolResult) {
 		return
 	}
 	c.r.heard(ctx, e)
+}
+
+// Begin begins the call on the quiet clock, with its allowance; a call
+// that repeats one of an earlier step is activity, not held (issue 27).
+func (c *toolCall) Begin(ctx workflow.Context, call watchdog.Call) {
+	if !c.same && !c.r.quiet.stopped {
+		c.r.quiet.clock.Begin(call, workflow.Now(ctx))
+	}
+}
+
+// expected is what the allowance of a call whose kind's estimate is l
+// is computed from, with the silence its spec states and the run's cap.
+func (r *run) expected(l *budget.Latency, stated time.Duration) watchdog.Expected {
+	x := l.Expected()
+	x.Stated, x.Max = stated, r.in.MaxSilence
+	return x
 }
 
 // settled is the run's calls as they stand: a call left abandoned whose

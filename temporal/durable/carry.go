@@ -96,17 +96,20 @@ type Carry struct {
 type Estimate struct {
 	P50, P95 time.Duration   `json:",omitempty"`
 	Observed []time.Duration `json:",omitempty"`
+	Own      int             `json:",omitempty"` // of Observed, the run's own
+	Learned  time.Duration   `json:",omitempty"` // the longest cut a profile taught (budget.Latency.Learn)
 }
 
 func estimateOf(l *budget.Latency) Estimate {
 	p50, p95 := l.Declared()
-	return Estimate{P50: p50, P95: p95, Observed: l.Observed()}
+	return Estimate{P50: p50, P95: p95, Observed: l.Observed(), Own: l.Own(), Learned: l.Learned()}
 }
 
 func (e Estimate) latency() *budget.Latency {
 	l := new(budget.Latency)
 	l.Declare(e.P50, e.P95)
 	l.Warm(e.Observed)
+	l.Restore(e.Own, e.Learned)
 	return l
 }
 

@@ -5,6 +5,7 @@ import (
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -26,7 +27,17 @@ func (r *run) land(root workflow.Context) grun.Command {
 	if !r.cancelledAt.IsZero() {
 		f.Cancelled, f.SinceCancel = true, workflow.Now(r.landCtx).Sub(r.cancelledAt)
 	}
-	return r.m.Step(grun.Event{Kind: grun.Landing, Figures: f})
+	e := grun.Event{Kind: grun.Landing, Figures: f}
+	if r.quiet.fired {
+		e.Stall = &r.quiet.stall // the boundary names the silent call
+	}
+	return r.m.Step(e)
+}
+
+// warned writes the quiet_warning record of a would-be stall of the
+// run's quiet clock in warn mode: the run goes on (issue 27).
+func (r *run) warned(ctx workflow.Context, st watchdog.StallError) {
+	r.record(ctx, landing.Warning(st, r.step))
 }
 
 // noteCancel keeps the moment the run's caller cancelled it (root ended:

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
@@ -100,6 +101,25 @@ func (p *progressor) stop() {
 	p.end()
 	close(p.done)
 	p.wg.Wait()
+}
+
+// headersTeller returns what hears a model attempt's signals and tells
+// its run when the model's server has answered, once: the turn's
+// allowance holds the run's quiet clock from then (issue 27). The signal
+// is sent on the attempt's goroutine, bounded by the attempt's context:
+// a server out of reach costs the attempt no more than its lease.
+func headersTeller(ctx context.Context) func(trace.Signal) {
+	info := activity.GetInfo(ctx)
+	c := activity.GetClient(ctx)
+	var told bool
+	return func(s trace.Signal) {
+		if s.Event != watchdog.Headers || told {
+			return
+		}
+		told = true
+		p := Progress{Step: model.Kind, Key: model.Kind, Wait: headersSignal}
+		_ = c.SignalWorkflow(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, SignalProgress, p) // unsent: no hold, Q alone
+	}
 }
 
 // CancelWithin is how soon a running attempt learns that its run no

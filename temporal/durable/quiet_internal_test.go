@@ -21,7 +21,7 @@ type pauseProbe struct {
 
 // startQuiet starts r's quiet clock with period q at workflow time now.
 func startQuiet(r *run, q time.Duration, now time.Time) {
-	r.quiet, _ = newQuietClock(q, now)
+	r.quiet, _ = newQuietClock(watchdog.Config{Quiet: q}, now)
 }
 
 // quietPauseProbe drives a run's quiet clock, with quiet period q, the way
@@ -34,7 +34,7 @@ func quietPauseProbe(ctx workflow.Context, q time.Duration) (pauseProbe, error) 
 	startQuiet(r, q, start)
 	var p pauseProbe
 	since := func() time.Duration { return workflow.Now(ctx).Sub(start) }
-	workflow.Go(ctx, func(ctx workflow.Context) { r.quiet.watch(ctx, func() { p.Fired = since() }) })
+	workflow.Go(ctx, func(ctx workflow.Context) { r.quiet.watch(ctx, func() { p.Fired = since() }, nil) })
 	// The pause begins with little quiet time left; the event comes early
 	// in it, and the pause lasts long after it.
 	if err := workflow.Sleep(ctx, q-500*time.Millisecond); err != nil {

@@ -26,7 +26,8 @@ type Progress struct {
 	Messages []string `json:"messages,omitempty"`
 
 	// Wait, from a sub-agent, is pause or resume: the parent's quiet
-	// clock pauses with the child's (SPEC §3). Units is then not read.
+	// clock pauses with the child's (SPEC §3); from a model attempt,
+	// headers: its server answered. Units is then not read.
 	Wait string `json:"wait,omitempty"`
 }
 
@@ -34,6 +35,9 @@ type Progress struct {
 const (
 	pauseSignal  = "pause"
 	resumeSignal = "resume"
+	// headersSignal, from a model attempt's worker, says its server
+	// answered: the turn's hold begins (issue 27).
+	headersSignal = "headers"
 )
 
 // ProgressEvery is how often at most a running attempt signals its run:
@@ -53,9 +57,9 @@ type quietClock struct {
 }
 
 // newQuietClock starts the clock with quiet period q at workflow time now.
-func newQuietClock(q time.Duration, now time.Time) (quietClock, error) {
-	c, err := watchdog.NewClock(watchdog.Config{Quiet: q}, now)
-	return quietClock{clock: c, q: q, paused: map[string]bool{}}, err
+func newQuietClock(cfg watchdog.Config, now time.Time) (quietClock, error) {
+	c, err := watchdog.NewClock(cfg, now)
+	return quietClock{clock: c, q: c.Quiet(watchdog.None), paused: map[string]bool{}}, err
 }
 
 // pause stops the clock until the returned resume.
@@ -76,7 +80,10 @@ func (c *quietClock) resumeChild(ctx workflow.Context, key string) {
 
 // watch runs the clock until it fires (calling stall) or is stopped, on
 // one timer at a time armed for its next wake-up, or none while paused.
-func (c *quietClock) watch(ctx workflow.Context, stall func()) {
+// A would-be stall of a clock in warn mode is warned of and the clock
+// runs on (issue 27). The timer is armed again, earlier, when a hold ends
+// and brings the next wake-up nearer.
+func (c *quietClock) watch(ctx workflow.Context, stall func(), warn func(workflow.Context, watchdog.StallError)) {
 	for !c.stopped {
 		next, armed := c.clock.Next()
 		if !armed {
@@ -86,12 +93,19 @@ func (c *quietClock) watch(ctx workflow.Context, stall func()) {
 			continue
 		}
 		now := workflow.Now(ctx)
-		if st, fired := c.clock.Fire(now); fired {
+		if st, fired := c.clock.Fire(now); fired && st.Warning {
+			warn(ctx, st)
+			continue
+		} else if fired {
 			c.stall, c.fired, c.stopped = st, true, true
 			stall()
 			return
 		}
-		if _, err := workflow.AwaitWithTimeout(ctx, next.Sub(now), func() bool { return c.stopped }); err != nil {
+		sooner := func() bool {
+			n, ok := c.clock.Next()
+			return c.stopped || ok && n.Before(next)
+		}
+		if _, err := workflow.AwaitWithTimeout(ctx, next.Sub(now), sooner); err != nil {
 			return
 		}
 	}
@@ -126,6 +140,11 @@ func (r *run) progress(ctx workflow.Context, p Progress) {
 		return
 	case resumeSignal:
 		c.resumeChild(ctx, p.Key)
+		return
+	case headersSignal:
+		if !c.stopped {
+			c.clock.Headers(p.Key, workflow.Now(ctx))
+		}
 		return
 	}
 	if c.stopped || !c.clock.Progress(p.Key, p.Units, workflow.Now(ctx)) {

@@ -24,11 +24,17 @@ import (
 // parallel is the run machine's word on the turn's parallel calls.
 func (r *run) turn(ctx workflow.Context, parallel bool) (model.TurnCommand, ModelReply) {
 	m := model.NewTurnMachine(model.TurnRules{MaxAttempts: r.in.MaxAttempts, Backoff: budget.Backoff{Rand: r.rng.Int64N,
-		Resolution: r.frame.Resolution()}})
+		Resolution: r.frame.Resolution()}, Silence: r.expected(&r.model, 0)})
 	var last ModelReply
 	var base trace.Record  // whose backoff follows an attempt
 	without := r.leftOut() // the tools on offer are fixed for the turn, as in process
 	cmd := m.Step(model.TurnEvent{Kind: model.TurnStarted, Figures: r.figures(ctx, r.model.P50())})
+	held := false // the turn's allowance holds the clock from the server's headers
+	if cmd.Begin.Key != "" && !r.quiet.stopped {
+		r.quiet.clock.Begin(cmd.Begin, workflow.Now(ctx))
+		held = r.quiet.clock.Holds(cmd.Begin)
+	}
+	defer r.quiet.clock.End(model.Kind)
 	for {
 		if cmd.Heard != watchdog.None {
 			r.heard(ctx, cmd.Heard)
@@ -46,6 +52,7 @@ func (r *run) turn(ctx workflow.Context, parallel bool) (model.TurnCommand, Mode
 				Parallel: parallel, // the run machine's, fixed for the turn as in process
 
 				Fingerprint: r.fingerprint,
+				Headers:     held,
 			})
 			last.Took = workflow.Now(ctx).Sub(began)
 			base = trace.Record{Step: model.Kind, StepIndex: r.step, Attempt: cmd.N, RetryAfterInvalid: last.RetryAfterInvalid}

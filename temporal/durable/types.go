@@ -10,6 +10,7 @@ import (
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 )
 
 // Input is what starts a run. The zero value of every field but Task and
@@ -58,6 +59,20 @@ type Input struct {
 	// so that a tool whose ceiling is below its p50 is unavailable from the
 	// first turn, as in process. Nil: none.
 	Profile map[string][]time.Duration `json:",omitempty"`
+
+	// Learned is, for each step kind, the longest silence a quiet clock
+	// cut a call of it at in runs before this one, from the same profile:
+	// its calls' allowance of silence is at least twice it (issue 27).
+	// Nil: none.
+	Learned map[string]time.Duration `json:",omitempty"`
+
+	// QuietMode is what the quiet clock does when it fires (harness
+	// Config's QuietMode): enforce, the zero value, lands the run; warn
+	// records a quiet_warning and goes on; off never fires.
+	QuietMode watchdog.Mode `json:",omitempty"`
+	// MaxSilence caps every call's allowance of silence (harness Config's
+	// MaxSilence); zero: watchdog.DefaultMaxSilence.
+	MaxSilence time.Duration `json:",omitempty"`
 
 	// ContinueAt is the history size, in bytes, past which the run
 	// continues as new at its next turn boundary ([Carry]) if it has not
@@ -119,6 +134,12 @@ type ModelRequest struct {
 	// Fingerprint is the run's (ToolList): a worker with another refuses
 	// an attempt that offers its tools.
 	Fingerprint Fingerprint
+
+	// Headers asks the worker to signal the run when the model's server
+	// answers: the turn's allowance holds its quiet clock from then
+	// (issue 27). Only a turn whose allowance holds asks: a signal is a
+	// history event.
+	Headers bool `json:",omitempty"`
 }
 
 // ModelReply is how one model attempt ended: a failure is data, not an

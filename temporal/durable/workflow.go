@@ -69,7 +69,7 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 	work, stopWork := workflow.WithCancel(root)
 	r.stopWork = stopWork
 	workflow.Go(watch, r.listen)
-	workflow.Go(watch, func(ctx workflow.Context) { r.quiet.watch(ctx, r.stopWork) })
+	workflow.Go(watch, func(ctx workflow.Context) { r.quiet.watch(ctx, r.stopWork, r.warned) })
 	workflow.Go(watch, r.phases)
 	workflow.Go(watch, r.noteCancel(root))
 	workflow.Go(watch, landOnSignal(land))
@@ -160,11 +160,12 @@ func newRun(ctx workflow.Context, in Input) *run {
 	r.frame = landing.NewFrame(runID, parent, start, in.Budget, in.Reserve, in.Floor).WithResolution(in.TimerResolution)
 	// The quiet clock starts when a worker first runs the run: a wait for
 	// a worker is not the run's silence. in.Quiet > 0: no error.
-	r.quiet, _ = newQuietClock(in.Quiet, workflow.Now(ctx))
+	r.quiet, _ = newQuietClock(watchdog.Config{Quiet: in.Quiet, Mode: in.QuietMode}, workflow.Now(ctx))
 	if p := in.Parent; p != nil {
 		r.model.Declare(p.ModelP50, p.ModelP95) // a sub-agent starts from its parent's (landing.Inherit)
 	}
 	r.model.Warm(in.Profile[model.Kind])
+	r.model.Learn(in.Learned[model.Kind])
 	var seed [2]uint64
 	if err := workflow.SideEffect(ctx, func(workflow.Context) any {
 		return [2]uint64{rand.Uint64(), rand.Uint64()}
