@@ -8,6 +8,7 @@ import (
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 )
 
 // A Reply is how one model attempt ended, as plain data that a host
@@ -24,6 +25,10 @@ type Reply struct {
 	RetryAfterInvalid string // a Retry-After that could not be used, for the backoff record
 	Cause             string // the error that ended the attempt, as trace.AttemptError wraps it, redacted of the key, for its record
 	Tokens            int64
+	// Headers reports that the attempt's server sent its response
+	// headers: a quiet stall of a cut attempt that had them is not a
+	// server that never answered (issue 27).
+	Headers bool `json:",omitempty"`
 }
 
 // AttemptReply makes attempt n of req on lease ([Client.Attempt]) and
@@ -36,9 +41,17 @@ func (c *Client) AttemptReply(ctx context.Context, lease budget.Lease, n int, re
 	// The attempt's end as the client reports it: the model that
 	// answered, and what the stream carried, for the boundary.
 	var heard trace.Attempt
-	obs := &trace.Observer{AttemptEnd: func(at trace.Attempt) { heard = at }, Signal: signal}
+	var headers bool
+	obs := &trace.Observer{AttemptEnd: func(at trace.Attempt) { heard = at }, Signal: func(s trace.Signal) {
+		if s.Event == watchdog.Headers {
+			headers = true
+		}
+		if signal != nil {
+			signal(s)
+		}
+	}}
 	resp, ae := c.Attempt(ctx, lease, n, req, obs)
-	out := Reply{ResponseModel: heard.Model}
+	out := Reply{ResponseModel: heard.Model, Headers: headers}
 	if ae != nil {
 		var raErr error
 		out.TurnAttempted, raErr = Attempted(ae, time.Now())

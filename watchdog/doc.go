@@ -54,6 +54,27 @@
 // the pause opens its window at the event: the resume keeps whichever ends
 // later. The wall still runs.
 //
+// # Holds
+//
+// A call the run knows to be slow is not silence either (issue 27): a
+// reasoning model thinks for a while before its first token, a tool works
+// silently for as long as it usually takes. [Watchdog.Begin] tells the
+// clock of a call in flight with its allowance E ([Call]): 2 × the p95 of
+// its kind at its place, or a silence its entry states, at most its
+// ceiling, its lease and [Expected.Max] ([Expected.Allowance]). While the
+// call is in flight the clock does not fire before E has passed since the
+// hold began: at the call's start for a tool, until its first progress
+// whose units grew; at its server's headers for a model call
+// ([Watchdog.Headers]), so that a server that never answers is still
+// caught at Q. [Watchdog.End] ends the call and its hold. A hold resets
+// nothing and opens no window: a hang is caught within max(Q, E) of the
+// later of the last semantic event and the call's start, and never past
+// the wall. The stall names the silent call ([StallError.Call]).
+//
+// [Config.Mode] says what a stall does: [Enforce] ends the run; [Warn]
+// hands it to [Config.Warn] and runs on, warning again only after an
+// event or a hold moves its deadline; [Off] never fires.
+//
 // # Clock
 //
 // The rules above are [Clock]'s, a pure value: no goroutine, no timer, no

@@ -18,7 +18,11 @@
 // budget (--budget, default 2m), a reserve is kept for landing (--reserve,
 // auto: max(10%·B, min(20s, 25%·B))), nothing starts with less than the floor
 // (--floor, 50ms), and a quiet clock (--quiet, 60s) that only semantic events
-// reset tells a stalled run from a working one. --model sim (the default) is
+// reset tells a stalled run from a working one. Each call in flight holds
+// the quiet clock for its allowance, 2 × its kind's p95 at its place, at
+// most --max-silence (5m) (issue 27); --quiet-mode (enforce) says what a
+// stall does: enforce lands the run, warn records a quiet_warning and goes
+// on, off never fires. --model sim (the default) is
 // the embedded simulated model, served in memory; any other name goes to the
 // OpenAI-compatible server at --base-url, with the key from OPENAI_API_KEY.
 // --tools FILE is a tool config (YAML or JSON; builtin entries name the demo

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"go.temporal.io/server/common/dynamicconfig"
-	"go.temporal.io/server/temporal"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/temporal"
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/cancel"
@@ -189,7 +190,7 @@ func runInProcess(t *testing.T, rw row, path string) ending {
 	reg := tools.NewRegistry(nil)
 	// The keys the tools file hands its tools are kept from the records,
 	// as harness run keeps them.
-	cfg := harness.Config{Task: rw.task(), Quiet: rw.quiet, Model: m, Tools: reg, Parallel: rw.parallel,
+	cfg := harness.Config{Task: rw.task(), Quiet: rw.quiet, QuietMode: rw.quietMode, Model: m, Tools: reg, Parallel: rw.parallel,
 		Sinks: []trace.Sink{&out}, Journal: journal(t), RunID: runID, Secrets: tc.Secrets()}
 	if rw.noJournal {
 		cfg.Journal = nil
@@ -248,8 +249,8 @@ func runOnTemporal(ctx context.Context, rw row, path string, j *cancel.Journal, 
 	defer w.Stop()
 	ctx, cancel := context.WithTimeout(ctx, rw.budget+time.Minute)
 	defer cancel()
-	in := durable.Input{Task: rw.task(), Budget: rw.budget, Reserve: rw.reserve, Quiet: rw.quiet, Parallel: rw.parallel, RunID: runID,
-		Profile: rw.profile}
+	in := durable.Input{Task: rw.task(), Budget: rw.budget, Reserve: rw.reserve, Quiet: rw.quiet, QuietMode: rw.quietMode,
+		Parallel: rw.parallel, RunID: runID, Profile: rw.profile}
 	wr, err := c.ExecuteWorkflow(ctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: queue}, in.Budget), durable.WorkflowName, in)
 	if err != nil {
 		return ending{}, err
@@ -294,7 +295,8 @@ func normal(r trace.Record, root string) string {
 		panic(err) // a record's own encoding always decodes
 	}
 	for _, k := range []string{"ts", "seq", "elapsed_ms", "remaining_ms", "granted_ms", "sleep_ms", "late_ms",
-		"keepalives", "chunks", "tokens", "input_tokens", "output_tokens", "units", "total", "idempotency_key"} {
+		"keepalives", "chunks", "tokens", "input_tokens", "output_tokens", "units", "total", "idempotency_key",
+		"silent_ms", "allowance_ms"} {
 		delete(fields, k)
 	}
 	if fields["tool_call_id"] != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/temporal/durable"
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 )
 
 // A row is one scenario both hosts run. Its name is a sentence that says
@@ -26,6 +27,7 @@ type row struct {
 	sc           *sim.Scenario
 
 	budget, reserve, quiet time.Duration
+	quietMode              watchdog.Mode
 	parallel               int
 	interrupt              time.Duration // a first Ctrl-C this long after the start; 0: none
 	noJournal              bool          // the run has no orphan journal
@@ -77,6 +79,17 @@ func causeIs(cause landing.Cause, steps int) func(in, tmp []ending) []string {
 		}
 		return out
 	}
+}
+
+// count is how many of recs are of event e.
+func count(recs []trace.Record, e trace.Event) int {
+	n := 0
+	for _, r := range recs {
+		if r.Event == e {
+			n++
+		}
+	}
+	return n
 }
 
 // command is a subprocess tool's entry that sleeps for secs and answers.
@@ -473,6 +486,56 @@ var rows = []row{
 				by := land.TS.Add(time.Duration(land.GrantedMs) * time.Millisecond).Sub(start.TS)
 				if by > 800*time.Millisecond+r+300*time.Millisecond {
 					out = append(out, fmt.Sprintf("%s: the landing call's lease ran to %v after the start, past the Ctrl-C at 800ms and its reserve of %v", e.host, by, r))
+				}
+			}
+			return out
+		},
+	},
+	{
+		// Issue 27: a tool whose declared p95 is 1s is allowed 2s of
+		// silence; silent 1.5s with Q 1s, it was cut 10 times of 10.
+		name:   "a tool silent past Q but within its allowance is held, not cut",
+		tools:  "tools:\n" + command("slow", "read", "    p95: 1s\n", "1.5"),
+		sc:     &sim.Scenario{Rules: []sim.Rule{{Request: 1, ToolCalls: calls(call("slow", `{}`))}, answer(2, "Held.")}},
+		budget: 20 * time.Second, quiet: time.Second,
+		also: causeIs("", 2),
+	},
+	{
+		name:   "a tool that hangs past its allowance lands on quiet, named with its allowance",
+		tools:  "tools:\n" + command("stuck", "read", "    p95: 1s\n", "30"),
+		sc:     &sim.Scenario{Rules: []sim.Rule{{Request: 1, ToolCalls: calls(call("stuck", `{}`))}, answer(2, "Stuck.")}},
+		budget: 20 * time.Second, quiet: time.Second,
+		also: func(in, tmp []ending) []string {
+			out := causeIs(landing.CauseQuiet, 1)(in, tmp)
+			for _, e := range slices.Concat(in, tmp) {
+				if !strings.Contains(e.res.Boundary, "tool:stuck was silent past its usual time: its allowance is 2s (2 × its declared p95)") {
+					out = append(out, fmt.Sprintf("%s: boundary %q does not name the call and its allowance", e.host, e.res.Boundary))
+				}
+			}
+			return out
+		},
+	},
+	{
+		// Issue 27: the model's p95 of 1s from the profile allows its
+		// turn 2s of silence from its server's headers: a first token at
+		// 1.5s is held, with Q 1s; on temporal the worker signals the
+		// headers.
+		name:    "a model slower than Q but within its allowance from the profile is held, not cut",
+		sc:      &sim.Scenario{Rules: []sim.Rule{{Request: 1, FirstToken: 1500 * time.Millisecond, Answer: "Thought."}}},
+		profile: map[string][]time.Duration{"model": {time.Second, time.Second, time.Second, time.Second, time.Second}},
+		budget:  20 * time.Second, quiet: time.Second,
+		also: causeIs("", 1),
+	},
+	{
+		name:   "a quiet clock in warn mode warns of the stall and the run goes on",
+		tools:  "tools:\n" + command("slow", "read", "", "1.5"),
+		sc:     &sim.Scenario{Rules: []sim.Rule{{Request: 1, ToolCalls: calls(call("slow", `{}`))}, answer(2, "Warned.")}},
+		budget: 20 * time.Second, quiet: time.Second, quietMode: watchdog.Warn,
+		also: func(in, tmp []ending) []string {
+			out := causeIs("", 2)(in, tmp)
+			for _, e := range slices.Concat(in, tmp) {
+				if n := count(e.recs, trace.QuietWarning); n != 1 {
+					out = append(out, fmt.Sprintf("%s: %d quiet_warning records, want 1", e.host, n))
 				}
 			}
 			return out

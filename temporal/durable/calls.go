@@ -299,13 +299,14 @@ func (c *toolCall) Orphan(ctx workflow.Context, why error) (*tools.OrphanError, 
 func (c *toolCall) Succeeded() { c.est.Observe(c.took) }
 
 func (c *toolCall) Heard(ctx workflow.Context, e watchdog.Event) {
+	if !c.same || e != watchdog.ToolCall && e != watchdog.ToolResult {
+		c.r.heard(ctx, e)
+	}
 	if e == watchdog.ToolResult {
-		c.r.quiet.clock.End(string(c.key)) // its hold, and its progress
+		// After the result is heard: ended first, the hold would not
+		// make the result in time.
+		c.r.quiet.clock.End(string(c.key))
 	}
-	if c.same && (e == watchdog.ToolCall || e == watchdog.ToolResult) {
-		return
-	}
-	c.r.heard(ctx, e)
 }
 
 // Begin begins the call on the quiet clock, with its allowance; a call

@@ -102,12 +102,18 @@ func (r *run) modelAttempt(ctx workflow.Context, index, n int, granted time.Dura
 		cause = err
 	case e != answered:
 		seen := reply
+		if st := &r.quiet.stall; r.quiet.fired && seen.Headers && st.Call.Key == model.Kind {
+			// The worker saw the headers the workflow was not told of (a
+			// turn whose allowance holds nothing asks for no signal): the
+			// call the stall names had been answered.
+			st.Call.Headers = true
+		}
 		var o trace.Outcome
 		o, cause = r.cause(e, err, false) // a model lease has no ceiling of its own
 		reply = ModelReply{}
 		reply.TurnAttempted, _ = model.Attempted(&trace.AttemptError{Step: model.Kind, Attempt: n, Outcome: o, Err: cause}, time.Time{})
 		// What the stream carried, for the boundary and the record.
-		reply.Chunks, reply.Keepalives, reply.ResponseModel = seen.Chunks, seen.Keepalives, seen.ResponseModel
+		reply.Chunks, reply.Keepalives, reply.ResponseModel, reply.Headers = seen.Chunks, seen.Keepalives, seen.ResponseModel, seen.Headers
 	case reply.Outcome != trace.OK:
 		cause = errors.New(cmp.Or(reply.Cause, reply.Failure))
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/glidepath/glidepath/temporal/durable"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/trace/logs"
+	"github.com/glidepath/glidepath/watchdog"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
@@ -72,6 +73,8 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	traceFile := fs.String("trace", "", "write the run's JSONL trace to this file (SPEC §6)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	quiet := fs.Duration("quiet", 60*time.Second, "the quiet clock Q: the run lands when nothing happens for this long")
+	quietMode := fs.String("quiet-mode", "enforce", "what the quiet clock does when it fires, a `mode`: enforce (the run lands, cause quiet), warn (a quiet_warning record, and the run goes on) or off")
+	maxSilence := fs.Duration("max-silence", watchdog.DefaultMaxSilence, "the longest a call in flight may be silent, however slow its kind is known to be: each call is allowed 2 × its p95 (0: the default)")
 	// A production server's default: a run told less could end a second
 	// past D; `dev`'s server fires timers within DevTimerShift, and a run
 	// on it may say so (docs/temporal.md, Timers).
@@ -103,6 +106,13 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if *maxRepeats < 0 {
 		return usage("--max-repeats %d: must not be negative", *maxRepeats)
 	}
+	if *maxSilence < 0 {
+		return usage("--max-silence %v: must not be negative", *maxSilence)
+	}
+	qmode, err := watchdog.ParseMode(*quietMode)
+	if err != nil {
+		return usage("--quiet-mode: %v", err)
+	}
 	if *resolution < 0 {
 		return usage("--timer-resolution %v: want a duration of 0 or more", *resolution)
 	}
@@ -125,7 +135,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		defer func() { err = showJSON(err, lines) }()
 	}
 	in := durable.Input{Task: task, Budget: *b, Floor: *floor, MaxSteps: *maxSteps, Parallel: *parallel, MaxRepeats: *maxRepeats, Quiet: *quiet,
-		TimerResolution: *resolution}
+		QuietMode: qmode, MaxSilence: *maxSilence, TimerResolution: *resolution}
 	where := profilePlace(c)
 	profileFile := profilePath(*profileFlag, stderr)
 	if *reserve != "auto" {

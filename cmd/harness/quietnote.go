@@ -1,0 +1,67 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/model"
+	"github.com/glidepath/glidepath/tools"
+	"github.com/glidepath/glidepath/watchdog"
+)
+
+// quietNotes tells the user, before the run, of each step kind whose
+// known p95 is above the quiet period q (issue 27): its calls are held
+// for their allowance rather than cut at q, and one whose allowance
+// --max-silence caps below its p95 will be cut while healthy. The kinds
+// are the model's and the tools file's (tc, nil: none), as est knows
+// them after the latency profile seeded it, or as their entries declare.
+func quietNotes(w io.Writer, q, maxSilence time.Duration, est *budget.Estimates, tc *tools.Config) {
+	type known struct {
+		kind string
+		x    watchdog.Expected
+	}
+	var ks []known
+	add := func(kind string, declared time.Duration) {
+		x := est.Kind(kind).Expected()
+		if x.P95 == 0 && declared > 0 {
+			x.P95, x.From = declared, watchdog.SourceDeclared
+		}
+		if x.P95 > q {
+			ks = append(ks, known{kind, x})
+		}
+	}
+	add(model.Kind, 0)
+	if tc != nil {
+		for _, e := range tc.Entries {
+			if e.Agent == nil && !e.RemoteAgent {
+				add(tools.KindPrefix+e.Name, e.P95)
+			}
+		}
+	}
+	slices.SortFunc(ks, func(a, b known) int { return cmp.Compare(a.kind, b.kind) })
+	for _, k := range ks {
+		k.x.Max = maxSilence
+		e, _ := k.x.Allowance(0, 0)
+		from := "its declared p95"
+		switch k.x.From {
+		case watchdog.SourceProfile, watchdog.SourceObserved:
+			from = "the latency profile"
+		}
+		held := "from its start"
+		if k.kind == model.Kind {
+			held = "from its server's answer"
+		}
+		if e < k.x.P95 {
+			fmt.Fprintf(w, "harness run: warning: --quiet %s is below the p95 of %s (%s, %s), and --max-silence %s caps its allowance below it: healthy calls will be cut\n",
+				landing.Human(q), k.kind, landing.Human(k.x.P95), from, landing.Human(e))
+			continue
+		}
+		fmt.Fprintf(w, "harness run: note: --quiet %s is below the p95 of %s (%s, %s): its calls are held up to %s %s\n",
+			landing.Human(q), k.kind, landing.Human(k.x.P95), from, landing.Human(e), held)
+	}
+}
