@@ -185,7 +185,7 @@ func (c *Clock) Begin(call Call, now time.Time) { c.begin(call, now.Sub(c.start)
 
 func (c *Clock) begin(call Call, at time.Duration) {
 	f := flight{call: call, start: at}
-	if !call.AtHeaders && c.Holds(call) {
+	if !call.AtHeaders && c.Holds(call) && !c.fired && !c.late(at) { // a hold revives no run that has stalled
 		f.from, f.holding = at, true
 	}
 	if old := c.flight(call.Key); old != nil {
@@ -205,7 +205,7 @@ func (c *Clock) headersAt(key string, at time.Duration) {
 		return
 	}
 	f.headers = true
-	if f.call.AtHeaders && c.Holds(f.call) {
+	if f.call.AtHeaders && c.Holds(f.call) && !c.fired && !c.late(at) { // a hold revives no run that has stalled
 		f.from, f.holding = at, true
 	}
 }

@@ -264,3 +264,41 @@ func TestParseMode(t *testing.T) {
 		t.Error("ParseMode(strict) did not fail")
 	}
 }
+
+func TestAHoldRevivesNoRunThatHasStalled(t *testing.T) {
+	start := time.Unix(1e9, 0)
+	c, err := watchdog.NewClock(watchdog.Config{Quiet: time.Second}, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The deadline, 1s, has passed; the host has not fired the clock yet.
+	c.Begin(watchdog.Call{Key: "k", Step: "tool:slow", Allowance: time.Minute}, start.Add(2*time.Second))
+	if next, ok := c.Next(); !ok || next.Sub(start) != time.Second {
+		t.Fatalf("Next = %v, %v; want 1s: a call begun after the deadline holds nothing", next.Sub(start), ok)
+	}
+	c.Begin(watchdog.Call{Key: "model", Step: "model", Allowance: time.Minute, AtHeaders: true}, start)
+	c.Headers("model", start.Add(3*time.Second))
+	if next, ok := c.Next(); !ok || next.Sub(start) != time.Second {
+		t.Fatalf("Next = %v, %v; want 1s: headers after the deadline hold nothing", next.Sub(start), ok)
+	}
+}
+
+func TestAWarningWatchdogArmsAgainForANewHold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		warnings := 0
+		w, _, err := watchdog.Start(t.Context(), watchdog.Config{Quiet: time.Second, Mode: watchdog.Warn,
+			Warn: func(watchdog.StallError) { warnings++ }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		time.Sleep(1500 * time.Millisecond) // warned at 1s; nothing armed since
+		w.Mark(watchdog.ToolCall)
+		w.Begin(watchdog.Call{Key: "k", Step: "tool:slow", Allowance: 3 * time.Second})
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if warnings != 2 {
+			t.Errorf("%d warnings, want 2: one at Q, one when the new call's allowance ran out", warnings)
+		}
+	})
+}

@@ -366,8 +366,9 @@ func (w *Watchdog) Begin(call Call) {
 	if !w.stopped {
 		at := time.Since(w.clock.start)
 		w.clock.begin(call, at)
-		// A hold moves the deadline later: the timer, armed for the
-		// earlier one, arms again when it rings.
+		// A hold moves the deadline later: a timer armed for the earlier
+		// one arms again when it rings; one a warning left unarmed arms.
+		w.arm(at, w.wakeAt, w.wakeOK)
 	}
 	w.mu.Unlock()
 }
@@ -380,6 +381,7 @@ func (w *Watchdog) Headers(key string) {
 		at := time.Since(w.clock.start)
 		w.count(Headers, 1, at)
 		w.clock.headersAt(key, at)
+		w.arm(at, w.wakeAt, w.wakeOK)
 	}
 	w.mu.Unlock()
 }
