@@ -569,6 +569,17 @@ func (s *Session) markUnavailable(tool, why string) {
 	r.unavailable = landing.MarkUnavailable(r.unavailable, tool, why)
 }
 
+// Held returns the call in flight whose allowance of silence holds the
+// run's quiet clock nearest its end, and reports whether one does
+// (watchdog.Clock.Held): a live line warns of it at half its allowance
+// (issue 27). On a Session that was never started it reports false.
+func (s *Session) Held() (watchdog.Silent, bool) {
+	if !s.started() {
+		return watchdog.Silent{}, false
+	}
+	return s.w.Held()
+}
+
 // Unavailable returns the tools the run cannot use now, and why, in the
 // order they were found: those a [Toolset] marked (its server is down) and
 // those whose ceiling is below their p50 as the run's estimates stand. A

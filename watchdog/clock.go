@@ -222,6 +222,23 @@ func (c *Clock) Holds(call Call) bool {
 	return call.Allowance > c.window[e]
 }
 
+// Held returns, at now, the held call in flight nearest the end of its
+// allowance, as a stall would name it, and reports whether one is held:
+// what a live line warns of when half its allowance has passed (issue 27).
+func (c *Clock) Held(now time.Time) (Silent, bool) {
+	at := now.Sub(c.start)
+	who := -1
+	for i := range c.calls {
+		if f := &c.calls[i]; f.holding && (who < 0 || f.end() < c.calls[who].end()) {
+			who = i
+		}
+	}
+	if who < 0 || c.fired {
+		return Silent{}, false
+	}
+	return c.silent(at, who), true
+}
+
 // flight returns the call in flight of key, or nil.
 func (c *Clock) flight(key string) *flight {
 	for i := range c.calls {

@@ -424,6 +424,14 @@ func (w *Watchdog) resume() {
 	w.arm(at, w.wakeAt, w.wakeOK)
 }
 
+// Held returns the held call in flight nearest the end of its allowance
+// now, and reports whether one is held ([Clock.Held]).
+func (w *Watchdog) Held() (Silent, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.clock.Held(time.Now())
+}
+
 // Stop ends the run: it releases the quiet timer and the wall's timer,
 // forgets all progress sources and ends the run context with cause
 // [ErrStopped] unless it has already ended. After Stop the watchdog records

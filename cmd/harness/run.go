@@ -296,6 +296,9 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	cfg.Tools = reg
 
 	s, rctx, err := harness.Start(ctx, b, cfg)
+	if err == nil {
+		line.Watch(s.Held)
+	}
 	if res, refused := harness.AtCapacity(b, cfg.RunID, err); refused {
 		// Not started: its labeled result now, rather than an answer past
 		// B from a machine that could not start it in time (issue 25).

@@ -17,6 +17,7 @@ import (
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/landing"
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 )
 
 // statusEvery is how often the live line is redrawn. SPEC §4 asks for at
@@ -71,8 +72,20 @@ type statusLine struct {
 	term  chan struct{}
 	drawn bool // reports whether a frame is on the terminal
 
-	mu    sync.Mutex // guards state; never held while writing to w
+	mu    sync.Mutex // guards state and held; never held while writing to w
 	state statusState
+	// held reports the call in flight whose allowance holds the run's
+	// quiet clock (harness.Session.Held); nil until the run starts.
+	held func() (watchdog.Silent, bool)
+}
+
+// Watch has the line read, at every frame, the call whose allowance of
+// silence holds the run's quiet clock, and warn of it once half its
+// allowance has passed (issue 27).
+func (l *statusLine) Watch(held func() (watchdog.Silent, bool)) {
+	l.mu.Lock()
+	l.held = held
+	l.mu.Unlock()
 }
 
 // newStatusLine returns the live line of the run whose budget is b, drawn
@@ -151,8 +164,18 @@ func (l *statusLine) draw() {
 	spent, _ := l.b.Read()
 	width := l.width() // an ioctl: outside l.mu, which Record waits for
 	l.mu.Lock()
+	held := l.held
+	l.mu.Unlock()
+	var silent watchdog.Silent
+	if held != nil { // outside l.mu: it takes the watchdog's lock
+		silent, _ = held()
+	}
+	l.mu.Lock()
 	text := l.state.frame(spent, l.b.Total(), l.b.Reserve(), width)
 	l.mu.Unlock()
+	if w := silenceWarning(silent); w != "" {
+		text = cut(w+" · "+text, width-1)
+	}
 	l.lockTerm()
 	defer l.unlockTerm()
 	io.WriteString(l.w, erase+text) // a frame that cannot be drawn is no reason to stop
@@ -313,6 +336,23 @@ func (st *statusState) frame(spent, total, reserve time.Duration, width int) str
 		}
 	}
 	return cut(head, limit)
+}
+
+// silenceWarning is what the live line leads with once a held call has
+// been silent for half its allowance or more (issue 27): "! model silent
+// 3.1s of 6s". Empty otherwise.
+func silenceWarning(c watchdog.Silent) string {
+	if !c.Held || c.Allowance <= 0 {
+		return ""
+	}
+	silent := c.For
+	if c.AtHeaders {
+		silent = c.Since
+	}
+	if 2*silent < c.Allowance {
+		return ""
+	}
+	return fmt.Sprintf("! %s silent %s of %s", strings.TrimPrefix(c.Step, "tool:"), landing.Rounded(silent), landing.Rounded(c.Allowance))
 }
 
 // laterPhase returns the later of the phase the records named and the one
