@@ -12,6 +12,7 @@ import (
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/tools/kit"
+	"github.com/glidepath/glidepath/watchdog"
 )
 
 // Stall kinds: which part of a run a scenario stalls.
@@ -397,7 +398,7 @@ func Scenarios() []Scenario {
 		scenario(Scenario{
 			Name:    "model-hang-headers",
 			Summary: "the model's server never answers",
-			Fault:   "every model request: no headers, nothing, until the client leaves; the model's p95 known (profile, E " + reasonE + "); Q 500ms",
+			Fault:   "every model request: no headers, nothing, until the client leaves; the model's p95 known (profile, E " + profileE() + "); Q 500ms",
 			Budget:  reasonBudget, Quiet: reasonQuiet, ToolCeiling: time.Second, Stall: StallModel,
 			tool:         fast,
 			model:        &sim.Scenario{Rules: []sim.Rule{{Hang: true}}},
@@ -406,7 +407,7 @@ func Scenarios() []Scenario {
 		scenario(Scenario{
 			Name:    "model-hang-after-headers",
 			Summary: "the model's server answers, then sends nothing",
-			Fault:   "every model stream: headers, then nothing until the client leaves; the model's p95 known (profile, E " + reasonE + "); Q 500ms",
+			Fault:   "every model stream: headers, then nothing until the client leaves; the model's p95 known (profile, E " + profileE() + "); Q 500ms",
 			Budget:  reasonBudget, Quiet: reasonQuiet, ToolCeiling: time.Second, Stall: StallModel,
 			tool:         fast,
 			model:        &sim.Scenario{Rules: []sim.Rule{{HangAfterChunks: new(0)}}},
@@ -434,7 +435,7 @@ func Scenarios() []Scenario {
 		scenario(Scenario{
 			Name:    "silent-1.5Q",
 			Summary: "a healthy tool works silently for 1.5·Q, its p95 declared",
-			Fault:   "none: lookup answers after 750ms (1.5·Q) with no progress, declares p95 800ms (E = min(2 × p95, ceiling) = 1s); ceiling 1s",
+			Fault:   "none: lookup answers after 750ms (1.5·Q) with no progress, declares p95 800ms (E " + declaredE(800*time.Millisecond, time.Second) + "); ceiling 1s",
 			Budget:  2 * time.Second, ToolCeiling: time.Second, Healthy: true, Silent: StallTool,
 			tool: lookup(silentFor(750*time.Millisecond), 700*time.Millisecond, 800*time.Millisecond, false),
 		}),
@@ -456,7 +457,7 @@ func Scenarios() []Scenario {
 		scenario(Scenario{
 			Name:    "reasoning-warm",
 			Summary: "the same reasoning model, its p95 known from a profile",
-			Fault:   "none: as reasoning-cold, with the model's p95 known (profile, E " + reasonE + "); Q 500ms",
+			Fault:   "none: as reasoning-cold, with the model's p95 known (profile, E " + profileE() + "); Q 500ms",
 			Budget:  reasonBudget, Quiet: reasonQuiet, ToolCeiling: time.Second, Healthy: true, Silent: StallModel,
 			tool:         fast,
 			model:        reasoning(),
@@ -523,9 +524,6 @@ const (
 	reasonBudget  = 4 * time.Second
 	reasonQuiet   = 500 * time.Millisecond
 	reasonSilence = 3 * reasonQuiet / 2
-	// reasonE is the allowance the profile gives a model turn, for a
-	// person: 2 × its p95, below every lease of these runs.
-	reasonE = "2 × 800ms = 1.6s"
 )
 
 // reasoning is a model silent for 1.5·Q after its headers on every turn,
@@ -542,6 +540,23 @@ func reasoningProfile() []time.Duration {
 		ds = append(ds, reasonSilence+time.Duration(i%3)*25*time.Millisecond)
 	}
 	return ds
+}
+
+// profileE is the allowance the reasoning profile gives a model turn,
+// for a person, by the rule the run applies, before its lease caps it:
+// the lease of every turn of these runs is longer.
+func profileE() string {
+	var l budget.Latency
+	l.Warm(reasoningProfile())
+	e, _ := l.Expected().Allowance(0, 0)
+	return e.String()
+}
+
+// declaredE is the allowance a tool declaring p95 with ceiling has, for
+// a person, by the rule the run applies, before its lease caps it.
+func declaredE(p95, ceiling time.Duration) string {
+	e, _ := watchdog.Expected{P95: p95, From: watchdog.SourceDeclared}.Allowance(ceiling, 0)
+	return e.String()
 }
 
 // distinctCalls is a model that calls lookup n turns running, each time
