@@ -653,7 +653,7 @@ func costCells(sc battery.Scenario, cell []battery.Result, r *report) [][]string
 	}
 	var why []string
 	if gp.FalseStalls > 0 {
-		why = append(why, fmt.Sprintf("cut %d healthy calls (%s) and landed %d of %d runs partial", gp.FalseStalls, cutWhy(gp.Allowance), gp.Partial, gp.Runs))
+		why = append(why, fmt.Sprintf("cut %d healthy calls%s and landed %d of %d runs partial", gp.FalseStalls, cutWhy(gp.Allowance), gp.Partial, gp.Runs))
 	}
 	if gp.Refused > 0 {
 		why = append(why, fmt.Sprintf("refused %d calls, %d of which would have fit (replayed)", gp.Refused, gp.RefusedWouldFit))
@@ -714,13 +714,18 @@ func allowanceCell(res battery.Result) string {
 	return fmt.Sprintf("%s, at most %s (%s)", dur(a.P50), dur(a.Max), a.Source)
 }
 
-// cutWhy says why Glidepath cut a healthy call: nothing was known of it
-// (a cold start), or its allowance was too short.
+// cutWhy says, in parentheses, why Glidepath's quiet clock cut a healthy
+// silent call: nothing was known of it (a cold start), or its allowance
+// was too short; "" for a scenario with no silent part, whose cuts are
+// its leases'.
 func cutWhy(a battery.Allowance) string {
-	if a.Source == "none" {
-		return "nothing known of it, no E: the quiet period alone applied, the cold start's cost"
+	switch {
+	case a.Runs == 0:
+		return ""
+	case a.Source == "none":
+		return " (nothing known of it, no E: the quiet period alone applied, the cold start's cost)"
 	}
-	return fmt.Sprintf("E %s (%s) too short for it", dur(a.P50), a.Source)
+	return fmt.Sprintf(" (E %s, %s, too short for it)", dur(a.P50), a.Source)
 }
 
 // duplicateWrites is SPEC §7's count of late-commit writes.

@@ -36,6 +36,13 @@ func TestAHealthyCutSaysWhetherAnythingWasKnown(t *testing.T) {
 				Wall:      battery.Quantiles{P50: 1524 * time.Millisecond}},
 			e: "1600ms (profile)",
 		},
+		{
+			name: "a cut with no silent part says nothing of E",
+			gp: battery.Result{System: battery.Glidepath, Runs: 10, Labeled: 10, Partial: 10, Answered: 10, FalseStalls: 10, ToolRequests: 10,
+				Wall: battery.Quantiles{P50: 501 * time.Millisecond}},
+			loss: "cut 10 healthy calls and landed 10 of 10 runs partial",
+			e:    "—",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &report{}
