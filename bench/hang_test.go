@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/glidepath/glidepath/budget"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/glidepath/glidepath/budget"
 
 	"github.com/glidepath/glidepath/bench/battery"
 	"github.com/glidepath/glidepath/harness"

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/glidepath/glidepath/watchdog"
 )
 
 // System names.
@@ -76,10 +78,17 @@ type Stall struct {
 	// Applies reports whether the scenario stalls; when it does not, the
 	// other fields are zero.
 	Applies bool
-	// Noticed counts the runs that cut the stalled call; P50 and Max are
-	// over those.
-	Noticed  int
-	P50, Max time.Duration
+	// Noticed counts the runs that cut the stalled call; P50, P99 and
+	// Max are over those.
+	Noticed       int
+	P50, P99, Max time.Duration
+	// Late is, for a system with a quiet clock (Glidepath), how long
+	// after max(Q, E) each run noticed the stall, E the stalled call's
+	// allowance ([Result.Allowance]): the bound issue 27 sets a hang
+	// (negative when sooner, as a lease or a ceiling can be). Bounded
+	// counts the runs it is over; zero for a baseline.
+	Bounded int
+	Late    Quantiles
 	// Never counts the runs that noticed nothing and returned only at the
 	// cap; Unnoticed those that returned earlier without cutting it.
 	Never, Unnoticed int
@@ -146,12 +155,35 @@ type Result struct {
 
 	// Stall is the time to detect the stall, for a scenario that stalls.
 	Stall Stall
+	// Allowance is E, the allowance of silence Glidepath's quiet clock
+	// gave the silent or stalled part ([Scenario.Silent], [Scenario.Stall])
+	// at its first attempt; zero for a baseline.
+	Allowance Allowance
+	// Stuck counts the runs Glidepath landed stuck: they repeated a call
+	// (same tool, arguments and result) as often as a run may (issue 27).
+	Stuck int
 
 	// Told is what the user was told, the first line of the answer or
 	// the error, trimmed: the most common one of the cell, said ToldRuns
 	// times.
 	Told     string
 	ToldRuns int
+}
+
+// An Allowance is E as Glidepath's runs of a cell computed it, by the
+// rule its quiet clock holds calls by ([watchdog.Expected.Allowance]):
+// 2 × the p95 its kind knew when the call started (declared, or from a
+// profile), at most the call's ceiling, its lease and the default
+// --max-silence. The lease differs from run to run by a few ms, and so
+// may E.
+type Allowance struct {
+	// Runs counts the runs whose silent part started an attempt; P50 and
+	// Max are over those, zero when nothing was known of the part.
+	Runs     int
+	P50, Max time.Duration
+	// Source says where it came from in the most runs: "declared",
+	// "profile", or "none" when nothing was known and Q alone applied.
+	Source string
 }
 
 // Share returns n as a fraction of the cell's runs.
@@ -171,7 +203,8 @@ type outcome struct {
 	err      error  // a failure instead of an answer
 	labeled  bool
 	complete bool
-	orphans  int // writes whose outcome the run left unknown, and said so
+	stuck    bool // Glidepath landed it stuck, repeating a call
+	orphans  int  // writes whose outcome the run left unknown, and said so
 }
 
 // runLog is what a system reports while one run goes on. It is safe for
@@ -179,6 +212,10 @@ type outcome struct {
 type runLog struct {
 	mu             sync.Mutex
 	stall          string
+	silent         string // the part whose allowance is stated: the stalled one, or a healthy silent one
+	allowance      time.Duration
+	source         watchdog.Source
+	allowed        bool // the silent part's first attempt began, and allowance is its E
 	doomed         int
 	doomedBelowP50 int
 	attempts       int
@@ -219,6 +256,17 @@ func (l *runLog) started(belowP50 bool) {
 	l.attempts++
 	if belowP50 {
 		l.belowP50++
+	}
+}
+
+// allow records E, the allowance of silence of an attempt of step that
+// began, with its source, if step is the run's silent part and its first
+// attempt.
+func (l *runLog) allow(step string, e time.Duration, src watchdog.Source) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.allowed && stalledStep(l.silent, step) {
+		l.allowance, l.source, l.allowed = e, src, true
 	}
 }
 
@@ -267,6 +315,9 @@ type one struct {
 	detect    time.Duration
 	noticed   bool
 	committed bool
+	allowance time.Duration
+	source    watchdog.Source
+	allowed   bool
 }
 
 // runOne runs sc once on sys in a world of its own.
@@ -275,7 +326,7 @@ func runOne(ctx context.Context, sc *Scenario, sys System) (one, error) {
 	if err != nil {
 		return one{}, err
 	}
-	log := &runLog{stall: sc.Stall}
+	log := &runLog{stall: sc.Stall, silent: cmp.Or(sc.Stall, sc.Silent)}
 	cctx, stop := context.WithTimeoutCause(ctx, sc.Cap, errCap)
 	start := time.Now()
 	out := sys.run(cctx, w, log)
@@ -297,6 +348,7 @@ func runOne(ctx context.Context, sc *Scenario, sys System) (one, error) {
 	o.attempts, o.belowP50 = log.attempts, log.belowP50
 	o.refused, o.wouldFit = len(refusals), wouldFit
 	noticed := log.noticed
+	o.allowance, o.source, o.allowed = log.allowance, log.source, log.allowed
 	log.mu.Unlock()
 	if !noticed.IsZero() {
 		if from, ok := w.stallFrom(noticed); ok {
@@ -370,8 +422,9 @@ func run(ctx context.Context, sc Scenario, sys System, runs, parallel int) (Resu
 func summarize(sc *Scenario, sys System, ones []one) Result {
 	r := Result{Scenario: sc.Name, System: sys.Name, Budget: sc.Budget, Cap: sc.Cap, Runs: len(ones)}
 	r.Stall.Applies = sc.Stall != StallNone
-	var walls, detects []time.Duration
+	var walls, detects, lates, allowances []time.Duration
 	told := map[string]int{}
+	sources := map[watchdog.Source]int{}
 	for _, o := range ones {
 		walls = append(walls, o.wall)
 		if o.wall > sc.Budget {
@@ -401,6 +454,13 @@ func summarize(sc *Scenario, sys System, ones []one) Result {
 		if sc.Healthy {
 			r.FalseStalls += o.doomed
 		}
+		if o.out.stuck {
+			r.Stuck++
+		}
+		if o.allowed {
+			allowances = append(allowances, o.allowance)
+			sources[o.source]++
+		}
 		r.Refused += o.refused
 		r.RefusedWouldFit += o.wouldFit
 		r.ModelRequests += o.tally.modelReqs
@@ -417,6 +477,9 @@ func summarize(sc *Scenario, sys System, ones []one) Result {
 			case o.noticed:
 				r.Stall.Noticed++
 				detects = append(detects, o.detect)
+				if o.allowed {
+					lates = append(lates, o.detect-max(sc.Quiet, o.allowance))
+				}
 			case o.capped:
 				r.Stall.Never++
 			default:
@@ -427,7 +490,12 @@ func summarize(sc *Scenario, sys System, ones []one) Result {
 	r.Wall = quantiles(walls)
 	if len(detects) > 0 {
 		q := quantiles(detects)
-		r.Stall.P50, r.Stall.Max = q.P50, q.Max
+		r.Stall.P50, r.Stall.P99, r.Stall.Max = q.P50, q.P99, q.Max
+	}
+	r.Stall.Bounded, r.Stall.Late = len(lates), quantiles(lates)
+	if len(allowances) > 0 {
+		q := quantiles(allowances)
+		r.Allowance = Allowance{Runs: len(allowances), P50: q.P50, Max: q.Max, Source: mostCommon(sources).String()}
 	}
 	// The most common message, ties broken by the first run's order.
 	for _, o := range ones {
@@ -436,6 +504,17 @@ func summarize(sc *Scenario, sys System, ones []one) Result {
 		}
 	}
 	return r
+}
+
+// mostCommon is the source counted most, ties broken by the lower.
+func mostCommon(n map[watchdog.Source]int) watchdog.Source {
+	var best watchdog.Source
+	for src, k := range n {
+		if k > n[best] || (k == n[best] && src < best) {
+			best = src
+		}
+	}
+	return best
 }
 
 // saysFailed reports whether out told the user that the scenario's write

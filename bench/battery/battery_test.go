@@ -5,10 +5,12 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/glidepath/glidepath/bench/battery"
+	"github.com/glidepath/glidepath/harness"
 )
 
 // smallRuns is how many runs the small battery makes of each scenario.
@@ -22,8 +24,9 @@ const margin = 250 * time.Millisecond
 // The small battery: Glidepath against every scenario, a few runs each,
 // and a few late-commit writes. Every run must return a labeled answer
 // within B, commit no write twice, start no doomed attempt below its
-// kind's p50, notice every stall within its quiet period, and leave no
-// goroutine behind.
+// kind's p50, notice every stall within max(Q, E) of its last work (E the
+// stalled call's allowance of silence, issue 27), and leave no goroutine
+// behind.
 func TestGlidepathSmallBattery(t *testing.T) {
 	sys, ok := battery.SystemNamed(battery.Glidepath)
 	if !ok {
@@ -89,8 +92,11 @@ func checkGlidepath(t *testing.T, sc battery.Scenario, r battery.Result) {
 		if r.Stall.Noticed != r.Runs {
 			t.Errorf("stall noticed in %d of %d runs (%d never, %d returned without)", r.Stall.Noticed, r.Runs, r.Stall.Never, r.Stall.Unnoticed)
 		}
-		if r.Stall.Max > sc.Quiet+margin {
-			t.Errorf("stall noticed after %v at most, want within Q + %v = %v", r.Stall.Max, margin, sc.Quiet+margin)
+		// Each run against its own bound: E is the battery's reading of
+		// the rule (watchdog.Expected.Allowance) with the run's lease.
+		if r.Stall.Bounded != r.Stall.Noticed || r.Stall.Late.Max > margin {
+			t.Errorf("stall noticed after %v at most, %v past max(Q, E) (Q %v, E %v to %v, %s; %d of %d runs bounded); want within %v of it",
+				r.Stall.Max, r.Stall.Late.Max, sc.Quiet, r.Allowance.P50, r.Allowance.Max, r.Allowance.Source, r.Stall.Bounded, r.Stall.Noticed, margin)
 		}
 	}
 	if r.ModelRequests < r.Runs {
@@ -139,8 +145,8 @@ func TestScenariosAreWellFormed(t *testing.T) {
 			t.Errorf("Lookup(%q) = %q, %v", sc.Name, got.Name, ok)
 		}
 	}
-	if len(seen) != 20 {
-		t.Errorf("%d scenarios, want the 12 of issue 13 and the 8 of issue 20", len(seen))
+	if len(seen) != 27 {
+		t.Errorf("%d scenarios, want the 12 of issue 13, the 8 of issue 20 and the 7 of issue 27", len(seen))
 	}
 	var names []string
 	for _, s := range battery.Systems() {
@@ -152,11 +158,14 @@ func TestScenariosAreWellFormed(t *testing.T) {
 }
 
 // The two-sided battery (issue 20) labels what a defence costs. These
-// cases assert labels and counts, never timings: a tool silent for 1.5·Q
-// is a false stall for Glidepath (its quiet clock cuts a healthy call; the
-// run lands partial) and not for a baseline, which waits and answers; a
-// declared p50 far above the truth refuses a call that, replayed, fits;
-// a sub-agent's slice refuses work its parent would have done.
+// cases assert labels and counts, never timings: a call silent for 1.5·Q
+// whose p95 is known (declared, or from a profile) is held for its
+// allowance E and answers, no false stall (issue 27); the same call with
+// nothing known of it is still cut at Q, the run partial — the cold
+// start's cost — while a baseline waits and answers either way; a loop
+// of distinct calls is no repeat; a declared p50 far above the truth
+// refuses a call that, replayed, fits; a sub-agent's slice refuses work
+// its parent would have done.
 func TestTheBatteryCountsWhatTheDefencesCost(t *testing.T) {
 	gp, _ := battery.SystemNamed(battery.Glidepath)
 	pc, _ := battery.SystemNamed(battery.PerCall)
@@ -164,12 +173,14 @@ func TestTheBatteryCountsWhatTheDefencesCost(t *testing.T) {
 		scenario string
 		check    func(t *testing.T, g, p battery.Result)
 	}{
-		{"silent-1.5Q", func(t *testing.T, g, p battery.Result) {
-			if g.FalseStalls != g.Runs || g.Partial != g.Runs {
-				t.Errorf("glidepath: %d false stalls, %d of %d partial; want its quiet clock to cut every healthy call", g.FalseStalls, g.Partial, g.Runs)
-			}
-			if p.FalseStalls != 0 || p.Answered != p.Runs {
-				t.Errorf("per-call: %d false stalls, %d of %d answered; want it to wait and answer", p.FalseStalls, p.Answered, p.Runs)
+		{"silent-1.5Q", heldForItsAllowance("declared")},
+		{"reasoning-warm", heldForItsAllowance("profile")},
+		{"silent-1.5Q-cold", cutCold},
+		{"reasoning-cold", cutCold},
+		{"distinct-calls", func(t *testing.T, g, p battery.Result) {
+			if g.Stuck != 0 || g.Complete != g.Runs || g.ToolRequests != p.ToolRequests {
+				t.Errorf("glidepath: %d stuck, %d of %d complete, %d tool calls against per-call's %d; want every distinct call made and the runs complete",
+					g.Stuck, g.Complete, g.Runs, g.ToolRequests, p.ToolRequests)
 			}
 		}},
 		{"p50-too-high", func(t *testing.T, g, p battery.Result) {
@@ -210,10 +221,111 @@ func TestTheBatteryCountsWhatTheDefencesCost(t *testing.T) {
 	}
 }
 
+// heldForItsAllowance checks a healthy silent call whose E came from
+// source: held past Q, cut by no one, the run complete, as the baseline.
+func heldForItsAllowance(source string) func(t *testing.T, g, p battery.Result) {
+	return func(t *testing.T, g, p battery.Result) {
+		t.Helper()
+		if g.Allowance.Runs != g.Runs || g.Allowance.Source != source {
+			t.Errorf("glidepath: E %v known in %d of %d runs, from %q; want it in every run, from %q", g.Allowance.P50, g.Allowance.Runs, g.Runs, g.Allowance.Source, source)
+		}
+		if g.FalseStalls != 0 || g.Complete != g.Runs {
+			t.Errorf("glidepath: %d false stalls, %d of %d complete; want the call held for E and every run complete. Told: %q", g.FalseStalls, g.Complete, g.Runs, g.Told)
+		}
+		waitedAndAnswered(t, p)
+	}
+}
+
+// cutCold checks a healthy silent call of which nothing is known: no E,
+// cut at Q, every run partial; the baseline waits and answers.
+func cutCold(t *testing.T, g, p battery.Result) {
+	t.Helper()
+	if g.Allowance.Source != "none" || g.FalseStalls != g.Runs || g.Partial != g.Runs {
+		t.Errorf("glidepath: E from %q, %d false stalls, %d of %d partial; want no E and every healthy call cut at Q", g.Allowance.Source, g.FalseStalls, g.Partial, g.Runs)
+	}
+	waitedAndAnswered(t, p)
+}
+
+func waitedAndAnswered(t *testing.T, p battery.Result) {
+	t.Helper()
+	if p.FalseStalls != 0 || p.Answered != p.Runs {
+		t.Errorf("per-call: %d false stalls, %d of %d answered; want it to wait and answer", p.FalseStalls, p.Answered, p.Runs)
+	}
+}
+
+// A model that hangs, its p95 known (issue 27): before its headers the
+// quiet period alone applies, so a server that never answers is caught
+// at Q and named so; after them its allowance holds the quiet clock, so
+// it is caught past Q, at max(Q, E), and named as silent past its usual
+// time. Ordering and words, bounded generously: the timings are make
+// bench's.
+func TestAModelHangIsCaughtAtItsBoundAndNamed(t *testing.T) {
+	gp, _ := battery.SystemNamed(battery.Glidepath)
+	for _, tc := range []struct {
+		scenario string
+		held     bool
+		words    string
+	}{
+		{"model-hang-headers", false, "the model's server never answered"},
+		{"model-hang-after-headers", true, "the model was silent past its usual time after its server answered"},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			t.Parallel()
+			sc, _ := battery.Lookup(tc.scenario)
+			r, err := battery.Run(t.Context(), sc, gp, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Allowance.Runs != r.Runs || r.Allowance.Source != "profile" || r.Allowance.P50 <= sc.Quiet+margin {
+				t.Fatalf("E %v from %q in %d of %d runs; want one from the profile in each, well above Q %v", r.Allowance.P50, r.Allowance.Source, r.Allowance.Runs, r.Runs, sc.Quiet)
+			}
+			bound := sc.Quiet
+			if tc.held {
+				bound = r.Allowance.P50
+				if r.Stall.P50 < bound-margin {
+					t.Errorf("noticed at %v p50, before its allowance %v: the hold did not hold", r.Stall.P50, bound)
+				}
+			}
+			if r.Stall.Noticed != r.Runs || r.Stall.Max > bound+margin {
+				t.Errorf("noticed in %d of %d runs, at %v at most; want each within %v + %v", r.Stall.Noticed, r.Runs, r.Stall.Max, bound, margin)
+			}
+			if r.Partial != r.Runs || !strings.Contains(r.Told, tc.words) {
+				t.Errorf("%d of %d partial, told %q; want each partial, told %q", r.Partial, r.Runs, r.Told, tc.words)
+			}
+		})
+	}
+}
+
+// Activity is not progress (issue 27): a model that asks for the same
+// call every turn lands stuck within the bounded repeats, and its
+// boundary names the call; a baseline goes on to its loop limit.
+func TestARepeatedCallLandsStuck(t *testing.T) {
+	sc, _ := battery.Lookup("repeated-call")
+	gp, _ := battery.SystemNamed(battery.Glidepath)
+	pc, _ := battery.SystemNamed(battery.PerCall)
+	g, err := battery.Run(t.Context(), sc, gp, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := battery.Run(t.Context(), sc, pc, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls := g.Runs * (1 + harness.DefaultMaxRepeats); g.Stuck != g.Runs || g.ToolRequests > calls {
+		t.Errorf("glidepath: %d of %d stuck after %d tool calls; want every run stuck within %d", g.Stuck, g.Runs, g.ToolRequests, calls)
+	}
+	if !strings.Contains(g.Told, `stuck repeating a call: lookup {"query":"order 7"}`) {
+		t.Errorf("glidepath told %q; want the repeated call named", g.Told)
+	}
+	if p.Stuck != 0 || p.ToolRequests <= g.ToolRequests {
+		t.Errorf("per-call: %d stuck, %d tool calls against Glidepath's %d; want it to go on repeating", p.Stuck, p.ToolRequests, g.ToolRequests)
+	}
+}
+
 // Doomed has one definition for every system: an attempt Glidepath's
 // quiet clock cut counts, as a baseline's timeout does.
 func TestAQuietClockCutIsDoomed(t *testing.T) {
-	sc, _ := battery.Lookup("tool-keepalive")
+	sc, _ := battery.Lookup("model-keepalive")
 	gp, _ := battery.SystemNamed(battery.Glidepath)
 	r, err := battery.Run(t.Context(), sc, gp, 2)
 	if err != nil {

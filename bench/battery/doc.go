@@ -56,39 +56,62 @@
 // # Scenarios
 //
 // [Scenarios] lists them. Each has its budget B, Glidepath's quiet period
-// Q (B/4), the tool's ceiling (the same for all systems) and a fault:
+// Q (B/4 unless it says), the tool's ceiling (the same for all systems)
+// and a fault:
 //
-//	scenario            B   tool ceiling  fault
-//	hung-tool           2s  400ms         lookup never answers; it ends when its caller leaves
-//	slow-tool           3s  1s            lookup answers at 900ms (90% of its ceiling), progress every 100ms
-//	429-short           2s  1s            the first 2 model requests: 429, retry-after-ms 200
-//	429-long            2s  1s            every model request: 429, Retry-After 60
-//	model-keepalive     2s  1s            every model stream: keepalive comments every 100ms, forever
-//	tool-keepalive      2s  5s            lookup streams SSE comments every 50ms, no progress, no result
-//	late-commit         3s  500ms         pay commits 1.5s after it arrives, whatever its context says
-//	lost-write          2s  500ms         the first POST of each order is dropped before the tool (status: 404)
-//	midstream           2s  1s            the first 2 model streams: connection closed after 1 chunk
-//	ignores-cancel      2s  400ms         lookup keeps working 30s after its context ends and after DELETE
-//	cancel-hangs        2s  400ms         lookup hangs and its DELETE never answers
-//	mcp-progress-stops  2s  5s            research over MCP: progress 3 times 100ms apart, then silence
+//	scenario                  B   tool ceiling  fault
+//	hung-tool                 2s  400ms         lookup never answers; it ends when its caller leaves
+//	slow-tool                 3s  1s            lookup answers at 900ms (90% of its ceiling), progress every 100ms
+//	429-short                 2s  1s            the first 2 model requests: 429, retry-after-ms 200
+//	429-long                  2s  1s            every model request: 429, Retry-After 60
+//	model-keepalive           2s  1s            every model stream: keepalive comments every 100ms, forever
+//	tool-keepalive            2s  5s            lookup streams SSE comments every 50ms, no progress, no result
+//	late-commit               3s  500ms         pay commits 1.5s after it arrives, whatever its context says
+//	lost-write                2s  500ms         the first POST of each order is dropped before the tool (status: 404)
+//	midstream                 2s  1s            the first 2 model streams: connection closed after 1 chunk
+//	ignores-cancel            2s  400ms         lookup keeps working 30s after its context ends and after DELETE
+//	cancel-hangs              2s  400ms         lookup hangs and its DELETE never answers
+//	mcp-progress-stops        2s  5s            research over MCP: progress 3 times 100ms apart, then silence
+//	model-hang-headers        4s  1s            every model request: no headers, ever; p95 known, Q 500ms
+//	model-hang-after-headers  4s  1s            every model stream: headers, then nothing; p95 known, Q 500ms
+//	repeated-call             2s  1s            every model turn calls lookup {"query":"order 7"}, same answer
 //
 // and the healthy ones, where nothing goes wrong ([Scenario.Healthy]):
 //
-//	scenario            B   tool ceiling  what is slow
-//	silent-0.9Q         2s  1s            lookup answers at 450ms (0.9·Q), no progress
-//	silent-1.5Q         2s  1s            lookup answers at 750ms (1.5·Q), no progress
-//	slow-first-token    2s  1s            the first model stream's first token comes at 750ms (1.5·Q)
-//	retry-after-1       5s  1s            the first model request: 429, Retry-After 1
-//	p50-too-high        2s  2s            lookup takes 50ms, declares p50 1.6s
-//	p50-too-low         2s  2s            lookup takes 1.6s (progress every 100ms), declares p50 20ms
-//	subagent-unsliced   2s  2s            lookup takes 1.2s (progress every 100ms), called directly
-//	subagent-slice      2s  2s            the same, called by a sub-agent on a slice (Glidepath only)
+//	scenario                  B   tool ceiling  what is slow
+//	silent-0.9Q               2s  1s            lookup answers at 450ms (0.9·Q), no progress
+//	silent-1.5Q               2s  1s            lookup answers at 750ms (1.5·Q), no progress, declares p95 800ms
+//	silent-1.5Q-cold          2s  1s            the same, declaring nothing
+//	reasoning-cold            4s  1s            every model stream: headers, then 750ms (1.5·Q, Q 500ms) of nothing
+//	reasoning-warm            4s  1s            the same, the model's p95 known from a profile (800ms)
+//	distinct-calls            2s  1s            model turns 1–5 each call lookup with another query, turn 6 answers
+//	slow-first-token          2s  1s            the first model stream's first token comes at 750ms (1.5·Q)
+//	retry-after-1             5s  1s            the first model request: 429, Retry-After 1
+//	p50-too-high              2s  2s            lookup takes 50ms, declares p50 1.6s
+//	p50-too-low               2s  2s            lookup takes 1.6s (progress every 100ms), declares p50 20ms
+//	subagent-unsliced         2s  2s            lookup takes 1.2s (progress every 100ms), called directly
+//	subagent-slice            2s  2s            the same, called by a sub-agent on a slice (Glidepath only)
 //
 // A 5s ceiling is a long tool's, longer than B: only a semantic clock can
 // tell such a tool stalled before its ceiling. The MCP scenario's tool is
 // one tools/kit tool served both ways: Glidepath calls it over MCP
 // (kit.Server.MCPHandler at /mcp, tools/mcp on its side), the baselines
 // over the plain HTTP protocol, where they see no progress.
+//
+// Issue 27's scenarios show the trade of a quiet clock that holds each
+// call in flight for its allowance of silence E = 2 × the p95 of its kind
+// (at most its ceiling, its lease and --max-silence): a healthy call
+// silent for 1.5·Q is held and answers when its p95 is known — declared
+// by the tool (silent-1.5Q) or from a latency profile of the model's
+// earlier turns, which the battery warms Glidepath's estimates with
+// (reasoning-warm) — and is still cut at Q when nothing is known of it
+// (silent-1.5Q-cold, reasoning-cold, slow-first-token: the cold start's
+// cost). A model whose server never sends its headers is caught at Q all
+// the same, since a model call is held only from its headers; one that
+// answers and then says nothing is caught at max(Q, E). A model that
+// asks for the same call every turn lands stuck after the bounded
+// repeats (3); a loop of distinct calls does not. The baselines have no
+// bound of the kind: their loop stops at 10 turns, as tutorials' do.
 //
 // # Worlds
 //
@@ -126,6 +149,14 @@
 // clock; a baseline's timeout), or "never" for a run that noticed nothing
 // and returned only at the cap; and what the user was told, the first
 // line of the answer or error, the most common in the cell.
+//
+// For Glidepath it also states E, the allowance its quiet clock gave the
+// silent or stalled part's first attempt ([Scenario.Silent],
+// [Scenario.Stall]), computed by the rule the run holds calls by
+// (watchdog.Expected.Allowance) from what the run knew of the call's kind
+// and the lease it was granted, and where it came from; each run's
+// detection time against its own bound max(Q, E); and the runs it landed
+// stuck.
 //
 // # Goroutines
 //

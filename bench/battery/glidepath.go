@@ -14,6 +14,7 @@ import (
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/tools/mcp"
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 )
 
 // mcpServerName is the tool server's name in Glidepath's MCP config: its
@@ -35,6 +36,9 @@ const closeWithin = 5 * time.Second
 func runGlidepath(ctx context.Context, w *world, log *runLog) outcome {
 	sc := w.sc
 	est := budget.NewEstimates()
+	if sc.modelProfile != nil {
+		est.Kind(model.Kind).Warm(sc.modelProfile) // as a latency profile seeds it (harness run --profile)
+	}
 	b, err := budget.New(budget.Config{Total: sc.Budget, Estimates: est}) // the run's clock starts here
 	if err != nil {
 		return outcome{err: err}
@@ -109,6 +113,7 @@ func runGlidepath(ctx context.Context, w *world, log *runLog) outcome {
 		answer:   res.Text(),
 		labeled:  labeled(res),
 		complete: res.Status == landing.Complete,
+		stuck:    res.Cause == landing.CauseStuck,
 		orphans:  res.Orphans,
 	}
 }
@@ -170,6 +175,20 @@ type attemptID struct {
 	attempt   int
 }
 
+// allowance is E of the attempt r starts, by the rule the run holds its
+// quiet clock by ([watchdog.Expected.Allowance]), from what the run
+// knows of the attempt's kind as it starts: the kind's p95 and its
+// source, the tool's ceiling (the model client has none), the lease r
+// was granted (in whole ms, as the trace has it). The battery states no
+// silence and no --max-silence.
+func (k *sink) allowance(r trace.Record) (time.Duration, watchdog.Source) {
+	ceiling := k.ceiling
+	if r.Step == model.Kind {
+		ceiling = 0
+	}
+	return k.est.Kind(r.Step).Expected().Allowance(ceiling, time.Duration(r.GrantedMs)*time.Millisecond)
+}
+
 // AttemptContext gives the attempt ctx as it is: the sink only counts.
 func (k *sink) AttemptContext(ctx context.Context, _ trace.Record) context.Context { return ctx }
 
@@ -199,6 +218,8 @@ func (k *sink) Record(r trace.Record) error {
 		k.below[attemptID{step: r.Step, stepIndex: r.StepIndex, key: r.Key, attempt: r.Attempt}] = below
 		k.mu.Unlock()
 		k.log.started(below)
+		e, src := k.allowance(r)
+		k.log.allow(r.Step, e, src)
 	case trace.AttemptEnd:
 		switch r.Outcome {
 		case trace.GaveUp, trace.Quiet:

@@ -3,13 +3,16 @@ package battery
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/tools/kit"
+	"github.com/glidepath/glidepath/watchdog"
 )
 
 // Stall kinds: which part of a run a scenario stalls.
@@ -47,6 +50,11 @@ type Scenario struct {
 	// Stall is which part stalls (StallTool, StallModel), or StallNone:
 	// only a stalling scenario measures the time to detect the stall.
 	Stall string
+	// Silent is which part of a healthy scenario works in silence
+	// (StallTool, StallModel), or StallNone. Of the stalled part, or of
+	// this one, a Glidepath run states the allowance of silence its quiet
+	// clock gave the call ([Result.Allowance]).
+	Silent string
 	// Write reports whether the scenario's tool is a write, whose
 	// duplicate commits are counted.
 	Write bool
@@ -69,8 +77,13 @@ type Scenario struct {
 	tool           toolDef
 	model          *sim.Scenario
 	keepaliveEvery time.Duration // the tool server's; zero: the kit's default
-	cancelHangs    bool          // the DELETE endpoint hangs
-	loseFirst      bool          // the first POST of each write is lost
+	// modelProfile is what a latency profile of earlier runs knows of the
+	// model's turns, warmed into Glidepath's estimates before the run
+	// (budget.Kind.Warm): its p95 gives the model's calls an allowance of
+	// silence. Nil: the model is cold, nothing is known of it.
+	modelProfile []time.Duration
+	cancelHangs  bool // the DELETE endpoint hangs
+	loseFirst    bool // the first POST of each write is lost
 }
 
 // toolDef is a scenario's one tool, as its server runs it and as each
@@ -379,6 +392,36 @@ func Scenarios() []Scenario {
 			},
 		}),
 
+		// A model that hangs, its p95 known from a profile (issue 27):
+		// before its headers, the quiet period alone applies; after them,
+		// its allowance E holds the quiet clock, and no longer.
+		scenario(Scenario{
+			Name:    "model-hang-headers",
+			Summary: "the model's server never answers",
+			Fault:   "every model request: no headers, nothing, until the client leaves; the model's p95 known (profile, E " + profileE() + "); Q 500ms",
+			Budget:  reasonBudget, Quiet: reasonQuiet, ToolCeiling: time.Second, Stall: StallModel,
+			tool:         fast,
+			model:        &sim.Scenario{Rules: []sim.Rule{{Hang: true}}},
+			modelProfile: reasoningProfile(),
+		}),
+		scenario(Scenario{
+			Name:    "model-hang-after-headers",
+			Summary: "the model's server answers, then sends nothing",
+			Fault:   "every model stream: headers, then nothing until the client leaves; the model's p95 known (profile, E " + profileE() + "); Q 500ms",
+			Budget:  reasonBudget, Quiet: reasonQuiet, ToolCeiling: time.Second, Stall: StallModel,
+			tool:         fast,
+			model:        &sim.Scenario{Rules: []sim.Rule{{HangAfterChunks: new(0)}}},
+			modelProfile: reasoningProfile(),
+		}),
+		scenario(Scenario{
+			Name:    "repeated-call",
+			Summary: "the model asks for the same call every turn",
+			Fault:   `every model turn: lookup {"query":"order 7"}, which answers the same each time; baselines stop at their ` + strconv.Itoa(maxTurns) + `-turn loop limit`,
+			Budget:  2 * time.Second, ToolCeiling: time.Second,
+			tool:  fast,
+			model: &sim.Scenario{Rules: []sim.Rule{{ToolCalls: []sim.ToolCall{{Name: "lookup", Arguments: `{"query":"order 7"}`}}}}},
+		}),
+
 		// The cases where the defences cost (issue 20): nothing goes
 		// wrong, and a system that cuts or refuses loses against one that
 		// waits. B 2s and Q = B/4 = 500ms unless a scenario says.
@@ -386,21 +429,53 @@ func Scenarios() []Scenario {
 			Name:    "silent-0.9Q",
 			Summary: "a healthy tool works silently for 0.9·Q",
 			Fault:   "none: lookup answers after 450ms (0.9·Q) with no progress; ceiling 1s",
-			Budget:  2 * time.Second, ToolCeiling: time.Second, Healthy: true,
+			Budget:  2 * time.Second, ToolCeiling: time.Second, Healthy: true, Silent: StallTool,
 			tool: lookup(silentFor(450*time.Millisecond), 400*time.Millisecond, 500*time.Millisecond, false),
 		}),
 		scenario(Scenario{
 			Name:    "silent-1.5Q",
-			Summary: "a healthy tool works silently for 1.5·Q",
-			Fault:   "none: lookup answers after 750ms (1.5·Q) with no progress; ceiling 1s",
-			Budget:  2 * time.Second, ToolCeiling: time.Second, Healthy: true,
+			Summary: "a healthy tool works silently for 1.5·Q, its p95 declared",
+			Fault:   "none: lookup answers after 750ms (1.5·Q) with no progress, declares p95 800ms (E " + declaredE(800*time.Millisecond, time.Second) + "); ceiling 1s",
+			Budget:  2 * time.Second, ToolCeiling: time.Second, Healthy: true, Silent: StallTool,
 			tool: lookup(silentFor(750*time.Millisecond), 700*time.Millisecond, 800*time.Millisecond, false),
+		}),
+		scenario(Scenario{
+			Name:    "silent-1.5Q-cold",
+			Summary: "a healthy tool works silently for 1.5·Q, nothing known of it",
+			Fault:   "none: lookup answers after 750ms (1.5·Q) with no progress, declares no latency (no E: Q alone); ceiling 1s",
+			Budget:  2 * time.Second, ToolCeiling: time.Second, Healthy: true, Silent: StallTool,
+			tool: lookup(silentFor(750*time.Millisecond), 0, 0, false),
+		}),
+		scenario(Scenario{
+			Name:    "reasoning-cold",
+			Summary: "a reasoning model is silent for 1.5·Q before each turn's first token, nothing known of it",
+			Fault:   "none: every model stream sends headers, then nothing for 750ms (1.5·Q), then streams; the model is cold (no E: Q alone); Q 500ms",
+			Budget:  reasonBudget, Quiet: reasonQuiet, ToolCeiling: time.Second, Healthy: true, Silent: StallModel,
+			tool:  fast,
+			model: reasoning(),
+		}),
+		scenario(Scenario{
+			Name:    "reasoning-warm",
+			Summary: "the same reasoning model, its p95 known from a profile",
+			Fault:   "none: as reasoning-cold, with the model's p95 known (profile, E " + profileE() + "); Q 500ms",
+			Budget:  reasonBudget, Quiet: reasonQuiet, ToolCeiling: time.Second, Healthy: true, Silent: StallModel,
+			tool:         fast,
+			model:        reasoning(),
+			modelProfile: reasoningProfile(),
+		}),
+		scenario(Scenario{
+			Name:    "distinct-calls",
+			Summary: "a loop of distinct calls, the twin of repeated-call",
+			Fault:   `none: model turns 1 to 5 each call lookup with another query ({"query":"order 7 part N"}), turn 6 answers`,
+			Budget:  2 * time.Second, ToolCeiling: time.Second, Healthy: true,
+			tool:  fast,
+			model: distinctCalls(5),
 		}),
 		scenario(Scenario{
 			Name:    "slow-first-token",
 			Summary: "the model streams its first token late, then is healthy",
-			Fault:   "none: the first model stream sends its first token after 750ms (1.5·Q), then streams normally",
-			Budget:  2 * time.Second, ToolCeiling: time.Second, Healthy: true,
+			Fault:   "none: the first model stream sends its first token after 750ms (1.5·Q), then streams normally; the model is cold (no E: Q alone)",
+			Budget:  2 * time.Second, ToolCeiling: time.Second, Healthy: true, Silent: StallModel,
 			tool:  fast,
 			model: &sim.Scenario{Rules: []sim.Rule{{Request: 1, FirstToken: 750 * time.Millisecond}}},
 		}),
@@ -441,6 +516,58 @@ func Scenarios() []Scenario {
 			tool: lookup(reportingFor(1200*time.Millisecond), 1200*time.Millisecond, 1300*time.Millisecond, false),
 		}),
 	}
+}
+
+// The reasoning scenarios: each model turn silent for 1.5·Q before its
+// first token, two turns a run, in a budget that holds both.
+const (
+	reasonBudget  = 4 * time.Second
+	reasonQuiet   = 500 * time.Millisecond
+	reasonSilence = 3 * reasonQuiet / 2
+)
+
+// reasoning is a model silent for 1.5·Q after its headers on every turn,
+// as a reasoning model is before its first visible token.
+func reasoning() *sim.Scenario {
+	return &sim.Scenario{Rules: []sim.Rule{{FirstToken: reasonSilence}}}
+}
+
+// reasoningProfile is what a latency profile of earlier runs of the
+// reasoning model knows: turns of 750ms to 800ms, whose p95 is 800ms.
+func reasoningProfile() []time.Duration {
+	var ds []time.Duration
+	for i := range 20 {
+		ds = append(ds, reasonSilence+time.Duration(i%3)*25*time.Millisecond)
+	}
+	return ds
+}
+
+// profileE is the allowance the reasoning profile gives a model turn,
+// for a person, by the rule the run applies, before its lease caps it:
+// the lease of every turn of these runs is longer.
+func profileE() string {
+	var l budget.Latency
+	l.Warm(reasoningProfile())
+	e, _ := l.Expected().Allowance(0, 0)
+	return e.String()
+}
+
+// declaredE is the allowance a tool declaring p95 with ceiling has, for
+// a person, by the rule the run applies, before its lease caps it.
+func declaredE(p95, ceiling time.Duration) string {
+	e, _ := watchdog.Expected{P95: p95, From: watchdog.SourceDeclared}.Allowance(ceiling, 0)
+	return e.String()
+}
+
+// distinctCalls is a model that calls lookup n turns running, each time
+// with other arguments, then answers.
+func distinctCalls(n int) *sim.Scenario {
+	var rules []sim.Rule
+	for i := 1; i <= n; i++ {
+		rules = append(rules, sim.Rule{Turn: i, ToolCalls: []sim.ToolCall{
+			{Name: "lookup", Arguments: fmt.Sprintf(`{"query":"order 7 part %d"}`, i)}}})
+	}
+	return &sim.Scenario{Rules: rules}
 }
 
 // Lookup returns the scenario named name.

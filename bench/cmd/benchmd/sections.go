@@ -11,6 +11,7 @@ import (
 
 	"github.com/glidepath/glidepath/bench/battery"
 	"github.com/glidepath/glidepath/bench/fleet"
+	"github.com/glidepath/glidepath/harness"
 )
 
 // A section measures one part of the report.
@@ -23,6 +24,7 @@ var sections = []section{
 	{"micro", "Decisions and records (micro-benchmarks)", micro},
 	{"runs", "Whole runs in process", wholeRuns},
 	{"battery", "The fault battery", batterySection},
+	{"silence", "Healthy silence and hangs, 100 runs each", silenceSection},
 	{"duplicates", "Writes that commit after their lease ended", duplicatesSection},
 	{"fleet", "A fleet whose budgets expire together", fleetSection},
 	{"process", "The harness run process under hangs", processSection},
@@ -491,6 +493,7 @@ func batterySection(ctx context.Context, r *report) error {
 	for _, sys := range battery.Systems() {
 		totals[sys.Name] = &total{}
 	}
+	loops := map[string]battery.Result{} // the Glidepath cells of the repeated and the distinct loop
 	for _, sc := range battery.Scenarios() {
 		var cell []battery.Result
 		for _, sys := range battery.Systems() {
@@ -499,6 +502,9 @@ func batterySection(ctx context.Context, r *report) error {
 				return fmt.Errorf("%s on %s: %w", sc.Name, sys.Name, err)
 			}
 			cell = append(cell, res)
+			if sys.Name == battery.Glidepath {
+				loops[sc.Name] = res
+			}
 			t := totals[sys.Name]
 			t.runs += res.Runs
 			t.labeled += res.Labeled
@@ -518,17 +524,20 @@ func batterySection(ctx context.Context, r *report) error {
 			labeled, below := "—", "— (no p50)"
 			if res.System == battery.Glidepath {
 				labeled = fmt.Sprintf("%d of %d (%d partial)", res.Labeled, res.Runs, res.Partial)
+				if res.Stuck > 0 {
+					labeled = fmt.Sprintf("%d of %d (%d partial, %d stuck)", res.Labeled, res.Runs, res.Partial, res.Stuck)
+				}
 				below = fmt.Sprintf("%d of %d", res.BelowP50, res.Attempts)
 			}
-			rows = append(rows, []string{sc.Name, res.System, dur(res.Budget),
+			rows = append(rows, []string{sc.Name, res.System, fmt.Sprintf("%s / %s", dur(res.Budget), dur(sc.Quiet)),
 				fmt.Sprintf("%s / %s / %s", dur(res.Wall.P50), dur(res.Wall.P99), dur(res.Wall.Max)),
 				labeled, fmt.Sprintf("%d / %d / %d", res.Answered, res.Errored, res.Capped),
 				fmt.Sprint(res.Doomed), below, fmt.Sprint(res.Duplicates), fmt.Sprint(res.Misreported), fmt.Sprint(res.Orphans),
-				stallCell(res.Stall), res.Told})
+				allowanceCell(res), stallCell(res.Stall), res.Told})
 		}
 	}
 	r.add("The fault battery", []string{"go run ./bench/cmd/benchmd -only battery"},
-		table([]string{"scenario", "system", "B", "wall p50 / p99 / max", "labeled", "answer / error / cap", "doomed", "attempts below p50", "dup writes", "told failed, was done", "orphans", "stall seen p50 / max", "what the user was told (most runs)"}, rows)+fmt.Sprintf(`
+		table([]string{"scenario", "system", "B / Q", "wall p50 / p99 / max", "labeled", "answer / error / cap", "doomed", "attempts below p50", "dup writes", "told failed, was done", "orphans", "E (Glidepath's allowance)", "stall seen p50 / p99 / max", "what the user was told (most runs)"}, rows)+fmt.Sprintf(`
 %d runs per cell; package bench/battery says what each scenario and system is and how each column is
 counted. *doomed*, the same for every system: attempts started and then ended by a timeout, a deadline or
 the quiet clock, whoever set it (Glidepath's lease, its deadline or its quiet clock; a baseline's own timeout,
@@ -536,7 +545,13 @@ or the battery's cap). *attempts below p50*: of all the work attempts Glidepath 
 granted less than their kind's p50 as known when they started; a baseline knows no p50. *cap*: the battery's
 own safety cap (3·B), reached by a run that had no bound of its own. *stall seen*: from the last work the
 servers saw to when the system itself cut the stalled part (the cap does not count; "never": it returned only
-at the cap). A baseline never labels its answer; *answer / error / cap* says what it returned. The
+at the cap); for Glidepath, also its p99 past max(Q, E), the bound a hang must meet. *E*: the allowance of
+silence Glidepath's quiet clock gave the stalled call, 2 × the p95 its kind knew (declared by the tool, or from
+a latency profile of the model's earlier turns) at most its ceiling and its lease, with where it came from;
+"none": nothing was known, Q alone applied. A model call is held only from its response headers, so a server
+that never sends them is caught at Q whatever E is. *stuck*: runs Glidepath landed because the model repeated
+the same call (same tool, arguments and result) 3 times; a baseline's loop stops at 10 turns. A baseline never
+labels its answer; *answer / error / cap* says what it returned. The
 per-call-keyed baseline is per-call with a stable Idempotency-Key per logical tool call; the tool server
 dedupes keyed requests, so it should commit no write twice. Wall times depend on an idle machine (load
 average %s at the end of this section); under load see %s.
@@ -547,8 +562,10 @@ Cases where nothing goes wrong: a system that cuts a healthy call, or refuses on
 one that waits. Same runs per cell, same servers.
 
 `, batteryRuns, loadAverage(), starvedLink)+
-			table([]string{"scenario", "system", "B / Q", "wall p50 / max", "added p50 (computed: − the fastest system's that did the work)", "false stalls (healthy calls cut)", "refused / would have fit (replayed)", "tool calls that reached the tool", "complete / partial / answer / error", "what the user was told (most runs)"}, costRows)+`
-*false stalls*: every attempt a system cut in these scenarios, since every call in them is healthy.
+			table([]string{"scenario", "system", "B / Q", "wall p50 / max", "added p50 (computed: − the fastest system's that did the work)", "E (Glidepath's allowance)", "false stalls (healthy calls cut)", "refused / would have fit (replayed)", "tool calls that reached the tool", "complete / partial / answer / error", "what the user was told (most runs)"}, costRows)+`
+*false stalls*: every attempt a system cut in these scenarios, since every call in them is healthy. *E*: as
+above, for the part that works in silence; "none" is a cold start, where nothing is known of the call and the
+quiet clock cuts it at Q (its cost is the rows that say so).
 *would have fit*: each call Glidepath refused is made again after the run against the same tool server,
 under the lease the budget would have granted it when it refused (min(ceiling, remaining − R − F)); one that
 answers within it would have fit. *added p50* is computed from the wall p50s of the row's scenario, against the
@@ -570,7 +587,20 @@ the budget (the baselines have no sub-agents and call the tool directly both tim
 		fmt.Sprintf("%d of %d attempts started (cut or not) had a lease below their kind's p50; %d attempts doomed", gp.belowP50, gp.attempts, gp.doomed),
 		fmt.Sprintf("per-call: %d attempts doomed; per-call-keyed: %d", totals[battery.PerCall].doomed, totals[battery.PerCallKeyed].doomed),
 		gp.belowP50 == 0, "")
+	loopTarget(r, loops["repeated-call"], loops["distinct-calls"])
 	return nil
+}
+
+// loopTarget is SPEC §7's row of repeated calls (issue 27): every run of
+// a model that repeats one call lands stuck within the bounded repeats,
+// and no run of distinct calls does.
+func loopTarget(r *report, rep, distinct battery.Result) {
+	limit := rep.Runs * (1 + harness.DefaultMaxRepeats)
+	met := rep.Stuck == rep.Runs && rep.ToolRequests <= limit && distinct.Stuck == 0 && distinct.Complete == distinct.Runs
+	r.target(fmt.Sprintf("A loop repeating an identical call lands `stuck` within `--max-repeats` (%d); distinct calls are never taken for one", harness.DefaultMaxRepeats),
+		fmt.Sprintf("repeated-call: %d of %d runs stuck, %d tool calls in all (at most %d); distinct-calls: %d of %d stuck, %d complete",
+			rep.Stuck, rep.Runs, rep.ToolRequests, limit, distinct.Stuck, distinct.Runs, distinct.Complete),
+		"the baselines repeat the call until their loop's limit of 10 turns", met, "")
 }
 
 // costCells are the rows of one scenario where the defences cost, one per
@@ -618,12 +648,12 @@ func costCells(sc battery.Scenario, cell []battery.Result, r *report) [][]string
 			added = "+" + dur(res.Wall.P50-fastest) // fastest is the least of these: never negative
 		}
 		rows = append(rows, []string{sc.Name, res.System, fmt.Sprintf("%s / %s", dur(res.Budget), dur(sc.Quiet)),
-			fmt.Sprintf("%s / %s", dur(res.Wall.P50), dur(res.Wall.Max)), added,
+			fmt.Sprintf("%s / %s", dur(res.Wall.P50), dur(res.Wall.Max)), added, allowanceCell(res),
 			fmt.Sprint(res.FalseStalls), refused, fmt.Sprint(res.ToolRequests), outcome, res.Told})
 	}
 	var why []string
 	if gp.FalseStalls > 0 {
-		why = append(why, fmt.Sprintf("cut %d healthy calls and landed %d of %d runs partial", gp.FalseStalls, gp.Partial, gp.Runs))
+		why = append(why, fmt.Sprintf("cut %d healthy calls%s and landed %d of %d runs partial", gp.FalseStalls, cutWhy(gp.Allowance), gp.Partial, gp.Runs))
 	}
 	if gp.Refused > 0 {
 		why = append(why, fmt.Sprintf("refused %d calls, %d of which would have fit (replayed)", gp.Refused, gp.RefusedWouldFit))
@@ -650,12 +680,52 @@ func stallCell(s battery.Stall) string {
 	}
 	out := "never"
 	if s.Noticed > 0 {
-		out = fmt.Sprintf("%s / %s", dur(s.P50), dur(s.Max))
+		out = fmt.Sprintf("%s / %s / %s", dur(s.P50), dur(s.P99), dur(s.Max))
+	}
+	if s.Bounded > 0 {
+		out += "; " + pastBound(s.Late.P99) + " p99"
 	}
 	if s.Never > 0 {
 		out += fmt.Sprintf(" (%d never)", s.Never)
 	}
 	return out
+}
+
+// pastBound prints a time d after max(Q, E), or before it.
+func pastBound(d time.Duration) string {
+	if d < 0 {
+		return "max(Q, E) − " + dur(-d)
+	}
+	return "max(Q, E) + " + dur(d)
+}
+
+// allowanceCell states E as Glidepath's runs of a cell computed it, and
+// its source: "—" for a baseline, or where no silent call began.
+func allowanceCell(res battery.Result) string {
+	a := res.Allowance
+	switch {
+	case a.Runs == 0:
+		return "—"
+	case a.Source == "none":
+		return "none (Q alone)"
+	case a.P50 == a.Max:
+		return fmt.Sprintf("%s (%s)", dur(a.P50), a.Source)
+	}
+	return fmt.Sprintf("%s, at most %s (%s)", dur(a.P50), dur(a.Max), a.Source)
+}
+
+// cutWhy says, in parentheses, why Glidepath's quiet clock cut a healthy
+// silent call: nothing was known of it (a cold start), or its allowance
+// was too short; "" for a scenario with no silent part, whose cuts are
+// its leases'.
+func cutWhy(a battery.Allowance) string {
+	switch {
+	case a.Runs == 0:
+		return ""
+	case a.Source == "none":
+		return " (nothing known of it, no E: the quiet period alone applied, the cold start's cost)"
+	}
+	return fmt.Sprintf(" (E %s, %s, too short for it)", dur(a.P50), a.Source)
 }
 
 // duplicateWrites is SPEC §7's count of late-commit writes.
