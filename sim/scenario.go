@@ -121,6 +121,17 @@ type Rule struct {
 	// final chunk with empty choices whatever stream_options asked; in a
 	// non-streaming answer, the usage field.
 	Usage *bool
+
+	// StreamError and Failed, if set, make a /v1/responses answer fail
+	// in its stream, with that error code (e.g. "rate_limit_exceeded",
+	// "server_error"), where its output would have begun: after the
+	// opening events and FirstToken, an "error" event (StreamError) or
+	// a "response.failed" event (Failed), and then the stream ends. A
+	// non-streaming answer fails, after the same time, with the status
+	// the code stands for (429, 500, 503 or 400). Chat Completions
+	// answers are not changed by them.
+	StreamError string
+	Failed      string
 }
 
 // A ToolCall is one function call in an assistant message.
@@ -259,11 +270,13 @@ func (r *Rule) check(prefix string, line map[string]int) error {
 		"tool_calls":         len(r.ToolCalls) > 0,
 		"answer":             r.Answer != "",
 		"usage":              r.Usage != nil,
+		"stream_error":       r.StreamError != "",
+		"failed":             r.Failed != "",
 		"message":            r.Message != "",
 		"retry_after":        r.RetryAfter != "",
 		"retry_after_ms":     r.RetryAfterMs != "",
 	}
-	answerFields := []string{"first_token", "chunk_gap", "hang_after_chunks", "close_after_chunks", "tool_calls", "answer", "usage"}
+	answerFields := []string{"first_token", "chunk_gap", "hang_after_chunks", "close_after_chunks", "tool_calls", "answer", "usage", "stream_error", "failed"}
 	if r.Status >= 400 {
 		for _, f := range append([]string{"keepalive", "keepalive_every", "hang"}, answerFields...) {
 			if set[f] {
@@ -296,6 +309,16 @@ func (r *Rule) check(prefix string, line map[string]int) error {
 	}
 	if set["hang_after_chunks"] && set["close_after_chunks"] {
 		return fail("close_after_chunks", "conflicts with hang_after_chunks")
+	}
+	if set["stream_error"] || set["failed"] {
+		if set["stream_error"] && set["failed"] {
+			return fail("failed", "conflicts with stream_error: a stream fails once")
+		}
+		for _, f := range []string{"tool_calls", "answer", "usage"} {
+			if set[f] {
+				return fail(f, "conflicts with a stream that fails before its output")
+			}
+		}
 	}
 	return nil
 }
