@@ -21,6 +21,7 @@ import (
 	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/tools/demo"
@@ -72,6 +73,7 @@ type runFlags struct {
 	budget, quiet, floor time.Duration
 	reserve              string
 	model, baseURL       string
+	api                  string
 	toolsFile, traceFile string
 	journal              string
 	profile              *string
@@ -94,6 +96,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	durationVar(fs, &f.floor, "floor", budget.DefaultFloor, "below this much time, a `duration`, nothing is started (0: the default)")
 	fs.StringVar(&f.model, "model", sim.ModelID, "model `name`; sim is the embedded simulated model, any other goes to --base-url")
 	fs.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible `URL`, including /v1 (default: the SDK's, OpenAI's API)")
+	fs.StringVar(&f.api, "api", model.APIChat, "the model's `API`: chat (Chat Completions) or responses (the Responses API)")
 	fs.StringVar(&f.toolsFile, "tools", "", "tool config `file`, YAML or JSON (SPEC §5)")
 	fs.StringVar(&f.traceFile, "trace", "", "write the run's JSONL trace to `file`")
 	fs.StringVar(&f.journal, "journal", "", "orphan journal `file` (default $XDG_STATE_HOME/glidepath/orphans.jsonl)")
@@ -190,6 +193,9 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if f.progress != "auto" && f.progress != "always" && f.progress != "never" {
 		return usage(fmt.Errorf("--progress %q: want auto, always or never", f.progress))
 	}
+	if f.api != model.APIChat && f.api != model.APIResponses {
+		return usage(fmt.Errorf("--api %q: want chat or responses", f.api))
+	}
 
 	var closers []func() error
 	defer func() {
@@ -200,7 +206,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if f.model == sim.ModelID && f.baseURL != "" {
 		return usage(errors.New("--base-url: not used with --model sim, the embedded simulated model"))
 	}
-	models := &modelSource{baseURL: f.baseURL, closers: &closers}
+	models := &modelSource{baseURL: f.baseURL, api: f.api, closers: &closers}
 	if cfg.Model, err = models.get(f.model); err != nil {
 		return usage(err)
 	}
