@@ -206,7 +206,7 @@ func TestStreamErrorAndFailedParseAndConflict(t *testing.T) {
 	for in, field := range map[string]string{
 		"rules:\n  - stream_error: a\n    failed: b\n":  "rules[0].failed",
 		"rules:\n  - stream_error: a\n    answer: b\n":  "rules[0].answer",
-		"rules:\n  - status: 500\n    failed: b\n":     "rules[0].failed",
+		"rules:\n  - status: 500\n    failed: b\n":      "rules[0].failed",
 		"rules:\n  - hang: true\n    stream_error: a\n": "rules[0].stream_error",
 	} {
 		_, err := ParseScenario([]byte(in))
