@@ -69,9 +69,9 @@
 // when it is incomplete). A finished message or function call
 // (response.output_item.done) is semantic, as on the chat path; a finished
 // reasoning summary part (response.reasoning_summary_part.done) is the
-// model call's progress, a [watchdog.Progress] signal of step and key
-// "model" whose units are the summary parts the Client has heard, so
-// that they rise from turn to turn; lifecycle events and deltas are data
+// model call's progress, a [watchdog.Progress] signal of step "model"
+// and a model call's key, "", whose units are the summary parts the
+// Client has heard, so that they rise from turn to turn; lifecycle events and deltas are data
 // lines, tokens. Reasoning items are carried to the next turn on the
 // assistant message ([AssistantOf]) and sent back before its function
 // calls. An error the stream reports (an error event, or

@@ -124,10 +124,12 @@ func (c *Client) addEvent(g *gathered, stream *ssestream.Stream[responses.Respon
 	case "response.output_item.done":
 		g.item(ev.Item, obs)
 	case "response.reasoning_summary_part.done":
+		// A model call's key is "" (trace.Signal), which is how its
+		// progress records join its attempts on a timeline and in spans.
 		// The units are the summary parts this client has heard, so that
-		// they rise from call to call under one key: the watchdog keeps
-		// the most a key reported, and a model call ends no key.
-		obs.OnSignal(trace.Signal{Event: watchdog.Progress, Step: Kind, Key: Kind,
+		// they rise from call to call under that one key: the watchdog
+		// keeps the most a key reported, and a model call ends no key.
+		obs.OnSignal(trace.Signal{Event: watchdog.Progress, Step: Kind,
 			Units: c.thoughts.Add(1), Message: "reasoning"})
 	case "response.completed", "response.incomplete", "response.failed":
 		g.end(ev.Type, ev.Response)

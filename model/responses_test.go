@@ -119,7 +119,8 @@ func TestTheResponsesAPIRoundTripsAToolCallAndCarriesItsReasoning(t *testing.T) 
 
 	// Each turn said one whole thing (the call, then the answer), and its
 	// reasoning summary part was heard as the model call's progress,
-	// under one key with rising units, as the watchdog counts progress.
+	// under the model call's key with rising units, as the watchdog
+	// counts progress.
 	var messages int
 	for _, e := range rec.events {
 		if e == watchdog.ModelMessage {
@@ -133,8 +134,8 @@ func TestTheResponsesAPIRoundTripsAToolCallAndCarriesItsReasoning(t *testing.T) 
 		t.Fatalf("progress %+v, want one heartbeat a turn", progress)
 	}
 	for i, p := range progress {
-		if p.Step != model.Kind || p.Key != model.Kind || p.Units != int64(i+1) {
-			t.Errorf("heartbeat %d: %+v, want step and key %q, units %d", i, p, model.Kind, i+1)
+		if p.Step != model.Kind || p.Key != "" || p.Units != int64(i+1) {
+			t.Errorf("heartbeat %d: %+v, want step %q, a model call's key \"\", units %d", i, p, model.Kind, i+1)
 		}
 	}
 	if !watchdog.Grew(progress[0].Units, progress[1].Units) {

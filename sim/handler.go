@@ -54,6 +54,7 @@ type Request struct {
 	N              int       // choices asked for (n); 1 when absent
 	Messages       []Message // the conversation; nil when the body was not valid
 	BudgetNote     string    // the last budget note seen in system and user messages
+	Reasoning      []string  // the ids of the reasoning items a /v1/responses input carried back
 	Err            string    // why the request was refused with a 4xx, if it was
 }
 

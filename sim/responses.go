@@ -42,6 +42,7 @@ type responsesRequest struct {
 // inputItem is one item of input: a message, a function call, its
 // output, or a reasoning item carried from an earlier response.
 type inputItem struct {
+	ID        string          `json:"id"`
 	Type      string          `json:"type"`
 	Role      string          `json:"role"`
 	Content   json.RawMessage `json:"content"`
@@ -69,8 +70,9 @@ func (h *handler) response(w http.ResponseWriter, r *http.Request, rec Request) 
 	if apiErr == nil {
 		req, apiErr = rr.chat()
 	}
+	var reasoning []string
 	if apiErr == nil {
-		msgs, apiErr = rr.messages()
+		msgs, reasoning, apiErr = rr.messages()
 	}
 	if apiErr == nil {
 		apiErr = req.decodeOptions(msgs)
@@ -80,6 +82,7 @@ func (h *handler) response(w http.ResponseWriter, r *http.Request, rec Request) 
 		reps, apiErr = replies(&req, msgs, h.sc.Seed)
 	}
 	rec.Model, rec.Stream, rec.Parallel, rec.Messages, rec.N = rr.Model, rr.Stream, rr.ParallelToolCalls, msgs, 1
+	rec.Reasoning = reasoning
 	rec.HasTools, rec.Tools = len(rr.Tools) > 0, len(req.tools)
 	rec.ToolChoice, rec.ResponseFormat = req.choice.record, req.format.record()
 	rec.Turn = 1
@@ -197,13 +200,13 @@ func chatFormat(raw json.RawMessage) json.RawMessage {
 // answers a function_call earlier in the input, and every function_call
 // is answered. The assistant items that come together (a reasoning item,
 // a message, function calls) are one assistant message, one turn.
-func (rr *responsesRequest) messages() ([]Message, *apiError) {
+func (rr *responsesRequest) messages() ([]Message, []string, *apiError) {
 	if rr.Model == "" {
-		return nil, invalid("model", "Missing required parameter: 'model'.")
+		return nil, nil, invalid("model", "Missing required parameter: 'model'.")
 	}
 	items, e := rr.items()
 	if e != nil {
-		return nil, e
+		return nil, nil, e
 	}
 	var out []Message
 	if rr.Instructions != nil && *rr.Instructions != "" {
@@ -211,6 +214,7 @@ func (rr *responsesRequest) messages() ([]Message, *apiError) {
 	}
 	assistant := -1          // index in out of the assistant message being gathered; -1: none
 	var open, known []string // function call ids not yet answered, and all of them
+	var reasoning []string   // the reasoning items' ids
 	gather := func() *Message {
 		if assistant < 0 {
 			out = append(out, Message{Role: "assistant"})
@@ -223,7 +227,7 @@ func (rr *responsesRequest) messages() ([]Message, *apiError) {
 		case "", "message":
 			text, err := (&wireMessage{Content: it.Content}).text()
 			if err != nil {
-				return nil, invalid(fmt.Sprintf("input[%d].content", i), err.Error())
+				return nil, nil, invalid(fmt.Sprintf("input[%d].content", i), err.Error())
 			}
 			switch it.Role {
 			case "assistant":
@@ -233,13 +237,13 @@ func (rr *responsesRequest) messages() ([]Message, *apiError) {
 			case "user", "system", "developer":
 				out = append(out, Message{Role: it.Role, Content: text})
 			default:
-				return nil, invalid(fmt.Sprintf("input[%d].role", i), fmt.Sprintf(
+				return nil, nil, invalid(fmt.Sprintf("input[%d].role", i), fmt.Sprintf(
 					"Invalid value: '%s'. Supported values are: 'assistant', 'system', 'developer', and 'user'.", it.Role))
 			}
 		case "function_call":
 			if it.CallID == "" || it.Name == "" {
 				field := map[bool]string{true: "call_id", false: "name"}[it.CallID == ""]
-				return nil, invalid(fmt.Sprintf("input[%d].%s", i, field), fmt.Sprintf("Missing required parameter: 'input[%d].%s'.", i, field))
+				return nil, nil, invalid(fmt.Sprintf("input[%d].%s", i, field), fmt.Sprintf("Missing required parameter: 'input[%d].%s'.", i, field))
 			}
 			m := gather()
 			m.ToolCalls = append(m.ToolCalls, ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
@@ -247,26 +251,29 @@ func (rr *responsesRequest) messages() ([]Message, *apiError) {
 			continue
 		case "function_call_output":
 			if !slices.Contains(known, it.CallID) {
-				return nil, invalid("input", fmt.Sprintf("No tool call found for function call output with call_id %s.", it.CallID))
+				return nil, nil, invalid("input", fmt.Sprintf("No tool call found for function call output with call_id %s.", it.CallID))
 			}
 			open = slices.DeleteFunc(open, func(id string) bool { return id == it.CallID })
 			text, err := (&wireMessage{Content: it.Output}).text()
 			if err != nil {
-				return nil, invalid(fmt.Sprintf("input[%d].output", i), "output must be a string or an array of content parts")
+				return nil, nil, invalid(fmt.Sprintf("input[%d].output", i), "output must be a string or an array of content parts")
 			}
 			out = append(out, Message{Role: "tool", Content: text, ToolCallID: it.CallID})
 		case "reasoning":
-			continue // what the model thought, carried for it; the policy reads none of it
+			// What the model thought, carried for it: recorded, and
+			// otherwise read by none of the policy.
+			reasoning = append(reasoning, it.ID)
+			continue
 		default:
-			return nil, invalid(fmt.Sprintf("input[%d].type", i), fmt.Sprintf(
+			return nil, nil, invalid(fmt.Sprintf("input[%d].type", i), fmt.Sprintf(
 				"Invalid value: '%s'. The sim supports input items of type 'message', 'function_call', 'function_call_output' and 'reasoning'.", it.Type))
 		}
 		assistant = -1
 	}
 	if len(open) > 0 {
-		return nil, invalid("input", fmt.Sprintf("No tool output found for function call %s.", open[0]))
+		return nil, nil, invalid("input", fmt.Sprintf("No tool output found for function call %s.", open[0]))
 	}
-	return out, nil
+	return out, reasoning, nil
 }
 
 // items reads input: a string is one user message.

@@ -189,7 +189,8 @@ func TestResponsesAndChatCompletionsShareTheRequestCountAndTheTurns(t *testing.T
 		t.Errorf("the second model request, a response, got %d, want the rule's 500", res.StatusCode)
 	}
 	reqs := srv.Requests()
-	if len(reqs) != 2 || reqs[1].Completion != 2 || reqs[1].Turn != 2 || reqs[1].Path != "/v1/responses" {
+	if len(reqs) != 2 || reqs[1].Completion != 2 || reqs[1].Turn != 2 || reqs[1].Path != "/v1/responses" ||
+		len(reqs[1].Reasoning) != 1 || reqs[1].Reasoning[0] != "rs_1" {
 		t.Fatalf("records %+v", reqs)
 	}
 	m := reqs[1].Messages

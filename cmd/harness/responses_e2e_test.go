@@ -69,10 +69,16 @@ func TestE2EHarnessRunAPIResponsesRunsTheDemo(t *testing.T) {
 			if srv == nil {
 				return
 			}
-			for _, r := range srv.Requests() {
+			reqs := srv.Requests()
+			for _, r := range reqs {
 				if r.Path != "/v1/responses" {
 					t.Errorf("request %d went to %s, want /v1/responses", r.Index, r.Path)
 				}
+			}
+			// The second turn carried the first's reasoning item back.
+			if len(reqs) != 2 || len(reqs[0].Reasoning) != 0 || len(reqs[1].Reasoning) != 1 ||
+				!strings.HasPrefix(reqs[1].Reasoning[0], "rs_sim_") {
+				t.Errorf("reasoning carried %v, want the first turn's item on the second", reasoningOf(reqs))
 			}
 		})
 	}
@@ -108,4 +114,12 @@ func TestHarnessRunRefusesAnAPIItDoesNotSpeak(t *testing.T) {
 	if want := `--api "completions": want chat or responses`; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
 	}
+}
+
+func reasoningOf(reqs []sim.Request) [][]string {
+	var out [][]string
+	for _, r := range reqs {
+		out = append(out, r.Reasoning)
+	}
+	return out
 }
