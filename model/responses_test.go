@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -184,7 +185,7 @@ func TestAReasoningSummaryIsProgressThatTheWatchdogHears(t *testing.T) {
 		if len(grew) != 1 || grew[0] != 1 {
 			t.Errorf("progress heard %v, want the one summary part's", grew)
 		}
-		if got := rec.outcomes(); !equal(got, []trace.Outcome{trace.Quiet}) {
+		if got := rec.outcomes(); !slices.Equal(got, []trace.Outcome{trace.Quiet}) {
 			t.Errorf("outcomes %v", got)
 		}
 	})
@@ -245,7 +246,7 @@ func TestErrorsInAResponsesStreamAreClassifiedAsTheChatPathClassifiesTheirStatus
 				c := newClient(t, srv, model.Config{API: model.APIResponses})
 				var rec record
 				resp, err := c.Complete(t.Context(), newBudget(t, time.Minute), ask("find cats"), rec.observer())
-				if got := rec.outcomes(); !equal(got, tc.wantOutcomes) {
+				if got := rec.outcomes(); !slices.Equal(got, tc.wantOutcomes) {
 					t.Errorf("outcomes %v, want %v", got, tc.wantOutcomes)
 				}
 				switch {
@@ -276,7 +277,7 @@ func TestAStreamThatStopsEndsAsOnTheChatPath(t *testing.T) {
 				if !errors.Is(err, io.ErrUnexpectedEOF) || !errors.Is(err, trace.ErrFailed) {
 					t.Errorf("err %v, want the stream's unexpected EOF, failed", err)
 				}
-				if got := rec.outcomes(); !equal(got, []trace.Outcome{trace.UpstreamError}) {
+				if got := rec.outcomes(); !slices.Equal(got, []trace.Outcome{trace.UpstreamError}) {
 					t.Errorf("outcomes %v", got)
 				}
 				if rec.ends[0].Chunks != 2 {
@@ -307,16 +308,4 @@ func TestNewRefusesAnAPIItDoesNotSpeak(t *testing.T) {
 	if !errors.Is(err, model.ErrAPI) {
 		t.Errorf("err %v, want ErrAPI", err)
 	}
-}
-
-func equal(a, b []trace.Outcome) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -162,7 +162,7 @@
 // A [Scenario] scripts faults per request (the n-th model request, chat
 // completion or response, the server receives, from 1), per turn (the assistant messages in the
 // conversation + 1) or by arrival time (a window of the server's clock,
-// which starts when its first chat completion request arrives); the first
+// which starts when its first model request arrives); the first
 // matching [Rule] wins, and unmatched requests get the default policy.
 // Scenario files are YAML or JSON; see [ParseScenario]. The [Rule]
 // documentation gives each field and the timeline a response follows. For
@@ -182,10 +182,10 @@
 // A window, after and for, matches the requests that arrive in
 // [after, after+for) of the server's clock (without for: from after on),
 // and combines with the rule's other match fields (request, turn, times)
-// as all of them must hold. The clock starts with the first chat
-// completion request, not with the server, so a fleet of runs started
-// together on one shared sim meets the window when its calls do, however
-// long the sim sat idle before them ([Request.At] is each request's time
+// as all of them must hold. The clock starts with the first model request
+// (chat completion or response), not with the server, so a fleet of runs
+// started together on one shared sim meets the window when its calls do,
+// however long the sim sat idle before them ([Request.At] is each request's time
 // on it). For example, "an outage: every request in the first 300ms gets
 // 503 with Retry-After: 1":
 //

@@ -34,7 +34,7 @@ type Request struct {
 	Turn         int           // assistant messages in the conversation + 1 (what [Rule.Turn] matches)
 	Rule         int           // 1-based index of the rule applied; 0 for none
 	Time         time.Time     // arrival, with its monotonic reading
-	At           time.Duration // arrival since the first chat completion request's, never negative (what [Rule.After] and [Rule.For] match); 0 for other paths
+	At           time.Duration // arrival since the first model request's, never negative (what [Rule.After] and [Rule.For] match); 0 for other paths
 	Method       string
 	Path         string
 	Header       http.Header // with Authorization, Api-Key and similar values redacted

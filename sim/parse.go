@@ -17,8 +17,9 @@ import (
 // hang, first_token, chunk_gap, hang_after_chunks, close_after_chunks,
 // status, message, retry_after, retry_after_ms, tool_calls (a list of
 // name, arguments and id; arguments as YAML are encoded as JSON, as a
-// string are sent verbatim), answer, usage, stream_error and failed. Durations are Go durations
-// ("250ms", "2s"); a field whose value is null is left out. Unknown or
+// string are sent verbatim), answer, usage, stream_error and failed.
+// Durations are Go durations ("250ms", "2s"); a field whose value is null
+// is left out. Unknown or
 // repeated fields, bad values and fields that conflict are a
 // [*ScenarioError] naming the field and its line, the first in the file;
 // YAML aliases are refused, as in a tool config file (package tools),

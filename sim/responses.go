@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -519,12 +520,8 @@ func (b *builder) events() [][]byte {
 	at := map[string]any{"item_id": thought.ID, "output_index": 0, "summary_index": 0}
 	with := func(extra map[string]any) map[string]any {
 		m := map[string]any{}
-		for k, v := range at {
-			m[k] = v
-		}
-		for k, v := range extra {
-			m[k] = v
-		}
+		maps.Copy(m, at)
+		maps.Copy(m, extra)
 		return m
 	}
 	text := thought.Summary[0].Text

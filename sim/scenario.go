@@ -30,15 +30,16 @@ type Scenario struct {
 	// seed and conversation always give the same answer.
 	Seed int64
 
-	// Rules are tried in order for each chat completion request; the first
-	// that matches shapes the response. A request no rule matches gets the
-	// default policy with no fault.
+	// Rules are tried in order for each model request (a chat completion
+	// or a response); the first that matches shapes the response. A
+	// request no rule matches gets the default policy with no fault.
 	Rules []Rule
 }
 
-// A Rule matches chat completion requests and shapes their responses. A
-// zero field adds nothing: a Rule with only Request set serves that request
-// normally (and keeps later rules from seeing it). The fields that match
+// A Rule matches model requests (chat completions and responses) and
+// shapes their responses. A zero field adds nothing: a Rule with only
+// Request set serves that request normally (and keeps later rules from
+// seeing it). The fields that match
 // (Request, Turn, Times, After and For) combine: a request must meet every
 // one that is set.
 //
@@ -51,8 +52,8 @@ type Scenario struct {
 // Delay, the keepalive period, then FirstToken plus ChunkGap between each
 // pair of the chunks the stream would have carried.
 type Rule struct {
-	// Request matches the n-th chat completion request the server
-	// receives, counting from 1 (0 matches any).
+	// Request matches the n-th model request the server receives,
+	// counting from 1 (0 matches any).
 	Request int
 	// Turn matches requests whose conversation holds Turn−1 assistant
 	// messages (0 matches any).
@@ -63,7 +64,7 @@ type Rule struct {
 	// After and For match requests by when they arrive: a rule with
 	// either set matches only requests arriving in [After, After+For)
 	// (For 0: no end). Arrival is measured from the arrival of the
-	// server's first chat completion request (the one Request 1 matches),
+	// server's first model request (the one Request 1 matches),
 	// not from when the server started, so a fleet that starts together
 	// sees the window open with its first call however long the server
 	// sat idle before; [Request.At] is what they match. A scenario file
