@@ -132,7 +132,7 @@ func (c *Client) addEvent(g *gathered, stream *ssestream.Stream[responses.Respon
 		obs.OnSignal(trace.Signal{Event: watchdog.Progress, Step: Kind,
 			Units: c.thoughts.Add(1), Message: "reasoning"})
 	case "response.completed", "response.incomplete", "response.failed":
-		g.end(ev.Type, ev.Response)
+		g.end(ev.Type, ev.Response, obs)
 	case "error":
 		g.failure = streamFailure(ev.Type, ev.Code, "", ev.Message)
 	}
@@ -157,8 +157,8 @@ func (g *gathered) item(it responses.ResponseOutputItemUnion, obs *trace.Observe
 
 // end keeps how the response ended: its status, model and usage, why it
 // is incomplete, or how it failed; and its output, when no item came
-// before it on its own.
-func (g *gathered) end(event string, r responses.Response) {
+// before it on its own (a server that sends only the final response).
+func (g *gathered) end(event string, r responses.Response, obs *trace.Observer) {
 	g.status, g.model = string(r.Status), string(r.Model)
 	if g.status == "" {
 		g.status = strings.TrimPrefix(event, "response.")
@@ -173,7 +173,7 @@ func (g *gathered) end(event string, r responses.Response) {
 	}
 	if g.text.Len() == 0 && len(g.calls) == 0 && len(g.reasoning) == 0 {
 		for _, it := range r.Output {
-			g.item(it, nil)
+			g.item(it, obs)
 		}
 	}
 }

@@ -242,9 +242,10 @@ func (rr *responsesRequest) messages() ([]Message, []string, *apiError) {
 					"Invalid value: '%s'. Supported values are: 'assistant', 'system', 'developer', and 'user'.", it.Role))
 			}
 		case "function_call":
-			if it.CallID == "" || it.Name == "" {
-				field := map[bool]string{true: "call_id", false: "name"}[it.CallID == ""]
-				return nil, nil, invalid(fmt.Sprintf("input[%d].%s", i, field), fmt.Sprintf("Missing required parameter: 'input[%d].%s'.", i, field))
+			for _, f := range [][2]string{{"call_id", it.CallID}, {"name", it.Name}} {
+				if f[1] == "" {
+					return nil, nil, invalid(fmt.Sprintf("input[%d].%s", i, f[0]), fmt.Sprintf("Missing required parameter: 'input[%d].%s'.", i, f[0]))
+				}
 			}
 			m := gather()
 			m.ToolCalls = append(m.ToolCalls, ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
@@ -332,8 +333,13 @@ func (h *handler) respondResponse(w http.ResponseWriter, r *http.Request, rr *re
 }
 
 // failure is the code of the error the rule makes a response fail with;
-// "" for none.
-func (r *Rule) failure() string { return r.StreamError + r.Failed }
+// "" for none. A rule sets at most one of StreamError and Failed.
+func (r *Rule) failure() string {
+	if r.StreamError != "" {
+		return r.StreamError
+	}
+	return r.Failed
+}
 
 // statusOfCode is the status and error type an error code stands for, as
 // OpenAI answers them over HTTP; a code the sim does not know is a 400
