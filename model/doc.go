@@ -72,9 +72,11 @@
 // model call's progress, a [watchdog.Progress] signal of step "model"
 // and a model call's key, "", whose units are the summary parts the
 // Client has heard, so that they rise from turn to turn; lifecycle events and deltas are data
-// lines, tokens. Reasoning items are carried to the next turn on the
-// assistant message ([AssistantOf]) and sent back before its function
-// calls. An error the stream reports (an error event, or
+// lines, tokens. The response's output items (its reasoning, its message,
+// its function calls) are carried to the next turn on the assistant
+// message ([AssistantOf]) and sent back as they came, ids and
+// encrypted_content included, as the API asks of a reasoning model's
+// turns. An error the stream reports (an error event, or
 // response.failed) is the SDK's error for the status its code stands for
 // (rate_limit_exceeded 429, server_error 500, server_is_overloaded 503,
 // another code 400), so that it is classified and retried as that status

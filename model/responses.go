@@ -38,21 +38,24 @@ func checkAPI(api string) error {
 	return fmt.Errorf("%w %q: want %s or %s", ErrAPI, api, APIChat, APIResponses)
 }
 
-// reasoningField is the field of an assistant message, beside its content
-// and tool calls, that carries the reasoning items of the response it came
-// from to the next request, as the Responses API asks: a reasoning model's
-// function calls are sent back with the reasoning that made them. It is
+// outputField is the field of an assistant message, beside its content
+// and tool calls, that carries the output items of the response it came
+// from (reasoning, message, function calls) to the next request as they
+// came, ids and encrypted_content included, as the Responses API asks: a
+// reasoning model's function calls are sent back with the reasoning that
+// made them, and a reasoning item with the item that followed it. It is
 // read only by the Responses path; Chat Completions requests never see it
 // (the harness keeps it on the messages it stores, [AssistantOf]).
-const reasoningField = "glidepath_reasoning_items"
+const outputField = "glidepath_response_output"
 
 // AssistantOf is the model's reply m as the next request sends it back:
 // [AssistantParam] of its content and tool calls and, for a reply that
-// came over the Responses API, the reasoning items it carried.
+// came over the Responses API, the output items it came in, reasoning
+// included, to be sent back as they came.
 func AssistantOf(m openai.ChatCompletionMessage) openai.ChatCompletionMessageParamUnion {
 	p := AssistantParam(m.Content, ToolCallsOf(m.ToolCalls))
-	if f, ok := m.JSON.ExtraFields[reasoningField]; ok && f.Raw() != "" {
-		p.OfAssistant.SetExtraFields(map[string]any{reasoningField: json.RawMessage(f.Raw())})
+	if f, ok := m.JSON.ExtraFields[outputField]; ok && f.Raw() != "" {
+		p.OfAssistant.SetExtraFields(map[string]any{outputField: json.RawMessage(f.Raw())})
 	}
 	return p
 }
@@ -97,14 +100,14 @@ func (c *Client) openResponse(actx context.Context, lease budget.Lease, n int, s
 
 // gathered is what a Responses stream has said so far.
 type gathered struct {
-	text      strings.Builder
-	calls     []ToolCall
-	reasoning []json.RawMessage // the reasoning items, as they came, to carry
-	usage     openai.CompletionUsage
-	model     string
-	status    string // the response's final status; "" until the stream gave one
-	reason    string // why it is incomplete, when it is
-	failure   error  // an error the stream reported in an event
+	text    strings.Builder
+	calls   []ToolCall
+	output  []json.RawMessage // the output items, as they came, to carry
+	usage   openai.CompletionUsage
+	model   string
+	status  string // the response's final status; "" until the stream gave one
+	reason  string // why it is incomplete, when it is
+	failure error  // an error the stream reported in an event
 }
 
 // addEvent folds the stream's current event into g, made now if it is
@@ -151,8 +154,10 @@ func (g *gathered) item(it responses.ResponseOutputItemUnion, obs *trace.Observe
 		g.calls = append(g.calls, ToolCall{ID: it.CallID, Name: it.Name, Arguments: json.RawMessage(it.Arguments.OfString)})
 		obs.OnSignal(trace.Signal{Event: watchdog.ModelMessage, Step: Kind})
 	case "reasoning":
-		g.reasoning = append(g.reasoning, json.RawMessage(it.RawJSON()))
+	default:
+		return // not an item the conversation can carry
 	}
+	g.output = append(g.output, json.RawMessage(it.RawJSON()))
 }
 
 // end keeps how the response ended: its status, model and usage, why it
@@ -171,7 +176,7 @@ func (g *gathered) end(event string, r responses.Response, obs *trace.Observer) 
 	if event == "response.failed" {
 		g.failure = streamFailure(event, string(r.Error.Code), "", r.Error.Message)
 	}
-	if g.text.Len() == 0 && len(g.calls) == 0 && len(g.reasoning) == 0 {
+	if len(g.output) == 0 {
 		for _, it := range r.Output {
 			g.item(it, obs)
 		}
@@ -220,7 +225,7 @@ func (g *gathered) completion(err error) (*openai.ChatCompletionAccumulator, err
 }
 
 // message is the assistant's message: its text, its function calls as
-// tool calls, and the reasoning items to carry ([AssistantOf]).
+// tool calls, and the output items to carry ([AssistantOf]).
 func (g *gathered) message() openai.ChatCompletionMessage {
 	type function struct {
 		Name      string `json:"name"`
@@ -236,12 +241,12 @@ func (g *gathered) message() openai.ChatCompletionMessage {
 		Content   string            `json:"content"`
 		Refusal   *string           `json:"refusal"`
 		ToolCalls []call            `json:"tool_calls,omitempty"`
-		Reasoning []json.RawMessage `json:"glidepath_reasoning_items,omitempty"`
-	}{Role: "assistant", Content: g.text.String(), Reasoning: g.reasoning}
+		Output    []json.RawMessage `json:"glidepath_response_output,omitempty"`
+	}{Role: "assistant", Content: g.text.String(), Output: g.output}
 	for _, c := range g.calls {
 		m.ToolCalls = append(m.ToolCalls, call{ID: c.ID, Type: "function", Function: function{c.Name, string(c.Arguments)}})
 	}
-	// Decoded rather than filled in, so that the reasoning items are the
+	// Decoded rather than filled in, so that the output items are the
 	// message's extra field, as a server's own fields would be.
 	var out openai.ChatCompletionMessage
 	b, _ := json.Marshal(m)
@@ -317,10 +322,10 @@ func nestedFailure(se *ssestream.StreamError, err error) error {
 
 // inputItems restates a conversation as the Responses API's input: each
 // system, developer and user message as a message item, an assistant's
-// reasoning items as they came, then its text as a message and its tool
-// calls as function_call items, and each tool message as the
-// function_call_output of its call. A message of another role is left
-// out, as [Params] leaves it.
+// message as the output items it came in, as they came ([AssistantOf]),
+// or else its text as a message and its tool calls as function_call
+// items, and each tool message as the function_call_output of its call.
+// A message of another role is left out, as [Params] leaves it.
 func inputItems(msgs []openai.ChatCompletionMessageParamUnion) responses.ResponseInputParam {
 	out := make(responses.ResponseInputParam, 0, len(msgs))
 	message := func(text string, role responses.EasyInputMessageRole) {
@@ -341,7 +346,11 @@ func inputItems(msgs []openai.ChatCompletionMessageParamUnion) responses.Respons
 			}
 			message(textOf(m.OfUser.Content.OfString, parts), responses.EasyInputMessageRoleUser)
 		case m.OfAssistant != nil:
-			out = append(out, assistantItems(m.OfAssistant)...)
+			if carried := carriedItems(m.OfAssistant); carried != nil {
+				out = append(out, carried...)
+			} else {
+				out = append(out, assistantItems(m.OfAssistant)...)
+			}
 		case m.OfTool != nil:
 			text := textOf(m.OfTool.Content.OfString, m.OfTool.Content.OfArrayOfContentParts)
 			out = append(out, responses.ResponseInputItemParamOfFunctionCallOutput(text))
@@ -351,18 +360,43 @@ func inputItems(msgs []openai.ChatCompletionMessageParamUnion) responses.Respons
 	return out
 }
 
-// assistantItems are an assistant message's items: its reasoning, its
-// text, its function calls.
-func assistantItems(a *openai.ChatCompletionAssistantMessageParam) []responses.ResponseInputItemUnionParam {
-	var out []responses.ResponseInputItemUnionParam
-	if raw, ok := a.ExtraFields()[reasoningField].(json.RawMessage); ok {
-		var items []json.RawMessage
-		json.Unmarshal(raw, &items)
-		for _, it := range items {
+// carriedItems are the output items an assistant message carries from the
+// response it came in, each sent as it came; nil when it carries none.
+func carriedItems(a *openai.ChatCompletionAssistantMessageParam) []responses.ResponseInputItemUnionParam {
+	raw, ok := a.ExtraFields()[outputField].(json.RawMessage)
+	if !ok {
+		return nil
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil || len(items) == 0 {
+		return nil
+	}
+	out := make([]responses.ResponseInputItemUnionParam, 0, len(items))
+	for _, it := range items {
+		var kind struct {
+			Type string `json:"type"`
+		}
+		json.Unmarshal(it, &kind)
+		switch kind.Type {
+		case "reasoning":
 			r := param.Override[responses.ResponseReasoningItemParam](it)
 			out = append(out, responses.ResponseInputItemUnionParam{OfReasoning: &r})
+		case "message":
+			m := param.Override[responses.ResponseOutputMessageParam](it)
+			out = append(out, responses.ResponseInputItemUnionParam{OfOutputMessage: &m})
+		case "function_call":
+			f := param.Override[responses.ResponseFunctionToolCallParam](it)
+			out = append(out, responses.ResponseInputItemUnionParam{OfFunctionCall: &f})
 		}
 	}
+	return out
+}
+
+// assistantItems are an assistant message's text and tool calls, for one
+// that carries no output items: a message the conversation began with,
+// or one that came over Chat Completions.
+func assistantItems(a *openai.ChatCompletionAssistantMessageParam) []responses.ResponseInputItemUnionParam {
+	var out []responses.ResponseInputItemUnionParam
 	var parts []openai.ChatCompletionContentPartTextParam
 	for _, p := range a.Content.OfArrayOfContentParts {
 		if p.OfText != nil {

@@ -50,7 +50,7 @@ func searchTool() []openai.ChatCompletionToolUnionParam {
 	})}
 }
 
-func TestTheResponsesAPIRoundTripsAToolCallAndCarriesItsReasoning(t *testing.T) {
+func TestTheResponsesAPIRoundTripsAToolCallAndCarriesItsOutputItems(t *testing.T) {
 	srv := sim.NewServer(nil)
 	defer srv.Close()
 	sent := &bodies{next: srv.Client().Transport}
@@ -114,8 +114,12 @@ func TestTheResponsesAPIRoundTripsAToolCallAndCarriesItsReasoning(t *testing.T) 
 	if got, want := strings.Join(types, " "), "message:user reasoning function_call function_call_output"; got != want {
 		t.Errorf("second request's input %s, want %s", got, want)
 	}
-	if id, _ := body.Input[1]["id"].(string); !strings.HasPrefix(id, "rs_sim_") {
-		t.Errorf("carried reasoning item %v, want the sim's rs_sim_ id", body.Input[1])
+	// They go back as they came, with their ids, as the API pairs a
+	// reasoning item with the item that followed it.
+	for i, prefix := range map[int]string{1: "rs_sim_", 2: "fc_sim_"} {
+		if id, _ := body.Input[i]["id"].(string); !strings.HasPrefix(id, prefix) {
+			t.Errorf("carried item %v, want the sim's %s id", body.Input[i], prefix)
+		}
 	}
 
 	// Each turn said one whole thing (the call, then the answer), and its
