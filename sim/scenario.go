@@ -50,7 +50,10 @@ type Scenario struct {
 //
 // A non-streaming request spends the same time silently before its headers:
 // Delay, the keepalive period, then FirstToken plus ChunkGap between each
-// pair of the chunks the stream would have carried.
+// pair of the chunks the stream would have carried. On /v1/responses the
+// chunks are the API's events, and the first three (response.created,
+// response.in_progress, the reasoning item's response.output_item.added)
+// come with the headers, before FirstToken: a reasoning model's silence.
 type Rule struct {
 	// Request matches the n-th model request the server receives,
 	// counting from 1 (0 matches any).
