@@ -491,9 +491,14 @@ func (b *builder) object(status string, output []any, use *responsesUsage, fail 
 	}
 }
 
-// final is the completed response, as a non-streaming answer gives it.
+// final is the completed response, as a non-streaming answer gives it
+// and response.completed carries it; usage: false leaves its usage null.
 func (b *builder) final() map[string]any {
-	return b.object("completed", b.items, &b.use, nil)
+	use := &b.use
+	if b.rule.Usage != nil && !*b.rule.Usage {
+		use = nil
+	}
+	return b.object("completed", b.items, use, nil)
 }
 
 // event renders one typed event as an SSE frame: its type as the event

@@ -123,7 +123,8 @@ type Rule struct {
 	Answer    string
 	// Usage, if set, forces the usage report on or off: in a stream, the
 	// final chunk with empty choices whatever stream_options asked; in a
-	// non-streaming answer, the usage field.
+	// non-streaming answer, the usage field. A response always has its
+	// usage unless Usage is false.
 	Usage *bool
 
 	// StreamError and Failed, if set, make a /v1/responses answer fail
