@@ -332,9 +332,10 @@ func withNote(conv []openai.ChatCompletionMessageParamUnion, note string) []open
 }
 
 // AssistantMessage turns the model's reply back into a message of the
-// conversation, for the next request ([model.AssistantParam]): the
-// harness's own loop does, and a loop of its own that accumulates a stream
-// should too.
+// conversation, for the next request ([model.AssistantOf]: with the
+// output items a Responses API reply came in, reasoning included): the
+// harness's own loop does, and a loop of its own that accumulates a
+// stream should too.
 func AssistantMessage(m openai.ChatCompletionMessage) openai.ChatCompletionMessageParamUnion {
-	return model.AssistantParam(m.Content, model.ToolCallsOf(m.ToolCalls))
+	return model.AssistantOf(m)
 }

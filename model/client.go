@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/glidepath/glidepath/internal/redact"
@@ -51,6 +52,11 @@ type Config struct {
 	// Backoff is the sleep policy between attempts; the zero value uses
 	// budget's defaults.
 	Backoff budget.Backoff
+
+	// API is the API the client speaks: [APIChat] (Chat Completions; ""
+	// too) or [APIResponses] (the Responses API). Either way a turn's
+	// Response is the same; see # The Responses API.
+	API string
 }
 
 // A Client calls a chat model under a run's budget. It is the one retry
@@ -60,6 +66,8 @@ type Config struct {
 type Client struct {
 	oa  openai.Client
 	cfg Config
+
+	thoughts atomic.Int64 // reasoning summary parts heard, the units of a Responses call's progress
 }
 
 // New returns a client for cfg.
@@ -69,6 +77,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.MaxAttempts < 0 {
 		return nil, errors.New("model: negative MaxAttempts")
+	}
+	if err := checkAPI(cfg.API); err != nil {
+		return nil, err
 	}
 	if cfg.MaxAttempts == 0 {
 		cfg.MaxAttempts = DefaultMaxAttempts
@@ -298,6 +309,9 @@ func (c *Client) params(p *openai.ChatCompletionNewParams, req *Request) {
 // counter, which it starts afresh: the previous attempt's stream is
 // closed.
 func (c *Client) attempt(ctx context.Context, lease budget.Lease, n int, req *Request, counts *counter, obs *trace.Observer) (*Response, time.Duration, *trace.AttemptError) {
+	if c.cfg.API == APIResponses {
+		return c.respond(ctx, lease, n, req, counts, obs)
+	}
 	actx, cancel := lease.Context(ctx)
 	defer cancel()
 	start := time.Now()

@@ -56,6 +56,34 @@
 // chunks ([watchdog.Token]) are counted below the SDK's decoder, which
 // drops comments silently, and reset nothing.
 //
+// # The Responses API
+//
+// With [Config.API] [APIResponses] a Client speaks the Responses API
+// (openai-go's Responses.NewStreaming, POST /responses) on the same lease,
+// Budget-Remaining-Ms header, retries and records, and returns the same
+// [Response]: the conversation's messages are sent as input items (tool
+// messages as function_call_output, an assistant's tool calls as
+// function_call items) and its tools as function tools; the response's
+// message text and function calls come back as the message's content and
+// tool calls, finish reason tool_calls or stop (length or content_filter
+// when it is incomplete). A finished message or function call
+// (response.output_item.done) is semantic, as on the chat path; a finished
+// reasoning summary part (response.reasoning_summary_part.done) is the
+// model call's progress, a [watchdog.Progress] signal of step "model"
+// and a model call's key, "", whose units are the summary parts the
+// Client has heard, so that they rise from turn to turn; lifecycle events and deltas are data
+// lines, tokens. The response's output items (its reasoning, its message,
+// its function calls) are carried to the next turn on the assistant
+// message ([AssistantOf]) and sent back as they came, ids and
+// encrypted_content included, as the API asks of a reasoning model's
+// turns. An error the stream reports (an error event, or
+// response.failed) is the SDK's error for the status its code stands for
+// (rate_limit_exceeded 429, server_error 500, server_is_overloaded 503,
+// another code 400), so that it is classified and retried as that status
+// is; a stream that ends without response.completed or
+// response.incomplete is [ErrIncomplete] or the stream's own error, as on
+// the chat path.
+//
 // # A loop of its own
 //
 // A loop that calls openai-go itself uses what the Client uses:

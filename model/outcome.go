@@ -76,13 +76,13 @@ func (c *counter) notServer() *NotServerError {
 	return &NotServerError{URL: baseURL(c.url), Status: c.status, ContentType: media, Empty: c.bytes.Load() == 0}
 }
 
-// baseURL is the base URL of the chat completions request u, without its
+// baseURL is the base URL of the chat completions (or responses) request u, without its
 // credentials, query or fragment: what a person typed as --base-url, and
 // safe to print.
 func baseURL(u *url.URL) string {
 	v := *u
 	v.User, v.RawQuery, v.ForceQuery, v.Fragment, v.RawFragment = nil, "", false, "", ""
-	v.Path = strings.TrimSuffix(v.Path, "/chat/completions")
+	v.Path = strings.TrimSuffix(strings.TrimSuffix(v.Path, "/chat/completions"), "/responses")
 	v.RawPath = ""
 	return v.String()
 }

@@ -46,6 +46,39 @@
 //
 //	400 {"error":{"message":"Invalid value for 'tool_choice': function 'fetch' not found in 'tools'.","type":"invalid_request_error","param":"tool_choice","code":null}}
 //
+// It serves the Responses API too, as openai-go v3's responses package
+// and the OpenAI Node SDK read it: POST /v1/responses, with stream true or
+// false, the same policy and scenarios in that API's shapes. input is a
+// string (one user message) or items: messages (user, system, developer,
+// assistant), function_call, function_call_output and reasoning items;
+// instructions is a system message before them; tools are
+// {"type":"function","name",…}, tool_choice names a function as
+// {"type":"function","name":X}, and text.format is read as
+// response_format. The answer is a "response" whose output is a reasoning
+// item with one summary part (what the sim is about to do, "[sim] Next:
+// call search."; its encrypted_content only when include asks for
+// "reasoning.encrypted_content"), then a message or the function calls,
+// with usage counting reasoning tokens. A stream is typed events, each
+// "event: TYPE" and "data: {…}" with its sequence_number:
+// response.created, response.in_progress and the reasoning item's
+// response.output_item.added; response.reasoning_summary_part.added, its
+// summary text's delta and done, response.reasoning_summary_part.done and
+// the item's response.output_item.done; for a message
+// response.output_item.added, response.content_part.added,
+// response.output_text.delta (one word each), response.output_text.done,
+// response.content_part.done and response.output_item.done; for each
+// function call response.output_item.added,
+// response.function_call_arguments.delta (pieces of at most 32 bytes),
+// response.function_call_arguments.done and response.output_item.done;
+// and last response.completed with the whole response. It ends there,
+// with no data: [DONE]. A request is checked as for Chat Completions, and
+// as OpenAI checks input: a function_call_output whose call_id answers no
+// function_call before it is a 400 "No tool call found for function call
+// output with call_id X.", and a function_call left unanswered a 400 "No
+// tool output found for function call X.". The assistant items that come
+// together in input (reasoning, a message, function calls) are one
+// assistant turn.
+//
 // # Default policy
 //
 // Offered tools, the sim calls each offered tool not yet called in the
@@ -126,10 +159,10 @@
 //
 // # Scenarios
 //
-// A [Scenario] scripts faults per request (the n-th chat completion request
-// the server receives, from 1), per turn (the assistant messages in the
+// A [Scenario] scripts faults per request (the n-th model request, chat
+// completion or response, the server receives, from 1), per turn (the assistant messages in the
 // conversation + 1) or by arrival time (a window of the server's clock,
-// which starts when its first chat completion request arrives); the first
+// which starts when its first model request arrives); the first
 // matching [Rule] wins, and unmatched requests get the default policy.
 // Scenario files are YAML or JSON; see [ParseScenario]. The [Rule]
 // documentation gives each field and the timeline a response follows. For
@@ -149,10 +182,10 @@
 // A window, after and for, matches the requests that arrive in
 // [after, after+for) of the server's clock (without for: from after on),
 // and combines with the rule's other match fields (request, turn, times)
-// as all of them must hold. The clock starts with the first chat
-// completion request, not with the server, so a fleet of runs started
-// together on one shared sim meets the window when its calls do, however
-// long the sim sat idle before them ([Request.At] is each request's time
+// as all of them must hold. The clock starts with the first model request
+// (chat completion or response), not with the server, so a fleet of runs
+// started together on one shared sim meets the window when its calls do,
+// however long the sim sat idle before them ([Request.At] is each request's time
 // on it). For example, "an outage: every request in the first 300ms gets
 // 503 with Retry-After: 1":
 //
@@ -161,6 +194,24 @@
 //	    for: 300ms
 //	    status: 503
 //	    retry_after: "1"
+//
+// On /v1/responses a rule counts the Responses API's events as it counts
+// chunks, and its timeline keeps a reasoning model's silence: the three
+// opening events (response.created, response.in_progress, the reasoning
+// item's response.output_item.added) come with the headers, and
+// first_token is the silence after them, before the summary part. So
+//
+//	rules:
+//	  - first_token: 30s
+//
+// is a model that reasons silently for 30s, and close_after_chunks: 3 one
+// whose stream stops after its opening events. stream_error: CODE ends the
+// stream where its output would begin with an error event, in the shape
+// OpenAI's servers send ({"type":"error","error":{"type","code",
+// "message","param"}}, which the SDKs raise as an error), and failed: CODE
+// with response.failed carrying {"code","message"}; a non-streaming
+// request gets the status the code stands for (rate_limit_exceeded 429,
+// server_error 500, server_is_overloaded 503, others 400).
 //
 // A stream cut by close_after_chunks reaches openai-go as
 // [io.ErrUnexpectedEOF] from its stream's Err (net/http's chunked reader

@@ -30,11 +30,11 @@ const argPiece = 32
 // Request is the record of one request the server received.
 type Request struct {
 	Index        int           // 1-based position among all requests received
-	Completion   int           // 1-based number among chat completion requests (what [Rule.Request] matches); 0 for other paths
+	Completion   int           // 1-based number among model requests, chat completions and responses alike (what [Rule.Request] matches); 0 for other paths
 	Turn         int           // assistant messages in the conversation + 1 (what [Rule.Turn] matches)
 	Rule         int           // 1-based index of the rule applied; 0 for none
 	Time         time.Time     // arrival, with its monotonic reading
-	At           time.Duration // arrival since the first chat completion request's, never negative (what [Rule.After] and [Rule.For] match); 0 for other paths
+	At           time.Duration // arrival since the first model request's, never negative (what [Rule.After] and [Rule.For] match); 0 for other paths
 	Method       string
 	Path         string
 	Header       http.Header // with Authorization, Api-Key and similar values redacted
@@ -54,6 +54,7 @@ type Request struct {
 	N              int       // choices asked for (n); 1 when absent
 	Messages       []Message // the conversation; nil when the body was not valid
 	BudgetNote     string    // the last budget note seen in system and user messages
+	Reasoning      []string  // the ids of the reasoning items a /v1/responses input carried back
 	Err            string    // why the request was refused with a 4xx, if it was
 }
 
@@ -110,6 +111,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.completion(w, r, rec)
+	case "/v1/responses":
+		if r.Method != http.MethodPost {
+			h.refuse(w, &rec, &apiError{status: http.StatusMethodNotAllowed, msg: "Only POST is allowed on " + r.URL.Path}, "POST")
+			return
+		}
+		h.response(w, r, rec)
 	case "/v1/models", "/v1/models/" + ModelID:
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			h.refuse(w, &rec, &apiError{status: http.StatusMethodNotAllowed, msg: "Only GET is allowed on " + r.URL.Path}, "GET, HEAD")
@@ -125,7 +132,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		h.refuse(w, &rec, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf(
-			"Unknown request URL: %s %s. The sim serves POST /v1/chat/completions and GET /v1/models.", r.Method, r.URL.Path)}, "")
+			"Unknown request URL: %s %s. The sim serves POST /v1/chat/completions, POST /v1/responses and GET /v1/models.", r.Method, r.URL.Path)}, "")
 	}
 }
 
@@ -185,7 +192,7 @@ func (h *handler) completion(w http.ResponseWriter, r *http.Request, rec Request
 }
 
 // readRequest reads and decodes the body, bounded by MaxBody.
-func readRequest(w http.ResponseWriter, r *http.Request, req *chatRequest) *apiError {
+func readRequest(w http.ResponseWriter, r *http.Request, req any) *apiError {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return &apiError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("Request body too large: the sim accepts at most %d bytes.", MaxBody)}
@@ -396,24 +403,8 @@ func (h *handler) stream(ctx context.Context, w http.ResponseWriter, rule Rule, 
 	if rc.Flush() != nil {
 		return
 	}
-	if rule.Keepalive > 0 {
-		every := rule.KeepaliveEvery
-		if every == 0 {
-			every = DefaultKeepaliveEvery
-		}
-		var spent time.Duration
-		for rule.Keepalive-spent > every {
-			if !h.pause(ctx, w, every) {
-				return
-			}
-			spent += every
-			if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil || rc.Flush() != nil {
-				return
-			}
-		}
-		if !h.pause(ctx, w, rule.Keepalive-spent) {
-			return
-		}
+	if !h.keepalives(ctx, w, rc, rule) {
+		return
 	}
 	if rule.Hang {
 		h.pause(ctx, w, Forever)
@@ -444,6 +435,30 @@ func (h *handler) stream(ctx context.Context, w http.ResponseWriter, rule Rule, 
 			return
 		}
 	}
+}
+
+// keepalives sends the rule's keepalive comments, one every
+// KeepaliveEvery for Keepalive. It reports whether the period ended; if
+// not, the client left or the server closed.
+func (h *handler) keepalives(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, rule Rule) bool {
+	if rule.Keepalive == 0 {
+		return true
+	}
+	every := rule.KeepaliveEvery
+	if every == 0 {
+		every = DefaultKeepaliveEvery
+	}
+	var spent time.Duration
+	for rule.Keepalive-spent > every {
+		if !h.pause(ctx, w, every) {
+			return false
+		}
+		spent += every
+		if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil || rc.Flush() != nil {
+			return false
+		}
+	}
+	return h.pause(ctx, w, rule.Keepalive-spent)
 }
 
 // whole serves a non-streaming answer after the time its stream of n

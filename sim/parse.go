@@ -17,8 +17,9 @@ import (
 // hang, first_token, chunk_gap, hang_after_chunks, close_after_chunks,
 // status, message, retry_after, retry_after_ms, tool_calls (a list of
 // name, arguments and id; arguments as YAML are encoded as JSON, as a
-// string are sent verbatim), answer and usage. Durations are Go durations
-// ("250ms", "2s"); a field whose value is null is left out. Unknown or
+// string are sent verbatim), answer, usage, stream_error and failed.
+// Durations are Go durations ("250ms", "2s"); a field whose value is null
+// is left out. Unknown or
 // repeated fields, bad values and fields that conflict are a
 // [*ScenarioError] naming the field and its line, the first in the file;
 // YAML aliases are refused, as in a tool config file (package tools),
@@ -65,7 +66,7 @@ func scenarioError(e *yamlfield.Error) *ScenarioError {
 // ruleFields are the fields of a rule, in the order of [Rule].
 var ruleFields = []string{"request", "turn", "times", "after", "for", "delay", "keepalive", "keepalive_every",
 	"hang", "first_token", "chunk_gap", "hang_after_chunks", "close_after_chunks", "status", "message",
-	"retry_after", "retry_after_ms", "tool_calls", "answer", "usage"}
+	"retry_after", "retry_after_ms", "tool_calls", "answer", "usage", "stream_error", "failed"}
 
 // parser walks a scenario; its walker holds every mistake found, of which
 // ParseScenario reports the first.
@@ -133,6 +134,10 @@ func (p *parser) rule(m yamlfield.Field) (Rule, bool) {
 		case "usage":
 			b, _ := p.w.Bool(f)
 			r.Usage = &b
+		case "stream_error":
+			r.StreamError, _ = p.w.String(f)
+		case "failed":
+			r.Failed, _ = p.w.String(f)
 		}
 	}
 	if len(p.w.Errs()) > before {

@@ -30,15 +30,16 @@ type Scenario struct {
 	// seed and conversation always give the same answer.
 	Seed int64
 
-	// Rules are tried in order for each chat completion request; the first
-	// that matches shapes the response. A request no rule matches gets the
-	// default policy with no fault.
+	// Rules are tried in order for each model request (a chat completion
+	// or a response); the first that matches shapes the response. A
+	// request no rule matches gets the default policy with no fault.
 	Rules []Rule
 }
 
-// A Rule matches chat completion requests and shapes their responses. A
-// zero field adds nothing: a Rule with only Request set serves that request
-// normally (and keeps later rules from seeing it). The fields that match
+// A Rule matches model requests (chat completions and responses) and
+// shapes their responses. A zero field adds nothing: a Rule with only
+// Request set serves that request normally (and keeps later rules from
+// seeing it). The fields that match
 // (Request, Turn, Times, After and For) combine: a request must meet every
 // one that is set.
 //
@@ -49,10 +50,13 @@ type Scenario struct {
 //
 // A non-streaming request spends the same time silently before its headers:
 // Delay, the keepalive period, then FirstToken plus ChunkGap between each
-// pair of the chunks the stream would have carried.
+// pair of the chunks the stream would have carried. On /v1/responses the
+// chunks are the API's events, and the first three (response.created,
+// response.in_progress, the reasoning item's response.output_item.added)
+// come with the headers, before FirstToken: a reasoning model's silence.
 type Rule struct {
-	// Request matches the n-th chat completion request the server
-	// receives, counting from 1 (0 matches any).
+	// Request matches the n-th model request the server receives,
+	// counting from 1 (0 matches any).
 	Request int
 	// Turn matches requests whose conversation holds Turn−1 assistant
 	// messages (0 matches any).
@@ -63,7 +67,7 @@ type Rule struct {
 	// After and For match requests by when they arrive: a rule with
 	// either set matches only requests arriving in [After, After+For)
 	// (For 0: no end). Arrival is measured from the arrival of the
-	// server's first chat completion request (the one Request 1 matches),
+	// server's first model request (the one Request 1 matches),
 	// not from when the server started, so a fleet that starts together
 	// sees the window open with its first call however long the server
 	// sat idle before; [Request.At] is what they match. A scenario file
@@ -119,8 +123,20 @@ type Rule struct {
 	Answer    string
 	// Usage, if set, forces the usage report on or off: in a stream, the
 	// final chunk with empty choices whatever stream_options asked; in a
-	// non-streaming answer, the usage field.
+	// non-streaming answer, the usage field. A response always has its
+	// usage unless Usage is false.
 	Usage *bool
+
+	// StreamError and Failed, if set, make a /v1/responses answer fail
+	// in its stream, with that error code (e.g. "rate_limit_exceeded",
+	// "server_error"), where its output would have begun: after the
+	// opening events and FirstToken, an "error" event (StreamError) or
+	// a "response.failed" event (Failed), and then the stream ends. A
+	// non-streaming answer fails, after the same time, with the status
+	// the code stands for (429, 500, 503 or 400). Chat Completions
+	// answers are not changed by them.
+	StreamError string
+	Failed      string
 }
 
 // A ToolCall is one function call in an assistant message.
@@ -259,11 +275,13 @@ func (r *Rule) check(prefix string, line map[string]int) error {
 		"tool_calls":         len(r.ToolCalls) > 0,
 		"answer":             r.Answer != "",
 		"usage":              r.Usage != nil,
+		"stream_error":       r.StreamError != "",
+		"failed":             r.Failed != "",
 		"message":            r.Message != "",
 		"retry_after":        r.RetryAfter != "",
 		"retry_after_ms":     r.RetryAfterMs != "",
 	}
-	answerFields := []string{"first_token", "chunk_gap", "hang_after_chunks", "close_after_chunks", "tool_calls", "answer", "usage"}
+	answerFields := []string{"first_token", "chunk_gap", "hang_after_chunks", "close_after_chunks", "tool_calls", "answer", "usage", "stream_error", "failed"}
 	if r.Status >= 400 {
 		for _, f := range append([]string{"keepalive", "keepalive_every", "hang"}, answerFields...) {
 			if set[f] {
@@ -296,6 +314,16 @@ func (r *Rule) check(prefix string, line map[string]int) error {
 	}
 	if set["hang_after_chunks"] && set["close_after_chunks"] {
 		return fail("close_after_chunks", "conflicts with hang_after_chunks")
+	}
+	if set["stream_error"] || set["failed"] {
+		if set["stream_error"] && set["failed"] {
+			return fail("failed", "conflicts with stream_error: a stream fails once")
+		}
+		for _, f := range []string{"tool_calls", "answer", "usage"} {
+			if set[f] {
+				return fail(f, "conflicts with a stream that fails before its output")
+			}
+		}
 	}
 	return nil
 }

@@ -233,11 +233,13 @@ func TestLoadScenarioNamesTheFileInItsErrors(t *testing.T) {
 
 func TestTheExampleScenariosAreValid(t *testing.T) {
 	want := map[string]Rule{
-		"flaky.yaml":     {Request: 1, Status: 500},
-		"ratelimit.yaml": {Request: 1, Status: 429, RetryAfterMs: "200", RetryAfter: "1"},
-		"hang.yaml":      {Request: 2, Hang: true},
-		"keepalive.yaml": {Keepalive: 90 * time.Second, KeepaliveEvery: time.Second},
-		"midstream.yaml": {Turn: 1, Times: 1, FirstToken: 300 * time.Millisecond, ChunkGap: 50 * time.Millisecond, CloseAfterChunks: new(3)},
+		"flaky.yaml":        {Request: 1, Status: 500},
+		"ratelimit.yaml":    {Request: 1, Status: 429, RetryAfterMs: "200", RetryAfter: "1"},
+		"hang.yaml":         {Request: 2, Hang: true},
+		"keepalive.yaml":    {Keepalive: 90 * time.Second, KeepaliveEvery: time.Second},
+		"midstream.yaml":    {Turn: 1, Times: 1, FirstToken: 300 * time.Millisecond, ChunkGap: 50 * time.Millisecond, CloseAfterChunks: new(3)},
+		"reasoning.yaml":    {Turn: 1, FirstToken: 20 * time.Second},
+		"stream-error.yaml": {Request: 1, StreamError: "rate_limit_exceeded"},
 	}
 	for name, rule := range want {
 		t.Run(name, func(t *testing.T) {

@@ -148,8 +148,8 @@ func (g *gate) shutAndWait() {
 	g.wg.Wait()
 }
 
-// Handler returns the sim as an http.Handler, serving /v1/chat/completions
-// and /v1/models. It keeps no record of requests, so it can serve
+// Handler returns the sim as an http.Handler, serving /v1/chat/completions,
+// /v1/responses and /v1/models. It keeps no record of requests, so it can serve
 // indefinitely; hanging responses end when their clients leave. It panics
 // if the scenario is invalid ([Scenario.Validate]).
 func Handler(sc *Scenario) http.Handler {

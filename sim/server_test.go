@@ -607,7 +607,7 @@ func TestBadRequestsGetOpenAIShapedErrors(t *testing.T) {
 			{"role":"tool","tool_call_id":"c1","content":"r"}]}`, 400, "role 'tool'"},
 		{"a tool that is not a function", "POST", "/v1/chat/completions", `{"model":"sim","messages":[{"role":"user","content":"x"}],"tools":[{"type":"web_search"}]}`, 400, "web_search"},
 		{"a GET on completions", "GET", "/v1/chat/completions", "", 405, "Only POST"},
-		{"an unknown path", "POST", "/v1/responses", "{}", 404, "Unknown request URL"},
+		{"an unknown path", "POST", "/v1/embeddings", "{}", 404, "Unknown request URL"},
 	}
 	srv := NewServer(nil)
 	defer srv.Close()

@@ -25,6 +25,8 @@
 // on, off never fires. --model sim (the default) is
 // the embedded simulated model, served in memory; any other name goes to the
 // OpenAI-compatible server at --base-url, with the key from OPENAI_API_KEY.
+// --api chat (the default) speaks Chat Completions to it, --api responses
+// the Responses API; the run, its leases, retries and records are the same.
 // --tools FILE is a tool config (YAML or JSON; builtin entries name the demo
 // tools of package tools/demo; agent entries are sub-agents, each call a
 // child run on a slice of this one's budget, SPEC §5b, with the model its
@@ -339,7 +341,8 @@
 //
 // Serves the simulated OpenAI-compatible model (model id "sim") at
 // http://ADDR/v1 until interrupted, so that any OpenAI client, curl
-// included, can talk to it. A scenario file scripts faults per request or
+// included, can talk to it: Chat Completions (POST /v1/chat/completions)
+// and the Responses API (POST /v1/responses) alike. A scenario file scripts faults per request or
 // per turn (see package sim); a bad one is bad usage, with the field and line
 // named. A bare :PORT listens on loopback. One line per request is logged on
 // standard error, never with header values.

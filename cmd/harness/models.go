@@ -18,6 +18,7 @@ import (
 // a parent on a real model.
 type modelSource struct {
 	baseURL string
+	api     string // the API they speak, model.Config.API
 	closers *[]func() error
 	made    map[string]harness.Model
 }
@@ -44,7 +45,7 @@ func (m *modelSource) make(name string) (harness.Model, error) {
 	if name == sim.ModelID {
 		srv := sim.NewPipeServer(nil)
 		*m.closers = append(*m.closers, func() error { srv.Close(); return nil })
-		return model.New(model.Config{BaseURL: srv.URL, HTTPClient: srv.Client(), Model: sim.ModelID})
+		return model.New(model.Config{BaseURL: srv.URL, HTTPClient: srv.Client(), Model: sim.ModelID, API: m.api})
 	}
 	if m.baseURL != "" {
 		u, err := url.Parse(m.baseURL)
@@ -57,7 +58,7 @@ func (m *modelSource) make(name string) (harness.Model, error) {
 		return nil, fmt.Errorf("model %s goes to OpenAI's API, which needs a key: set OPENAI_API_KEY, "+
 			"or give --base-url for a server that needs none (or sim for the embedded model)", name)
 	}
-	return model.New(model.Config{BaseURL: m.baseURL, APIKey: key, Model: name})
+	return model.New(model.Config{BaseURL: m.baseURL, APIKey: key, Model: name, API: m.api})
 }
 
 // check makes the model of every sub-agent entry of tc that names one, so

@@ -22,6 +22,7 @@ import (
 	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/tools/demo"
@@ -75,6 +76,7 @@ type runFlags struct {
 	quietMode            string
 	reserve              string
 	model, baseURL       string
+	api                  string
 	toolsFile, traceFile string
 	journal              string
 	profile              *string
@@ -99,6 +101,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	durationVar(fs, &f.floor, "floor", budget.DefaultFloor, "below this much time, a `duration`, nothing is started (0: the default)")
 	fs.StringVar(&f.model, "model", sim.ModelID, "model `name`; sim is the embedded simulated model, any other goes to --base-url")
 	fs.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible `URL`, including /v1 (default: the SDK's, OpenAI's API)")
+	fs.StringVar(&f.api, "api", model.APIChat, "the model's `API`: chat (Chat Completions) or responses (the Responses API)")
 	fs.StringVar(&f.toolsFile, "tools", "", "tool config `file`, YAML or JSON (SPEC §5)")
 	fs.StringVar(&f.traceFile, "trace", "", "write the run's JSONL trace to `file`")
 	fs.StringVar(&f.journal, "journal", "", "orphan journal `file` (default $XDG_STATE_HOME/glidepath/orphans.jsonl)")
@@ -199,6 +202,9 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if f.progress != "auto" && f.progress != "always" && f.progress != "never" {
 		return usage(fmt.Errorf("--progress %q: want auto, always or never", f.progress))
 	}
+	if f.api != model.APIChat && f.api != model.APIResponses {
+		return usage(fmt.Errorf("--api %q: want chat or responses", f.api))
+	}
 
 	var closers []func() error
 	defer func() {
@@ -209,7 +215,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if f.model == sim.ModelID && f.baseURL != "" {
 		return usage(errors.New("--base-url: not used with --model sim, the embedded simulated model"))
 	}
-	models := &modelSource{baseURL: f.baseURL, closers: &closers}
+	models := &modelSource{baseURL: f.baseURL, api: f.api, closers: &closers}
 	if cfg.Model, err = models.get(f.model); err != nil {
 		return usage(err)
 	}

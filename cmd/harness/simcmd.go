@@ -48,7 +48,7 @@ func isHelp(arg string) bool {
 
 func simUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, "usage: harness sim serve [--addr 127.0.0.1:PORT] [--scenario FILE]\n\n")
-	fmt.Fprint(w, "Serves the simulated OpenAI-compatible model (model id \"sim\") at http://ADDR/v1 until interrupted.\n")
+	fmt.Fprint(w, "Serves the simulated OpenAI-compatible model (model id \"sim\") at http://ADDR/v1 until interrupted:\nChat Completions (POST /v1/chat/completions) and the Responses API (POST /v1/responses).\n")
 	if fs != nil {
 		fmt.Fprint(w, "\nFlags:\n\n")
 		fs.SetOutput(w)

@@ -33,10 +33,14 @@ func TestTheOpenAINodeSDKAgainstSimServe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), patience)
 	defer cancel()
 	nodetest.Install(t, ".", "the OpenAI Node SDK interop test")
-	base := startSim(ctx, t, buildHarness(ctx, t))
+	harness := buildHarness(ctx, t)
+	base := startSim(ctx, t, harness)
+	// A second sim, whose scenario fails the Responses API's answers
+	// by the turn of the conversation sent, for the SDK's errors.
+	faults := startSim(ctx, t, harness, "--scenario", "faults.yaml")
 
 	cmd := exec.CommandContext(ctx, node, "--test", "sdk.test.mjs")
-	cmd.Env = append(os.Environ(), "SIM_BASE_URL="+base, "NO_COLOR=1")
+	cmd.Env = append(os.Environ(), "SIM_BASE_URL="+base, "SIM_FAULTS_BASE_URL="+faults, "NO_COLOR=1")
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	took := time.Since(start).Round(time.Millisecond)
@@ -71,12 +75,12 @@ func buildHarness(ctx context.Context, t *testing.T) string {
 	return bin
 }
 
-// startSim runs `harness sim serve` on a free loopback port (port 0) and
-// returns the base URL its log names. When the test ends the sim is
+// startSim runs `harness sim serve` on a free loopback port (port 0), with
+// args after, and returns the base URL its log names. When the test ends the sim is
 // interrupted and waited for, and its log is shown if the test failed.
-func startSim(ctx context.Context, t *testing.T, harness string) string {
+func startSim(ctx context.Context, t *testing.T, harness string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(harness, "sim", "serve", "--addr", "127.0.0.1:0")
+	cmd := exec.Command(harness, append([]string{"sim", "serve", "--addr", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

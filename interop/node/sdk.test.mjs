@@ -262,3 +262,99 @@ test('n choices, streamed and not', async () => {
     assert.equal(c.finish, 'stop');
   }
 });
+
+// The Responses API, POST /v1/responses: the same policy in its typed
+// events. The faults come from a second sim (faults.yaml), by turn.
+const faults = new OpenAI({ baseURL: process.env.SIM_FAULTS_BASE_URL, apiKey: 'sk-unused', maxRetries: 0, timeout: 10_000 });
+
+const responseTools = [{
+  type: 'function', name: 'search', strict: false,
+  parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+}];
+
+test('a streamed response calls a tool after its reasoning summary, and answers from the output', async () => {
+  const stream = await client.responses.create({ model: 'sim', input: 'find cats', tools: responseTools, stream: true });
+  const types = [];
+  const summaries = [];
+  let call;
+  let completed;
+  for await (const ev of stream) {
+    assert.equal(ev.sequence_number, types.length);
+    types.push(ev.type);
+    if (ev.type === 'response.reasoning_summary_part.done') summaries.push(ev.part.text);
+    if (ev.type === 'response.output_item.done' && ev.item.type === 'function_call') call = ev.item;
+    if (ev.type === 'response.completed') completed = ev.response;
+  }
+  assert.deepEqual(types.slice(0, 4), [
+    'response.created', 'response.in_progress', 'response.output_item.added', 'response.reasoning_summary_part.added',
+  ]);
+  assert.ok(types.includes('response.function_call_arguments.delta'));
+  assert.ok(types.includes('response.function_call_arguments.done'));
+  assert.equal(types.at(-1), 'response.completed');
+  assert.deepEqual(summaries, ['[sim] Next: call search.']);
+  assert.equal(call.name, 'search');
+  assert.deepEqual(JSON.parse(call.arguments), { query: 'find cats' });
+  assert.equal(completed.status, 'completed');
+  assert.deepEqual(completed.output.map((i) => i.type), ['reasoning', 'function_call']);
+  assert.ok(completed.usage.total_tokens > 0);
+  assert.ok(completed.usage.output_tokens_details.reasoning_tokens > 0);
+
+  // The round trip: the output items go back as they came, then the
+  // call's output; the stream helper gathers the answer.
+  const input = [{ role: 'user', content: 'find cats' }, ...completed.output, { type: 'function_call_output', call_id: call.call_id, output: '3 cats' }];
+  const answer = '[sim] Answer to "find cats": search returned 3 cats.';
+  const final = await client.responses.stream({ model: 'sim', input, tools: responseTools }).finalResponse();
+  assert.equal(final.output_text, answer);
+  const second = await client.responses.create({ model: 'sim', input, tools: responseTools });
+  assert.equal(second.object, 'response');
+  assert.equal(second.status, 'completed');
+  assert.equal(second.output_text, answer);
+});
+
+test('a response that is not streamed says what the stream says', async () => {
+  const res = await client.responses.create({ model: 'sim', input: 'find cats', instructions: 'Be brief.' });
+  assert.equal(res.model, 'sim');
+  assert.deepEqual(res.output.map((i) => i.type), ['reasoning', 'message']);
+  assert.equal(res.output_text, summary('find cats'));
+  assert.ok(res.usage.input_tokens > 0);
+});
+
+test('the Responses API refuses what OpenAI refuses', async () => {
+  const bad = [
+    [{ model: 'sim', input: [{ role: 'user', content: 'x' }, { type: 'function_call_output', call_id: 'call_none', output: 'ok' }] },
+      /No tool call found for function call output with call_id call_none/],
+    [{ model: 'sim', input: [{ role: 'user', content: 'x' }, { type: 'function_call', call_id: 'call_1', name: 'search', arguments: '{}' }], tools: responseTools },
+      /No tool output found for function call call_1/],
+    [{ model: 'sim', input: 'x', tools: responseTools, tool_choice: { type: 'function', name: 'fetch' } },
+      /function 'fetch' not found in 'tools'/],
+  ];
+  for (const [body, message] of bad) {
+    await assert.rejects(client.responses.create(body), (err) => err instanceof OpenAI.BadRequestError && message.test(err.message));
+  }
+});
+
+test('an error event in a Responses stream is an SDK error', async () => {
+  const stream = await faults.responses.create({ model: 'sim', input: 'find cats', stream: true });
+  const seen = [];
+  await assert.rejects(
+    async () => { for await (const ev of stream) seen.push(ev.type); },
+    (err) => err instanceof OpenAI.APIError && err.code === 'rate_limit_exceeded',
+  );
+  assert.deepEqual(seen, ['response.created', 'response.in_progress', 'response.output_item.added']);
+});
+
+test('a failed response ends its stream with response.failed and its error', async () => {
+  const input = [{ role: 'user', content: 'find cats' }, { role: 'assistant', content: 'Looking.' }, { role: 'user', content: 'go on' }];
+  const stream = await faults.responses.create({ model: 'sim', input, stream: true });
+  let last;
+  for await (const ev of stream) last = ev;
+  assert.equal(last.type, 'response.failed');
+  assert.equal(last.response.status, 'failed');
+  assert.equal(last.response.error.code, 'server_error');
+});
+
+test('a 429 before a response is the SDK RateLimitError', async () => {
+  const input = [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c' },
+    { role: 'assistant', content: 'd' }, { role: 'user', content: 'e' }];
+  await assert.rejects(faults.responses.create({ model: 'sim', input, stream: true }), (err) => err instanceof OpenAI.RateLimitError);
+});
