@@ -160,8 +160,9 @@ func countJSON(t *testing.T, stderr, s string) int {
 }
 
 // --profile FILE: the run starts from the durations the profile holds of
-// its task queue's kinds, not those of another place (an in-process
-// run's model), and adds its own attempts' there at its end.
+// its task queue's kinds, and from the longest cut of each (issue 27), not
+// those of another place (an in-process run's model), and adds its own
+// attempts' there at its end.
 func TestRunStartsFromTheProfileOfItsQueueAndAddsToIt(t *testing.T) {
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	startWorker(t, ts, "prof", "tools:\n  - name: search\n    builtin: search\n")
@@ -171,6 +172,8 @@ func TestRunStartsFromTheProfileOfItsQueueAndAddsToIt(t *testing.T) {
 	if err := profile.Record(t.Context(), path, []profile.Observation{
 		profile.Attempt(model.Kind, here, now.Add(-time.Hour), now.Add(-time.Hour+700*time.Millisecond)),
 		profile.Attempt(model.Kind, "sim (embedded)", now.Add(-time.Hour), now.Add(-time.Hour+9*time.Second)),
+		profile.CutAttempt(model.Kind, here, now.Add(-time.Hour), now.Add(-time.Hour+time.Second)),
+		profile.CutAttempt(model.Kind, "sim (embedded)", now.Add(-time.Hour), now.Add(-time.Hour+7*time.Second)),
 	}, now); err != nil {
 		t.Fatal(err)
 	}
@@ -182,6 +185,9 @@ func TestRunStartsFromTheProfileOfItsQueueAndAddsToIt(t *testing.T) {
 	in := inputOf(t, ts, startedID(t, stderr.String()))
 	if got := in.Profile[model.Kind]; len(got) != 1 || got[0] != 700*time.Millisecond {
 		t.Errorf("the run started from %v of the model, want only the 700ms of its queue", got)
+	}
+	if got := in.Learned; len(got) != 1 || got[model.Kind] != time.Second {
+		t.Errorf("the run learned %v, want only the model's 1s cut at its queue", got)
 	}
 	p, err := profile.Load(path)
 	if err != nil {

@@ -168,7 +168,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err := checkKeys(wctx, cl, c.queue, c.keyID); err != nil {
 		return err
 	}
-	in.Profile = loadProfile(profileFile, where, stderr)
+	in.Profile, in.Learned = loadProfile(profileFile, where, stderr)
 	in.Spent = b0.Spent() // `run`'s own start-up is spent from B, as the wait for a worker is
 	wr, err := cl.ExecuteWorkflow(wctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: c.queue}, in.Budget), durable.WorkflowName, in)
 	if err != nil {
