@@ -267,8 +267,9 @@ func TestAStrandedRunNamesTheBuildItWasPinnedTo(t *testing.T) {
 }
 
 // startStoppableWorker is startWorker with its stop: it returns once the
-// worker serves, and stop returns once it has stopped.
-func startStoppableWorker(t *testing.T, ts *temporaltest.TestServer, queue, toolsYAML string) (stop func()) {
+// worker serves, and stop returns once it has stopped. flags are the
+// worker's own beyond its server, queue, tools and journal.
+func startStoppableWorker(t *testing.T, ts *temporaltest.TestServer, queue, toolsYAML string, flags ...string) (stop func()) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tools.yaml")
 	if err := os.WriteFile(path, []byte(toolsYAML), 0o600); err != nil {
@@ -278,8 +279,8 @@ func startStoppableWorker(t *testing.T, ts *temporaltest.TestServer, queue, tool
 	var wg sync.WaitGroup
 	stderr := &syncBuffer{}
 	wg.Go(func() {
-		err := run(ctx, []string{"worker", "--address", ts.GetFrontendHostPort(), "--namespace", ts.GetDefaultNamespace(),
-			"--task-queue", queue, "--tools", path, "--journal", filepath.Join(t.TempDir(), "orphans.jsonl")}, nil, &syncBuffer{}, stderr)
+		err := run(ctx, append([]string{"worker", "--address", ts.GetFrontendHostPort(), "--namespace", ts.GetDefaultNamespace(),
+			"--task-queue", queue, "--tools", path, "--journal", filepath.Join(t.TempDir(), "orphans.jsonl")}, flags...), nil, &syncBuffer{}, stderr)
 		if err != nil && ctx.Err() == nil {
 			t.Errorf("worker: %v\n%s", err, stderr)
 		}
