@@ -39,8 +39,9 @@ func TestDurations(t *testing.T) {
 	}
 }
 
-// A Sink keeps the attempts that ended ok, at their place, and nothing of
-// a sub-agent's own calls or of a kind placed nowhere.
+// A Sink keeps the attempts that ended ok, at their place, and those a
+// quiet clock cut as cuts; nothing of another attempt cut short, of a
+// sub-agent's own calls or of a kind placed nowhere.
 func TestSinkKeepsTheAttemptsThatFinished(t *testing.T) {
 	s := profile.NewSink(func(kind string) string {
 		if kind == "setup" {
@@ -54,6 +55,10 @@ func TestSinkKeepsTheAttemptsThatFinished(t *testing.T) {
 		{RunID: "r", Event: trace.AttemptEnd, Step: "model", StepIndex: 1, Attempt: 1, Outcome: trace.OK, TS: at(700)},
 		{RunID: "r", Event: trace.AttemptStart, Step: "tool:pay", StepIndex: 1, Attempt: 1, Key: "k", TS: at(0)},
 		{RunID: "r", Event: trace.AttemptEnd, Step: "tool:pay", StepIndex: 1, Attempt: 1, Key: "k", Outcome: trace.GaveUp, TS: at(900)},
+		{RunID: "r", Event: trace.AttemptStart, Step: "model", StepIndex: 2, Attempt: 1, TS: at(1000)},
+		{RunID: "r", Event: trace.AttemptEnd, Step: "model", StepIndex: 2, Attempt: 1, Outcome: trace.Quiet, TS: at(2000)},
+		{RunID: "r", Event: trace.AttemptStart, Step: "setup", StepIndex: 2, Attempt: 1, TS: at(1000)},
+		{RunID: "r", Event: trace.AttemptEnd, Step: "setup", StepIndex: 2, Attempt: 1, Outcome: trace.Quiet, TS: at(2000)},
 		{RunID: "r", Event: trace.AttemptStart, Step: "setup", Attempt: 1, TS: at(0)},
 		{RunID: "r", Event: trace.AttemptEnd, Step: "setup", Attempt: 1, Outcome: trace.OK, TS: at(10)},
 		{RunID: "c", ParentRunID: "r", Event: trace.AttemptStart, Step: "model", StepIndex: 1, Attempt: 1, TS: at(0)},
@@ -61,7 +66,7 @@ func TestSinkKeepsTheAttemptsThatFinished(t *testing.T) {
 	} {
 		s.Record(r)
 	}
-	want := []profile.Observation{profile.Attempt("model", here, at(0), at(700))}
+	want := []profile.Observation{profile.Attempt("model", here, at(0), at(700)), profile.CutAttempt("model", here, at(1000), at(2000))}
 	if got := s.Observations(); !slices.Equal(got, want) {
 		t.Errorf("Observations = %v, want %v", got, want)
 	}

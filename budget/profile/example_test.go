@@ -103,12 +103,12 @@ func ExampleSummary() {
 	now := time.Date(2026, 5, 4, 9, 0, 0, 0, time.UTC)
 	s := profile.Summary{Kinds: []profile.KindSummary{{
 		Kind: "model", Where: "sim (embedded)", Count: 4, P50: 900 * time.Millisecond, P95: 4 * time.Second,
-		Oldest: now, Newest: now.Add(30 * time.Second),
+		Cuts: 1, Cut: 10 * time.Second, Oldest: now, Newest: now.Add(30 * time.Second),
 	}}}
 	out, _ := json.Marshal(s)
 	fmt.Println(string(out))
 	// Output:
-	// {"kinds":[{"kind":"model","where":"sim (embedded)","count":4,"p50_ms":900,"p95_ms":4000,"oldest":"2026-05-04T09:00:00Z","newest":"2026-05-04T09:00:30Z"}]}
+	// {"kinds":[{"kind":"model","where":"sim (embedded)","count":4,"p50_ms":900,"p95_ms":4000,"cuts":1,"cut_ms":10000,"oldest":"2026-05-04T09:00:00Z","newest":"2026-05-04T09:00:30Z"}]}
 }
 
 // A corrupt profile is reported, with the file and what is wrong, and the

@@ -36,7 +36,7 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("a second round trip changed the profile:\n%s\nthen\n%s", enc, again)
 		}
 		for _, k := range p.Summary(now).Kinds {
-			if k.Count <= 0 || k.P50 > k.P95 || k.Oldest.After(k.Newest) {
+			if k.Count < 0 || k.Cuts < 0 || k.Count+k.Cuts == 0 || k.P50 > k.P95 || k.Oldest.After(k.Newest) {
 				t.Fatalf("inconsistent summary %+v", k)
 			}
 		}
@@ -47,6 +47,11 @@ func FuzzLoad(f *testing.F) {
 		for pl, ss := range m.places {
 			if len(ss) == 0 || len(ss) > MaxPerKind {
 				t.Fatalf("merge kept %d observations of %v", len(ss), pl)
+			}
+		}
+		for pl, ss := range m.cuts {
+			if len(ss) == 0 || len(ss) > MaxCutsPerKind {
+				t.Fatalf("merge kept %d cuts of %v", len(ss), pl)
 			}
 		}
 	})

@@ -35,6 +35,11 @@ const (
 	// MaxKindLen bounds the length of a kind's name, and of a place's, in
 	// bytes.
 	MaxKindLen = 256
+	// MaxCutsPerKind is how many cuts (attempts a quiet clock cut) a kind
+	// keeps at one place: its most recent. Only the longest is used, and
+	// each cut lets the next run wait at least twice as long, so a few
+	// suffice.
+	MaxCutsPerKind = 32
 )
 
 // maxFile bounds what [Load] reads: far above what [Record] writes, so a
@@ -64,6 +69,13 @@ type Observation struct {
 
 	Duration time.Duration // how long the attempt took; not negative
 	At       time.Time     // when it was observed, usually when it ended
+
+	// Cut reports an attempt that a quiet clock cut (issue 27): it did not
+	// finish, and Duration says only that the kind takes at least that
+	// long at Where. A cut is kept apart from the attempts that finished
+	// and never counts in their p50 and p95; the next run at Where allows
+	// the kind's calls at least twice the longest one ([Profile.Seed]).
+	Cut bool
 }
 
 // A Place is a step kind where it ran: the key of a profile's pools.
@@ -81,11 +93,21 @@ func cmpPlace(a, b Place) int {
 // Attempt returns the observation of an attempt of kind at where that ran
 // from start to end: its duration is end − start (on the monotonic clock when
 // both carry a reading, as times from [time.Now] do) and it is dated end,
-// in UTC. Only attempts that finished belong in a profile, as with
+// in UTC. Only attempts that finished are observations, as with
 // [budget.Kind.Observe]: one cut short by its lease or the run says only
-// that the call takes at least that long.
+// that the call takes at least that long. One a quiet clock cut is kept
+// as a cut ([CutAttempt]).
 func Attempt(kind, where string, start, end time.Time) Observation {
 	return Observation{Kind: kind, Where: where, Duration: end.Sub(start), At: end.UTC()}
+}
+
+// CutAttempt returns the cut of an attempt of kind at where that ran from
+// start until a quiet clock cut it at end: as [Attempt], with
+// [Observation.Cut] set.
+func CutAttempt(kind, where string, start, end time.Time) Observation {
+	o := Attempt(kind, where, start, end)
+	o.Cut = true
+	return o
 }
 
 // checkName returns why name cannot name the kind or the place (what) of
@@ -147,6 +169,7 @@ func (s sample) fresh(now time.Time) bool {
 // for concurrent use. The zero Profile, and a nil *Profile, are empty.
 type Profile struct {
 	places map[Place][]sample // each sorted by cmpSample, without duplicates; Where "" for a version 1 file's
+	cuts   map[Place][]sample // the cuts ([Observation.Cut]), likewise; never a version 1 file's
 }
 
 // Load reads the profile at path. A missing or empty file is an empty
@@ -192,6 +215,7 @@ type filePlace struct {
 	Kind  *string      `json:"kind"`
 	Where *string      `json:"where"`
 	Obs   []fileSample `json:"obs"`
+	Cuts  []fileSample `json:"cuts"` // optional: a file written before cuts were kept has none
 }
 
 type fileSample struct {
@@ -214,7 +238,7 @@ func decode(data []byte) (*Profile, error) {
 		}
 		return nil, err
 	}
-	p := &Profile{places: make(map[Place][]sample)}
+	p := &Profile{places: make(map[Place][]sample), cuts: make(map[Place][]sample)}
 	switch {
 	case f.Version == nil:
 		return nil, errors.New(`no "version"`)
@@ -223,7 +247,8 @@ func decode(data []byte) (*Profile, error) {
 			if err := checkName("kind", kind); err != nil {
 				return nil, fmt.Errorf("kind %q: %w", kind, err)
 			}
-			if err := p.add(Place{Kind: kind}, fs, fmt.Sprintf("%q", kind)); err != nil {
+			pl := Place{Kind: kind}
+			if err := keep(p.places, pl, fs, fmt.Sprintf("%q observation", kind)); err != nil {
 				return nil, err
 			}
 		}
@@ -250,28 +275,32 @@ func decode(data []byte) (*Profile, error) {
 			return nil, fmt.Errorf("place %d: %s at %q is listed twice", i+1, pl.Kind, pl.Where)
 		}
 		seen[pl] = true
-		if err := p.add(pl, fp.Obs, fmt.Sprintf("%s at %q", pl.Kind, pl.Where)); err != nil {
+		name := fmt.Sprintf("%s at %q", pl.Kind, pl.Where)
+		if err := keep(p.places, pl, fp.Obs, name+" observation"); err != nil {
+			return nil, err
+		}
+		if err := keep(p.cuts, pl, fp.Cuts, name+" cut"); err != nil {
 			return nil, err
 		}
 	}
 	return p, nil
 }
 
-// add checks the observations fs of pl, named name in errors, and keeps
-// them sorted and without duplicates. A version 1 kind (Where "") is
-// checked as if it had a place.
-func (p *Profile) add(pl Place, fs []fileSample, name string) error {
+// keep checks the samples fs of pl, each named what and its number in
+// errors, and keeps them in pool, sorted and without duplicates. A
+// version 1 kind (Where "") is checked as if it had a place.
+func keep(pool map[Place][]sample, pl Place, fs []fileSample, what string) error {
 	ss := make([]sample, 0, len(fs))
 	for i, s := range fs {
 		if s.At == nil {
-			return fmt.Errorf(`%s observation %d: no "at"`, name, i+1)
+			return fmt.Errorf(`%s %d: no "at"`, what, i+1)
 		}
 		if s.NS == nil {
-			return fmt.Errorf(`%s observation %d: no "ns"`, name, i+1)
+			return fmt.Errorf(`%s %d: no "ns"`, what, i+1)
 		}
 		o := Observation{Kind: pl.Kind, Where: cmp.Or(pl.Where, "-"), Duration: time.Duration(*s.NS), At: *s.At}
 		if err := o.check(); err != nil {
-			return fmt.Errorf("%s observation %d: %w", name, i+1, err)
+			return fmt.Errorf("%s %d: %w", what, i+1, err)
 		}
 		ss = append(ss, sample{at: o.At.UTC(), d: o.Duration})
 	}
@@ -279,18 +308,26 @@ func (p *Profile) add(pl Place, fs []fileSample, name string) error {
 		return nil
 	}
 	slices.SortFunc(ss, cmpSample)
-	p.places[pl] = slices.CompactFunc(ss, func(a, b sample) bool { return cmpSample(a, b) == 0 })
+	pool[pl] = slices.CompactFunc(ss, func(a, b sample) bool { return cmpSample(a, b) == 0 })
 	return nil
 }
 
-// encode renders p as a profile file: one line per observation, so that a
-// person can read it, places in order of kind and place, each one's
-// observations oldest first.
+// keys returns the places of p with observations or cuts, in order of
+// kind, then place.
+func (p *Profile) keys() []Place {
+	pls := slices.AppendSeq(slices.Collect(maps.Keys(p.places)), maps.Keys(p.cuts))
+	slices.SortFunc(pls, cmpPlace)
+	return slices.Compact(pls)
+}
+
+// encode renders p as a profile file: one line per observation and per
+// cut, so that a person can read it, places in order of kind and place,
+// each one's observations, then its cuts, oldest first.
 func (p *Profile) encode() []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "{\"version\":%d,\"places\":[", version)
 	i := 0
-	for _, pl := range slices.SortedFunc(maps.Keys(p.places), cmpPlace) {
+	for _, pl := range p.keys() {
 		if pl.Where == "" {
 			continue // a version 1 file's, placed nowhere: never written back
 		}
@@ -301,16 +338,25 @@ func (p *Profile) encode() []byte {
 		kind, _ := json.Marshal(pl.Kind) // valid UTF-8 strings: cannot fail
 		where, _ := json.Marshal(pl.Where)
 		fmt.Fprintf(&b, "\n{\"kind\":%s,\"where\":%s,\"obs\":[", kind, where)
-		for j, s := range p.places[pl] {
-			if j > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, "\n{\"at\":%q,\"ns\":%d}", s.at.Format(time.RFC3339Nano), int64(s.d))
+		writeSamples(&b, p.places[pl])
+		if cuts := p.cuts[pl]; len(cuts) > 0 {
+			b.WriteString("],\"cuts\":[")
+			writeSamples(&b, cuts)
 		}
 		b.WriteString("]}")
 	}
 	b.WriteString("\n]}\n")
 	return b.Bytes()
+}
+
+// writeSamples writes ss as the elements of a JSON array, one a line.
+func writeSamples(b *bytes.Buffer, ss []sample) {
+	for j, s := range ss {
+		if j > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(b, "\n{\"at\":%q,\"ns\":%d}", s.at.Format(time.RFC3339Nano), int64(s.d))
+	}
 }
 
 // Seed starts est from this machine's history at the places this run
@@ -320,29 +366,41 @@ func (p *Profile) encode() []byte {
 // old at now, Seed warms the kind's window with them ([budget.Kind.Warm])
 // and declares their nearest-rank p50 and p95 ([budget.Kind.Declare]), so
 // that a new run's p50 refusals and fit gate start from what the machine
-// saw there. A kind's history at another place — another model, another
-// server — is never used: it says nothing of this one.
+// saw there. If it has cuts of the kind there as fresh, Seed teaches the
+// kind the longest ([budget.Kind.Learn]): its calls are allowed at least
+// twice that silence on the quiet clock (issue 27), rather than cut again
+// where they were cut before. A kind's history at another place — another
+// model, another server — is never used: it says nothing of this one.
 //
 // The declared estimates serve while the kind has too few observations to
 // rank; a later Declare of the same kind, such as a tool's manifest hints,
 // replaces them, but not the observations, which stand until the run's
 // own push them out.
 func (p *Profile) Seed(est *budget.Estimates, where func(kind string) string, now time.Time) {
-	for pl, st := range p.stats(now) {
-		if pl.Where == "" || where(pl.Kind) != pl.Where {
-			continue
-		}
+	for pl, st := range p.at(where, now) {
 		k := est.Kind(pl.Kind)
-		k.Declare(st.P50, st.P95)
-		k.Warm(p.recent(pl, now))
+		if st.Count > 0 {
+			k.Declare(st.P50, st.P95)
+			k.Warm(fresh(p.places[pl], now))
+		}
+		if st.Cuts > 0 {
+			k.Learn(st.Cut)
+		}
 	}
 }
 
-// recent are the durations of pl's observations less than MaxAge old at
-// now, oldest first.
-func (p *Profile) recent(pl Place, now time.Time) []time.Duration {
+// at returns the summaries of the places where names, each kind's at
+// most one: those a run that calls each kind at where(kind) starts from.
+func (p *Profile) at(where func(kind string) string, now time.Time) map[Place]KindSummary {
+	stats := p.stats(now)
+	maps.DeleteFunc(stats, func(pl Place, _ KindSummary) bool { return pl.Where == "" || where(pl.Kind) != pl.Where })
+	return stats
+}
+
+// fresh are the durations of ss less than MaxAge old at now, oldest first.
+func fresh(ss []sample, now time.Time) []time.Duration {
 	var ds []time.Duration
-	for _, s := range p.places[pl] {
+	for _, s := range ss {
 		if s.fresh(now) {
 			ds = append(ds, s.d)
 		}
@@ -359,16 +417,23 @@ type Summary struct {
 
 // KindSummary is one kind at one place of a [Summary].
 type KindSummary struct {
-	Kind           string
-	Where          string        // "" for a version 1 profile's, which seeds nothing
-	Count          int           // observations less than MaxAge old
-	P50, P95       time.Duration // nearest rank over them
-	Oldest, Newest time.Time     // the dates of the oldest and newest of them, in UTC
+	Kind     string
+	Where    string        // "" for a version 1 profile's, which seeds nothing
+	Count    int           // observations less than MaxAge old; 0 for a place with only cuts
+	P50, P95 time.Duration // nearest rank over them; 0 when there are none
+
+	// Cuts is how many attempts a quiet clock cut there, less than MaxAge
+	// old, and Cut the longest of them: the next run at this place allows
+	// the kind's calls at least twice Cut ([Profile.Seed]).
+	Cuts int
+	Cut  time.Duration
+
+	Oldest, Newest time.Time // the dates of the oldest and newest of them, observations and cuts, in UTC
 }
 
 // MarshalJSON renders k as {"kind","where","count","p50_ms","p95_ms",
-// "oldest","newest"}: percentiles in milliseconds, rounded to the nearest,
-// and dates in RFC 3339.
+// "cuts","cut_ms","oldest","newest"}: durations in milliseconds, rounded
+// to the nearest, and dates in RFC 3339.
 func (k KindSummary) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Kind   string    `json:"kind"`
@@ -376,16 +441,19 @@ func (k KindSummary) MarshalJSON() ([]byte, error) {
 		Count  int       `json:"count"`
 		P50Ms  int64     `json:"p50_ms"`
 		P95Ms  int64     `json:"p95_ms"`
+		Cuts   int       `json:"cuts"`
+		CutMs  int64     `json:"cut_ms"`
 		Oldest time.Time `json:"oldest"`
 		Newest time.Time `json:"newest"`
-	}{k.Kind, k.Where, k.Count, roundMs(k.P50), roundMs(k.P95), k.Oldest, k.Newest})
+	}{k.Kind, k.Where, k.Count, roundMs(k.P50), roundMs(k.P95), k.Cuts, roundMs(k.Cut), k.Oldest, k.Newest})
 }
 
 func roundMs(d time.Duration) int64 { return d.Round(time.Millisecond).Milliseconds() }
 
-// Summary returns, for each kind and place with observations less than
-// [MaxAge] old at now, their count, p50, p95 and dates: what
-// [Profile.Seed] would declare for a run that calls the kind there.
+// Summary returns, for each kind and place with observations or cuts less
+// than [MaxAge] old at now, their count, p50, p95, longest cut and dates:
+// what [Profile.Seed] would declare and teach for a run that calls the
+// kind there.
 func (p *Profile) Summary(now time.Time) Summary {
 	stats := p.stats(now)
 	s := Summary{Kinds: make([]KindSummary, 0, len(stats))}
@@ -395,34 +463,39 @@ func (p *Profile) Summary(now time.Time) Summary {
 	return s
 }
 
-// stats computes the summary of every place with fresh observations.
+// stats computes the summary of every place with fresh observations or
+// cuts.
 func (p *Profile) stats(now time.Time) map[Place]KindSummary {
 	if p == nil {
 		return nil
 	}
 	out := make(map[Place]KindSummary, len(p.places))
-	var ds []time.Duration
-	for pl, ss := range p.places {
-		ds = ds[:0]
-		var oldest, newest time.Time
-		for _, s := range ss { // sorted: the first fresh one is the oldest
-			if !s.fresh(now) {
-				continue
-			}
-			if oldest.IsZero() {
-				oldest = s.at
-			}
-			newest = s.at
-			ds = append(ds, s.d)
+	for _, pl := range p.keys() {
+		k := KindSummary{Kind: pl.Kind, Where: pl.Where}
+		ds := fresh(p.places[pl], now)
+		if k.Count = len(ds); k.Count > 0 {
+			slices.Sort(ds)
+			k.P50, k.P95 = quantile(ds, 50), quantile(ds, 95)
 		}
-		if len(ds) == 0 {
-			continue
+		cuts := fresh(p.cuts[pl], now)
+		if k.Cuts = len(cuts); k.Cuts > 0 {
+			k.Cut = slices.Max(cuts)
 		}
-		slices.Sort(ds)
-		out[pl] = KindSummary{
-			Kind: pl.Kind, Where: pl.Where, Count: len(ds),
-			P50: quantile(ds, 50), P95: quantile(ds, 95),
-			Oldest: oldest, Newest: newest,
+		for _, ss := range [...][]sample{p.places[pl], p.cuts[pl]} {
+			for _, s := range ss {
+				if !s.fresh(now) {
+					continue
+				}
+				if k.Oldest.IsZero() || s.at.Before(k.Oldest) {
+					k.Oldest = s.at
+				}
+				if s.at.After(k.Newest) {
+					k.Newest = s.at
+				}
+			}
+		}
+		if k.Count+k.Cuts > 0 {
+			out[pl] = k
 		}
 	}
 	return out
@@ -436,48 +509,69 @@ func quantile(s []time.Duration, pct int) time.Duration {
 	return s[max(rank, 1)-1]
 }
 
-// merge returns p with obs added, observations that are not fresh at now
-// dropped, a version 1 file's observations (placed nowhere) dropped,
-// duplicates removed and the bounds applied: the MaxPerKind most recent
-// observations of each place, and the MaxKinds places observed most
-// recently (of places that tie, those that sort first).
+// merge returns p with obs added, observations and cuts that are not
+// fresh at now dropped, a version 1 file's observations (placed nowhere)
+// dropped, duplicates removed and the bounds applied: the MaxPerKind most
+// recent observations and the MaxCutsPerKind most recent cuts of each
+// place, and the MaxKinds places observed (or cut) most recently (of
+// places that tie, those that sort first).
 func (p *Profile) merge(obs []Observation, now time.Time) *Profile {
-	places := make(map[Place][]sample, len(p.places)+1)
-	for pl, ss := range p.places {
+	m := &Profile{
+		places: mergePool(p.places, obs, false, MaxPerKind, now),
+		cuts:   mergePool(p.cuts, obs, true, MaxCutsPerKind, now),
+	}
+	keys := m.keys()
+	if len(keys) <= MaxKinds {
+		return m
+	}
+	latest := func(pl Place) (t time.Time) {
+		for _, ss := range [...][]sample{m.places[pl], m.cuts[pl]} {
+			if len(ss) > 0 && ss[len(ss)-1].at.After(t) {
+				t = ss[len(ss)-1].at
+			}
+		}
+		return t
+	}
+	slices.SortStableFunc(keys, func(a, b Place) int {
+		return latest(b).Compare(latest(a)) // most recent first; keys sort by place, which breaks ties
+	})
+	for _, pl := range keys[MaxKinds:] {
+		delete(m.places, pl)
+		delete(m.cuts, pl)
+	}
+	return m
+}
+
+// mergePool returns the placed samples of pool with those of obs whose
+// Cut is cut added, those not fresh at now dropped, sorted, without
+// duplicates and at most limit, the most recent, per place.
+func mergePool(pool map[Place][]sample, obs []Observation, cut bool, limit int, now time.Time) map[Place][]sample {
+	out := make(map[Place][]sample, len(pool)+1)
+	for pl, ss := range pool {
 		if pl.Where != "" {
-			places[pl] = slices.Clone(ss)
+			out[pl] = slices.Clone(ss)
 		}
 	}
 	for _, o := range obs {
-		pl := Place{Kind: o.Kind, Where: o.Where}
-		places[pl] = append(places[pl], sample{at: o.At.UTC(), d: o.Duration})
+		if o.Cut == cut {
+			pl := Place{Kind: o.Kind, Where: o.Where}
+			out[pl] = append(out[pl], sample{at: o.At.UTC(), d: o.Duration})
+		}
 	}
-	for pl, ss := range places {
+	for pl, ss := range out {
 		ss = slices.DeleteFunc(ss, func(s sample) bool { return !s.fresh(now) })
 		slices.SortFunc(ss, cmpSample)
 		ss = slices.CompactFunc(ss, func(a, b sample) bool { return cmpSample(a, b) == 0 })
-		if len(ss) > MaxPerKind {
-			ss = slices.Clone(ss[len(ss)-MaxPerKind:])
+		if len(ss) > limit {
+			ss = slices.Clone(ss[len(ss)-limit:])
 		}
 		if len(ss) == 0 {
-			delete(places, pl)
+			delete(out, pl)
 			continue
 		}
-		places[pl] = ss
+		out[pl] = ss
 	}
-	if len(places) > MaxKinds {
-		keys := slices.Collect(maps.Keys(places))
-		slices.SortFunc(keys, func(a, b Place) int {
-			if c := places[b][len(places[b])-1].at.Compare(places[a][len(places[a])-1].at); c != 0 {
-				return c // most recent first
-			}
-			return cmpPlace(a, b)
-		})
-		for _, pl := range keys[MaxKinds:] {
-			delete(places, pl)
-		}
-	}
-	return &Profile{places: places}
+	return out
 }
 
 // ErrCorrupt is matched by every [CorruptError].
@@ -522,14 +616,33 @@ func DefaultPath() (string, error) {
 // nil map: none.
 func (p *Profile) Durations(where func(kind string) string, now time.Time) map[string][]time.Duration {
 	var out map[string][]time.Duration
-	for pl := range p.stats(now) {
-		if pl.Where == "" || where(pl.Kind) != pl.Where {
+	for pl, st := range p.at(where, now) {
+		if st.Count == 0 {
 			continue
 		}
 		if out == nil {
 			out = map[string][]time.Duration{}
 		}
-		out[pl.Kind] = p.recent(pl, now)
+		out[pl.Kind] = fresh(p.places[pl], now)
+	}
+	return out
+}
+
+// Learned returns, for each kind whose place where names, the longest of
+// its cuts there less than [MaxAge] old at now: what [Profile.Seed]
+// teaches a kind ([budget.Kind.Learn]), for a run whose estimates live
+// elsewhere, as for [Profile.Durations]. Kinds without any are left out;
+// a nil map: none.
+func (p *Profile) Learned(where func(kind string) string, now time.Time) map[string]time.Duration {
+	var out map[string]time.Duration
+	for pl, st := range p.at(where, now) {
+		if st.Cuts == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]time.Duration{}
+		}
+		out[pl.Kind] = st.Cut
 	}
 	return out
 }

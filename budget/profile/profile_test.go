@@ -221,6 +221,10 @@ func TestRecordBoundsTheProfile(t *testing.T) {
 				at := now.Add(-time.Duration(i)*time.Second - 123456789)
 				obs = append(obs, profile.Observation{Where: here, Kind: kind, Duration: time.Duration(1<<62 + i), At: at})
 			}
+			for i := range profile.MaxCutsPerKind {
+				at := now.Add(-time.Duration(i)*time.Second - 123456789)
+				obs = append(obs, profile.Observation{Where: here, Kind: kind, Duration: time.Duration(1<<62 + i), At: at, Cut: true})
+			}
 		}
 		_, path := record(t, now, obs...)
 		fi, err := os.Stat(path)
@@ -320,6 +324,12 @@ func TestLoad(t *testing.T) {
 		{name: "a date that is not RFC 3339 is corrupt", content: new(`{"version":1,"kinds":{"model":[{"at":"yesterday","ns":1}]}}`), corrupt: "cannot parse"},
 		{name: "a kind without a name is corrupt", content: new(`{"version":1,"kinds":{"":[]}}`), corrupt: `kind "": no kind`},
 		{name: "kinds that are not an object are corrupt", content: new(`{"version":1,"kinds":[]}`), corrupt: "cannot unmarshal array"},
+		{name: "a place written before cuts were kept loads", content: new(`{"version":2,"places":[{"kind":"model","where":"x","obs":[{"at":"2026-05-04T08:59:59Z","ns":5}]}]}`), kinds: 1},
+		{name: "a place with cuts alone loads", content: new(`{"version":2,"places":[{"kind":"model","where":"x","cuts":[{"at":"2026-05-04T08:59:59Z","ns":5}]}]}`), kinds: 1},
+		{name: "a cut with a negative duration is corrupt", content: new(`{"version":2,"places":[{"kind":"model","where":"x","obs":[],"cuts":[{"at":"2026-05-04T08:59:59Z","ns":-1}]}]}`), corrupt: `model at "x" cut 1: negative duration`},
+		{name: "a cut without a date is corrupt", content: new(`{"version":2,"places":[{"kind":"model","where":"x","cuts":[{"ns":5}]}]}`), corrupt: `model at "x" cut 1: no "at"`},
+		{name: "a cut without a duration is corrupt", content: new(`{"version":2,"places":[{"kind":"model","where":"x","cuts":[{"at":"2026-05-04T08:59:59Z"}]}]}`), corrupt: `model at "x" cut 1: no "ns"`},
+		{name: "cuts that are not an array are corrupt", content: new(`{"version":2,"places":[{"kind":"model","where":"x","cuts":{}}]}`), corrupt: "cannot unmarshal object"},
 		{name: "a file of more than 16 MiB is corrupt", content: new(strings.Repeat(" ", 16<<20+1)), corrupt: "over 16 MiB"},
 	}
 	for _, tc := range cases {
@@ -470,14 +480,17 @@ func TestSummaryJSONIsTheShapeOfSPEC5b(t *testing.T) {
 		profile.Observation{Where: here, Kind: "tool:search", Duration: 1499 * time.Microsecond, At: now.Add(-time.Hour)},
 		profile.Observation{Where: here, Kind: "model", Duration: 812 * time.Millisecond, At: now.Add(-2 * time.Hour)},
 		profile.Observation{Where: here, Kind: "model", Duration: 1430*time.Millisecond + 500*time.Microsecond, At: now.Add(-30 * time.Second).Add(250 * time.Millisecond)},
+		profile.Observation{Where: here, Kind: "model", Duration: 2 * time.Second, At: now.Add(-3 * time.Hour), Cut: true},
+		profile.Observation{Where: here, Kind: "tool:slow", Duration: 1500 * time.Millisecond, At: now.Add(-time.Minute), Cut: true},
 	)
 	got, err := json.Marshal(p.Summary(now))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `{"kinds":[` +
-		`{"kind":"model","where":"sim (embedded)","count":2,"p50_ms":812,"p95_ms":1431,"oldest":"2026-05-04T07:00:00Z","newest":"2026-05-04T08:59:30.25Z"},` +
-		`{"kind":"tool:search","where":"sim (embedded)","count":1,"p50_ms":1,"p95_ms":1,"oldest":"2026-05-04T08:00:00Z","newest":"2026-05-04T08:00:00Z"}]}`
+		`{"kind":"model","where":"sim (embedded)","count":2,"p50_ms":812,"p95_ms":1431,"cuts":1,"cut_ms":2000,"oldest":"2026-05-04T06:00:00Z","newest":"2026-05-04T08:59:30.25Z"},` +
+		`{"kind":"tool:search","where":"sim (embedded)","count":1,"p50_ms":1,"p95_ms":1,"cuts":0,"cut_ms":0,"oldest":"2026-05-04T08:00:00Z","newest":"2026-05-04T08:00:00Z"},` +
+		`{"kind":"tool:slow","where":"sim (embedded)","count":0,"p50_ms":0,"p95_ms":0,"cuts":1,"cut_ms":1500,"oldest":"2026-05-04T08:59:00Z","newest":"2026-05-04T08:59:00Z"}]}`
 	if string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

@@ -135,9 +135,13 @@
 // this machine recorded in the last 7 days at the same place — the same
 // model on the same server, the same tool URL, command or MCP server — so
 // a model call the machine's own history says cannot finish is refused,
-// and it adds what its attempts took when it ends. One model's history
-// never refuses another's calls. A corrupt profile is a warning and is not
-// used.
+// and it adds what its attempts took when it ends. It also keeps, apart,
+// the attempts the quiet clock cut: a cut says only that the call takes
+// at least that long, so it never counts in the p50 and p95, but the next
+// run at the same place allows that kind's calls at least twice the
+// longest cut of silence (capped by --max-silence), rather than cut them
+// again where they were cut (issue 27). One model's history never refuses
+// another's calls. A corrupt profile is a warning and is not used.
 //
 // A run is complete only when its answer stands on settled work. When the
 // model answered while a write's outcome stayed unknown (its attempt timed
@@ -353,9 +357,12 @@
 //
 // Profile prints the latency profile (SPEC §5b), one line per step kind
 // and place (WHERE: the model and its server's host, a tool's URL, command
-// or builtin, an MCP server): how many observations it holds, their nearest-rank p50 and p95, and the
-// dates of the oldest and newest. Observations older than 7 days are
-// dropped and each place keeps a bounded number; the file is written
+// or builtin, an MCP server): how many observations it holds, their
+// nearest-rank p50 and p95, the longest attempt the quiet clock cut there
+// (CUT, "—" for none: the next run there allows the kind's calls at least
+// twice it, capped by --max-silence) and the dates of the oldest and
+// newest. Observations and cuts older than 7 days are dropped and each
+// place keeps a bounded number; the file is written
 // atomically under a file lock, so concurrent runs lose no update. --json
 // prints one object. A corrupt profile is reported and exits 1. A tool's
 // or sub-agent's COUNT below 5 is marked "*", with a line under the table:

@@ -33,7 +33,7 @@ type profileCommand struct {
 func (c *profileCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("profile", flag.ContinueOnError)
 	file := profileFlag(fs)
-	asJSON := fs.Bool("json", false, `print one JSON object: {"kinds":[{"kind","where","count","p50_ms","p95_ms","oldest","newest"}]}`)
+	asJSON := fs.Bool("json", false, `print one JSON object: {"kinds":[{"kind","where","count","p50_ms","p95_ms","cuts","cut_ms","oldest","newest"}]}`)
 	pos, help, err := parseFlags(fs, "profile", args, c.stdout, func(w io.Writer) { profileUsage(w, fs) })
 	if help || err != nil {
 		return err
@@ -87,9 +87,11 @@ func (c *profileCommand) Run(ctx context.Context, args []string) error {
 // leases it by what it declares until it has that many, so its numbers
 // here are not used yet (issue 24: they were ignored without a word). The
 // model declares nothing; its kinds are used from the first observation.
+// CUT is the longest attempt a quiet clock cut there, "—" for none, and
+// P50 and P95 are "—" for a place with cuts alone (issue 27).
 func writeProfile(w io.Writer, s profile.Summary) {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "KIND\tWHERE\tCOUNT\tP50\tP95\tOLDEST\tNEWEST")
+	fmt.Fprintln(tw, "KIND\tWHERE\tCOUNT\tP50\tP95\tCUT\tOLDEST\tNEWEST")
 	few := false
 	for _, k := range s.Kinds {
 		count := strconv.Itoa(k.Count)
@@ -97,7 +99,8 @@ func writeProfile(w io.Writer, s profile.Summary) {
 			count += "*"
 			few = true
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Kind, cmp.Or(k.Where, "-"), count, latency(k.P50), latency(k.P95),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Kind, cmp.Or(k.Where, "-"), count,
+			known(k.Count, k.P50), known(k.Count, k.P95), known(k.Cuts, k.Cut),
 			k.Oldest.UTC().Format(time.RFC3339), k.Newest.UTC().Format(time.RFC3339))
 	}
 	tw.Flush()
@@ -105,6 +108,15 @@ func writeProfile(w io.Writer, s profile.Summary) {
 		fmt.Fprintf(w, "\n* fewer than %d: not used yet. A run leases a tool or sub-agent by the p50 and p95 it declares\n"+
 			"  until it has %d observations of it there, these and its own.\n", budget.MinObserved, budget.MinObserved)
 	}
+}
+
+// known is latency(d) for a figure drawn from n > 0 samples, and "—" for
+// one drawn from none.
+func known(n int, d time.Duration) string {
+	if n == 0 {
+		return "—"
+	}
+	return latency(d)
 }
 
 // latency rounds d for a person reading latencies: microseconds under a
@@ -154,10 +166,10 @@ func profileUsage(w io.Writer, fs *flag.FlagSet) {
 Profile shows the latency profile: per step kind and the place it ran
 against, the durations of the attempts that runs on this machine recorded
 in the last 7 days, from which the next run that calls the kind at the
-same place starts its p50 and p95 estimates instead of cold. One line
-each:
+same place starts its p50 and p95 estimates instead of cold, and the
+longest attempt a quiet clock cut there. One line each:
 
-  KIND  WHERE  COUNT  P50  P95  OLDEST  NEWEST
+  KIND  WHERE  COUNT  P50  P95  CUT  OLDEST  NEWEST
 
 WHERE is the model's name and server ("gpt-5 @ api.openai.com", "sim
 (embedded)"), a tool's URL, command or builtin, an MCP server, or a
@@ -165,13 +177,23 @@ sub-agent's entry: one model's or server's latency never refuses
 another's calls. "-" marks a kind from a profile of an older version,
 which seeds nothing and is dropped at the next run's record.
 
-P50 and P95 are nearest-rank percentiles of the COUNT observations, made
-between OLDEST and NEWEST (RFC 3339, UTC). A tool's or sub-agent's COUNT
-marked * is fewer than 5: a run leases it by the p50 and p95 it declares
-(its entry or manifest) until it has 5 observations of it at that place,
-the profile's and its own; a model's are used from the first. A missing
-or empty profile has no kinds. A corrupt one is reported and exits 1;
-runs ignore it.
+P50 and P95 are nearest-rank percentiles of the COUNT attempts that
+finished; OLDEST and NEWEST (RFC 3339, UTC) are the dates of the first and
+last attempt kept, cuts included.
+
+CUT is the longest attempt of the kind there that a run's quiet clock
+(--quiet) cut: it went that long without finishing, so the kind can take
+at least that long, and it never counts in COUNT, P50 or P95. The next run
+at this place allows each call of that kind at least twice CUT of silence
+before it counts the run as stalled, capped by --max-silence (default
+5m), rather than cut it again where it was cut. "—": no cut (or, under
+P50 and P95, no attempt that finished).
+
+A tool's or sub-agent's COUNT marked * is fewer than 5: a run leases it by
+the p50 and p95 it declares (its entry or manifest) until it has 5
+observations of it at that place, the profile's and its own; a model's
+are used from the first. A missing or empty profile has no kinds. A
+corrupt one is reported and exits 1; runs ignore it.
 
 Flags:
 

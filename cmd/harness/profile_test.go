@@ -87,15 +87,16 @@ func TestProfile(t *testing.T) {
 			wantStderr: []string{"no observations of the last 7 days"},
 		},
 		{
-			name:  "each kind is one aligned line with its count, p50, p95 and dates",
+			name:  "each kind is one aligned line with its count, p50, p95, longest cut and dates",
 			args:  []string{"--profile", "{dir}/p.json"},
 			setup: someProfile("p.json"),
 			wantStdout: "" +
-				"KIND              WHERE                               COUNT  P50    P95     OLDEST                NEWEST\n" +
-				"agent:researcher  agent researcher of tools.yaml      1*     12.3s  12.3s   1999-12-31T23:00:00Z  1999-12-31T23:00:00Z\n" +
-				"model             gpt-5 @ api.openai.com              1      2s     2s      1999-12-31T23:00:00Z  1999-12-31T23:00:00Z\n" +
-				"model             sim (embedded)                      3      900ms  1.434s  1999-12-29T00:00:00Z  1999-12-31T23:59:00Z\n" +
-				"tool:search       http://127.0.0.1:8700/tools/search  2*     350µs  80ms    1999-12-31T22:00:00Z  1999-12-31T23:00:00Z\n" +
+				"KIND              WHERE                               COUNT  P50    P95     CUT   OLDEST                NEWEST\n" +
+				"agent:researcher  agent researcher of tools.yaml      1*     12.3s  12.3s   —     1999-12-31T23:00:00Z  1999-12-31T23:00:00Z\n" +
+				"model             gpt-5 @ api.openai.com              1      2s     2s      —     1999-12-31T23:00:00Z  1999-12-31T23:00:00Z\n" +
+				"model             sim (embedded)                      3      900ms  1.434s  1.2s  1999-12-29T00:00:00Z  1999-12-31T23:59:00Z\n" +
+				"tool:search       http://127.0.0.1:8700/tools/search  2*     350µs  80ms    —     1999-12-31T22:00:00Z  1999-12-31T23:00:00Z\n" +
+				"tool:slow         builtin slow                        0*     —      —       4s    1999-12-31T23:50:00Z  1999-12-31T23:50:00Z\n" +
 				"\n" +
 				"* fewer than 5: not used yet. A run leases a tool or sub-agent by the p50 and p95 it declares\n" +
 				"  until it has 5 observations of it there, these and its own.\n",
@@ -105,10 +106,11 @@ func TestProfile(t *testing.T) {
 			args:  []string{"--json", "--profile", "{dir}/p.json"},
 			setup: someProfile("p.json"),
 			wantStdout: `{"kinds":[` +
-				`{"kind":"agent:researcher","where":"agent researcher of tools.yaml","count":1,"p50_ms":12345,"p95_ms":12345,"oldest":"1999-12-31T23:00:00Z","newest":"1999-12-31T23:00:00Z"},` +
-				`{"kind":"model","where":"gpt-5 @ api.openai.com","count":1,"p50_ms":2000,"p95_ms":2000,"oldest":"1999-12-31T23:00:00Z","newest":"1999-12-31T23:00:00Z"},` +
-				`{"kind":"model","where":"sim (embedded)","count":3,"p50_ms":900,"p95_ms":1434,"oldest":"1999-12-29T00:00:00Z","newest":"1999-12-31T23:59:00Z"},` +
-				`{"kind":"tool:search","where":"http://127.0.0.1:8700/tools/search","count":2,"p50_ms":0,"p95_ms":80,"oldest":"1999-12-31T22:00:00Z","newest":"1999-12-31T23:00:00Z"}]}` + "\n",
+				`{"kind":"agent:researcher","where":"agent researcher of tools.yaml","count":1,"p50_ms":12345,"p95_ms":12345,"cuts":0,"cut_ms":0,"oldest":"1999-12-31T23:00:00Z","newest":"1999-12-31T23:00:00Z"},` +
+				`{"kind":"model","where":"gpt-5 @ api.openai.com","count":1,"p50_ms":2000,"p95_ms":2000,"cuts":0,"cut_ms":0,"oldest":"1999-12-31T23:00:00Z","newest":"1999-12-31T23:00:00Z"},` +
+				`{"kind":"model","where":"sim (embedded)","count":3,"p50_ms":900,"p95_ms":1434,"cuts":1,"cut_ms":1200,"oldest":"1999-12-29T00:00:00Z","newest":"1999-12-31T23:59:00Z"},` +
+				`{"kind":"tool:search","where":"http://127.0.0.1:8700/tools/search","count":2,"p50_ms":0,"p95_ms":80,"cuts":0,"cut_ms":0,"oldest":"1999-12-31T22:00:00Z","newest":"1999-12-31T23:00:00Z"},` +
+				`{"kind":"tool:slow","where":"builtin slow","count":0,"p50_ms":0,"p95_ms":0,"cuts":1,"cut_ms":4000,"oldest":"1999-12-31T23:50:00Z","newest":"1999-12-31T23:50:00Z"}]}` + "\n",
 		},
 		{
 			name:       "the default profile is under XDG_STATE_HOME",
@@ -210,10 +212,10 @@ func TestProfile(t *testing.T) {
 	}
 }
 
-// someProfile records three kinds at four places into the profile at
+// someProfile records four kinds at five places into the profile at
 // dir/name, at now: the simulated model's oldest observation three days
-// old, another model's beside it, and one of tool:search eight days old,
-// which does not count.
+// old, and a cut of it, another model's beside it, one of tool:search
+// eight days old, which does not count, and a tool known only by a cut.
 func someProfile(name string) func(t *testing.T, dir string, now time.Time) {
 	const search = "http://127.0.0.1:8700/tools/search"
 	return func(t *testing.T, dir string, now time.Time) {
@@ -226,6 +228,8 @@ func someProfile(name string) func(t *testing.T, dir string, now time.Time) {
 			profile.Observation{Kind: "tool:search", Where: search, Duration: 80 * time.Millisecond, At: now.Add(-time.Hour)},
 			profile.Observation{Kind: "tool:search", Where: search, Duration: time.Hour, At: now.Add(-8 * 24 * time.Hour)},
 			profile.Observation{Kind: "agent:researcher", Where: "agent researcher of tools.yaml", Duration: 12345 * time.Millisecond, At: now.Add(-time.Hour)},
+			profile.Observation{Kind: "model", Where: simPlace, Duration: 1200 * time.Millisecond, At: now.Add(-30 * time.Minute), Cut: true},
+			profile.Observation{Kind: "tool:slow", Where: "builtin slow", Duration: 4 * time.Second, At: now.Add(-10 * time.Minute), Cut: true},
 		)
 	}
 }

@@ -160,8 +160,9 @@ func countJSON(t *testing.T, stderr, s string) int {
 }
 
 // --profile FILE: the run starts from the durations the profile holds of
-// its task queue's kinds, not those of another place (an in-process
-// run's model), and adds its own attempts' there at its end.
+// its task queue's kinds, and from the longest cut of each (issue 27), not
+// those of another place (an in-process run's model), and adds its own
+// attempts' there at its end.
 func TestRunStartsFromTheProfileOfItsQueueAndAddsToIt(t *testing.T) {
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	startWorker(t, ts, "prof", "tools:\n  - name: search\n    builtin: search\n")
@@ -171,6 +172,8 @@ func TestRunStartsFromTheProfileOfItsQueueAndAddsToIt(t *testing.T) {
 	if err := profile.Record(t.Context(), path, []profile.Observation{
 		profile.Attempt(model.Kind, here, now.Add(-time.Hour), now.Add(-time.Hour+700*time.Millisecond)),
 		profile.Attempt(model.Kind, "sim (embedded)", now.Add(-time.Hour), now.Add(-time.Hour+9*time.Second)),
+		profile.CutAttempt(model.Kind, here, now.Add(-time.Hour), now.Add(-time.Hour+time.Second)),
+		profile.CutAttempt(model.Kind, "sim (embedded)", now.Add(-time.Hour), now.Add(-time.Hour+7*time.Second)),
 	}, now); err != nil {
 		t.Fatal(err)
 	}
@@ -182,6 +185,9 @@ func TestRunStartsFromTheProfileOfItsQueueAndAddsToIt(t *testing.T) {
 	in := inputOf(t, ts, startedID(t, stderr.String()))
 	if got := in.Profile[model.Kind]; len(got) != 1 || got[0] != 700*time.Millisecond {
 		t.Errorf("the run started from %v of the model, want only the 700ms of its queue", got)
+	}
+	if got := in.Learned; len(got) != 1 || got[model.Kind] != time.Second {
+		t.Errorf("the run learned %v, want only the model's 1s cut at its queue", got)
 	}
 	p, err := profile.Load(path)
 	if err != nil {
@@ -261,8 +267,9 @@ func TestAStrandedRunNamesTheBuildItWasPinnedTo(t *testing.T) {
 }
 
 // startStoppableWorker is startWorker with its stop: it returns once the
-// worker serves, and stop returns once it has stopped.
-func startStoppableWorker(t *testing.T, ts *temporaltest.TestServer, queue, toolsYAML string) (stop func()) {
+// worker serves, and stop returns once it has stopped. flags are the
+// worker's own beyond its server, queue, tools and journal.
+func startStoppableWorker(t *testing.T, ts *temporaltest.TestServer, queue, toolsYAML string, flags ...string) (stop func()) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tools.yaml")
 	if err := os.WriteFile(path, []byte(toolsYAML), 0o600); err != nil {
@@ -272,8 +279,8 @@ func startStoppableWorker(t *testing.T, ts *temporaltest.TestServer, queue, tool
 	var wg sync.WaitGroup
 	stderr := &syncBuffer{}
 	wg.Go(func() {
-		err := run(ctx, []string{"worker", "--address", ts.GetFrontendHostPort(), "--namespace", ts.GetDefaultNamespace(),
-			"--task-queue", queue, "--tools", path, "--journal", filepath.Join(t.TempDir(), "orphans.jsonl")}, nil, &syncBuffer{}, stderr)
+		err := run(ctx, append([]string{"worker", "--address", ts.GetFrontendHostPort(), "--namespace", ts.GetDefaultNamespace(),
+			"--task-queue", queue, "--tools", path, "--journal", filepath.Join(t.TempDir(), "orphans.jsonl")}, flags...), nil, &syncBuffer{}, stderr)
 		if err != nil && ctx.Err() == nil {
 			t.Errorf("worker: %v\n%s", err, stderr)
 		}

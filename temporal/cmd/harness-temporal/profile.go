@@ -41,18 +41,20 @@ func profilePlace(c conn) func(kind string) string {
 }
 
 // loadProfile reads the latency profile at path ("" for --profile off):
-// the durations of this queue's kinds, for durable.Input.Profile. As for
-// `harness run`, a profile that cannot be read is warned about and the
-// run starts cold.
-func loadProfile(path string, where func(string) string, stderr io.Writer) map[string][]time.Duration {
+// the durations of this queue's kinds, for durable.Input.Profile, and the
+// longest attempt of each that a quiet clock cut, for
+// durable.Input.Learned (issue 27). As for `harness run`, a profile that
+// cannot be read is warned about and the run starts cold.
+func loadProfile(path string, where func(string) string, stderr io.Writer) (map[string][]time.Duration, map[string]time.Duration) {
 	if path == "" {
-		return nil
+		return nil, nil
 	}
 	p, err := profile.Load(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "harness-temporal run: warning: %v; it is ignored, and the next record sets it aside\n", err)
 	}
-	return p.Durations(where, time.Now())
+	now := time.Now()
+	return p.Durations(where, now), p.Learned(where, now)
 }
 
 // profilePath is the --profile value, or the default profile of SPEC §5b;
@@ -75,7 +77,8 @@ func profilePath(flagValue string, stderr io.Writer) string {
 }
 
 // recordProfile adds the durations of the run's attempts that finished,
-// read off its records, to the profile at path, as `harness run` adds
+// and of those a quiet clock cut (as cuts), read off its records, to the
+// profile at path, as `harness run` adds
 // its own: not past the run's deadline b (two fsyncs would move `run`'s
 // end by the disk's latency), and waiting for other runs' records at
 // most profileRecordBound.

@@ -82,7 +82,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	progress := fs.String("progress", "auto", "live status line on stderr, a `mode`: auto (on a terminal), always or never")
 	verbose := fs.Bool("v", false, "log the run's records on stderr, once its result is back (a Temporal run's records come with it): console lines on a terminal, JSON lines otherwise")
 	logFormat := fs.String("log-format", "auto", "the logs' `format`: auto, console, or json (every line on stderr one JSON object)")
-	profileFlag := fs.String("profile", "", "the latency profile `FILE`, or off (default $XDG_STATE_HOME/glidepath/profile.json): the run starts from the durations this task queue's kinds took, and adds its own")
+	profileFlag := fs.String("profile", "", "the latency profile `FILE`, or off (default $XDG_STATE_HOME/glidepath/profile.json): the run starts from the durations this task queue's kinds took and the longest attempts of each the quiet clock cut, and adds its own")
 	if err := fs.Parse(args); err != nil {
 		return parseError(err, "run")
 	}
@@ -178,7 +178,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err := checkKeys(wctx, cl, c.queue, c.keyID); err != nil {
 		return err
 	}
-	in.Profile = loadProfile(profileFile, where, stderr)
+	in.Profile, in.Learned = loadProfile(profileFile, where, stderr)
 	in.Spent = b0.Spent() // `run`'s own start-up is spent from B, as the wait for a worker is
 	wr, err := cl.ExecuteWorkflow(wctx, durable.StartOptions(client.StartWorkflowOptions{TaskQueue: c.queue}, in.Budget), durable.WorkflowName, in)
 	if err != nil {
