@@ -49,7 +49,8 @@ func unheld(c watchdog.Silent) string {
 	return "nothing is known of how long it usually takes: the quiet period alone applied"
 }
 
-// callName names a step kind for a person: "the model", "tool search".
+// callName names a step kind for a person: "the model", or the kind as
+// the trace names it ("tool:search").
 func callName(step string) string {
 	if step == "model" {
 		return "the model"

@@ -53,8 +53,14 @@ import "go.temporal.io/sdk/workflow"
 // watch, sub-agents side by side) are cancelled in a fixed order
 // (cancel.go, issue 26); a tool call repeating an earlier turn's with the
 // same result is no semantic event, and MaxRepeats of them land the run
-// stuck (the run machine's rule, issue 27).
-const RulesVersion workflow.Version = 8
+// stuck (the run machine's rule, issue 27);
+// 9, each call in flight holds the quiet clock for its allowance of
+// silence (2 × its kind's p95, Input.MaxSilence, Input.Learned; the
+// watchdog's holds), so that the clock's timer is armed for a hold's end
+// and again, earlier, when the hold ends; a model turn whose allowance
+// holds asks its worker to signal its server's headers; Input.QuietMode
+// warn records a quiet_warning and goes on (issue 27).
+const RulesVersion workflow.Version = 9
 
 // RulesChange is the change ID under which a run's history records
 // [RulesVersion].
@@ -67,7 +73,7 @@ const RulesChange = "glidepath.rules"
 //
 // In a fleet that check is a last guard, not the way runs meet builds:
 // every run is pinned to the build that started it (Temporal's Worker
-// Versioning, deploy.go), a build being its rules ([BuildID], "rules-8"),
+// Versioning, deploy.go), a build being its rules ([BuildID], "rules-9"),
 // so that a worker of other rules is never handed the run at all. Worker
 // Versioning was chosen over failing such a run at once (issue 26, item
 // 4) because it keeps the run: a run whose build has no worker left waits
