@@ -316,7 +316,7 @@ func (h *handler) respond(w http.ResponseWriter, r *http.Request, req *chatReque
 	use := usage(msgs, reps)
 	events := streamEvents(base, reps, use, rule.Usage == nil && rec.IncludeUsage || rule.Usage != nil && *rule.Usage)
 	if req.Stream {
-		h.stream(ctx, w, rule, events)
+		h.stream(ctx, w, rule, events, chatSSE)
 		return
 	}
 	if rule.Usage != nil && !*rule.Usage {
@@ -395,15 +395,32 @@ func abort(w http.ResponseWriter) {
 	conn.Close()
 }
 
-func (h *handler) stream(ctx context.Context, w http.ResponseWriter, rule Rule, events [][]byte) {
+// sse is how a stream frames its events: Chat Completions' chunks each
+// as "data: {chunk}", ending with "data: [DONE]"; the Responses API's
+// events framed already, with nothing after the last. first is the index
+// of the first event that waits for FirstToken: those before it come
+// with the headers.
+type sse struct {
+	prefix, suffix, done string
+	first                int
+}
+
+// Chat Completions' framing, and the Responses API's.
+var (
+	chatSSE      = sse{prefix: "data: ", suffix: "\n\n", done: "data: [DONE]\n\n"}
+	responsesSSE = sse{first: opening}
+)
+
+// stream serves events along the rule's timeline: the headers (and the
+// events before f.first), the keepalive period, FirstToken, then the rest
+// ChunkGap apart, cut or hung after HangAfterChunks or CloseAfterChunks
+// events, as both APIs' streams are.
+func (h *handler) stream(ctx context.Context, w http.ResponseWriter, rule Rule, events [][]byte, f sse) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	if rc.Flush() != nil {
-		return
-	}
-	if !h.keepalives(ctx, w, rc, rule) {
+	if rc.Flush() != nil || !h.keepalives(ctx, w, rc, rule) {
 		return
 	}
 	if rule.Hang {
@@ -420,18 +437,23 @@ func (h *handler) stream(ctx context.Context, w http.ResponseWriter, rule Rule, 
 			return
 		}
 		if i == len(events) {
-			io.WriteString(w, "data: [DONE]\n\n")
-			rc.Flush()
+			if f.done != "" {
+				io.WriteString(w, f.done)
+				rc.Flush()
+			}
 			return
 		}
-		gap := rule.ChunkGap
-		if i == 0 {
+		var gap time.Duration
+		switch {
+		case i == f.first:
 			gap = rule.FirstToken
+		case i > f.first:
+			gap = rule.ChunkGap
 		}
 		if !h.pause(ctx, w, gap) {
 			return
 		}
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", events[i]); err != nil || rc.Flush() != nil {
+		if _, err := fmt.Fprintf(w, "%s%s%s", f.prefix, events[i], f.suffix); err != nil || rc.Flush() != nil {
 			return
 		}
 	}

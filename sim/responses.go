@@ -2,7 +2,6 @@ package sim
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -315,7 +314,7 @@ func (h *handler) respondResponse(w http.ResponseWriter, r *http.Request, rr *re
 	}
 	b := h.build(rr, msgs, rec, rule, rep)
 	if rr.Stream {
-		h.streamEvents(ctx, w, rule, b.events())
+		h.stream(ctx, w, rule, b.events(), responsesSSE)
 		return
 	}
 	if code := rule.failure(); code != "" {
@@ -593,49 +592,4 @@ func (b *builder) failure(code string) []byte {
 		return b.event("error", map[string]any{"error": map[string]any{"type": typ, "code": code, "message": msg, "param": nil}})
 	}
 	return b.event("response.failed", map[string]any{"response": b.object("failed", []any{}, nil, &errorDetail{Code: &code, Message: msg})})
-}
-
-// streamEvents serves a Responses stream along the rule's timeline: the
-// opening events with the headers (after the keepalive period, if any),
-// then FirstToken, then the rest ChunkGap apart. It counts events as
-// HangAfterChunks and CloseAfterChunks count chunks. A Responses stream
-// ends after its last event, with no data: [DONE].
-func (h *handler) streamEvents(ctx context.Context, w http.ResponseWriter, rule Rule, events [][]byte) {
-	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	if rc.Flush() != nil || !h.keepalives(ctx, w, rc, rule) {
-		return
-	}
-	if rule.Hang {
-		h.pause(ctx, w, Forever)
-		return
-	}
-	for i := 0; ; i++ {
-		if rule.CloseAfterChunks != nil && i == *rule.CloseAfterChunks {
-			abort(w)
-			return
-		}
-		if rule.HangAfterChunks != nil && i == *rule.HangAfterChunks {
-			h.pause(ctx, w, Forever)
-			return
-		}
-		if i == len(events) {
-			return
-		}
-		var gap time.Duration
-		switch {
-		case i == opening:
-			gap = rule.FirstToken
-		case i > opening:
-			gap = rule.ChunkGap
-		}
-		if !h.pause(ctx, w, gap) {
-			return
-		}
-		if _, err := w.Write(events[i]); err != nil || rc.Flush() != nil {
-			return
-		}
-	}
 }
