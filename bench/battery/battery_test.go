@@ -44,22 +44,25 @@ func TestGlidepathSmallBattery(t *testing.T) {
 				checkGlidepath(t, sc, r)
 			})
 		}
-		t.Run("duplicates", func(t *testing.T) {
-			t.Parallel()
-			d, err := battery.Duplicates(t.Context(), sys, 20)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d.Duplicates != 0 || d.Commits != d.Committed {
-				t.Errorf("%d commits of %d writes, %d duplicates; want each committed once", d.Commits, d.Committed, d.Duplicates)
-			}
-			if d.Committed != d.Writes {
-				t.Errorf("%d of %d writes committed; a late commit always commits", d.Committed, d.Writes)
-			}
-			if d.Labeled != d.Writes || d.Misreported != 0 {
-				t.Errorf("%d of %d labeled, %d told it failed; want all labeled, none misreported", d.Labeled, d.Writes, d.Misreported)
-			}
-		})
+	})
+	// After the scenarios, not beside them: beside thirty runs on two cores
+	// under the race detector, 2 and then 10 of 20 writes were never
+	// committed (issue 27's seven new scenarios), which is the machine's
+	// load, not what this counts.
+	t.Run("duplicates", func(t *testing.T) {
+		d, err := battery.Duplicates(t.Context(), sys, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Duplicates != 0 || d.Commits != d.Committed {
+			t.Errorf("%d commits of %d writes, %d duplicates; want each committed once", d.Commits, d.Committed, d.Duplicates)
+		}
+		if d.Committed != d.Writes {
+			t.Errorf("%d of %d writes committed; a late commit always commits (told %d times: %s)", d.Committed, d.Writes, d.ToldRuns, d.Told)
+		}
+		if d.Labeled != d.Writes || d.Misreported != 0 {
+			t.Errorf("%d of %d labeled, %d told it failed; want all labeled, none misreported", d.Labeled, d.Writes, d.Misreported)
+		}
 	})
 	if left := goroutinesLeft(before); left > 0 {
 		var buf bytes.Buffer
