@@ -14,10 +14,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/plan"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/tools/demo"
+	"github.com/glidepath/glidepath/watchdog"
 )
 
 // planCommand is "harness plan [flags] [FILE]".
@@ -34,6 +36,8 @@ type planFlags struct {
 
 	stepsFlag string // "--steps" or "--max-steps", whichever set steps
 	tools     string // --tools FILE
+
+	quiet, maxSilence time.Duration // as harness run's, for the notes on tools slower than Q
 }
 
 func (c *planCommand) Run(ctx context.Context, args []string) error {
@@ -49,6 +53,8 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 	fs.Func("tool-retries", "`retries` of every tool (default 0; with --tools, the file's)", intFlag(&f.toolRetries))
 	fs.StringVar(&f.tools, "tools", "", "plan the tools of this tool config `file`, as harness run --tools reads it")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object instead of the table")
+	durationVar(fs, &f.quiet, "quiet", watchdog.DefaultQuiet, "harness run's --quiet, a `duration`: with --tools, a tool that declares a p95 above it is named on stderr, with the silence it is allowed (0: the default)")
+	durationVar(fs, &f.maxSilence, "max-silence", watchdog.DefaultMaxSilence, "harness run's --max-silence, a `duration` (0: the default)")
 
 	pos, help, err := parseFlags(fs, "plan", args, c.stdout, func(w io.Writer) { planUsage(w, fs) })
 	if help || err != nil {
@@ -87,6 +93,7 @@ func (c *planCommand) Run(ctx context.Context, args []string) error {
 		}
 		cfg.Tools = plan.FromTools(tc, cfg.Origin)
 		cfg.ToolsFile = f.tools
+		quietNotes(c.stderr, "harness plan", cmp.Or(f.quiet, watchdog.DefaultQuiet), f.maxSilence, budget.NewEstimates(), tc)
 		sources = append(sources, "--tools "+f.tools)
 	}
 	source := cmp.Or(strings.Join(sources, " and "), "flags and defaults")

@@ -20,7 +20,7 @@ import (
 // --max-silence caps below its p95 will be cut while healthy. The kinds
 // are the model's and the tools file's (tc, nil: none), as est knows
 // them after the latency profile seeded it, or as their entries declare.
-func quietNotes(w io.Writer, q, maxSilence time.Duration, est *budget.Estimates, tc *tools.Config) {
+func quietNotes(w io.Writer, cmd string, q, maxSilence time.Duration, est *budget.Estimates, tc *tools.Config) {
 	type known struct {
 		kind string
 		x    watchdog.Expected
@@ -57,11 +57,11 @@ func quietNotes(w io.Writer, q, maxSilence time.Duration, est *budget.Estimates,
 			held = "from its server's answer"
 		}
 		if e < k.x.P95 {
-			fmt.Fprintf(w, "harness run: warning: --quiet %s is below the p95 of %s (%s, %s), and --max-silence %s caps its allowance below it: healthy calls will be cut\n",
-				landing.Human(q), k.kind, landing.Human(k.x.P95), from, landing.Human(e))
+			fmt.Fprintf(w, "%s: warning: --quiet %s is below the p95 of %s (%s, %s), and --max-silence %s caps its allowance below it: healthy calls will be cut\n",
+				cmd, landing.Human(q), k.kind, landing.Human(k.x.P95), from, landing.Human(e))
 			continue
 		}
-		fmt.Fprintf(w, "harness run: note: --quiet %s is below the p95 of %s (%s, %s): its calls are held up to %s %s\n",
-			landing.Human(q), k.kind, landing.Human(k.x.P95), from, landing.Human(e), held)
+		fmt.Fprintf(w, "%s: note: --quiet %s is below the p95 of %s (%s, %s): its calls are held up to %s %s\n",
+			cmd, landing.Human(q), k.kind, landing.Human(k.x.P95), from, landing.Human(e), held)
 	}
 }

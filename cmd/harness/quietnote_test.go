@@ -33,7 +33,7 @@ func TestQuietNotesNameEveryKindWhoseP95IsAboveTheQuietPeriod(t *testing.T) {
 			est := budget.NewEstimates()
 			est.Kind("model").Warm(tc.model)
 			var out bytes.Buffer
-			quietNotes(&out, 2*time.Second, tc.maxSilence, est, &tools.Config{Entries: tc.entries})
+			quietNotes(&out, "harness run", 2*time.Second, tc.maxSilence, est, &tools.Config{Entries: tc.entries})
 			if out.String() != tc.want {
 				t.Errorf("notes:\n%q\nwant\n%q", out.String(), tc.want)
 			}

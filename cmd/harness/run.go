@@ -250,7 +250,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 		seen = profile.NewSink(places.where)
 		cfg.Sinks = append(cfg.Sinks, seen)
 	}
-	quietNotes(c.stderr, cmp.Or(f.quiet, watchdog.DefaultQuiet), f.maxSilence, b.Estimates(), tc)
+	quietNotes(c.stderr, "harness run", cmp.Or(f.quiet, watchdog.DefaultQuiet), f.maxSilence, b.Estimates(), tc)
 	if f.journal != "" || mayWrite(tc) {
 		if cfg.Journal, err = openJournal(f.journal); err != nil {
 			return usage(err)
