@@ -99,6 +99,8 @@ func story(w io.Writer, id string, recs []trace.Record) {
 				why = why[i+len(r.Step)+2:]
 			}
 			line(r, "%s refused before it started: %s", tool, roundDurations(why))
+		case trace.QuietWarning:
+			line(r, "quiet clock would have stopped the run (warn mode): %s%s", r.Message, withKey(r.Key))
 		case trace.Landing:
 			by := "the model's summary"
 			if r.Result == "harness" {

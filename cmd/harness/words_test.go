@@ -118,17 +118,23 @@ func TestTheStoryOfTheDemoIsReadFromItsTrace(t *testing.T) {
 		budget, task string
 		code         int
 		wantAll      []string // the demo's point, which each run must show
+		extra        []string // flags beside the demo's
 	}{
 		{"20s", "Pay invoice 42, then explain deadline budgets", exitOK,
-			[]string{"fetch cut at its ceiling", "fetch retried with the same key", "accepted", "pay: its status asked by key", "reconciled", "ended complete"}},
+			[]string{"fetch cut at its ceiling", "fetch retried with the same key", "accepted", "pay: its status asked by key", "reconciled", "ended complete"}, nil},
 		{"1.2s", "Pay invoice 43, then explain deadline budgets", exitPartial,
-			[]string{"deep_research refused before it started", "pay orphaned", "landed (cause budget)", "ended partial, cause budget"}},
+			[]string{"deep_research refused before it started", "pay orphaned", "landed (cause budget)", "ended partial, cause budget"}, nil},
+		// Issue 27: in warn mode a quiet clock says when it would have
+		// stopped the run, and the run goes on.
+		{"20s", "Pay invoice 44, then explain deadline budgets", exitOK,
+			[]string{"quiet clock would have stopped the run (warn mode)", "ended complete"}, []string{"--quiet", "200ms", "--max-silence", "200ms", "--quiet-mode", "warn"}},
 	}
 	for i, r := range runs {
 		path := filepath.Join(dir, fmt.Sprintf("trace%d.jsonl", i))
 		var stdout, stderr bytes.Buffer
-		code := run(t.Context(), []string{"run", "--budget", r.budget, "--tools", demoTools, "--journal", journal,
-			"--profile", profile, "--trace", path, r.task}, strings.NewReader(""), &stdout, &stderr)
+		args := append([]string{"run", "--budget", r.budget, "--tools", demoTools, "--journal", journal,
+			"--profile", profile, "--trace", path}, r.extra...)
+		code := run(t.Context(), append(args, r.task), strings.NewReader(""), &stdout, &stderr)
 		if code != r.code {
 			t.Fatalf("run %d: exit %d, want %d; stderr:\n%s", i, code, r.code, stderr.String())
 		}
@@ -160,6 +166,8 @@ func TestTheStoryOfTheDemoIsReadFromItsTrace(t *testing.T) {
 				says = fmt.Sprintf("%s orphaned: whether it took effect is unknown, key %s", tool, rec.Key)
 			case rec.Event == trace.Refused:
 				says = tool + " refused before it started"
+			case rec.Event == trace.QuietWarning:
+				says = "quiet clock would have stopped the run (warn mode): " + rec.Message
 			case rec.Event == trace.Landing:
 				says = "landed (cause " + rec.Cause + ")"
 			case rec.Event == trace.RunEnd:
