@@ -143,7 +143,7 @@ func (t *Turn) send(req *http.Request, next option.MiddlewareNext) (*http.Respon
 		// the caller may have spent some of it building the request.
 		r.Header.Set(budget.Header, budget.FormatRemaining(max(time.Until(lease.Deadline), 0)))
 		resp, err := next(r)
-		if err == nil {
+		if err == nil && resp.StatusCode < 400 {
 			t.w.Headers(model.Kind) // the server answered: the turn's hold begins (issue 27)
 		}
 		if err == nil && resp.StatusCode < 400 {

@@ -247,3 +247,28 @@ func TestTheSessionRefusesWhatCannotBeRight(t *testing.T) {
 		})
 	})
 }
+
+// Q = 1s, the model's p95 known at 2s (its allowance 4s): an embedded
+// loop's turn whose first token comes at 1.5s is held from its server's
+// headers, not cut at Q, and the run answers (issue 27).
+func TestAnEmbeddedTurnHeldPastQAnswersInTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{{Request: 1, FirstToken: 1500 * time.Millisecond}}})
+		defer srv.Close()
+		b, err := budget.New(budget.Config{Total: 30 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Estimates().Kind(model.Kind).Warm([]time.Duration{2 * time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second})
+		s, ctx, err := harness.Start(t.Context(), b, harness.Config{Task: "say hello", Quiet: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		answer, err := ask(s, ctx, harnessClient(srv))
+		res := s.Answer(answer)
+		s.Close()
+		if err != nil || res.Status != landing.Complete {
+			t.Errorf("result %s, cause %s, boundary %q (%v); want complete: the turn was held for its allowance", res.Status, res.Cause, res.Boundary, err)
+		}
+	})
+}

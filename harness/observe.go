@@ -174,7 +174,11 @@ func (o *observer) Signal(sig trace.Signal) {
 	case watchdog.Progress:
 		// The watchdog decides whether the units grew for this call;
 		// only a heartbeat that is progress is on the record.
-		if o.w.Progress(sig.Key, sig.Units) {
+		source := sig.Key
+		if source == "" && sig.Step == model.Kind {
+			source = model.Kind // the model call's key on the quiet clock (watchdog.Call)
+		}
+		if o.w.Progress(source, sig.Units) {
 			o.s.record(trace.Record{Event: trace.Progress, Step: sig.Step, StepIndex: o.index, Key: sig.Key,
 				Units: sig.Units, Total: sig.Total, Message: sig.Message})
 		}

@@ -280,10 +280,12 @@ func (t *Turn) End(err error) error {
 	t.s.mu.Lock()
 	delete(t.s.turns, t)
 	t.s.mu.Unlock()
-	t.w.End(model.Kind) // the model call in flight, and its hold
 	defer t.release()
 	defer t.stop()
 	err, answered := t.end(err)
+	// After the answer is heard: ended first, the hold would no longer
+	// keep the deadline ahead of it, and a held answer would come late.
+	t.w.End(model.Kind)
 	if t.index > 0 {
 		// The run's machine takes the step's end: a turn's failure is
 		// in its own machine's words (done), as the workflow hands it.

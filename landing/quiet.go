@@ -36,6 +36,8 @@ func QuietWords(s watchdog.StallError, unanswered string) string {
 	case c.Held:
 		return fmt.Sprintf("%s was silent past its usual time: its allowance is %s (%s)",
 			name, Human(c.Allowance), sourceWords(c.Source))
+	case c.Progressed:
+		return fmt.Sprintf("%s was silent for %s after its last progress", name, Human(c.For))
 	}
 	return fmt.Sprintf("%s was silent for %s (%s)", name, Human(c.For), unheld(c))
 }

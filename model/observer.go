@@ -34,8 +34,10 @@ type counter struct {
 func (c *counter) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 	c.url = req.URL
 	res, err := next(req)
-	if err == nil && res != nil {
-		// The server answered: a model call's hold begins (issue 27).
+	if err == nil && res != nil && res.StatusCode < 400 {
+		// The server answered, and is not refusing: a model call's hold
+		// begins (issue 27). A 429 or a 503 is a failed attempt, and the
+		// retry's server may never answer.
 		c.obs.OnSignal(trace.Signal{Event: watchdog.Headers, Step: Kind, Key: Kind})
 	}
 	if err == nil && res != nil && res.Body != nil {

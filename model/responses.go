@@ -130,8 +130,9 @@ func (c *Client) addEvent(g *gathered, stream *ssestream.Stream[responses.Respon
 		// A model call's key is "" (trace.Signal), which is how its
 		// progress records join its attempts on a timeline and in spans.
 		// The units are the summary parts this client has heard, so that
-		// they rise from call to call under that one key: the watchdog
-		// keeps the most a key reported, and a model call ends no key.
+		// they rise from call to call: the watchdog keeps the most a key
+		// reported, and the run may hear them under the model call's key
+		// on its quiet clock ("model"), which each turn's end ends.
 		obs.OnSignal(trace.Signal{Event: watchdog.Progress, Step: Kind,
 			Units: c.thoughts.Add(1), Message: "reasoning"})
 	case "response.completed", "response.incomplete", "response.failed":

@@ -34,6 +34,7 @@ type Clock struct {
 	deadline  time.Duration // when the clock fires: max over events of at + window
 	sources   map[string]int64
 	pauseLeft time.Duration // the quiet time left when the first pause began
+	pausedAt  time.Duration // when it began: the holds move on by the pause's length
 	paused    int32         // pauses in effect
 
 	// calls are the calls in flight that the host began ([Clock.Begin]):
@@ -143,7 +144,7 @@ func (c *Clock) progress(source string, units int64, at time.Duration) bool {
 		if f := c.flight(source); f != nil {
 			// The call is alive, and says so: its silence is measured
 			// from now, and a tool's hold has done its work.
-			f.start = at
+			f.start, f.progressed = at, true
 			f.holding = f.holding && f.call.AtHeaders
 		}
 	}
@@ -276,6 +277,7 @@ func (c *Clock) late(at time.Duration) bool {
 // silent returns the call the stall at at names: the held call whose
 // allowance ran out (index who), or else the call silent longest.
 func (c *Clock) silent(at time.Duration, who int) Silent {
+	held := who >= 0 // the hold, not a window, set the deadline
 	if who < 0 {
 		for i := range c.calls {
 			if who < 0 || c.calls[i].start < c.calls[who].start {
@@ -287,7 +289,7 @@ func (c *Clock) silent(at time.Duration, who int) Silent {
 		return Silent{}
 	}
 	f := &c.calls[who]
-	s := Silent{Call: f.call, For: at - f.start, Headers: f.headers, Held: f.holding}
+	s := Silent{Call: f.call, For: at - f.start, Headers: f.headers, Held: held, Progressed: f.progressed}
 	if f.call.AtHeaders && f.holding {
 		s.Since = at - f.from
 	}
@@ -310,7 +312,7 @@ func (c *Clock) pause(at time.Duration) bool {
 		return false
 	}
 	if c.paused == 0 {
-		c.pauseLeft = c.deadline - at
+		c.pauseLeft, c.pausedAt = c.deadline-at, at
 	}
 	c.paused++
 	return true
@@ -328,6 +330,12 @@ func (c *Clock) resume(at time.Duration) {
 	}
 	if c.paused--; c.paused > 0 || c.fired {
 		return
+	}
+	// A wait the run chose is not the held calls' silence either: their
+	// holds, and their silence, resume where they were.
+	for i := range c.calls {
+		c.calls[i].start += at - c.pausedAt
+		c.calls[i].from += at - c.pausedAt
 	}
 	if d := addSat(at, c.pauseLeft); d > c.deadline {
 		c.deadline = d
@@ -404,6 +412,7 @@ type ClockState struct {
 	Wall                        time.Duration `json:",omitempty"`
 	HasWall                     bool          `json:",omitempty"`
 	LastAt, Deadline, PauseLeft time.Duration
+	PausedAt                    time.Duration    `json:",omitempty"`
 	Sources                     map[string]int64 `json:",omitempty"`
 	Paused                      int32            `json:",omitempty"`
 	Fired                       bool             `json:",omitempty"`
@@ -417,13 +426,13 @@ type ClockState struct {
 // moves a run only with none in flight.
 func (c *Clock) State() ClockState {
 	return ClockState{Start: c.start, Window: c.window, Wall: c.wall, HasWall: c.hasWall, LastAt: c.lastAt, Deadline: c.deadline,
-		PauseLeft: c.pauseLeft, Sources: maps.Clone(c.sources), Paused: c.paused, Fired: c.fired, Last: c.last, Opener: c.opener,
+		PauseLeft: c.pauseLeft, PausedAt: c.pausedAt, Sources: maps.Clone(c.sources), Paused: c.paused, Fired: c.fired, Last: c.last, Opener: c.opener,
 		Mode: c.mode, Warned: c.warned, HasWarned: c.hasWarned}
 }
 
 // RestoreClock returns the clock whose state is s.
 func RestoreClock(s ClockState) Clock {
 	return Clock{start: s.Start, window: s.Window, wall: s.Wall, hasWall: s.HasWall, lastAt: s.LastAt, deadline: s.Deadline,
-		pauseLeft: s.PauseLeft, sources: s.Sources, paused: s.Paused, fired: s.Fired, last: s.Last, opener: s.Opener,
+		pauseLeft: s.PauseLeft, pausedAt: s.PausedAt, sources: s.Sources, paused: s.Paused, fired: s.Fired, last: s.Last, opener: s.Opener,
 		mode: s.Mode, warned: s.Warned, hasWarned: s.HasWarned}
 }

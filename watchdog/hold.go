@@ -159,6 +159,9 @@ type Silent struct {
 	// stall they came.
 	Since time.Duration `json:",omitempty"`
 	Held  bool          // its allowance held the clock past the quiet window, and ran out
+	// Progressed reports a call that had shown progress whose units grew:
+	// For is since the last, and a tool's hold had ended with the first.
+	Progressed bool `json:",omitempty"`
 }
 
 // flight is a call in flight on a Clock.
@@ -168,6 +171,8 @@ type flight struct {
 	from    time.Duration // when its hold began; valid when holding
 	holding bool          // its allowance holds the clock now
 	headers bool
+	// progressed: it showed progress whose units grew (Silent.Progressed)
+	progressed bool
 }
 
 // end returns when f's hold ends.

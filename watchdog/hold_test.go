@@ -31,35 +31,35 @@ func TestHolds(t *testing.T) {
 		wantHeld  bool
 		wantHead  bool
 		wantStep  string
-		wantSince at // the named call's silence
+		wantFor   at // the named call's silence
 	}{
 		{
 			name:     "a tool call is held for its allowance from its start",
 			steps:    []holdStep{{at: time.Second, do: "heard"}, {at: time.Second, do: "begin", call: tool}},
-			wantFire: 8 * time.Second, wantHeld: true, wantStep: "tool:slow", wantSince: 7 * time.Second,
+			wantFire: 8 * time.Second, wantHeld: true, wantStep: "tool:slow", wantFor: 7 * time.Second,
 		},
 		{
 			name: "an allowance not above the quiet window holds nothing",
 			steps: []holdStep{{at: time.Second, do: "heard"},
 				{at: time.Second, do: "begin", call: watchdog.Call{Key: "k1", Step: "tool:quick", Allowance: q}}},
-			wantFire: 3 * time.Second, wantStep: "tool:quick", wantSince: 2 * time.Second,
+			wantFire: 3 * time.Second, wantStep: "tool:quick", wantFor: 2 * time.Second,
 		},
 		{
 			name:     "a model call is not held before its server answers: a server that never does is caught at Q",
 			steps:    []holdStep{{at: time.Second, do: "heard"}, {at: time.Second, do: "begin", call: model}},
-			wantFire: 3 * time.Second, wantStep: "model", wantSince: 2 * time.Second,
+			wantFire: 3 * time.Second, wantStep: "model", wantFor: 2 * time.Second,
 		},
 		{
 			name: "a model call is held for its allowance from its headers",
 			steps: []holdStep{{at: time.Second, do: "heard"}, {at: time.Second, do: "begin", call: model},
 				{at: 1500 * time.Millisecond, do: "headers"}},
-			wantFire: 7500 * time.Millisecond, wantHeld: true, wantHead: true, wantStep: "model", wantSince: 6500 * time.Millisecond,
+			wantFire: 7500 * time.Millisecond, wantHeld: true, wantHead: true, wantStep: "model", wantFor: 6500 * time.Millisecond,
 		},
 		{
 			name: "a tool's first progress ends its hold: its silence is measured from the progress",
 			steps: []holdStep{{at: time.Second, do: "heard"}, {at: time.Second, do: "begin", call: tool},
 				{at: 4 * time.Second, do: "progress", n: 1}},
-			wantFire: 6 * time.Second, wantStep: "tool:slow", wantSince: 2 * time.Second,
+			wantFire: 6 * time.Second, wantStep: "tool:slow", wantFor: 2 * time.Second,
 		},
 		{
 			name: "a hold that ends resets nothing: a call that ended silent past Q leaves the run stalled",
@@ -124,8 +124,8 @@ func TestHolds(t *testing.T) {
 				t.Fatal("did not fire at its deadline")
 			}
 			if got := stall.Call; got.Step != tc.wantStep || got.Held != tc.wantHeld || got.Headers != tc.wantHead ||
-				(tc.wantStep != "" && got.For != tc.wantSince) {
-				t.Errorf("stall names %+v; want step %q held %v headers %v silent %v", got, tc.wantStep, tc.wantHeld, tc.wantHead, tc.wantSince)
+				(tc.wantStep != "" && got.For != tc.wantFor) {
+				t.Errorf("stall names %+v; want step %q held %v headers %v silent %v", got, tc.wantStep, tc.wantHeld, tc.wantHead, tc.wantFor)
 			}
 		})
 	}
@@ -301,4 +301,61 @@ func TestAWarningWatchdogArmsAgainForANewHold(t *testing.T) {
 			t.Errorf("%d warnings, want 2: one at Q, one when the new call's allowance ran out", warnings)
 		}
 	})
+}
+
+func TestAToolsFirstProgressBringsTheWatchdogsDeadlineBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, ctx, err := watchdog.Start(t.Context(), watchdog.Config{Quiet: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		start := time.Now()
+		w.Begin(watchdog.Call{Key: "k", Step: "tool:t", Allowance: time.Minute})
+		time.Sleep(6 * time.Second) // past Q: the timer is armed for the hold's end
+		w.Progress("k", 1)
+		<-ctx.Done()
+		if got := time.Since(start); got != 11*time.Second {
+			t.Errorf("the run stalled at %v, want 11s: Q after the progress that ended the hold, as the Clock says", got)
+		}
+	})
+}
+
+func TestAWarningWatchdogWarnsAgainAfterAnEvent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		warnings := 0
+		w, _, err := watchdog.Start(t.Context(), watchdog.Config{Quiet: time.Second, Mode: watchdog.Warn,
+			Warn: func(watchdog.StallError) { warnings++ }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		time.Sleep(1500 * time.Millisecond)
+		w.Mark(watchdog.ToolResult)
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if warnings != 2 {
+			t.Errorf("%d warnings, want 2: at Q, and Q after the event", warnings)
+		}
+	})
+}
+
+func TestAPauseInsideAHoldMovesTheHoldOn(t *testing.T) {
+	start := time.Unix(1e9, 0)
+	c, err := watchdog.NewClock(watchdog.Config{Quiet: 5 * time.Second}, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Begin(watchdog.Call{Key: "k", Step: "tool:t", Allowance: 40 * time.Second}, start)
+	if !c.Pause(start.Add(30 * time.Second)) { // a Retry-After of 15s
+		t.Fatal("the pause did not take")
+	}
+	c.Resume(start.Add(45 * time.Second))
+	next, ok := c.Next()
+	if !ok || next.Sub(start) != 55*time.Second {
+		t.Fatalf("Next = %v, %v; want 55s: the hold's 10s left after the wait the run chose", next.Sub(start), ok)
+	}
+	if st, _ := c.Fire(next); st.Call.For != 40*time.Second {
+		t.Errorf("the stall says the call was silent %v, want 40s: the wait was not silence", st.Call.For)
+	}
 }

@@ -291,6 +291,11 @@ func (w *Watchdog) Mark(e Event) {
 		at := time.Since(w.clock.start)
 		w.count(e, 1, at)
 		w.clock.heard(e, at)
+		if !w.armed {
+			// Only a warning leaves the timer unarmed while the run goes
+			// on: an event arms it again. Armed, it arms itself lazily.
+			w.arm(at, w.wakeAt, w.wakeOK)
+		}
 	}
 	w.mu.Unlock()
 }
@@ -336,6 +341,9 @@ func (w *Watchdog) Progress(source string, units int64) bool {
 	grew := w.clock.progress(source, units, at)
 	if grew {
 		w.count(Progress, 1, at)
+		// A tool's first progress ends its hold, which may bring the
+		// deadline nearer than the timer is armed for.
+		w.arm(at, w.wakeAt, w.wakeOK)
 	} else {
 		w.count(StaleProgress, 1, at)
 	}

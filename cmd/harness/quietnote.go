@@ -22,31 +22,33 @@ import (
 // them after the latency profile seeded it, or as their entries declare.
 func quietNotes(w io.Writer, cmd string, q, maxSilence time.Duration, est *budget.Estimates, tc *tools.Config) {
 	type known struct {
-		kind string
-		x    watchdog.Expected
+		kind    string
+		x       watchdog.Expected
+		ceiling time.Duration
 	}
 	var ks []known
-	add := func(kind string, declared time.Duration) {
+	add := func(kind string, e tools.Entry) {
 		x := est.Kind(kind).Expected()
-		if x.P95 == 0 && declared > 0 {
-			x.P95, x.From = declared, watchdog.SourceDeclared
+		if x.P95 == 0 && e.P95 > 0 {
+			x.P95, x.From = e.P95, watchdog.SourceDeclared
 		}
+		x.Stated = e.Silence
 		if x.P95 > q {
-			ks = append(ks, known{kind, x})
+			ks = append(ks, known{kind, x, e.Ceiling})
 		}
 	}
-	add(model.Kind, 0)
+	add(model.Kind, tools.Entry{})
 	if tc != nil {
 		for _, e := range tc.Entries {
 			if e.Agent == nil && !e.RemoteAgent {
-				add(tools.KindPrefix+e.Name, e.P95)
+				add(tools.KindPrefix+e.Name, e)
 			}
 		}
 	}
 	slices.SortFunc(ks, func(a, b known) int { return cmp.Compare(a.kind, b.kind) })
 	for _, k := range ks {
 		k.x.Max = maxSilence
-		e, _ := k.x.Allowance(0, 0)
+		e, _ := k.x.Allowance(k.ceiling, 0)
 		from := "its declared p95"
 		switch k.x.From {
 		case watchdog.SourceProfile, watchdog.SourceObserved:
@@ -57,7 +59,7 @@ func quietNotes(w io.Writer, cmd string, q, maxSilence time.Duration, est *budge
 			held = "from its server's answer"
 		}
 		if e < k.x.P95 {
-			fmt.Fprintf(w, "%s: warning: --quiet %s is below the p95 of %s (%s, %s), and --max-silence %s caps its allowance below it: healthy calls will be cut\n",
+			fmt.Fprintf(w, "%s: warning: --quiet %s is below the p95 of %s (%s, %s), and its allowance is capped at %s (its ceiling or --max-silence): healthy calls will be cut\n",
 				cmd, landing.Human(q), k.kind, landing.Human(k.x.P95), from, landing.Human(e))
 			continue
 		}

@@ -26,7 +26,7 @@ func TestQuietNotesNameEveryKindWhoseP95IsAboveTheQuietPeriod(t *testing.T) {
 			entries: []tools.Entry{{Name: "crawl", P95: 5 * time.Second}, {Name: "quick", P95: time.Second}},
 			want:    "harness run: note: --quiet 2s is below the p95 of tool:crawl (5s, its declared p95): its calls are held up to 10s from its start\n"},
 		{name: "a max silence below the p95 warns that healthy calls will be cut", model: slow(3 * time.Second), maxSilence: 2500 * time.Millisecond,
-			want: "harness run: warning: --quiet 2s is below the p95 of model (3s, the latency profile), and --max-silence 2.5s caps its allowance below it: healthy calls will be cut\n"},
+			want: "harness run: warning: --quiet 2s is below the p95 of model (3s, the latency profile), and its allowance is capped at 2.5s (its ceiling or --max-silence): healthy calls will be cut\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

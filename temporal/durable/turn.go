@@ -29,10 +29,13 @@ func (r *run) turn(ctx workflow.Context, parallel bool) (model.TurnCommand, Mode
 	var base trace.Record  // whose backoff follows an attempt
 	without := r.leftOut() // the tools on offer are fixed for the turn, as in process
 	cmd := m.Step(model.TurnEvent{Kind: model.TurnStarted, Figures: r.figures(ctx, r.model.P50())})
-	held := false // the turn's allowance holds the clock from the server's headers
+	// The worker signals the server's headers when they matter: the
+	// turn's allowance holds the clock from them, or a warning would
+	// name the turn and must say whether its server had answered.
+	headers := false
 	if cmd.Begin.Key != "" && !r.quiet.stopped {
 		r.quiet.clock.Begin(cmd.Begin, workflow.Now(ctx))
-		held = r.quiet.clock.Holds(cmd.Begin)
+		headers = r.quiet.clock.Holds(cmd.Begin) || r.in.QuietMode == watchdog.Warn
 	}
 	defer r.quiet.clock.End(model.Kind)
 	for {
@@ -52,7 +55,7 @@ func (r *run) turn(ctx workflow.Context, parallel bool) (model.TurnCommand, Mode
 				Parallel: parallel, // the run machine's, fixed for the turn as in process
 
 				Fingerprint: r.fingerprint,
-				Headers:     held,
+				Headers:     headers,
 			})
 			last.Took = workflow.Now(ctx).Sub(began)
 			base = trace.Record{Step: model.Kind, StepIndex: r.step, Attempt: cmd.N, RetryAfterInvalid: last.RetryAfterInvalid}

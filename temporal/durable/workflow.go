@@ -37,6 +37,12 @@ func Workflow(ctx workflow.Context, in Input) (Output, error) {
 	if err := (&budget.Config{Total: in.Budget, Reserve: in.Reserve, Floor: in.Floor}).Validate(); err != nil {
 		return Output{}, temporal.NewNonRetryableApplicationError("durable: "+err.Error(), "BadInput", ErrBadInput)
 	}
+	if err := (watchdog.Config{Quiet: in.Quiet, Mode: in.QuietMode}).Validate(); err != nil || in.MaxSilence < 0 {
+		if err == nil {
+			err = fmt.Errorf("max silence %v: must not be negative", in.MaxSilence)
+		}
+		return Output{}, temporal.NewNonRetryableApplicationError("durable: "+err.Error(), "BadInput", ErrBadInput)
+	}
 	// Every model request carries the task and the instructions: half of
 	// what one may carry leaves the rest room to fit (fitted).
 	if n := encodedLen(Message{Content: in.Task}) + encodedLen(Message{Content: in.Instructions}); n > MaxRequestBytes/2 {
