@@ -23,15 +23,15 @@ func TestHolds(t *testing.T) {
 	tool := watchdog.Call{Key: "k1", Step: "tool:slow", Allowance: 7 * time.Second, Source: watchdog.SourceDeclared}
 	model := watchdog.Call{Key: "model", Step: "model", Allowance: 6 * time.Second, Source: watchdog.SourceProfile, AtHeaders: true}
 	cases := []struct {
-		name      string
-		mode      watchdog.Mode
-		wall      at
-		steps     []holdStep
-		wantFire  at // when the clock fires; -1: it never does
-		wantHeld  bool
-		wantHead  bool
-		wantStep  string
-		wantFor   at // the named call's silence
+		name     string
+		mode     watchdog.Mode
+		wall     at
+		steps    []holdStep
+		wantFire at // when the clock fires; -1: it never does
+		wantHeld bool
+		wantHead bool
+		wantStep string
+		wantFor  at // the named call's silence
 	}{
 		{
 			name:     "a tool call is held for its allowance from its start",
