@@ -174,11 +174,7 @@ func (o *observer) Signal(sig trace.Signal) {
 	case watchdog.Progress:
 		// The watchdog decides whether the units grew for this call;
 		// only a heartbeat that is progress is on the record.
-		source := sig.Key
-		if source == "" && sig.Step == model.Kind {
-			source = model.Kind // the model call's key on the quiet clock (watchdog.Call)
-		}
-		if o.w.Progress(source, sig.Units) {
+		if o.w.Progress(model.ClockKey(sig.Step, sig.Key), sig.Units) {
 			o.s.record(trace.Record{Event: trace.Progress, Step: sig.Step, StepIndex: o.index, Key: sig.Key,
 				Units: sig.Units, Total: sig.Total, Message: sig.Message})
 		}

@@ -137,6 +137,17 @@ func Attempted(err error, now time.Time) (TurnAttempted, error) {
 	return a, raErr
 }
 
+// ClockKey is the key a call's progress is heard under on the quiet
+// clock, by both hosts: a tool call's idempotency key; a model call's,
+// which has none in the trace (its records' key is ""), the model's kind,
+// the key of the call the turn begins (TurnCommand.Begin) and ends.
+func ClockKey(step, key string) string {
+	if key == "" && step == Kind {
+		return Kind
+	}
+	return key
+}
+
 // TurnCommandKind names what the host is to do.
 type TurnCommandKind uint8
 

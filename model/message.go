@@ -15,6 +15,11 @@ type Message struct {
 	Content    string     `json:"content,omitempty"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
+	// Output is, on an assistant message that came over the Responses
+	// API, the output items it came in, reasoning included, sent back as
+	// they came ([OutputOf]); none on Chat Completions, so that a
+	// message of that API encodes as it did before.
+	Output json.RawMessage `json:"output,omitempty"`
 }
 
 // A ToolCall is a tool call the model asked for, as plain data.
@@ -37,7 +42,7 @@ func Params(msgs []Message) []openai.ChatCompletionMessageParamUnion {
 		case "tool":
 			out = append(out, openai.ToolMessage(m.Content, m.ToolCallID))
 		case "assistant":
-			out = append(out, AssistantParam(m.Content, m.ToolCalls))
+			out = append(out, withOutput(AssistantParam(m.Content, m.ToolCalls), m.Output))
 		}
 	}
 	return out

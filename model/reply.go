@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -20,6 +21,10 @@ type Reply struct {
 	ToolCalls     []ToolCall
 	FinishReason  string
 	ResponseModel string // the model the server says answered, for the attempt's record
+	// Output is the output items a reply of the Responses API came in
+	// ([OutputOf]), which the next request sends back ([Reply.Message]);
+	// none on Chat Completions.
+	Output json.RawMessage `json:",omitempty"`
 
 	TurnAttempted
 	RetryAfterInvalid string // a Retry-After that could not be used, for the backoff record
@@ -29,6 +34,11 @@ type Reply struct {
 	// headers: a quiet stall of a cut attempt that had them is not a
 	// server that never answered (issue 27).
 	Headers bool `json:",omitempty"`
+	// Progress is the last progress of the model call the attempt heard
+	// (a Responses reasoning summary part), nil for none: a host that
+	// hears progress apart from the reply (a Temporal run, by a signal
+	// that may come after it) takes it in with the reply too.
+	Progress *trace.Signal `json:",omitempty"`
 }
 
 // AttemptReply makes attempt n of req on lease ([Client.Attempt]) and
@@ -42,16 +52,20 @@ func (c *Client) AttemptReply(ctx context.Context, lease budget.Lease, n int, re
 	// answered, and what the stream carried, for the boundary.
 	var heard trace.Attempt
 	var headers bool
+	var progress *trace.Signal
 	obs := &trace.Observer{AttemptEnd: func(at trace.Attempt) { heard = at }, Signal: func(s trace.Signal) {
-		if s.Event == watchdog.Headers {
+		switch s.Event {
+		case watchdog.Headers:
 			headers = true
+		case watchdog.Progress:
+			progress = &s
 		}
 		if signal != nil {
 			signal(s)
 		}
 	}}
 	resp, ae := c.Attempt(ctx, lease, n, req, obs)
-	out := Reply{ResponseModel: heard.Model, Headers: headers}
+	out := Reply{ResponseModel: heard.Model, Headers: headers, Progress: progress}
 	if ae != nil {
 		var raErr error
 		out.TurnAttempted, raErr = Attempted(ae, time.Now())
@@ -63,6 +77,15 @@ func (c *Client) AttemptReply(ctx context.Context, lease budget.Lease, n int, re
 		return out
 	}
 	out.Content, out.ToolCalls, out.FinishReason, out.Tokens = resp.Message.Content, ToolCallsOf(resp.Message.ToolCalls), resp.FinishReason, resp.Usage.TotalTokens
+	out.Output = OutputOf(resp.Message)
 	out.Outcome = trace.OK
 	return out
+}
+
+// Message is the assistant's message of a reply that succeeded, as a host
+// that keeps its conversation as plain data keeps it: what [Params] sends
+// back as [AssistantOf] sends back a reply's message in process, its
+// output items included.
+func (r Reply) Message() Message {
+	return Message{Role: "assistant", Content: r.Content, ToolCalls: r.ToolCalls, Output: r.Output}
 }

@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -55,5 +56,59 @@ func TestAFailedAttemptsReplySaysHowItFailedWithoutTheKey(t *testing.T) {
 	}
 	if got.Cause == "" || strings.Contains(got.Cause, key) || strings.Contains(got.Failure, key) {
 		t.Errorf("cause %q, failure %q: want a cause without the key", got.Cause, got.Failure)
+	}
+}
+
+// A reply of the Responses API kept as plain data, as a Temporal
+// workflow keeps it (encoded as JSON between turns), sends its reasoning
+// back with the next request as the process's conversation does, and
+// carries its reasoning summary as progress; a reply of Chat Completions
+// has neither, so its message encodes as it did before.
+func TestAReplyKeptAsPlainDataCarriesItsReasoningToTheNextTurn(t *testing.T) {
+	for _, tc := range []struct {
+		name, api     string
+		wantReasoning bool
+	}{
+		{"over the Responses API the reasoning goes back", model.APIResponses, true},
+		{"over Chat Completions there is none to carry", model.APIChat, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := sim.NewServer(&sim.Scenario{Rules: []sim.Rule{{Request: 1,
+				ToolCalls: []sim.ToolCall{{Name: "search", Arguments: `{"query":"cats"}`}}}}})
+			defer srv.Close()
+			c := newClient(t, srv, model.Config{API: tc.api})
+			msgs := []model.Message{{Role: "user", Content: "find cats"}}
+			req := model.Request{Messages: model.Params(msgs), Tools: searchTool()}
+
+			first := c.AttemptReply(t.Context(), leaseOf(5*time.Second), 1, req, nil)
+			if first.Outcome != trace.OK || len(first.ToolCalls) != 1 {
+				t.Fatalf("first turn %+v, want one call", first)
+			}
+			// Its reasoning summary is the model call's progress, which
+			// the reply carries for a host that hears it by signal.
+			if heard := first.Progress != nil && first.Progress.Units > 0; heard != tc.wantReasoning {
+				t.Errorf("the reply's progress %+v, want heard: %v", first.Progress, tc.wantReasoning)
+			}
+			b, err := json.Marshal(first.Message())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(b), `"output"`); got != tc.wantReasoning {
+				t.Errorf("the kept message %s has output items: %v, want %v", b, got, tc.wantReasoning)
+			}
+			var kept model.Message
+			if err := json.Unmarshal(b, &kept); err != nil {
+				t.Fatal(err)
+			}
+			msgs = append(msgs, kept, model.Message{Role: "tool", Content: "3 cats", ToolCallID: first.ToolCalls[0].ID})
+			req.Messages = model.Params(msgs)
+			if second := c.AttemptReply(t.Context(), leaseOf(5*time.Second), 2, req, nil); second.Outcome != trace.OK {
+				t.Fatalf("second turn %+v, want ok", second)
+			}
+			got := srv.Requests()[1].Reasoning
+			if carried := len(got) > 0 && strings.HasPrefix(got[0], "rs_sim_"); carried != tc.wantReasoning {
+				t.Errorf("the second request carried reasoning %q, want carried: %v", got, tc.wantReasoning)
+			}
+		})
 	}
 }

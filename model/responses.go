@@ -53,9 +53,25 @@ const outputField = "glidepath_response_output"
 // came over the Responses API, the output items it came in, reasoning
 // included, to be sent back as they came.
 func AssistantOf(m openai.ChatCompletionMessage) openai.ChatCompletionMessageParamUnion {
-	p := AssistantParam(m.Content, ToolCallsOf(m.ToolCalls))
+	return withOutput(AssistantParam(m.Content, ToolCallsOf(m.ToolCalls)), OutputOf(m))
+}
+
+// OutputOf is the output items the model's reply m came in over the
+// Responses API, as they came, for a host that keeps its conversation
+// as plain data ([Message.Output]); nil for a reply of Chat Completions.
+func OutputOf(m openai.ChatCompletionMessage) json.RawMessage {
 	if f, ok := m.JSON.ExtraFields[outputField]; ok && f.Raw() != "" {
-		p.OfAssistant.SetExtraFields(map[string]any{outputField: json.RawMessage(f.Raw())})
+		return json.RawMessage(f.Raw())
+	}
+	return nil
+}
+
+// withOutput is the assistant message p carrying output, the output
+// items its reply came in, to the next request; p as it is when there
+// are none.
+func withOutput(p openai.ChatCompletionMessageParamUnion, output json.RawMessage) openai.ChatCompletionMessageParamUnion {
+	if len(output) > 0 {
+		p.OfAssistant.SetExtraFields(map[string]any{outputField: output})
 	}
 	return p
 }

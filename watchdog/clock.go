@@ -159,6 +159,10 @@ func (c *Clock) progress(source string, units int64, at time.Duration) bool {
 // 25).
 func Grew(most, units int64) bool { return units > most }
 
+// Units returns the most units source reported, 0 when none or once its
+// call has ended.
+func (c *Clock) Units(source string) int64 { return c.sources[source] }
+
 // End forgets source's units and the call of that key ([Clock.Begin]):
 // its call has ended, its hold with it, and heartbeats under it from now
 // on count as a new call's. Ending a hold resets nothing: a call that

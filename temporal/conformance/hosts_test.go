@@ -89,6 +89,9 @@ type ending struct {
 	recs     []trace.Record
 	requests int   // the chat completion requests the model server received
 	offered  []int // the tools each of them offered, in the order they came
+	// reasoning is, for each model request in the order they came, the
+	// ids of the reasoning items it carried back (the Responses API).
+	reasoning [][]string
 }
 
 // files writes the row's tools files into a folder of their own and
@@ -143,6 +146,18 @@ func offered(srv *sim.Server) []int {
 	return out
 }
 
+// carried is the ids of the reasoning items each model request carried
+// back, in the order they came.
+func carried(srv *sim.Server) [][]string {
+	var out [][]string
+	for _, r := range srv.Requests() {
+		if r.Completion > 0 {
+			out = append(out, r.Reasoning)
+		}
+	}
+	return out
+}
+
 // sink keeps a run's records, as a trace file would.
 type sink struct {
 	mu   sync.Mutex
@@ -169,7 +184,7 @@ func runInProcess(t *testing.T, rw row, path string) ending {
 	t.Helper()
 	srv := sim.NewServer(rw.sc)
 	defer srv.Close()
-	m, err := model.New(model.Config{BaseURL: srv.URL, HTTPClient: srv.Client(), Model: sim.ModelID})
+	m, err := model.New(model.Config{BaseURL: srv.URL, HTTPClient: srv.Client(), Model: sim.ModelID, API: rw.api})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +229,7 @@ func runInProcess(t *testing.T, rw row, path string) ending {
 	cctx, stop := budget.WithBudget(context.Background(), b)
 	defer stop()
 	ts.Close(cctx)
-	return ending{host: inProcess, res: res, recs: out.records(), requests: chatRequests(srv), offered: offered(srv)}
+	return ending{host: inProcess, res: res, recs: out.records(), requests: chatRequests(srv), offered: offered(srv), reasoning: carried(srv)}
 }
 
 // runOnTemporal runs the row as `harness-temporal run` does: a worker with
@@ -225,7 +240,7 @@ func runInProcess(t *testing.T, rw row, path string) ending {
 func runOnTemporal(ctx context.Context, rw row, path string, j *cancel.Journal, queue string) (ending, error) {
 	srv := sim.NewServer(rw.sc)
 	defer srv.Close()
-	acts := &durable.Activities{Model: model.Config{BaseURL: srv.URL, Model: sim.ModelID}, Journal: j}
+	acts := &durable.Activities{Model: model.Config{BaseURL: srv.URL, Model: sim.ModelID, API: rw.api}, Journal: j}
 	if rw.noJournal {
 		acts.Journal = nil
 	}
@@ -263,7 +278,7 @@ func runOnTemporal(ctx context.Context, rw row, path string, j *cancel.Journal, 
 	if err := wr.Get(ctx, &out); err != nil {
 		return ending{}, fmt.Errorf("temporal diverged: the workflow returned no result: %w", err)
 	}
-	return ending{host: onTemporal, res: out.Result, recs: out.Trace, requests: chatRequests(srv), offered: offered(srv)}, nil
+	return ending{host: onTemporal, res: out.Result, recs: out.Trace, requests: chatRequests(srv), offered: offered(srv), reasoning: carried(srv)}, nil
 }
 
 // Times, ids and keys differ from run to run on one host; what is left is

@@ -31,6 +31,7 @@ type row struct {
 	parallel               int
 	interrupt              time.Duration // a first Ctrl-C this long after the start; 0: none
 	noJournal              bool          // the run has no orphan journal
+	api                    string        // the API the model speaks on both hosts (model.Config.API); "": chat
 
 	// profile is how long kinds took on this machine before the run, as
 	// a latency profile seeds both hosts' estimates (durable.Input's
@@ -685,7 +686,7 @@ const (
 // host, the reference (issue 25). List the rows with -run
 // 'TestBothHostsAgree' -v, or run one by its sentence.
 func TestBothHostsAgree(t *testing.T) {
-	for _, rw := range append(rows[:len(rows):len(rows)], agentRows...) {
+	for _, rw := range slices.Concat(rows, agentRows, responsesRows) {
 		t.Run(rw.name, func(t *testing.T) {
 			if !rw.timed {
 				t.Parallel()

@@ -15,6 +15,7 @@ import (
 	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
+	"github.com/glidepath/glidepath/watchdog"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 )
@@ -177,13 +178,37 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 		specs := a.Tools.sub(req.Toolset).specs() // a list of its own: deleting from it is safe
 		r.Tools = harness.Offer(slices.DeleteFunc(specs, func(sp tools.Spec) bool { return slices.Contains(req.Without, sp.Name) }))
 	}
-	var signal func(trace.Signal)
-	if req.Headers {
-		signal = headersTeller(ctx)
-	}
 	return withHeartbeat(ctx, func() ModelReply {
-		return client.AttemptReply(ctx, lease, 1, r, signal) // the workflow numbers its attempts
+		p := newProgressor(ctx, model.Kind)
+		defer p.stop()
+		reply := client.AttemptReply(ctx, lease, 1, r, modelSignals(ctx, req, p)) // the workflow numbers its attempts
+		if reply.Progress != nil {
+			reply.Progress.Units += req.Thoughts // as modelSignals counts
+		}
+		return reply
 	}), nil
+}
+
+// modelSignals is what hears a model attempt's signals: its progress (a
+// Responses reasoning summary) goes to p, its server's headers to the run
+// when the turn asked for them. In process one client hears all of a
+// run's model calls, so their progress rises from call to call under one
+// key; here each attempt has a client of its own, whose units begin
+// after the most the run has heard (req.Thoughts).
+func modelSignals(ctx context.Context, req ModelRequest, p *progressor) func(trace.Signal) {
+	var headers func(trace.Signal)
+	if req.Headers {
+		headers = headersTeller(ctx)
+	}
+	return func(s trace.Signal) {
+		switch {
+		case s.Event == watchdog.Progress:
+			s.Units += req.Thoughts
+			p.heard(s)
+		case headers != nil:
+			headers(s)
+		}
+	}
 }
 
 // ToolAttempt makes one attempt of a tool call with the workflow's key,
@@ -199,7 +224,7 @@ func (a *Activities) ToolAttempt(ctx context.Context, req ToolRequest) (ToolRepl
 	}
 	lease, spec := leaseOf(ctx), t.Spec()
 	end := withHeartbeat(ctx, func() tools.AttemptEnd {
-		p := newProgressor(ctx, spec)
+		p := newProgressor(ctx, cmp.Or(spec.Kind, tools.KindPrefix+spec.Name))
 		defer p.stop()
 		return tools.AttemptOnLease(ctx, lease, t, &tools.Call{Key: cancel.Key(req.Key), Args: args, N: req.Attempt, Heard: p.heard})
 	})

@@ -34,7 +34,7 @@ func (r *run) run(root, ctx workflow.Context) (landing.Result, error) {
 			r.step = cmd.Step // the step the records of this turn and its calls name
 			done, reply := r.turn(ctx, cmd.Parallel)
 			if done.OK && (reply.Content != "" || len(reply.ToolCalls) > 0) {
-				r.conv = append(r.conv, Message{Role: "assistant", Content: reply.Content, ToolCalls: reply.ToolCalls})
+				r.conv = append(r.conv, reply.Message()) // with the output items a Responses reply came in, to carry
 			}
 			r.calling = reply.ToolCalls
 			cmd = r.m.Step(grun.Event{Kind: grun.TurnEnded, Figures: grun.Figures{Ended: r.over(root)}, Turn: done,

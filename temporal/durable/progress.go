@@ -1,13 +1,11 @@
 package durable
 
 import (
-	"cmp"
 	"context"
 	"sync"
 	"time"
 
 	"github.com/glidepath/glidepath/model"
-	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
 	"go.temporal.io/sdk/activity"
@@ -15,10 +13,10 @@ import (
 	"go.temporal.io/sdk/worker"
 )
 
-// progressor carries a tool attempt's progress to its run: units that
-// grew become a [SignalProgress], at most one per [ProgressEvery]. heard
-// never blocks the tool: it keeps the latest and wakes the sender, a
-// goroutine the attempt owns and stop waits for.
+// progressor carries a tool or model attempt's progress to its run:
+// units that grew become a [SignalProgress], at most one per
+// [ProgressEvery]. heard never blocks the attempt: it keeps the latest
+// and wakes the sender, a goroutine the attempt owns and stop waits for.
 type progressor struct {
 	ctx  context.Context // the sender's: stop ends a signal in flight, so it cannot hold the attempt's answer
 	end  context.CancelFunc
@@ -31,8 +29,9 @@ type progressor struct {
 	latest Progress
 }
 
-func newProgressor(ctx context.Context, spec tools.Spec) *progressor {
-	step := cmp.Or(spec.Kind, tools.KindPrefix+spec.Name)
+// newProgressor starts the progressor of an attempt of step, the kind its
+// records name.
+func newProgressor(ctx context.Context, step string) *progressor {
 	sctx, end := context.WithCancel(ctx)
 	p := &progressor{ctx: sctx, end: end, step: step, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	p.wg.Go(p.send)

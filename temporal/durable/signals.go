@@ -3,6 +3,7 @@ package durable
 import (
 	"time"
 
+	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
@@ -147,7 +148,7 @@ func (r *run) progress(ctx workflow.Context, p Progress) {
 		}
 		return
 	}
-	if c.stopped || !c.clock.Progress(p.Key, p.Units, workflow.Now(ctx)) {
+	if c.stopped || !c.clock.Progress(model.ClockKey(p.Step, p.Key), p.Units, workflow.Now(ctx)) {
 		return
 	}
 	msgs := p.Messages

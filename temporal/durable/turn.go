@@ -56,6 +56,7 @@ func (r *run) turn(ctx workflow.Context, parallel bool) (model.TurnCommand, Mode
 
 				Fingerprint: r.fingerprint,
 				Headers:     headers,
+				Thoughts:    r.quiet.clock.Units(model.ClockKey(model.Kind, "")),
 			})
 			last.Took = workflow.Now(ctx).Sub(began)
 			base = trace.Record{Step: model.Kind, StepIndex: r.step, Attempt: cmd.N, RetryAfterInvalid: last.RetryAfterInvalid}
@@ -96,6 +97,12 @@ func (r *run) modelAttempt(ctx workflow.Context, index, n int, granted time.Dura
 		err = fmt.Errorf("%w: the run's history is %s, past the %s a durable run keeps under Temporal's limit", errTooLarge, mib(h), mib(MaxHistoryBytes))
 	default:
 		err = r.await(ctx, granted, ModelActivity, req, &reply)
+	}
+	if p := reply.Progress; p != nil {
+		// Its signal may come after the reply, and a run that ends with
+		// the reply would leave it off the record, where the process has
+		// it; taken twice, it is progress once (watchdog.Grew).
+		r.progress(ctx, Progress{Step: p.Step, Key: p.Key, Units: p.Units, Total: p.Total, Message: p.Message})
 	}
 	var cause error // what ended a failed attempt, for its record
 	switch e := endOf(ctx, err, reply.Outcome.Ours()); {

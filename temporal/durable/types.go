@@ -140,6 +140,11 @@ type ModelRequest struct {
 	// (issue 27). Only a turn whose allowance holds asks: a signal is a
 	// history event.
 	Headers bool `json:",omitempty"`
+
+	// Thoughts is the most units of model progress the run has heard (a
+	// Responses reasoning summary part is one): the attempt's own count
+	// from there. None on Chat Completions, whose request is as before.
+	Thoughts int64 `json:",omitempty"`
 }
 
 // ModelReply is how one model attempt ended: a failure is data, not an

@@ -90,6 +90,7 @@ func TestBadUsageExitsTwoBeforeAnythingStarts(t *testing.T) {
 		{"run with a reserve past the budget", []string{"run", "--address", "127.0.0.1:1", "--budget", "1s", "--reserve", "2s", "task"}, "--reserve"},
 		{"run without an address", []string{"run", "task"}, "--address"},
 		{"worker with a relative base URL", []string{"worker", "--address", "127.0.0.1:1", "--model", "m", "--base-url", "v1"}, "--base-url"},
+		{"worker with an API it does not speak", []string{"worker", "--address", "127.0.0.1:1", "--api", "completions"}, `--api "completions": want chat or responses`},
 		{"worker with a missing tools file", []string{"worker", "--address", "127.0.0.1:1", "--tools", "/nonexistent/tools.yaml"}, "tools"},
 	}
 	for _, tc := range cases {

@@ -81,15 +81,20 @@ func workerCommand(ctx context.Context, args []string, stderr io.Writer) error {
 	toolsFile := fs.String("tools", "", "the tools file (YAML or JSON) whose tools this worker runs; every worker of the task queue must run the same one")
 	modelName := fs.String("model", "sim", "the model: sim (the embedded simulated model) or a name for --base-url")
 	baseURL := fs.String("base-url", "", "an OpenAI-compatible server's base URL, e.g. http://127.0.0.1:8080/v1")
+	api := fs.String("api", model.APIChat, "the model's `API`: chat (Chat Completions) or responses (the Responses API)")
 	journal := fs.String("journal", "", "the orphan journal (default $XDG_STATE_HOME/glidepath/orphans.jsonl)")
 	if err := fs.Parse(args); err != nil {
 		return parseError(err, "worker")
+	}
+	if *api != model.APIChat && *api != model.APIResponses {
+		return usage("--api %q: want chat or responses (try: harness-temporal worker --help)", *api)
 	}
 	mc, closeModel, err := modelConfig(*modelName, *baseURL)
 	if err != nil {
 		return err
 	}
 	defer closeModel()
+	mc.API = *api
 	acts := &durable.Activities{Model: mc}
 	if *toolsFile != "" {
 		reg, err := durable.LoadTools(ctx, *toolsFile, nil)
