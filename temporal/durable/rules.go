@@ -58,8 +58,10 @@ import "go.temporal.io/sdk/workflow"
 // silence (2 × its kind's p95, Input.MaxSilence, Input.Learned; the
 // watchdog's holds), so that the clock's timer is armed for a hold's end
 // and again, earlier, when the hold ends; a model turn whose allowance
-// holds asks its worker to signal its server's headers; Input.QuietMode
-// warn records a quiet_warning and goes on (issue 27).
+// holds (or a warning could name) asks its worker to signal its server's
+// headers; Input.QuietMode warn records a quiet_warning and goes on; a
+// model's reasoning summaries on the Responses API are progress (issue
+// 27).
 const RulesVersion workflow.Version = 9
 
 // RulesChange is the change ID under which a run's history records
