@@ -286,21 +286,31 @@ func (h *handler) logf(rec *Request, status int) {
 		rec.Index, rec.Method, rec.Path, rec.Completion, rec.Turn, rec.Stream, rec.Tools, asked.String(), rec.Rule, status)
 }
 
+// opening is the start of either API's answer along the rule's timeline:
+// its request id, its Delay, then a Status fault or a Hang with no
+// keepalives, served whole. It reports whether the answer goes on.
+func (h *handler) opening(ctx context.Context, w http.ResponseWriter, rec Request, rule Rule) bool {
+	w.Header().Set("X-Request-Id", fmt.Sprintf("req_sim_%d", rec.Index))
+	if !h.pause(ctx, w, rule.Delay) {
+		return false
+	}
+	if rule.Status >= 400 {
+		writeFault(w, rule, rec)
+		return false
+	}
+	if rule.Hang && rule.Keepalive == 0 {
+		h.pause(ctx, w, Forever)
+		return false
+	}
+	return true
+}
+
 // respond serves one admitted chat completion along the rule's timeline
 // (see [Rule]): the policy's replies, one per choice, unless the rule
 // gives its own.
 func (h *handler) respond(w http.ResponseWriter, r *http.Request, req *chatRequest, msgs []Message, rec Request, rule Rule, reps []reply) {
 	ctx := r.Context()
-	w.Header().Set("X-Request-Id", fmt.Sprintf("req_sim_%d", rec.Index))
-	if !h.pause(ctx, w, rule.Delay) {
-		return
-	}
-	if rule.Status >= 400 {
-		writeFault(w, rule, rec)
-		return
-	}
-	if rule.Hang && rule.Keepalive == 0 {
-		h.pause(ctx, w, Forever)
+	if !h.opening(ctx, w, rec, rule) {
 		return
 	}
 

@@ -297,16 +297,7 @@ func (rr *responsesRequest) items() ([]inputItem, *apiError) {
 // timeline (see [Rule]).
 func (h *handler) respondResponse(w http.ResponseWriter, r *http.Request, rr *responsesRequest, msgs []Message, rec Request, rule Rule, rep reply) {
 	ctx := r.Context()
-	w.Header().Set("X-Request-Id", fmt.Sprintf("req_sim_%d", rec.Index))
-	if !h.pause(ctx, w, rule.Delay) {
-		return
-	}
-	if rule.Status >= 400 {
-		writeFault(w, rule, rec)
-		return
-	}
-	if rule.Hang && rule.Keepalive == 0 {
-		h.pause(ctx, w, Forever)
+	if !h.opening(ctx, w, rec, rule) {
 		return
 	}
 	if len(rule.ToolCalls) > 0 || rule.Answer != "" {
