@@ -283,25 +283,6 @@ func TestAHoldRevivesNoRunThatHasStalled(t *testing.T) {
 	}
 }
 
-func TestAWarningWatchdogArmsAgainForANewHold(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		warnings := 0
-		w, _, err := watchdog.Start(t.Context(), watchdog.Config{Quiet: time.Second, Mode: watchdog.Warn,
-			Warn: func(watchdog.StallError) { warnings++ }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Stop()
-		time.Sleep(1500 * time.Millisecond) // warned at 1s; nothing armed since
-		w.Mark(watchdog.ToolCall)
-		w.Begin(watchdog.Call{Key: "k", Step: "tool:slow", Allowance: 3 * time.Second})
-		time.Sleep(5 * time.Second)
-		synctest.Wait()
-		if warnings != 2 {
-			t.Errorf("%d warnings, want 2: one at Q, one when the new call's allowance ran out", warnings)
-		}
-	})
-}
 
 func TestAToolsFirstProgressBringsTheWatchdogsDeadlineBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -321,24 +302,6 @@ func TestAToolsFirstProgressBringsTheWatchdogsDeadlineBack(t *testing.T) {
 	})
 }
 
-func TestAWarningWatchdogWarnsAgainAfterAnEvent(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		warnings := 0
-		w, _, err := watchdog.Start(t.Context(), watchdog.Config{Quiet: time.Second, Mode: watchdog.Warn,
-			Warn: func(watchdog.StallError) { warnings++ }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Stop()
-		time.Sleep(1500 * time.Millisecond)
-		w.Mark(watchdog.ToolResult)
-		time.Sleep(5 * time.Second)
-		synctest.Wait()
-		if warnings != 2 {
-			t.Errorf("%d warnings, want 2: at Q, and Q after the event", warnings)
-		}
-	})
-}
 
 func TestAPauseInsideAHoldMovesTheHoldOn(t *testing.T) {
 	start := time.Unix(1e9, 0)
@@ -357,5 +320,38 @@ func TestAPauseInsideAHoldMovesTheHoldOn(t *testing.T) {
 	}
 	if st, _ := c.Fire(next); st.Call.For != 40*time.Second {
 		t.Errorf("the stall says the call was silent %v, want 40s: the wait was not silence", st.Call.For)
+	}
+}
+
+func TestAWarningWatchdogWarnsAgain(t *testing.T) {
+	cases := []struct {
+		name  string
+		after func(w *watchdog.Watchdog) // at 1.5s, half a second after the first warning
+	}{
+		{"after an event, Q after it", func(w *watchdog.Watchdog) { w.Mark(watchdog.ToolResult) }},
+		{"after a new call, when its allowance has run out", func(w *watchdog.Watchdog) {
+			w.Mark(watchdog.ToolCall)
+			w.Begin(watchdog.Call{Key: "k", Step: "tool:slow", Allowance: 3 * time.Second})
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				warnings := 0
+				w, _, err := watchdog.Start(t.Context(), watchdog.Config{Quiet: time.Second, Mode: watchdog.Warn,
+					Warn: func(watchdog.StallError) { warnings++ }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Stop()
+				time.Sleep(1500 * time.Millisecond) // warned at 1s; nothing armed since
+				tc.after(w)
+				time.Sleep(5 * time.Second)
+				synctest.Wait()
+				if warnings != 2 {
+					t.Errorf("%d warnings, want 2: one at Q, and one after", warnings)
+				}
+			})
+		})
 	}
 }
