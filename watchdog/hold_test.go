@@ -283,7 +283,6 @@ func TestAHoldRevivesNoRunThatHasStalled(t *testing.T) {
 	}
 }
 
-
 func TestAToolsFirstProgressBringsTheWatchdogsDeadlineBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w, ctx, err := watchdog.Start(t.Context(), watchdog.Config{Quiet: 5 * time.Second})
@@ -301,7 +300,6 @@ func TestAToolsFirstProgressBringsTheWatchdogsDeadlineBack(t *testing.T) {
 		}
 	})
 }
-
 
 func TestAPauseInsideAHoldMovesTheHoldOn(t *testing.T) {
 	start := time.Unix(1e9, 0)
