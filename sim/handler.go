@@ -178,16 +178,10 @@ func (h *handler) completion(w http.ResponseWriter, r *http.Request, rec Request
 	}
 	cv := readConversation(msgs)
 	rec.BudgetNote = cv.note
-	if apiErr != nil {
-		rec.Err = apiErr.msg
-	}
-	rule := h.admit(&rec, true, apiErr == nil)
-	if apiErr != nil {
-		h.logf(&rec, apiErr.status)
-		writeError(w, apiErr.status, apiErr.msg, apiErr.param, apiErr.code)
+	rule, ok := h.admitted(w, &rec, apiErr)
+	if !ok {
 		return
 	}
-	h.logf(&rec, max(rule.Status, http.StatusOK))
 	h.respond(w, r, &req, msgs, rec, rule, reps)
 }
 
@@ -207,6 +201,25 @@ func readRequest(w http.ResponseWriter, r *http.Request, req any) *apiError {
 }
 
 // admit numbers a request, picks the first matching rule and records it,
+
+// admitted admits the request rec (a chat completion, or a Responses
+// request: both count as model requests), logs it, and answers apiErr, a
+// request the API refuses, at once; it reports whether the request is to
+// be answered by the returned rule.
+func (h *handler) admitted(w http.ResponseWriter, rec *Request, apiErr *apiError) (Rule, bool) {
+	if apiErr != nil {
+		rec.Err = apiErr.msg
+	}
+	rule := h.admit(rec, true, apiErr == nil)
+	if apiErr != nil {
+		h.logf(rec, apiErr.status)
+		writeError(w, apiErr.status, apiErr.msg, apiErr.param, apiErr.code)
+		return rule, false
+	}
+	h.logf(rec, max(rule.Status, http.StatusOK))
+	return rule, true
+}
+
 // all under one lock so numbering, rule use and the record agree.
 func (h *handler) admit(rec *Request, chat, valid bool) Rule {
 	h.mu.Lock()

@@ -92,16 +92,10 @@ func (h *handler) response(w http.ResponseWriter, r *http.Request, rec Request) 
 		}
 	}
 	rec.BudgetNote = readConversation(msgs).note
-	if apiErr != nil {
-		rec.Err = apiErr.msg
-	}
-	rule := h.admit(&rec, true, apiErr == nil)
-	if apiErr != nil {
-		h.logf(&rec, apiErr.status)
-		writeError(w, apiErr.status, apiErr.msg, apiErr.param, apiErr.code)
+	rule, ok := h.admitted(w, &rec, apiErr)
+	if !ok {
 		return
 	}
-	h.logf(&rec, max(rule.Status, http.StatusOK))
 	h.respondResponse(w, r, &rr, msgs, rec, rule, reps[0])
 }
 
