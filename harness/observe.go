@@ -216,7 +216,14 @@ func (s *Session) attemptContext(ctx context.Context, rec trace.Record) context.
 }
 
 // warned writes the quiet_warning record of a would-be stall of the run's
-// quiet clock in warn mode: the run goes on (issue 27).
+// quiet clock in warn mode: the run goes on (issue 27). It carries the
+// step of the call it names, as that call's own records do: a model
+// turn in flight is the step after those made; a tool call belongs to
+// the turn that asked for it, the last made.
 func (s *Session) warned(st watchdog.StallError) {
-	s.record(landing.Warning(st, s.steps()))
+	step := s.steps()
+	if st.Call.Key == model.Kind {
+		step++
+	}
+	s.record(landing.Warning(st, step))
 }

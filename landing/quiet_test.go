@@ -26,7 +26,7 @@ func TestQuietWordsTellTheSilentCallsApart(t *testing.T) {
 			watchdog.Silent{Call: model, For: 2 * time.Second}, "",
 			"the model's server never answered: no response headers in 2s"},
 		{"a model held past its allowance was silent past its usual time",
-			watchdog.Silent{Call: with(model, 6*time.Second, watchdog.SourceProfile), Headers: true, Held: true, For: 7 * time.Second, Since: 6 * time.Second}, "",
+			watchdog.Silent{Call: with(model, 6*time.Second, watchdog.SourceProfile), Headers: true, Held: true, For: 6 * time.Second}, "",
 			"the model was silent past its usual time after its server answered: its allowance is 6s (2 × the p95 of the latency profile)"},
 		{"a model answered and cut at Q keeps its stream's words, and says nothing held it",
 			watchdog.Silent{Call: model, Headers: true, For: 2 * time.Second}, "the model sent only keepalives for 2s",

@@ -174,8 +174,9 @@ type TurnCommand struct {
 	Heard watchdog.Event   `json:",omitempty"`
 	End   landing.ModelEnd `json:",omitzero"` // TurnDone: what the landing call rule reads (landing.ModelEnd.Call)
 	// Begin is, with a turn's first attempt, the model call in flight the
-	// quiet clock is told of, held from its headers for its allowance
-	// ([watchdog.Clock.Begin], issue 27); the host ends it with the turn.
+	// quiet clock is told of, held once its server answers, for its
+	// allowance from the turn's start ([watchdog.Clock.Begin], issue 27);
+	// the host ends it with the turn.
 	Begin watchdog.Call `json:",omitzero"`
 
 	// OK reports a turn that answered (TurnDone): Took is its attempt's

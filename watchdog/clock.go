@@ -143,9 +143,14 @@ func (c *Clock) progress(source string, units int64, at time.Duration) bool {
 	if c.heard(Progress, at) {
 		if f := c.flight(source); f != nil {
 			// The call is alive, and says so: its silence is measured
-			// from now, and a tool's hold has done its work.
+			// from now, and a tool's hold has done its work. A model
+			// call's allowance counts again from now: it may be as
+			// silent before its next summary as before its first.
 			f.start, f.progressed = at, true
 			f.holding = f.holding && f.call.AtHeaders
+			if f.holding {
+				f.from = at
+			}
 		}
 	}
 	return true
@@ -181,8 +186,9 @@ func (c *Clock) End(source string) {
 // Begin starts the call in flight at now (issue 27): the host hears its
 // event (a tool call issued, a model request sent) as well. A call whose
 // allowance is above the quiet window its event opens holds the clock
-// until its allowance has passed: from now, or, [Call.AtHeaders], from
-// its server's headers ([Clock.Headers]); until its first progress whose
+// until its allowance, counted from now, has passed: from now, or,
+// [Call.AtHeaders], once its server's headers came ([Clock.Headers]);
+// until its first progress whose
 // units grew, for a tool; until [Clock.End]. A hold resets nothing, and
 // never reaches past the wall. A call begun again under the same key
 // replaces the one in flight.
@@ -201,7 +207,8 @@ func (c *Clock) begin(call Call, at time.Duration) {
 }
 
 // Headers records that the server of the call key sent its response
-// headers at now: a call held from its headers is held from the first.
+// headers at now: a call held once its server answers is held from the
+// first, for what is left of its allowance.
 func (c *Clock) Headers(key string, now time.Time) { c.headersAt(key, now.Sub(c.start)) }
 
 func (c *Clock) headersAt(key string, at time.Duration) {
@@ -211,7 +218,12 @@ func (c *Clock) headersAt(key string, at time.Duration) {
 	}
 	f.headers = true
 	if f.call.AtHeaders && c.Holds(f.call) && !c.fired && !c.late(at) { // a hold revives no run that has stalled
-		f.from, f.holding = at, true
+		// The allowance counts from the call's start (or its last
+		// progress), not from the headers: a server that answered late
+		// and then hung is still caught within max(Q, E) of the start
+		// (issue 27: counted from the headers, a hang after headers that
+		// took a few milliseconds was caught that much past the bound).
+		f.from, f.holding = f.start, true
 	}
 }
 
@@ -293,11 +305,7 @@ func (c *Clock) silent(at time.Duration, who int) Silent {
 		return Silent{}
 	}
 	f := &c.calls[who]
-	s := Silent{Call: f.call, For: at - f.start, Headers: f.headers, Held: held, Progressed: f.progressed}
-	if f.call.AtHeaders && f.holding {
-		s.Since = at - f.from
-	}
-	return s
+	return Silent{Call: f.call, For: at - f.start, Headers: f.headers, Held: held, Progressed: f.progressed}
 }
 
 // Sources returns the number of progress sources seen and not yet ended.

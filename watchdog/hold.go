@@ -24,11 +24,14 @@ type Call struct {
 	Allowance time.Duration
 	Source    Source
 
-	// AtHeaders reports a call whose hold begins when its server answers
-	// ([Clock.Headers]), a model call's: before the headers, the quiet
-	// window alone applies, so that a server that never answers is still
-	// caught at Q. A call without it is held from its start until its
-	// first progress whose units grew, or its end.
+	// AtHeaders reports a call whose hold takes effect when its server
+	// answers ([Clock.Headers]), a model call's: before the headers, the
+	// quiet window alone applies, so that a server that never answers is
+	// still caught at Q. Its allowance still counts from the call's start,
+	// as every call's does, so that a hang after the headers is caught
+	// within max(Q, E) of the start whenever the headers came. A call
+	// without it is held from its start until its first progress whose
+	// units grew, or its end.
 	AtHeaders bool `json:",omitempty"`
 }
 
@@ -155,10 +158,7 @@ type Silent struct {
 	Call
 	For     time.Duration // how long it had been silent: since its start, or its last progress
 	Headers bool          // a model call's server had sent its headers
-	// Since is, for a call held from its headers, how long before the
-	// stall they came.
-	Since time.Duration `json:",omitempty"`
-	Held  bool          // its allowance held the clock past the quiet window, and ran out
+	Held    bool          // its allowance held the clock past the quiet window, and ran out
 	// Progressed reports a call that had shown progress whose units grew:
 	// For is since the last, and a tool's hold had ended with the first.
 	Progressed bool `json:",omitempty"`
@@ -168,7 +168,7 @@ type Silent struct {
 type flight struct {
 	call    Call
 	start   time.Duration // when it began (or last showed progress), from the clock's start
-	from    time.Duration // when its hold began; valid when holding
+	from    time.Duration // when its allowance began to count; valid when holding
 	holding bool          // its allowance holds the clock now
 	headers bool
 	// progressed: it showed progress whose units grew (Silent.Progressed)

@@ -1,6 +1,7 @@
 package watchdog_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"testing"
@@ -16,6 +17,7 @@ type holdStep struct {
 	do   string // "begin", "headers", "progress", "end", "heard", "pause", "resume"
 	call watchdog.Call
 	n    int64
+	key  string // progress's source; empty: "k1"
 }
 
 func TestHolds(t *testing.T) {
@@ -50,10 +52,22 @@ func TestHolds(t *testing.T) {
 			wantFire: 3 * time.Second, wantStep: "model", wantFor: 2 * time.Second,
 		},
 		{
-			name: "a model call is held for its allowance from its headers",
+			name: "a model call is held once its server answers, for its allowance from its start",
 			steps: []holdStep{{at: time.Second, do: "heard"}, {at: time.Second, do: "begin", call: model},
 				{at: 1500 * time.Millisecond, do: "headers"}},
-			wantFire: 7500 * time.Millisecond, wantHeld: true, wantHead: true, wantStep: "model", wantFor: 6500 * time.Millisecond,
+			wantFire: 7 * time.Second, wantHeld: true, wantHead: true, wantStep: "model", wantFor: 6 * time.Second,
+		},
+		{
+			name: "a model call whose headers came late is still caught at its allowance from its start",
+			steps: []holdStep{{at: time.Second, do: "heard"}, {at: time.Second, do: "begin", call: model},
+				{at: 2900 * time.Millisecond, do: "headers"}},
+			wantFire: 7 * time.Second, wantHeld: true, wantHead: true, wantStep: "model", wantFor: 6 * time.Second,
+		},
+		{
+			name: "a held model call's progress counts its allowance again from the progress",
+			steps: []holdStep{{at: time.Second, do: "heard"}, {at: time.Second, do: "begin", call: model},
+				{at: 1500 * time.Millisecond, do: "headers"}, {at: 5 * time.Second, do: "progress", n: 1, key: "model"}},
+			wantFire: 11 * time.Second, wantHeld: true, wantHead: true, wantStep: "model", wantFor: 6 * time.Second,
 		},
 		{
 			name: "a tool's first progress ends its hold: its silence is measured from the progress",
@@ -101,7 +115,7 @@ func TestHolds(t *testing.T) {
 				case "headers":
 					c.Headers("model", now)
 				case "progress":
-					c.Progress("k1", s.n, now)
+					c.Progress(cmp.Or(s.key, "k1"), s.n, now)
 				case "end":
 					c.End("k1")
 				}
@@ -226,11 +240,11 @@ func TestAHeldWatchdogEndsTheRunWhenTheAllowanceRunsOut(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		w.Headers("model")
 		<-ctx.Done()
-		if got := time.Since(start); got != 4500*time.Millisecond {
-			t.Errorf("the run ended at %v; want 4.5s, the headers plus the allowance", got)
+		if got := time.Since(start); got != 4*time.Second {
+			t.Errorf("the run ended at %v; want 4s, the allowance from the call's start", got)
 		}
 		var stall *watchdog.StallError
-		if !errors.As(context.Cause(ctx), &stall) || !stall.Call.Held || !stall.Call.Headers || stall.Call.Since != 4*time.Second {
+		if !errors.As(context.Cause(ctx), &stall) || !stall.Call.Held || !stall.Call.Headers || stall.Call.For != 4*time.Second {
 			t.Fatalf("cause %v; want a stall of the held model call", context.Cause(ctx))
 		}
 	})

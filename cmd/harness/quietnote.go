@@ -56,7 +56,7 @@ func quietNotes(w io.Writer, cmd string, q, maxSilence time.Duration, est *budge
 		}
 		held := "from its start"
 		if k.kind == model.Kind {
-			held = "from its server's answer"
+			held = "from its start once its server answers"
 		}
 		if e < k.x.P95 {
 			fmt.Fprintf(w, "%s: warning: --quiet %s is below the p95 of %s (%s, %s), and its allowance is capped at %s (its ceiling or --max-silence): healthy calls will be cut\n",

@@ -20,8 +20,8 @@ func TestQuietNotesNameEveryKindWhoseP95IsAboveTheQuietPeriod(t *testing.T) {
 		want       string
 	}{
 		{name: "nothing known says nothing"},
-		{name: "a model known to be slower than Q is held from its server's answer", model: slow(3 * time.Second),
-			want: "harness run: note: --quiet 2s is below the p95 of model (3s, the latency profile): its calls are held up to 6s from its server's answer\n"},
+		{name: "a model known to be slower than Q is held from its start once its server answers", model: slow(3 * time.Second),
+			want: "harness run: note: --quiet 2s is below the p95 of model (3s, the latency profile): its calls are held up to 6s from its start once its server answers\n"},
 		{name: "a tool that declares a p95 above Q is held from its start",
 			entries: []tools.Entry{{Name: "crawl", P95: 5 * time.Second}, {Name: "quick", P95: time.Second}},
 			want:    "harness run: note: --quiet 2s is below the p95 of tool:crawl (5s, its declared p95): its calls are held up to 10s from its start\n"},
@@ -43,11 +43,7 @@ func TestQuietNotesNameEveryKindWhoseP95IsAboveTheQuietPeriod(t *testing.T) {
 
 func TestTheLiveLineWarnsOfAHeldCallAtHalfItsAllowance(t *testing.T) {
 	held := func(step string, atHeaders bool, silent time.Duration) watchdog.Silent {
-		c := watchdog.Silent{Call: watchdog.Call{Step: step, Allowance: 6 * time.Second, AtHeaders: atHeaders}, Held: true, For: silent}
-		if atHeaders {
-			c.For, c.Since = silent+time.Second, silent // the request went out a second before its headers
-		}
-		return c
+		return watchdog.Silent{Call: watchdog.Call{Step: step, Allowance: 6 * time.Second, AtHeaders: atHeaders}, Held: true, For: silent}
 	}
 	cases := []struct {
 		name   string
@@ -57,7 +53,7 @@ func TestTheLiveLineWarnsOfAHeldCallAtHalfItsAllowance(t *testing.T) {
 		{"a call not held shows nothing", watchdog.Silent{Call: watchdog.Call{Step: "model"}, For: time.Minute}, ""},
 		{"a held tool under half its allowance shows nothing", held("tool:crawl", false, 2900*time.Millisecond), ""},
 		{"a held tool at half its allowance is warned of", held("tool:crawl", false, 3*time.Second), "! crawl silent 3.0s of 6.0s"},
-		{"a model is counted from its server's answer", held("model", true, 3100*time.Millisecond), "! model silent 3.1s of 6.0s"},
+		{"a model is counted from its start", held("model", true, 3100*time.Millisecond), "! model silent 3.1s of 6.0s"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -346,9 +346,6 @@ func silenceWarning(c watchdog.Silent) string {
 		return ""
 	}
 	silent := c.For
-	if c.AtHeaders {
-		silent = c.Since
-	}
 	if 2*silent < c.Allowance {
 		return ""
 	}

@@ -237,7 +237,7 @@ func (m *Machine) Step(e Event) Command {
 				m.failure = w // the silent call, more than how the turn it cut went
 			}
 			if c := st.Call; c.Held {
-				m.more().silent = cmp.Or(c.Since, c.For)
+				m.more().silent = c.For
 			}
 		}
 		return m.decide(f)

@@ -528,6 +528,27 @@ var rows = []row{
 		also: causeIs("", 1),
 	},
 	{
+		// Issue 27: the allowance counts from the call's start, not from
+		// its headers: headers at 0.8s then only keepalives are warned of
+		// at 2s, E; counted from the headers it was 2.8s, past max(Q, E).
+		// Warn mode, so that the warning's record says when and how long.
+		name: "a model that answers late and then says nothing is caught at its allowance from its start",
+		sc: &sim.Scenario{Rules: []sim.Rule{{Request: 1, Delay: 800 * time.Millisecond, Keepalive: 3 * time.Second,
+			KeepaliveEvery: 200 * time.Millisecond, Answer: "Late."}}},
+		profile: map[string][]time.Duration{"model": {time.Second, time.Second, time.Second, time.Second, time.Second}},
+		budget:  20 * time.Second, quiet: time.Second, quietMode: watchdog.Warn,
+		also: func(in, tmp []ending) []string {
+			out := causeIs("", 1)(in, tmp)
+			for _, e := range slices.Concat(in, tmp) {
+				w, ok := first(e.recs, trace.QuietWarning, "model")
+				if !ok || !w.Headers || w.AllowanceMs != 2000 || w.SilentMs < 2000 || w.SilentMs >= 2400 {
+					out = append(out, fmt.Sprintf("%s: quiet_warning %+v; want the model, headers sent, silent 2s of its 2s allowance from its start", e.host, w))
+				}
+			}
+			return out
+		},
+	},
+	{
 		name:   "a quiet clock in warn mode warns of the stall and the run goes on",
 		tools:  "tools:\n" + command("slow", "read", "", "1.5"),
 		sc:     &sim.Scenario{Rules: []sim.Rule{{Request: 1, ToolCalls: calls(call("slow", `{}`))}, answer(2, "Warned.")}},

@@ -198,7 +198,7 @@ func (a *Activities) ModelAttempt(ctx context.Context, req ModelRequest) (ModelR
 func modelSignals(ctx context.Context, req ModelRequest, p *progressor) func(trace.Signal) {
 	var headers func(trace.Signal)
 	if req.Headers {
-		headers = headersTeller(ctx)
+		headers = headersTeller(ctx, req.Turn)
 	}
 	return func(s trace.Signal) {
 		switch {

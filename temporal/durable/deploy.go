@@ -18,7 +18,7 @@ import (
 const buildPrefix = "rules-"
 
 // BuildID is the Worker Deployment build ID of a worker whose workflow
-// runs rules v: "rules-9". Two binaries with the same rules are one build
+// runs rules v: "rules-10". Two binaries with the same rules are one build
 // to Temporal, since each replays the other's runs; a change of the rules
 // is a new build (rules.go).
 func BuildID(v workflow.Version) string { return buildPrefix + strconv.Itoa(int(v)) }

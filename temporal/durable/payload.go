@@ -85,7 +85,8 @@ func mib(n int) string {
 
 // fitted is msgs, the run's own copy for one request, within
 // MaxRequestBytes: the oldest tool outputs, then the oldest answers, are
-// replaced by a line that says they were left out, until the rest fits.
+// replaced by a line that says they were left out (an answer's output
+// items with it), until the rest fits.
 // It reports whether they fit; a conversation of only its prompts and
 // notes always does (Workflow refuses a larger task).
 func fitted(msgs []Message) bool {
@@ -100,11 +101,17 @@ func fitted(msgs []Message) bool {
 			if total <= MaxRequestBytes {
 				return true
 			}
-			if msgs[i].Role != role || msgs[i].Content == "" {
+			if msgs[i].Role != role || msgs[i].Content == "" && msgs[i].Output == nil {
 				continue
 			}
-			msgs[i].Content = fmt.Sprintf("[%d bytes left out: the conversation passed the %s a durable run's request carries]",
-				len(msgs[i].Content), mib(MaxRequestBytes))
+			if msgs[i].Content != "" {
+				msgs[i].Content = fmt.Sprintf("[%d bytes left out: the conversation passed the %s a durable run's request carries]",
+					len(msgs[i].Content)+len(msgs[i].Output), mib(MaxRequestBytes))
+			}
+			// The output items an answer came in over the Responses API
+			// (its reasoning, its text again) go with it: the request
+			// sends its tool calls from ToolCalls instead (issue 27).
+			msgs[i].Output = nil
 			n := encodedLen(msgs[i])
 			total += n - sizes[i]
 			sizes[i] = n

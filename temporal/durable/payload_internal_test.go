@@ -69,3 +69,29 @@ func TestASizeIsSaidAsItsBoundsAreSet(t *testing.T) {
 		}
 	}
 }
+
+// Issue 27: an answer that came over the Responses API carries its output
+// items (its reasoning, its text again, its calls) beside its content.
+// Left out, its content alone was replaced, and the items kept the
+// request past the bound; now they go with it, its calls kept.
+func TestAnAnswerLeftOutTakesItsResponsesOutputWithIt(t *testing.T) {
+	items := json.RawMessage(`[{"type":"reasoning","encrypted_content":"` + strings.Repeat("r", MaxRequestBytes) + `"}]`)
+	call := ToolCall{ID: "c1", Name: "search", Arguments: json.RawMessage(`{}`)}
+	msgs := []Message{
+		{Role: "user", Content: "task"},
+		{Role: "assistant", Content: "thinking aloud", ToolCalls: []ToolCall{call}, Output: items},
+		{Role: "tool", ToolCallID: "c1", Content: "found"},
+		{Role: "assistant", ToolCalls: []ToolCall{call}, Output: items},
+	}
+	if !fitted(msgs) {
+		t.Fatal("a conversation whose answers' output items pass the bound did not fit once they were left out")
+	}
+	for _, i := range []int{1, 3} {
+		if msgs[i].Output != nil || len(msgs[i].ToolCalls) != 1 {
+			t.Errorf("answer %d: output %d bytes, %d calls; want its output left out and its call kept", i, len(msgs[i].Output), len(msgs[i].ToolCalls))
+		}
+	}
+	if !strings.Contains(msgs[1].Content, "left out") || msgs[3].Content != "" {
+		t.Errorf("contents %q, %q; want the first said left out, the second still empty", msgs[1].Content, msgs[3].Content)
+	}
+}

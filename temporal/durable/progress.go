@@ -106,8 +106,9 @@ func (p *progressor) stop() {
 // its run when the model's server has answered, once: the turn's
 // allowance holds the run's quiet clock from then (issue 27). The signal
 // is sent on the attempt's goroutine, bounded by the attempt's context:
-// a server out of reach costs the attempt no more than its lease.
-func headersTeller(ctx context.Context) func(trace.Signal) {
+// a server out of reach costs the attempt no more than its lease. The
+// signal carries the attempt's turn in Units (ModelRequest.Turn).
+func headersTeller(ctx context.Context, turn int) func(trace.Signal) {
 	info := activity.GetInfo(ctx)
 	c := activity.GetClient(ctx)
 	var told bool
@@ -116,7 +117,7 @@ func headersTeller(ctx context.Context) func(trace.Signal) {
 			return
 		}
 		told = true
-		p := Progress{Step: model.Kind, Key: model.Kind, Wait: headersSignal}
+		p := Progress{Step: model.Kind, Key: model.Kind, Units: int64(turn), Wait: headersSignal}
 		_ = c.SignalWorkflow(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, SignalProgress, p) // unsent: no hold, Q alone
 	}
 }

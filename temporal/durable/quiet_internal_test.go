@@ -89,3 +89,50 @@ func TestAnEventInsideAPauseFiresTheQuietClockWhenItDoesInProcess(t *testing.T) 
 			p.Pause, p.Event, p.Resume, p.Fired, want, p.Resume+q)
 	}
 }
+
+// headersProbe is what staleHeadersProbe saw: whether the turn in flight
+// was held after a headers signal of an earlier turn, and after its own.
+type headersProbe struct {
+	HeldAfterStale, HeldAfterOwn bool
+}
+
+// staleHeadersProbe begins a model turn at step 2 whose allowance holds,
+// then hears the headers signal an abandoned attempt of turn 1 sends
+// late, then the turn's own.
+func staleHeadersProbe(ctx workflow.Context) (headersProbe, error) {
+	r := &run{step: 2}
+	startQuiet(r, time.Second, workflow.Now(ctx))
+	r.quiet.clock.Begin(watchdog.Call{Key: "model", Step: "model", Allowance: time.Minute, AtHeaders: true}, workflow.Now(ctx))
+	var p headersProbe
+	r.progress(ctx, Progress{Step: "model", Key: "model", Units: 2, Wait: headersSignal}) // turn 1's: step 1 + 1
+	_, p.HeldAfterStale = r.quiet.clock.Held(workflow.Now(ctx))
+	r.progress(ctx, Progress{Step: "model", Key: "model", Units: 3, Wait: headersSignal})
+	_, p.HeldAfterOwn = r.quiet.clock.Held(workflow.Now(ctx))
+	return p, nil
+}
+
+// Issue 27: a model attempt abandoned when its lease ended may signal its
+// server's headers after the run has begun its next turn. Taken as the
+// new turn's, it held a turn whose server had not answered, which a
+// server that never answers must not be: the signal names its turn, and
+// another turn's is dropped.
+func TestAHeadersSignalOfAnEarlierTurnHoldsNothing(t *testing.T) {
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	const queue = "stale-headers-probe"
+	ts.NewWorker(queue, func(r worker.Registry) {
+		r.RegisterWorkflowWithOptions(staleHeadersProbe, workflow.RegisterOptions{Name: "staleHeadersProbe"})
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	wr, err := ts.GetDefaultClient().ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, "staleHeadersProbe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p headersProbe
+	if err := wr.Get(ctx, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.HeldAfterStale || !p.HeldAfterOwn {
+		t.Errorf("held after turn 1's headers %v, after its own %v; want only after its own", p.HeldAfterStale, p.HeldAfterOwn)
+	}
+}

@@ -61,8 +61,11 @@ import "go.temporal.io/sdk/workflow"
 // holds (or a warning could name) asks its worker to signal its server's
 // headers; Input.QuietMode warn records a quiet_warning and goes on; a
 // model's reasoning summaries on the Responses API are progress (issue
-// 27).
-const RulesVersion workflow.Version = 9
+// 27);
+// 10, a model call's allowance counts from its start, not from its
+// headers, and again from each reasoning summary; the headers signal
+// names its turn, and another turn's is dropped (issue 27).
+const RulesVersion workflow.Version = 10
 
 // RulesChange is the change ID under which a run's history records
 // [RulesVersion].
@@ -75,7 +78,7 @@ const RulesChange = "glidepath.rules"
 //
 // In a fleet that check is a last guard, not the way runs meet builds:
 // every run is pinned to the build that started it (Temporal's Worker
-// Versioning, deploy.go), a build being its rules ([BuildID], "rules-9"),
+// Versioning, deploy.go), a build being its rules ([BuildID], "rules-10"),
 // so that a worker of other rules is never handed the run at all. Worker
 // Versioning was chosen over failing such a run at once (issue 26, item
 // 4) because it keeps the run: a run whose build has no worker left waits

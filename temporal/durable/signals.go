@@ -28,7 +28,8 @@ type Progress struct {
 
 	// Wait, from a sub-agent, is pause or resume: the parent's quiet
 	// clock pauses with the child's (SPEC §3); from a model attempt,
-	// headers: its server answered. Units is then not read.
+	// headers: its server answered, and Units is its turn
+	// (ModelRequest.Turn). Units is not read for a pause or a resume.
 	Wait string `json:"wait,omitempty"`
 }
 
@@ -143,7 +144,7 @@ func (r *run) progress(ctx workflow.Context, p Progress) {
 		c.resumeChild(ctx, p.Key)
 		return
 	case headersSignal:
-		if !c.stopped {
+		if !c.stopped && p.Units == int64(r.step+1) { // another turn's is stale
 			c.clock.Headers(p.Key, workflow.Now(ctx))
 		}
 		return

@@ -32,10 +32,13 @@ func (r *run) turn(ctx workflow.Context, parallel bool) (model.TurnCommand, Mode
 	// The worker signals the server's headers when they matter: the
 	// turn's allowance holds the clock from them, or a warning would
 	// name the turn and must say whether its server had answered.
-	headers := false
+	headers, turn := false, 0
 	if cmd.Begin.Key != "" && !r.quiet.stopped {
 		r.quiet.clock.Begin(cmd.Begin, workflow.Now(ctx))
 		headers = r.quiet.clock.Holds(cmd.Begin) || r.in.QuietMode == watchdog.Warn
+	}
+	if headers {
+		turn = r.step + 1 // the request of a turn that asks nothing is as before
 	}
 	defer r.quiet.clock.End(model.Kind)
 	for {
@@ -56,6 +59,7 @@ func (r *run) turn(ctx workflow.Context, parallel bool) (model.TurnCommand, Mode
 
 				Fingerprint: r.fingerprint,
 				Headers:     headers,
+				Turn:        turn,
 				Thoughts:    r.quiet.clock.Units(model.ClockKey(model.Kind, "")),
 			})
 			last.Took = workflow.Now(ctx).Sub(began)

@@ -140,6 +140,11 @@ type ModelRequest struct {
 	// (issue 27). Only a turn whose allowance holds asks: a signal is a
 	// history event.
 	Headers bool `json:",omitempty"`
+	// Turn tags the headers signal with the turn it answers (its step
+	// index + 1): an attempt abandoned when its lease ended may still
+	// signal after the run has begun its next turn, whose server has not
+	// answered yet, and must not hold that turn.
+	Turn int `json:",omitempty"`
 
 	// Thoughts is the most units of model progress the run has heard (a
 	// Responses reasoning summary part is one): the attempt's own count
