@@ -2,6 +2,7 @@ package landing
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/watchdog"
@@ -97,4 +98,14 @@ func Warning(s watchdog.StallError, step int) trace.Record {
 		rec.Message = fmt.Sprintf("no semantic event for %s (quiet %s)", Human(s.Since), Human(s.Quiet))
 	}
 	return rec
+}
+
+// HeldWarning is what a live line leads with once a held call has been
+// silent for half its allowance or more (issue 27), on either host:
+// "! model silent 3.1s of 6.0s". Empty otherwise.
+func HeldWarning(c watchdog.Silent) string {
+	if !c.Held || c.Allowance <= 0 || 2*c.For < c.Allowance {
+		return ""
+	}
+	return fmt.Sprintf("! %s silent %s of %s", strings.TrimPrefix(c.Step, "tool:"), Rounded(c.For), Rounded(c.Allowance))
 }

@@ -50,3 +50,26 @@ func TestQuietWordsTellTheSilentCallsApart(t *testing.T) {
 		})
 	}
 }
+
+func TestALiveLineWarnsOfAHeldCallAtHalfItsAllowance(t *testing.T) {
+	held := func(step string, atHeaders bool, silent time.Duration) watchdog.Silent {
+		return watchdog.Silent{Call: watchdog.Call{Step: step, Allowance: 6 * time.Second, AtHeaders: atHeaders}, Held: true, For: silent}
+	}
+	cases := []struct {
+		name   string
+		silent watchdog.Silent
+		want   string
+	}{
+		{"a call not held shows nothing", watchdog.Silent{Call: watchdog.Call{Step: "model"}, For: time.Minute}, ""},
+		{"a held tool under half its allowance shows nothing", held("tool:crawl", false, 2900*time.Millisecond), ""},
+		{"a held tool at half its allowance is warned of", held("tool:crawl", false, 3*time.Second), "! crawl silent 3.0s of 6.0s"},
+		{"a model is counted from its start", held("model", true, 3100*time.Millisecond), "! model silent 3.1s of 6.0s"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := landing.HeldWarning(tc.silent); got != tc.want {
+				t.Errorf("HeldWarning = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/tools"
-	"github.com/glidepath/glidepath/watchdog"
 )
 
 func TestQuietNotesNameEveryKindWhoseP95IsAboveTheQuietPeriod(t *testing.T) {
@@ -36,29 +35,6 @@ func TestQuietNotesNameEveryKindWhoseP95IsAboveTheQuietPeriod(t *testing.T) {
 			quietNotes(&out, "harness run", 2*time.Second, tc.maxSilence, est, &tools.Config{Entries: tc.entries})
 			if out.String() != tc.want {
 				t.Errorf("notes:\n%q\nwant\n%q", out.String(), tc.want)
-			}
-		})
-	}
-}
-
-func TestTheLiveLineWarnsOfAHeldCallAtHalfItsAllowance(t *testing.T) {
-	held := func(step string, atHeaders bool, silent time.Duration) watchdog.Silent {
-		return watchdog.Silent{Call: watchdog.Call{Step: step, Allowance: 6 * time.Second, AtHeaders: atHeaders}, Held: true, For: silent}
-	}
-	cases := []struct {
-		name   string
-		silent watchdog.Silent
-		want   string
-	}{
-		{"a call not held shows nothing", watchdog.Silent{Call: watchdog.Call{Step: "model"}, For: time.Minute}, ""},
-		{"a held tool under half its allowance shows nothing", held("tool:crawl", false, 2900*time.Millisecond), ""},
-		{"a held tool at half its allowance is warned of", held("tool:crawl", false, 3*time.Second), "! crawl silent 3.0s of 6.0s"},
-		{"a model is counted from its start", held("model", true, 3100*time.Millisecond), "! model silent 3.1s of 6.0s"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := silenceWarning(tc.silent); got != tc.want {
-				t.Errorf("silenceWarning = %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -173,7 +173,7 @@ func (l *statusLine) draw() {
 	l.mu.Lock()
 	text := l.state.frame(spent, l.b.Total(), l.b.Reserve(), width)
 	l.mu.Unlock()
-	if w := silenceWarning(silent); w != "" {
+	if w := landing.HeldWarning(silent); w != "" {
 		text = cut(w+" · "+text, width-1)
 	}
 	l.lockTerm()
@@ -336,20 +336,6 @@ func (st *statusState) frame(spent, total, reserve time.Duration, width int) str
 		}
 	}
 	return cut(head, limit)
-}
-
-// silenceWarning is what the live line leads with once a held call has
-// been silent for half its allowance or more (issue 27): "! model silent
-// 3.1s of 6s". Empty otherwise.
-func silenceWarning(c watchdog.Silent) string {
-	if !c.Held || c.Allowance <= 0 {
-		return ""
-	}
-	silent := c.For
-	if 2*silent < c.Allowance {
-		return ""
-	}
-	return fmt.Sprintf("! %s silent %s of %s", strings.TrimPrefix(c.Step, "tool:"), landing.Rounded(silent), landing.Rounded(c.Allowance))
 }
 
 // laterPhase returns the later of the phase the records named and the one

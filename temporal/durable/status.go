@@ -9,6 +9,7 @@ import (
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/trace/spans"
+	"github.com/glidepath/glidepath/watchdog"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -59,6 +60,11 @@ type Status struct {
 	Ended   bool   `json:"ended"`   // the run has its result
 	Result  string `json:"result,omitempty"`
 	Cause   string `json:"cause,omitempty"` // an ended run's cause, "" for none
+	// Held is the call in flight whose allowance of silence holds the
+	// run's quiet clock nearest its end, silent For as of At (issue 27):
+	// a live line warns of it at half its allowance. None when no call
+	// is held.
+	Held *watchdog.Silent `json:"held,omitempty"`
 }
 
 // Flying is an attempt in flight: a model attempt (Kind "model", no tool,
@@ -103,6 +109,9 @@ func (r *run) status(ctx workflow.Context) Status {
 		case trace.RunEnd:
 			st.Ended, st.Result, st.Cause = true, rec.Result, rec.Cause
 		}
+	}
+	if held, ok := r.quiet.clock.Held(st.At); ok && !r.quiet.stopped {
+		st.Held = &held
 	}
 	return st
 }

@@ -106,6 +106,11 @@ func live(st durable.Status, now time.Time) durable.Status {
 	f := landing.NewFrame(st.RunID, "", st.Start, ms(st.Budget.TotalMs), ms(st.Budget.ReserveMs), 0)
 	spent, remaining, _ := f.Clock(now)
 	st.Budget = landing.Report(f.Total(), f.Reserve(), spent, remaining)
+	if st.Held != nil && now.After(st.At) {
+		held := *st.Held // the held call has been silent since At too
+		held.For += now.Sub(st.At)
+		st.Held = &held
+	}
 	return st
 }
 
@@ -129,6 +134,11 @@ func statusLine(st durable.Status) string {
 	left := time.Duration(st.Budget.RemainingMs) * time.Millisecond
 	line := fmt.Sprintf("%s · %s · %s of %s, %s left · %s · step %d · %d attempts · in flight: ",
 		st.RunID, state, landing.Rounded(spent), landing.Rounded(total), landing.Rounded(left), st.Phase, st.Step, st.Attempts)
+	if st.Held != nil {
+		if w := landing.HeldWarning(*st.Held); w != "" {
+			line = w + " · " + line
+		}
+	}
 	if len(st.InFlight) == 0 {
 		return line + "-"
 	}
