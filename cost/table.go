@@ -60,17 +60,19 @@ func Builtin() *Table {
 // input_cost_per_token, output_cost_per_token (USD per token),
 // cache_read_input_token_cost (default: the input price),
 // output_cost_per_reasoning_token (default: the output price), and
-// max_output_tokens, else max_tokens, rounded to a whole token. It ignores
+// max_output_tokens, else max_tokens, rounded to a whole token (LiteLLM
+// calls max_tokens legacy, and where a provider gives no output limit it
+// holds the input limit: an overestimate, never too small). It ignores
 // every other field and the entry "sample_spec". A model listed twice
 // takes its last entry, as LiteLLM's own loader does: the published file
 // has held duplicates more than once, and a table must load it.
 //
 // A file that is not one JSON object is an error matching
-// [ErrBadPrices]. A price that is negative, not a JSON number or too
-// large is a [*PriceError] naming the model and field; Parse reports
-// every such error at once, joined, in the order of model names, and
-// returns no table. A model without a token price is not an error here: it is one
-// when [Table.Require] is asked for its price.
+// [ErrBadPrices]. A price or limit that is negative, not a JSON number
+// or too large is a [*PriceError] naming the model and field; Parse
+// reports every such error at once, joined, in the order of model names,
+// and returns no table. A model without a token price is not an error
+// here: it is one when [Table.Require] is asked for its price.
 func Parse(data []byte) (*Table, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
@@ -128,9 +130,13 @@ func parseEntry(model string, raw json.RawMessage) (entry, []error) {
 	if !hasReasoning {
 		e.price.Reasoning = e.price.Output
 	}
-	var ok bool
-	if e.price.MaxOutput, ok = r.count(fieldMaxOutput); !ok {
-		e.price.MaxOutput, _ = r.count(fieldMaxTokens)
+	// Both limits are read, so that a bad one is reported even when the
+	// other is the one used.
+	maxOut, hasMaxOut := r.count(fieldMaxOutput)
+	maxTokens, _ := r.count(fieldMaxTokens)
+	e.price.MaxOutput = maxTokens
+	if hasMaxOut {
+		e.price.MaxOutput = maxOut
 	}
 	switch {
 	case !hasIn:

@@ -75,6 +75,8 @@ func TestParseReportsEveryBadPriceNamingTheModelAndField(t *testing.T) {
 			[]string{"m/input_cost_per_token"}},
 		{"a negative token limit", `{"m": {"max_output_tokens": -5}}`,
 			[]string{"m/max_output_tokens"}},
+		{"a bad legacy limit beside a good one", `{"m": {"max_output_tokens": 5, "max_tokens": "LEGACY"}}`,
+			[]string{"m/max_tokens"}},
 		{"an entry that is not an object", `{"m": 3}`, []string{"m/"}},
 		{"every bad field of every model, models in name order",
 			`{"z": {"input_cost_per_token": true}, "a": {"output_cost_per_token": -1, "cache_read_input_token_cost": [1]}}`,
