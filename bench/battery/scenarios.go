@@ -72,6 +72,9 @@ type Scenario struct {
 	// sub-agent tool whose child calls the tool. The baselines, which have
 	// no sub-agents, call the tool directly, as in the unsliced twin.
 	Agent bool
+	// API is the model API every system speaks in the scenario:
+	// model.APIResponses, or Chat Completions ("", model.APIChat).
+	API string
 
 	task           string
 	tool           toolDef
@@ -293,7 +296,7 @@ func scenario(sc Scenario) Scenario {
 // them. Each call returns fresh values.
 func Scenarios() []Scenario {
 	fast := lookup(fastLookup, 5*time.Millisecond, 20*time.Millisecond, false)
-	return []Scenario{
+	chat := []Scenario{
 		scenario(Scenario{
 			Name:    "hung-tool",
 			Summary: "a read tool hangs",
@@ -516,6 +519,7 @@ func Scenarios() []Scenario {
 			tool: lookup(reportingFor(1200*time.Millisecond), 1200*time.Millisecond, 1300*time.Millisecond, false),
 		}),
 	}
+	return append(chat, responsesScenarios(fast)...)
 }
 
 // The reasoning scenarios: each model turn silent for 1.5·Q before its
