@@ -117,12 +117,13 @@ func responsesScenarios(fast toolDef) []Scenario {
 	return []Scenario{
 		responsesAPI(Scenario{
 			Name:    "responses-healthy",
-			Summary: "the Responses API, nothing wrong: the twin of the faults below",
+			Summary: "the Responses API with nothing wrong",
 			Fault:   onResponses + "none: the model calls lookup, then answers",
 			Budget:  2 * time.Second, Healthy: true,
 		}),
 		responsesAPI(Scenario{
 			Name:    "responses-reasoning-cold",
+			Twin:    "reasoning-cold",
 			Summary: "a reasoning model silent for 1.5·Q after its opening events on each turn, nothing known of it",
 			Fault: onResponses + "none: every stream sends response.created, response.in_progress and the reasoning item's " +
 				"output_item.added with its headers, then nothing for 750ms (1.5·Q) before its summary; the model is cold (no E: Q alone); Q 500ms",
@@ -131,6 +132,7 @@ func responsesScenarios(fast toolDef) []Scenario {
 		}),
 		responsesAPI(Scenario{
 			Name:    "responses-reasoning-warm",
+			Twin:    "reasoning-warm",
 			Summary: "the same reasoning model on the Responses API, its p95 known from a profile",
 			Fault:   onResponses + "none: as responses-reasoning-cold, with the model's p95 known (profile, E " + profileE() + "); Q 500ms",
 			Budget:  reasonBudget, Quiet: reasonQuiet, Healthy: true, Silent: StallModel,
@@ -139,6 +141,7 @@ func responsesScenarios(fast toolDef) []Scenario {
 		}),
 		responsesAPI(Scenario{
 			Name:    "responses-hang-headers",
+			Twin:    "model-hang-headers",
 			Summary: "the model's server never answers a Responses request",
 			Fault:   onResponses + "every request: no headers, nothing, until the client leaves; the model's p95 known (profile, E " + profileE() + "); Q 500ms",
 			Budget:  reasonBudget, Quiet: reasonQuiet, Stall: StallModel,
@@ -147,6 +150,7 @@ func responsesScenarios(fast toolDef) []Scenario {
 		}),
 		responsesAPI(Scenario{
 			Name:    "responses-hang-after-headers",
+			Twin:    "model-hang-after-headers",
 			Summary: "the model's server answers, sends response.created and in_progress, then nothing",
 			Fault: onResponses + "every stream: headers, response.created, response.in_progress, then nothing until the client leaves; " +
 				"the model's p95 known (profile, E " + profileE() + "); Q 500ms",
@@ -156,6 +160,7 @@ func responsesScenarios(fast toolDef) []Scenario {
 		}),
 		responsesAPI(Scenario{
 			Name:    "responses-keepalive",
+			Twin:    "model-keepalive",
 			Summary: "the model's Responses stream sends only keepalives",
 			Fault:   onResponses + "every stream: headers, then a keepalive comment every 100ms, forever, before any event",
 			Budget:  2 * time.Second, Stall: StallModel,
@@ -163,6 +168,7 @@ func responsesScenarios(fast toolDef) []Scenario {
 		}),
 		responsesAPI(Scenario{
 			Name:    "responses-midstream",
+			Twin:    "midstream",
 			Summary: "the model's Responses stream is cut after its opening events",
 			Fault:   onResponses + "the first 2 streams: connection closed after response.created, response.in_progress and output_item.added",
 			Budget:  2 * time.Second,
@@ -170,6 +176,7 @@ func responsesScenarios(fast toolDef) []Scenario {
 		}),
 		responsesAPI(Scenario{
 			Name:    "responses-error-429",
+			Twin:    "429-short",
 			Summary: "the model rate-limits inside its Responses stream",
 			Fault:   onResponses + `the first 2 streams: headers (200), the opening events, then an error event rate_limit_exceeded (a 429 in the stream, no Retry-After), and the stream ends`,
 			Budget:  2 * time.Second,

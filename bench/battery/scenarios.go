@@ -75,6 +75,9 @@ type Scenario struct {
 	// API is the model API every system speaks in the scenario:
 	// model.APIResponses, or Chat Completions ("", model.APIChat).
 	API string
+	// Twin names the Chat Completions scenario a Responses API one
+	// mirrors, the same fault on the other API; "" for none.
+	Twin string
 
 	task           string
 	tool           toolDef
