@@ -35,7 +35,6 @@ type loop struct {
 	log  *runLog
 	conv conversation
 	turn func(ctx context.Context) (said, error) // one turn of conv
-
 	call func(ctx context.Context, name string, args json.RawMessage) (string, error)
 }
 
