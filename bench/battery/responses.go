@@ -107,11 +107,7 @@ const onResponses = "on the Responses API (POST /v1/responses, every system): "
 // the twin of a Chat Completions scenario, with fast as their tool.
 func responsesScenarios(fast toolDef) []Scenario {
 	responsesAPI := func(sc Scenario) Scenario {
-		sc.API = model.APIResponses
-		if sc.ToolCeiling == 0 {
-			sc.ToolCeiling = time.Second
-		}
-		sc.tool = fast
+		sc.API, sc.tool, sc.ToolCeiling = model.APIResponses, fast, time.Second
 		return scenario(sc)
 	}
 	return []Scenario{
