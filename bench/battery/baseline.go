@@ -17,6 +17,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/sim"
 )
 
@@ -26,45 +27,97 @@ const maxTurns = 10
 
 // loop is an agent loop as tutorials write it: ask the model, run the
 // tools it asks for, hand their results back, until it answers. The
-// baselines differ only in how they make one model turn and one tool call.
+// baselines differ only in how they make one model turn and one tool call;
+// the conversation is the scenario's API's (chat or responses), the same
+// loop either way.
 type loop struct {
 	w    *world
 	log  *runLog
-	turn func(ctx context.Context, params openai.ChatCompletionNewParams) (openai.ChatCompletionMessage, error)
+	conv conversation
+	turn func(ctx context.Context) (said, error) // one turn of conv
 	call func(ctx context.Context, name string, args json.RawMessage) (string, error)
 }
 
-func (l *loop) run(ctx context.Context) outcome {
-	sc := l.w.sc
+// A conversation is a baseline's side of its talk with the model, in the
+// shapes of the API it speaks.
+type conversation interface {
+	// turn streams one model turn and, when it succeeded, keeps the
+	// model's reply in the conversation.
+	turn(ctx context.Context) (said, error)
+	// result keeps a tool call's result for the next turn.
+	result(call toolCall, out string)
+}
+
+// said is one model turn as the loop reads it: an answer, or calls.
+type said struct {
+	text  string
+	calls []toolCall
+}
+
+type toolCall struct {
+	id, name string
+	args     json.RawMessage
+}
+
+// newConversation starts the scenario's task in its API, on client.
+func newConversation(sc *Scenario, client openai.Client) (conversation, error) {
 	var schema shared.FunctionParameters
 	if err := json.Unmarshal(sc.tool.params, &schema); err != nil {
-		return outcome{err: err}
+		return nil, err
 	}
-	params := openai.ChatCompletionNewParams{
+	if sc.API == model.APIResponses {
+		return newResponsesConversation(sc, client, schema), nil
+	}
+	return &chatConversation{client: client, params: openai.ChatCompletionNewParams{
 		Model:    sim.ModelID,
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(sc.task)},
 		Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{
 			Name: sc.tool.name, Description: openai.String(sc.tool.description), Parameters: schema,
 		})},
+	}}, nil
+}
+
+// chatConversation is a conversation over Chat Completions.
+type chatConversation struct {
+	client openai.Client
+	params openai.ChatCompletionNewParams
+}
+
+func (c *chatConversation) turn(ctx context.Context) (said, error) {
+	msg, err := StreamTurn(ctx, c.client, c.params)
+	if err != nil {
+		return said{}, err
 	}
+	c.params.Messages = append(c.params.Messages, msg.ToParam())
+	s := said{text: msg.Content}
+	for _, tc := range msg.ToolCalls {
+		s.calls = append(s.calls, toolCall{id: tc.ID, name: tc.Function.Name, args: json.RawMessage(tc.Function.Arguments)})
+	}
+	return s, nil
+}
+
+func (c *chatConversation) result(call toolCall, out string) {
+	c.params.Messages = append(c.params.Messages, openai.ToolMessage(out, call.id))
+}
+
+func (l *loop) run(ctx context.Context) outcome {
 	for range maxTurns {
-		msg, err := l.turn(ctx, params)
+		s, err := l.turn(ctx)
 		if err != nil {
 			return outcome{err: err}
 		}
-		if len(msg.ToolCalls) == 0 {
-			return outcome{answer: msg.Content}
+		if len(s.calls) == 0 {
+			return outcome{answer: s.text}
 		}
-		params.Messages = append(params.Messages, msg.ToParam())
-		for _, tc := range msg.ToolCalls {
-			out, err := l.call(ctx, tc.Function.Name, json.RawMessage(tc.Function.Arguments))
+		for _, tc := range s.calls {
+			out, err := l.call(ctx, tc.name, tc.args)
 			if err != nil {
 				if ctx.Err() != nil {
 					return outcome{err: context.Cause(ctx)}
 				}
 				out = "error: " + err.Error()
 			}
-			params.Messages = append(params.Messages, openai.ToolMessage(out, tc.ID))
+			l.conv.result(tc, out)
 		}
 	}
 	return outcome{err: fmt.Errorf("no answer after %d turns", maxTurns)}
@@ -74,16 +127,20 @@ func (l *loop) run(ctx context.Context) outcome {
 // timeout on each tool call, no tool retries.
 func runDefaults(ctx context.Context, w *world, log *runLog) outcome {
 	client := openai.NewClient(option.WithBaseURL(w.sim.URL), option.WithHTTPClient(w.sim.Client()), option.WithAPIKey("sim"))
-	l := &loop{w: w, log: log}
-	l.turn = func(ctx context.Context, params openai.ChatCompletionNewParams) (openai.ChatCompletionMessage, error) {
-		msg, err := StreamTurn(ctx, client, params)
+	conv, err := newConversation(w.sc, client)
+	if err != nil {
+		return outcome{err: err}
+	}
+	l := &loop{w: w, log: log, conv: conv}
+	l.turn = func(ctx context.Context) (said, error) {
+		s, err := conv.turn(ctx)
 		if err != nil && deadlineEnded(ctx) {
 			// No timeout of its own: only the battery's cap ends it, and
 			// that is a deadline too (SPEC §7: doomed, whoever set it),
 			// though not the system noticing anything.
 			log.cut("model", false, false, time.Now())
 		}
-		return msg, err
+		return s, err
 	}
 	l.call = func(ctx context.Context, name string, args json.RawMessage) (string, error) {
 		return l.timedCall(ctx, name, args, "")
@@ -113,16 +170,20 @@ func runPerCallKeyed(ctx context.Context, w *world, log *runLog) outcome {
 func perCall(ctx context.Context, w *world, log *runLog, keyed bool) outcome {
 	client := openai.NewClient(option.WithBaseURL(w.sim.URL), option.WithHTTPClient(w.sim.Client()),
 		option.WithAPIKey("sim"), option.WithMaxRetries(0))
-	l := &loop{w: w, log: log}
-	l.turn = func(ctx context.Context, params openai.ChatCompletionNewParams) (openai.ChatCompletionMessage, error) {
-		return backoff.Retry(ctx, func() (openai.ChatCompletionMessage, error) {
+	conv, err := newConversation(w.sc, client)
+	if err != nil {
+		return outcome{err: err}
+	}
+	l := &loop{w: w, log: log, conv: conv}
+	l.turn = func(ctx context.Context) (said, error) {
+		return backoff.Retry(ctx, func() (said, error) {
 			actx, cancel := context.WithTimeout(ctx, w.sc.ModelTimeout)
 			defer cancel()
-			msg, err := StreamTurn(actx, client, params)
+			s, err := conv.turn(actx)
 			if err != nil && deadlineEnded(actx) {
 				log.cut("model", false, timedOut(ctx, actx), time.Now())
 			}
-			return msg, err
+			return s, err
 		}, backoff.WithMaxTries(3))
 	}
 	l.call = func(ctx context.Context, name string, args json.RawMessage) (string, error) {

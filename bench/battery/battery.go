@@ -142,7 +142,8 @@ type Result struct {
 	// answered within it would have fit. Only read tools are replayed; a
 	// refused model turn is counted in Refused only.
 	Refused, RefusedWouldFit int
-	// ModelRequests and ToolRequests count what the servers received.
+	// ModelRequests and ToolRequests count what the servers received;
+	// ModelRequests only those in the scenario's API ([Scenario.API]).
 	ModelRequests, ToolRequests int
 
 	// Writes counts the logical writes (order ids) that committed at

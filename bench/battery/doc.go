@@ -76,6 +76,17 @@
 //	model-hang-after-headers  4s  1s            every model stream: headers, then nothing; p95 known, Q 500ms
 //	repeated-call             2s  1s            every model turn calls lookup {"query":"order 7"}, same answer
 //
+// and the model's faults on the Responses API ([Scenario.API]), each
+// beside its Chat Completions twin ([Scenario.Twin]):
+//
+//	scenario                      B   twin                      fault on POST /v1/responses
+//	responses-hang-headers        4s  model-hang-headers        every request: no headers, ever; p95 known, Q 500ms
+//	responses-hang-after-headers  4s  model-hang-after-headers  every stream: response.created, in_progress, then nothing; p95 known
+//	responses-keepalive           2s  model-keepalive           every stream: keepalive comments every 100ms, forever
+//	responses-midstream           2s  midstream                 the first 2 streams: connection closed after the 3 opening events
+//	responses-error-429           2s  429-short                 the first 2 streams: an error event rate_limit_exceeded (a 429) after a 200
+//	responses-failed-500          2s  —                         the first stream: response.failed server_error (a 500) after a 200
+//
 // and the healthy ones, where nothing goes wrong ([Scenario.Healthy]):
 //
 //	scenario                  B   tool ceiling  what is slow
@@ -91,6 +102,9 @@
 //	p50-too-low               2s  2s            lookup takes 1.6s (progress every 100ms), declares p50 20ms
 //	subagent-unsliced         2s  2s            lookup takes 1.2s (progress every 100ms), called directly
 //	subagent-slice            2s  2s            the same, called by a sub-agent on a slice (Glidepath only)
+//	responses-healthy         2s  1s            nothing: the Responses API, lookup, then the answer
+//	responses-reasoning-cold  4s  1s            as reasoning-cold on the Responses API: 750ms of nothing after the opening events
+//	responses-reasoning-warm  4s  1s            the same, the model's p95 known from a profile
 //
 // A 5s ceiling is a long tool's, longer than B: only a semantic clock can
 // tell such a tool stalled before its ceiling. The MCP scenario's tool is
@@ -112,6 +126,20 @@
 // asks for the same call every turn lands stuck after the bounded
 // repeats (3); a loop of distinct calls does not. The baselines have no
 // bound of the kind: their loop stops at 10 turns, as tutorials' do.
+//
+// The responses- scenarios are the model's faults again on the Responses
+// API, which every system speaks in them: Glidepath with
+// model.Config.API = [model.APIResponses], the baselines with openai-go's
+// Responses.NewStreaming in the same loop, sending the whole input each
+// turn with each response's output items, reasoning included. The sim
+// sends a response's opening events (response.created,
+// response.in_progress, the reasoning item's output_item.added) with its
+// headers; they are not semantic, so the silence after them is a
+// reasoning phase, held for E when the model's p95 is known, or a hang,
+// caught at max(Q, E). An error inside the stream (an error event, or
+// response.failed) comes after a 200: Glidepath retries it as the status
+// its code stands for, as on Chat Completions; openai-go retries only an
+// error status, so the defaults baseline fails at the first.
 //
 // # Worlds
 //

@@ -43,7 +43,7 @@ func runGlidepath(ctx context.Context, w *world, log *runLog) outcome {
 	if err != nil {
 		return outcome{err: err}
 	}
-	mc, err := model.New(model.Config{BaseURL: w.sim.URL, HTTPClient: w.sim.Client(), Model: sim.ModelID})
+	mc, err := model.New(model.Config{BaseURL: w.sim.URL, HTTPClient: w.sim.Client(), Model: sim.ModelID, API: sc.API})
 	if err != nil {
 		return outcome{err: err}
 	}

@@ -72,6 +72,12 @@ type Scenario struct {
 	// sub-agent tool whose child calls the tool. The baselines, which have
 	// no sub-agents, call the tool directly, as in the unsliced twin.
 	Agent bool
+	// API is the model API every system speaks in the scenario:
+	// model.APIResponses, or Chat Completions ("", model.APIChat).
+	API string
+	// Twin names the Chat Completions scenario a Responses API one
+	// mirrors, the same fault on the other API; "" for none.
+	Twin string
 
 	task           string
 	tool           toolDef
@@ -293,7 +299,7 @@ func scenario(sc Scenario) Scenario {
 // them. Each call returns fresh values.
 func Scenarios() []Scenario {
 	fast := lookup(fastLookup, 5*time.Millisecond, 20*time.Millisecond, false)
-	return []Scenario{
+	chat := []Scenario{
 		scenario(Scenario{
 			Name:    "hung-tool",
 			Summary: "a read tool hangs",
@@ -516,6 +522,7 @@ func Scenarios() []Scenario {
 			tool: lookup(reportingFor(1200*time.Millisecond), 1200*time.Millisecond, 1300*time.Millisecond, false),
 		}),
 	}
+	return append(chat, responsesScenarios(fast)...)
 }
 
 // The reasoning scenarios: each model turn silent for 1.5·Q before its

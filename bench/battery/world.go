@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools/kit"
 )
@@ -208,11 +209,22 @@ func (w *world) tally() tally {
 		}
 	}
 	for _, r := range w.sim.Requests() {
-		if r.Completion > 0 {
+		if w.asked(r) {
 			t.modelReqs++
 		}
 	}
 	return t
+}
+
+// asked reports whether r is a model request in the scenario's API: one
+// in the other is not counted, so that a system that spoke the wrong API
+// is seen to have asked nothing.
+func (w *world) asked(r sim.Request) bool {
+	path := "/v1/chat/completions"
+	if w.sc.API == model.APIResponses {
+		path = "/v1/responses"
+	}
+	return r.Completion > 0 && r.Path == path
 }
 
 // stallFrom returns when the stalled part last did real work before
@@ -227,7 +239,7 @@ func (w *world) stallFrom(noticed time.Time) (time.Time, bool) {
 		w.mu.Unlock()
 	case StallModel:
 		for _, r := range w.sim.Requests() {
-			if r.Completion > 0 {
+			if w.asked(r) {
 				marks = append(marks, r.Time)
 			}
 		}

@@ -4,6 +4,7 @@
 //
 //	go run ./bench/cmd/benchmd -o BENCHMARKS.md
 //	go run ./bench/cmd/benchmd -only fleet     # one section, on standard output
+//	go run ./bench/cmd/benchmd -only battery -scenarios '^responses-'
 //
 // The micro-benchmarks and whole-run benchmarks are `go test -bench`
 // runs, whose output it reads; the fault battery, the duplicate count, the
@@ -28,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -41,8 +43,9 @@ func main() {
 	out := flag.String("o", "", "write the report to `FILE` (default: standard output)")
 	only := flag.String("only", "", "run one `section`: "+strings.Join(sectionNames(), ", "))
 	harness := flag.String("harness", "bin/harness", "the harness `binary` the process section runs")
+	scenarios := flag.String("scenarios", "", "run only the battery scenarios whose names match `REGEXP` (battery and silence sections)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: benchmd [-o FILE] [-only SECTION] [-harness BINARY]\n\nFlags:\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: benchmd [-o FILE] [-only SECTION] [-scenarios REGEXP] [-harness BINARY]\n\nFlags:\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -53,7 +56,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *out, *only, *harness); err != nil {
+	if err := run(ctx, *out, *only, *scenarios, *harness); err != nil {
 		fmt.Fprintln(os.Stderr, "benchmd:", err)
 		var ue usageError
 		if errors.As(err, &ue) {
@@ -67,7 +70,15 @@ type usageError string
 
 func (e usageError) Error() string { return string(e) }
 
-func run(ctx context.Context, out, only, harness string) error {
+func run(ctx context.Context, out, only, scenarios, harness string) error {
+	rep := &report{harness: harness, started: time.Now()}
+	if scenarios != "" {
+		re, err := regexp.Compile(scenarios)
+		if err != nil {
+			return usageError(fmt.Sprintf("-scenarios %q: %v", scenarios, err))
+		}
+		rep.match = re
+	}
 	secs := sections
 	if only != "" {
 		secs = nil
@@ -80,7 +91,6 @@ func run(ctx context.Context, out, only, harness string) error {
 			return usageError(fmt.Sprintf("-only %q: want one of %s", only, strings.Join(sectionNames(), ", ")))
 		}
 	}
-	rep := &report{harness: harness, started: time.Now()}
 	for _, s := range secs {
 		fmt.Fprintf(os.Stderr, "benchmd: %s...\n", s.title)
 		t := time.Now()

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -14,8 +15,11 @@ import (
 type report struct {
 	harness string
 	started time.Time
-	parts   []part
-	spec    []specRow
+	// match, when set, is the -scenarios filter: the battery scenarios
+	// the battery and silence sections run ([report.scenarios]).
+	match *regexp.Regexp
+	parts []part
+	spec  []specRow
 	// losses are the measured cases where Glidepath does worse than a
 	// baseline, one generated sentence each, for the report's opening
 	// paragraph (issue 20).

@@ -493,8 +493,9 @@ func batterySection(ctx context.Context, r *report) error {
 	for _, sys := range battery.Systems() {
 		totals[sys.Name] = &total{}
 	}
-	loops := map[string]battery.Result{} // the Glidepath cells of the repeated and the distinct loop
-	for _, sc := range battery.Scenarios() {
+	loops := map[string]battery.Result{} // Glidepath's cells, by scenario: the loops' and the Responses API's rows read them
+	scs := r.scenarios()
+	for _, sc := range scs {
 		var cell []battery.Result
 		for _, sys := range battery.Systems() {
 			res, err := battery.Run(ctx, sc, sys, batteryRuns)
@@ -581,13 +582,18 @@ the budget (the baselines have no sub-agents and call the tool directly both tim
 		base = append(base, fmt.Sprintf("%s: %d answered, %d errors, %d at the cap", name, t.answered, t.errored, t.capped))
 	}
 	r.target("Under every fault scenario, 100% of runs return a labeled result (complete or partial)",
-		fmt.Sprintf("%d of %d runs over %d scenarios", gp.labeled, gp.runs, len(battery.Scenarios())),
+		fmt.Sprintf("%d of %d runs over %d scenarios", gp.labeled, gp.runs, len(scs)),
 		strings.Join(base, "; "), gp.labeled == gp.runs, "")
 	r.target("No attempt is started with a granted lease below the kind's known p50",
 		fmt.Sprintf("%d of %d attempts started (cut or not) had a lease below their kind's p50; %d attempts doomed", gp.belowP50, gp.attempts, gp.doomed),
 		fmt.Sprintf("per-call: %d attempts doomed; per-call-keyed: %d", totals[battery.PerCall].doomed, totals[battery.PerCallKeyed].doomed),
 		gp.belowP50 == 0, "")
-	loopTarget(r, loops["repeated-call"], loops["distinct-calls"])
+	rep, ok1 := loops["repeated-call"]
+	distinct, ok2 := loops["distinct-calls"]
+	if ok1 && ok2 { // both run, unless -scenarios left one out
+		loopTarget(r, rep, distinct)
+	}
+	responsesBeside(r, scs, loops)
 	return nil
 }
 

@@ -15,7 +15,8 @@ const silenceRuns = 100
 
 // silenceSection measures issue 27's trade on Glidepath alone, 100 runs
 // of each battery scenario with a silent part (a healthy silent tool, a
-// reasoning model, cold and with E known) and of each that hangs: false
+// reasoning model, cold and with E known; on Chat Completions and on the
+// Responses API) and of each that hangs: false
 // stalls, and how soon each hang was caught against max(Q, E). The
 // baselines' side of the same scenarios is the battery's.
 func silenceSection(ctx context.Context, r *report) error {
@@ -24,10 +25,10 @@ func silenceSection(ctx context.Context, r *report) error {
 	var known, cold []string
 	cutKnown, callsKnown := 0, 0
 	worst, worstAt := time.Duration(-1<<63), ""
-	var beforeHeaders battery.Result
-	var headersQ time.Duration
+	var headerless []string // how soon each server that never sent headers was caught
+	headersMet := true
 	pastB, runs := 0, 0
-	for _, sc := range battery.Scenarios() {
+	for _, sc := range r.scenarios() {
 		if sc.Stall == battery.StallNone && sc.Silent == battery.StallNone {
 			continue
 		}
@@ -53,8 +54,10 @@ func silenceSection(ctx context.Context, r *report) error {
 			if res.Stall.Bounded > 0 && res.Stall.Late.P99 > worst {
 				worst, worstAt = res.Stall.Late.P99, sc.Name
 			}
-			if sc.Name == "model-hang-headers" {
-				beforeHeaders, headersQ = res, sc.Quiet
+			if sc.Name == "model-hang-headers" || sc.Name == "responses-hang-headers" {
+				hdr := res.Stall
+				headersMet = headersMet && hdr.Noticed == res.Runs && hdr.P99 <= sc.Quiet+2*time.Millisecond
+				headerless = append(headerless, fmt.Sprintf("%s at %s p99 (Q %s, E %s)", sc.Name, dur(hdr.P99), dur(sc.Quiet), allowanceCell(res)))
 			}
 		}
 		rows = append(rows, []string{sc.Name, fmt.Sprintf("%s / %s", dur(sc.Budget), dur(sc.Quiet)), allowanceCell(res), fs, caught,
@@ -71,17 +74,19 @@ turns), at most its ceiling, its lease and --max-silence; a tool's hold ends at 
 call's runs from its response headers. *E* is computed per run by that rule (watchdog.Expected.Allowance)
 from what the run knew and the lease it granted. A cold call (E none) is cut at Q: that is the cold start's
 cost, until a profile or a declared p95 gives it an allowance. Detection is timed from the last work the
-servers saw (a call's arrival or its last progress, a model request's arrival). Load average %s at the end.
+servers saw (a call's arrival or its last progress, a model request's arrival). The responses- rows are
+the same faults on the Responses API, whose opening events (response.created, response.in_progress, the
+reasoning item's output_item.added) are not semantic: the silence after them is the model reasoning, or a hang.
+Load average %s at the end.
 `, silenceRuns, loadAverage()))
 
 	r.target("Healthy silence: over 100 runs per healthy-silent scenario with the allowance known, 0 healthy calls cut; the cold-start cost stated",
 		fmt.Sprintf("%d of %d cut with E known: %s; cold, cut: %s", cutKnown, callsKnown, strings.Join(known, "; "), strings.Join(cold, "; ")),
 		"the baselines wait: none cut (the battery's table)", cutKnown == 0 && callsKnown > 0, "")
-	hdr := beforeHeaders.Stall
-	met := worst <= 2*time.Millisecond && hdr.Noticed == beforeHeaders.Runs && hdr.P99 <= headersQ+2*time.Millisecond && pastB == 0
+	met := worst <= 2*time.Millisecond && headersMet && len(headerless) > 0 && pastB == 0
 	r.target("Every hang still caught within `max(Q, E) + 2ms` (p99), `E` stated per scenario; a hang before headers caught at `Q`; no run past `B`",
-		fmt.Sprintf("at worst %s p99 (%s); a server that never sends headers caught at %s p99 (Q %s, E %s); %d of %d runs past B",
-			pastBound(worst), worstAt, dur(hdr.P99), dur(headersQ), allowanceCell(beforeHeaders), pastB, runs),
+		fmt.Sprintf("at worst %s p99 (%s); a server that never sends headers caught: %s; %d of %d runs past B",
+			pastBound(worst), worstAt, strings.Join(headerless, "; "), pastB, runs),
 		"per-call: its timeout (B/2), then retries past B; defaults: never (the battery's table)", met, "")
 	r.idle()
 	return nil
