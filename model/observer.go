@@ -25,6 +25,13 @@ type counter struct {
 	obs                *trace.Observer
 	keepalives, chunks atomic.Int64
 	bytes              atomic.Int64
+	// events reports a body of typed events (the Responses API), whose
+	// data lines are not all the answer's: its lifecycle events
+	// (response.created, a reasoning item added) come before a reasoning
+	// model's silence, and counted as chunks they named a model that had
+	// said nothing "still streaming" (issue 27). Its client counts the
+	// deltas itself ([counter.chunk]).
+	events bool
 
 	url         *url.URL // the request's URL; nil until it is sent
 	status      int      // the answer's status; 0 until one came
@@ -42,7 +49,11 @@ func (c *counter) middleware(req *http.Request, next option.MiddlewareNext) (*ht
 	}
 	if err == nil && res != nil && res.Body != nil {
 		c.status, c.contentType = res.StatusCode, res.Header.Get("Content-Type")
-		r := ssecount.NewReader(bodyCounter{res.Body, &c.bytes}, c.keepalive, c.chunk)
+		data := c.chunk
+		if c.events {
+			data = nil
+		}
+		r := ssecount.NewReader(bodyCounter{res.Body, &c.bytes}, c.keepalive, data)
 		res.Body = struct {
 			io.Reader
 			io.Closer

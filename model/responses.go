@@ -84,11 +84,11 @@ func (c *Client) respond(ctx context.Context, lease budget.Lease, n int, req *Re
 	actx, cancel := lease.Context(ctx)
 	defer cancel()
 	start := time.Now()
-	*counts = counter{obs: obs}
+	*counts = counter{obs: obs, events: true}
 	stream := c.openResponse(actx, lease, n, start, req, counts)
 	var g *gathered
 	for stream.Next() {
-		g = c.addEvent(g, stream, obs)
+		g = c.addEvent(g, stream, counts)
 	}
 	err := stream.Err()
 	stream.Close()
@@ -129,17 +129,22 @@ type gathered struct {
 // addEvent folds the stream's current event into g, made now if it is
 // nil, and signals what it meant: a finished message or function call is
 // semantic, as a finished message or tool call is on the chat path; a
-// finished reasoning summary part is the model call's progress. Lifecycle
-// events and deltas are only data lines, which the counter hears as
-// tokens. It is not inlined: its frame holds an event, several KB.
+// finished reasoning summary part is the model call's progress. A delta
+// is a chunk of the answer, streamed tokens, as a chat chunk is; a
+// lifecycle event is nothing of it. It is not inlined: its frame holds an
+// event, several KB.
 //
 //go:noinline
-func (c *Client) addEvent(g *gathered, stream *ssestream.Stream[responses.ResponseStreamEventUnion], obs *trace.Observer) *gathered {
+func (c *Client) addEvent(g *gathered, stream *ssestream.Stream[responses.ResponseStreamEventUnion], counts *counter) *gathered {
 	if g == nil {
 		g = new(gathered)
 	}
+	obs := counts.obs
 	ev := stream.Current()
 	switch ev.Type {
+	case "response.output_text.delta", "response.refusal.delta", "response.function_call_arguments.delta",
+		"response.reasoning_summary_text.delta":
+		counts.chunk()
 	case "response.output_item.done":
 		g.item(ev.Item, obs)
 	case "response.reasoning_summary_part.done":

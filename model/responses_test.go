@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -284,8 +285,13 @@ func TestAStreamThatStopsEndsAsOnTheChatPath(t *testing.T) {
 				if got := rec.outcomes(); !slices.Equal(got, []trace.Outcome{trace.UpstreamError}) {
 					t.Errorf("outcomes %v", got)
 				}
-				if rec.ends[0].Chunks != 2 {
-					t.Errorf("chunks %d, want the 2 that came", rec.ends[0].Chunks)
+				// On the Responses API the two events that came are its
+				// lifecycle events (response.created, in_progress):
+				// nothing of an answer, which a boundary must not call
+				// streaming (issue 27).
+				want := map[string]int64{model.APIChat: 2, model.APIResponses: 0}[api]
+				if rec.ends[0].Chunks != want {
+					t.Errorf("chunks %d, want %d of the 2 events that came", rec.ends[0].Chunks, want)
 				}
 			})
 		})
@@ -311,5 +317,35 @@ func TestNewRefusesAnAPIItDoesNotSpeak(t *testing.T) {
 	_, err := model.New(model.Config{Model: "sim", API: "completions"})
 	if !errors.Is(err, model.ErrAPI) {
 		t.Errorf("err %v, want ErrAPI", err)
+	}
+}
+
+// Issue 27: on the Responses API a chunk is a delta of the answer, as a
+// chat chunk is; a reasoning model's lifecycle events before its silence
+// are not, or a model that had said nothing was named "still streaming".
+func TestOnTheResponsesAPIOnlyDeltasAreChunks(t *testing.T) {
+	cases := []struct {
+		name       string
+		rule       sim.Rule
+		wantChunks bool
+	}{
+		{"an answer streams its deltas as chunks", sim.Rule{Request: 1}, true},
+		{"a model silent after its opening events sent no chunk", sim.Rule{Request: 1, HangAfterChunks: new(3)}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := sim.NewPipeServer(&sim.Scenario{Rules: []sim.Rule{tc.rule}})
+				defer srv.Close()
+				c := newClient(t, srv, model.Config{API: model.APIResponses, MaxAttempts: 1})
+				var rec record
+				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+				defer cancel()
+				c.Complete(ctx, newBudget(t, time.Minute), ask("find cats"), rec.observer())
+				if got := rec.ends[0].Chunks > 0; got != tc.wantChunks {
+					t.Errorf("chunks %d, want some: %v", rec.ends[0].Chunks, tc.wantChunks)
+				}
+			})
+		})
 	}
 }
