@@ -253,7 +253,7 @@ func configError(file string, e *yamlfield.Error) *ConfigError {
 
 // entryFields are the fields of an entry, in the order SPEC §5 gives them.
 var entryFields = []string{"name", "description", "parameters", "effect", "ceiling", "p50", "p95",
-	"speculative", "cancellable", "max_attempts", "url", "command", "status", "env", "builtin", "agent"}
+	"silence", "speculative", "cancellable", "max_attempts", "url", "command", "status", "env", "builtin", "agent"}
 
 // agentFields are the fields of an entry's agent block (SPEC §5b).
 var agentFields = []string{"instructions", "tools", "model", "api", "max_steps"}

@@ -29,6 +29,7 @@ tools:
     ceiling: 10s
     p50: 300ms
     p95: 2s
+    silence: 5s
     cancellable: true
     max_attempts: 4
     parameters:
@@ -46,7 +47,7 @@ tools:
 	jsonFile := `{
 	"tools": [
 		{"name": "search", "url": "http://127.0.0.1:9000", "effect": "read", "ceiling": "10s", "p50": "300ms", "p95": "2s",
-		 "cancellable": true, "max_attempts": 4,
+		 "silence": "5s", "cancellable": true, "max_attempts": 4,
 		 "parameters": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}},
 		{"name": "grep", "command": ["grep", "-r", "--", "pattern"], "description": "search files"},
 		{"name": "now", "builtin": "clock", "speculative": false}
@@ -70,7 +71,7 @@ tools:
 			specs := reg.Specs()
 			s := specs[0]
 			if s.Name != "search" || s.Effect != Read || s.Ceiling != 10*time.Second || s.P50 != 300*time.Millisecond ||
-				s.P95 != 2*time.Second || !s.Cancellable || s.MaxAttempts != 4 {
+				s.P95 != 2*time.Second || s.Silence != 5*time.Second || !s.Cancellable || s.MaxAttempts != 4 {
 				t.Errorf("search spec %+v", s)
 			}
 			if !jsonEqual(s.Parameters, []byte(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)) {
