@@ -141,7 +141,9 @@
 //
 // [Config.Model] and [Config.Tools] are small interfaces, [Model] and
 // [Tools]; a [*model.Client] and a [*tools.Registry] satisfy them, and
-// tests and embedders may bring their own.
+// tests and embedders may bring their own. The API a run's model is
+// spoken to in is the client's: one made with [model.Config] API
+// [model.APIResponses] speaks the Responses API, the run being the same.
 //
 // # The loop
 //

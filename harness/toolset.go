@@ -27,13 +27,14 @@ type Toolset struct {
 	// register.
 	Config *tools.Config
 
-	// Model is the model of a sub-agent whose entry names none. Nil: the
-	// parent's, at each call.
+	// Model is the model of a sub-agent whose entry names neither a model
+	// nor an api. Nil: the parent's, at each call.
 	Model Model
 
-	// Models returns the model a sub-agent's entry names (its model
-	// field). Nil: an entry that names one is not offered.
-	Models func(name string) (Model, error)
+	// Models returns the model a sub-agent's entry names by its model
+	// and api fields: name empty is the parent's model name, api empty
+	// the parent's API. Nil: an entry that names either is not offered.
+	Models func(name, api string) (Model, error)
 
 	// Client is the HTTP client of url tools and of their manifests. Nil
 	// uses one with no Timeout of its own: the leases bound every request.
@@ -165,20 +166,22 @@ func (ts *Toolset) Register(reg *tools.Registry) {
 
 // Agent returns the sub-agent of e, an agent entry of the config: its
 // children run with the entry's instructions and max_steps, its model (the
-// Toolset's Model when it names none), and the tools of its tools file,
-// registered on a registry of their own, which the Agent closes.
+// Toolset's Model when it names neither a model nor an api), and the tools
+// of its tools file, registered on a registry of their own, which the
+// Agent closes.
 func (ts *Toolset) Agent(e tools.Entry) (*Agent, error) {
 	if e.Agent == nil {
 		return nil, fmt.Errorf("tool %s: %w", e.Name, errNotAgent)
 	}
 	m := ts.Model
-	if name := e.Agent.Model; name != "" {
+	if name, api := e.Agent.Model, e.Agent.API; name != "" || api != "" {
+		what := agentModel(name, api)
 		if ts.Models == nil {
-			return nil, fmt.Errorf("agent %s: model %s: no models to choose from", e.Name, name)
+			return nil, fmt.Errorf("agent %s: %s: no models to choose from", e.Name, what)
 		}
 		var err error
-		if m, err = ts.Models(name); err != nil {
-			return nil, fmt.Errorf("agent %s: model %s: %w", e.Name, name, err)
+		if m, err = ts.Models(name, api); err != nil {
+			return nil, fmt.Errorf("agent %s: %s: %w", e.Name, what, err)
 		}
 	}
 	reg := tools.NewRegistry(nil)
@@ -203,6 +206,17 @@ func (ts *Toolset) Agent(e tools.Entry) (*Agent, error) {
 }
 
 var errNotAgent = errors.New("not an agent entry")
+
+// agentModel names what an agent entry says of its model, for messages.
+func agentModel(name, api string) string {
+	switch {
+	case api == "":
+		return "model " + name
+	case name == "":
+		return "api " + api
+	}
+	return "model " + name + " on api " + api
+}
 
 // Close closes the MCP servers Resolve connected to, killing what stdio
 // ones started, all at once, each until it is closed or ctx ends: a run

@@ -66,7 +66,7 @@ func TestAToolsetRegistersSubAgentsInTheFilesOrderWithTheirOwnTools(t *testing.T
 		parent, other := newModel(t, srv), newModel(t, srv)
 		var warnings []string
 		ts := &harness.Toolset{Config: tc, Model: parent, Client: k.client(),
-			Models: func(name string) (harness.Model, error) {
+			Models: func(name, _ string) (harness.Model, error) {
 				if name == "other" {
 					return other, nil
 				}

@@ -70,11 +70,12 @@ type Entry struct {
 
 // An AgentEntry is the agent block of a sub-agent entry (SPEC §5b): the
 // child harness a call of the entry runs. A field left out is its zero
-// value, which selects the parent's (Model) or the default (MaxSteps).
+// value, which selects the parent's (Model, API) or the default (MaxSteps).
 type AgentEntry struct {
 	Instructions string // the child's system prompt, before the harness's own
 	ToolsFile    string // the child's tools file as written, relative to the file of the entry
 	Model        string // the child's model name; empty: the parent's model and base URL
+	API          string // the API the child's model is spoken to in, chat or responses; empty: the parent's
 	MaxSteps     int    // the child's model turns; zero: the harness's default
 
 	// Tools is the child's tools config, which [LoadConfig] loads from
@@ -211,8 +212,9 @@ func readConfig(path string, builtins map[string]Tool) (*Config, error) {
 // a name that is not a function name or is used twice, none or several of
 // url / command / builtin, a URL that is not http(s), an empty command, an
 // env on an entry that is not a command or with a name no process can
-// have, an unknown builtin, parameters that are not a JSON Schema. A field whose
-// value is null is left out. Every error found is returned, joined, each a
+// have, an unknown builtin, parameters that are not a JSON Schema, an
+// agent's api that is not chat or responses. A field whose value is null
+// is left out. Every error found is returned, joined, each a
 // [*ConfigError] naming the field and the line.
 //
 // An agent entry's tools file is not read here: its Agent.Tools stays nil,
@@ -251,10 +253,15 @@ func configError(file string, e *yamlfield.Error) *ConfigError {
 
 // entryFields are the fields of an entry, in the order SPEC §5 gives them.
 var entryFields = []string{"name", "description", "parameters", "effect", "ceiling", "p50", "p95",
-	"speculative", "cancellable", "max_attempts", "url", "command", "status", "env", "builtin", "agent"}
+	"silence", "speculative", "cancellable", "max_attempts", "url", "command", "status", "env", "builtin", "agent"}
 
 // agentFields are the fields of an entry's agent block (SPEC §5b).
-var agentFields = []string{"instructions", "tools", "model", "max_steps"}
+var agentFields = []string{"instructions", "tools", "model", "api", "max_steps"}
+
+// apis are the values of an agent's api: model.APIChat and
+// model.APIResponses, written out because package tools does not depend
+// on the model client.
+var apis = []string{"chat", "responses"}
 
 var (
 	errNotConfig   = errors.New(`not a mapping; a tool config is {"tools": […], "mcpServers": {…}}`)
@@ -263,6 +270,7 @@ var (
 	errMaxAttempts = errors.New("must be 1 or more")
 	errNoKind      = errors.New("one of url, command, builtin or agent is required")
 	errMaxSteps    = errors.New("must be 1 or more")
+	errAPI         = errors.New("must be chat or responses; leave api out for the parent's")
 	errNotForAgent = errors.New("does not apply to a sub-agent, whose parameters are always {task} and which is cancelled with its parent")
 	errNoProgram   = errors.New("no program to run")
 
@@ -471,6 +479,13 @@ func (p *configParser) agent(m yamlfield.Field) *AgentEntry {
 			}
 		case "model":
 			a.Model, _ = p.w.String(f)
+		case "api":
+			if s, ok := p.w.String(f); ok {
+				if !slices.Contains(apis, s) {
+					p.w.Fail(f, errAPI)
+				}
+				a.API = s
+			}
 		case "max_steps":
 			switch n, ok := p.w.Int(f); {
 			case ok && n < 1:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/model"
 )
 
 var demo = map[string]Tool{
@@ -28,6 +29,7 @@ tools:
     ceiling: 10s
     p50: 300ms
     p95: 2s
+    silence: 5s
     cancellable: true
     max_attempts: 4
     parameters:
@@ -45,7 +47,7 @@ tools:
 	jsonFile := `{
 	"tools": [
 		{"name": "search", "url": "http://127.0.0.1:9000", "effect": "read", "ceiling": "10s", "p50": "300ms", "p95": "2s",
-		 "cancellable": true, "max_attempts": 4,
+		 "silence": "5s", "cancellable": true, "max_attempts": 4,
 		 "parameters": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}},
 		{"name": "grep", "command": ["grep", "-r", "--", "pattern"], "description": "search files"},
 		{"name": "now", "builtin": "clock", "speculative": false}
@@ -69,7 +71,7 @@ tools:
 			specs := reg.Specs()
 			s := specs[0]
 			if s.Name != "search" || s.Effect != Read || s.Ceiling != 10*time.Second || s.P50 != 300*time.Millisecond ||
-				s.P95 != 2*time.Second || !s.Cancellable || s.MaxAttempts != 4 {
+				s.P95 != 2*time.Second || s.Silence != 5*time.Second || !s.Cancellable || s.MaxAttempts != 4 {
 				t.Errorf("search spec %+v", s)
 			}
 			if !jsonEqual(s.Parameters, []byte(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)) {
@@ -151,6 +153,10 @@ func TestABadConfigNamesTheFieldAndTheLine(t *testing.T) {
 		{"an agent that is not a mapping", entry("agent: researcher"), 3, "tools[0].agent", "not a mapping"},
 		{"an agent with an empty tools file", entry("agent:", "  tools: ''"), 4, "tools[0].agent.tools", "leave tools out"},
 		{"an agent beside a url", entry("url: http://x", "agent: {}"), 4, "tools[0].agent", "only one of"},
+		{"an agent on an API that is none", entry("agent:", "  model: gpt-5", "  api: completions"), 5, "tools[0].agent.api", "must be chat or responses"},
+		{"an agent on an empty API", entry("agent:", "  api: ''"), 4, "tools[0].agent.api", "leave api out for the parent's"},
+		{"an agent whose API is spelled in capitals", entry("agent:", "  api: Responses"), 4, "tools[0].agent.api", "must be chat or responses"},
+		{"an agent whose API is a list", entry("agent:", "  api: [chat]"), 4, "tools[0].agent.api", "not a string"},
 		{"JSON with an unknown effect", "{\"tools\": [\n  {\"name\": \"t\",\n   \"url\": \"http://x\",\n   \"effect\": \"rw\"}\n]}", 4, "tools[0].effect", "read or write"},
 	}
 	for _, tc := range cases {
@@ -243,6 +249,7 @@ func TestLoadConfigLoadsEveryAgentsToolsFileRelativeToItsOwn(t *testing.T) {
       instructions: You research.
       tools: agents/researcher.yaml
       model: sim
+      api: responses
       max_steps: 10
   - name: scribe
     agent: {}
@@ -255,7 +262,7 @@ func TestLoadConfigLoadsEveryAgentsToolsFileRelativeToItsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := c.Entries[0]
-	if a := r.Agent; a == nil || a.Instructions != "You research." || a.Model != "sim" || a.MaxSteps != 10 ||
+	if a := r.Agent; a == nil || a.Instructions != "You research." || a.Model != "sim" || a.API != "responses" || a.MaxSteps != 10 ||
 		a.ToolsFile != "agents/researcher.yaml" || r.Ceiling != 30*time.Second {
 		t.Fatalf("researcher %+v, agent %+v", r, r.Agent)
 	}
@@ -413,5 +420,13 @@ func TestAZeroRegistryDeclaresOnTheRunsEstimates(t *testing.T) {
 	}
 	if k := b.Estimates().Kind("tool:a"); k.P50() != time.Second || k.P95() != 3*time.Second {
 		t.Errorf("p50 %v p95 %v", k.P50(), k.P95())
+	}
+}
+
+func TestEveryAgentAPIIsOneTheModelClientSpeaks(t *testing.T) {
+	for _, api := range apis {
+		if _, err := model.New(model.Config{Model: "m", API: api}); err != nil {
+			t.Errorf("api: %s is accepted in a tools file, but the model client refuses it: %v", api, err)
+		}
 	}
 }

@@ -66,10 +66,10 @@
 //
 // [ParseConfig] and [LoadConfig] read the tool config file of SPEC §5, JSON
 // or the same shape in YAML: {"tools":[ENTRY…]}, each entry with name,
-// description, parameters, effect, ceiling, p50, p95, speculative,
+// description, parameters, effect, ceiling, p50, p95, silence, speculative,
 // cancellable, max_attempts and exactly one of url, command, builtin (a
 // tool from the map the caller passes) or agent (a sub-agent, SPEC §5b:
-// instructions, tools, model, max_steps); a command entry may add status,
+// instructions, tools, model, api, max_steps); a command entry may add status,
 // the argv of its status command ([CommandWithStatus]). cancellable: true
 // is bad config where the tool cannot be cancelled by key (a command, a
 // builtin that is no [cancel.Canceller]); cancellable: false turns

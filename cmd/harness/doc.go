@@ -30,7 +30,8 @@
 // --tools FILE is a tool config (YAML or JSON; builtin entries name the demo
 // tools of package tools/demo; agent entries are sub-agents, each call a
 // child run on a slice of this one's budget, SPEC §5b, with the model its
-// entry names at the same --base-url and key, or this run's; mcpServers
+// entry names at the same --base-url and key, or this run's, in the API
+// its entry names (api: chat or responses), or --api; mcpServers
 // beside tools are MCP servers, each connected as a setup step, whose
 // tools are offered as mcp__SERVER__TOOL, SPEC §5b). --trace FILE writes the JSONL trace, --journal
 // FILE the orphan journal, --max-steps (50) bounds the model turns,
@@ -202,8 +203,9 @@
 // POST with a known Idempotency-Key follows the child already running, or
 // gets its result: it starts none. DELETE of the call lands the child now,
 // cancelled; GET gives its state. SIGTERM or Ctrl-C lands every running
-// child, answers its caller and exits 0 (a second exits 130). --model and
-// --base-url give the children's model as harness run's do, --quiet their
+// child, answers its caller and exits 0 (a second exits 130). --model,
+// --base-url and --api give the children's model as harness run's do, for
+// a child whose entry names none, --quiet their
 // quiet period; --trace FILE gets every child's records, each child's
 // run_start naming the call's key, and --journal the children's orphans.
 // Each call is logged on standard error as it ends. --max-runs N is the

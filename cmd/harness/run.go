@@ -22,7 +22,6 @@ import (
 	"github.com/glidepath/glidepath/harness"
 	"github.com/glidepath/glidepath/internal/redact"
 	"github.com/glidepath/glidepath/landing"
-	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/sim"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/tools/demo"
@@ -101,7 +100,7 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	durationVar(fs, &f.floor, "floor", budget.DefaultFloor, "below this much time, a `duration`, nothing is started (0: the default)")
 	fs.StringVar(&f.model, "model", sim.ModelID, "model `name`; sim is the embedded simulated model, any other goes to --base-url")
 	fs.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible `URL`, including /v1 (default: the SDK's, OpenAI's API)")
-	fs.StringVar(&f.api, "api", model.APIChat, "the model's `API`: chat (Chat Completions) or responses (the Responses API)")
+	apiVar(fs, &f.api, "the model's `API`")
 	fs.StringVar(&f.toolsFile, "tools", "", "tool config `file`, YAML or JSON (SPEC §5)")
 	fs.StringVar(&f.traceFile, "trace", "", "write the run's JSONL trace to `file`")
 	fs.StringVar(&f.journal, "journal", "", "orphan journal `file` (default $XDG_STATE_HOME/glidepath/orphans.jsonl)")
@@ -202,8 +201,8 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if f.progress != "auto" && f.progress != "always" && f.progress != "never" {
 		return usage(fmt.Errorf("--progress %q: want auto, always or never", f.progress))
 	}
-	if f.api != model.APIChat && f.api != model.APIResponses {
-		return usage(fmt.Errorf("--api %q: want chat or responses", f.api))
+	if err := checkAPI(f.api); err != nil {
+		return usage(err)
 	}
 
 	var closers []func() error
@@ -215,8 +214,8 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	if f.model == sim.ModelID && f.baseURL != "" {
 		return usage(errors.New("--base-url: not used with --model sim, the embedded simulated model"))
 	}
-	models := &modelSource{baseURL: f.baseURL, api: f.api, closers: &closers}
-	if cfg.Model, err = models.get(f.model); err != nil {
+	models := &modelSource{name: f.model, baseURL: f.baseURL, api: f.api, closers: &closers}
+	if cfg.Model, err = models.get("", ""); err != nil {
 		return usage(err)
 	}
 	tc, err := c.toolsConfig(f)

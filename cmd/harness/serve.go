@@ -49,6 +49,8 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	durationVar(fs, &quiet, "quiet", watchdog.DefaultQuiet, "each child's quiet period, a `duration` (0: the default)")
 	modelName := fs.String("model", sim.ModelID, "model `name` of the children whose entry names none; sim is the embedded simulated model")
 	baseURL := fs.String("base-url", "", "OpenAI-compatible `URL`, including /v1, of every model but sim")
+	var api string
+	apiVar(fs, &api, "the `API` of the children's models whose entry names none")
 	traceFile := fs.String("trace", "", "write every child's JSONL trace records to `file`")
 	journal := journalFlag(fs)
 	maxRuns := fs.Int("max-runs", 0, "the most children running at once; a call past it is answered at once with a labeled result, cause at_capacity, and starts nothing (0: no limit)")
@@ -75,6 +77,9 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	case *modelName == sim.ModelID && *baseURL != "":
 		return usage(errors.New("--base-url: not used with --model sim, the embedded simulated model"))
 	}
+	if err := checkAPI(api); err != nil {
+		return usage(err)
+	}
 
 	var closers []func() error
 	defer func() {
@@ -86,8 +91,8 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return usage(err)
 	}
-	models := &modelSource{baseURL: *baseURL, closers: &closers}
-	parent, err := models.get(*modelName)
+	models := &modelSource{name: *modelName, baseURL: *baseURL, api: api, closers: &closers}
+	parent, err := models.get("", "")
 	if err != nil {
 		return usage(err)
 	}
