@@ -61,6 +61,9 @@ func unsupported(cfg *tools.Config) error {
 		} else if e.Agent.Model != "" {
 			return fmt.Errorf("%s: %s: model %s: %w: a worker runs one model, its own (--model); leave the agent's model out",
 				cfg.File, e.Name, e.Agent.Model, ErrUnsupported)
+		} else if e.Agent.API != "" {
+			return fmt.Errorf("%s: %s: api %s: %w: a worker speaks one API to its model, its own (--api); leave the agent's api out",
+				cfg.File, e.Name, e.Agent.API, ErrUnsupported)
 		} else if err := unsupported(e.Agent.Tools); err != nil {
 			return fmt.Errorf("agent %s: %w", e.Name, err)
 		}
