@@ -63,6 +63,14 @@ func SystemNamed(name string) (System, bool) {
 // MaxParallel bounds the runs of one cell that [Run] runs at once.
 const MaxParallel = 10
 
+// Stagger is how far apart [Run] starts the first runs of a cell whose
+// scenario stalls: each run's stall then fires at an instant of its own,
+// and a run's detection is measured, not ten runs' cuts queued on two
+// cores behind one another (that is a load, which a starved machine and
+// the fleet measure). Later runs start as earlier ones end, and stay
+// apart.
+const Stagger = 20 * time.Millisecond
+
 // Quantiles are durations by the nearest-rank method, so that the p99 of
 // fewer than 100 runs is their maximum.
 type Quantiles struct {
@@ -408,6 +416,9 @@ func run(ctx context.Context, sc Scenario, sys System, runs, parallel int) (Resu
 	g.SetLimit(min(runs, parallel))
 	for i := range runs {
 		g.Go(func() error {
+			if err := stagger(gctx, &sc, i, parallel); err != nil {
+				return err
+			}
 			o, err := runOne(gctx, &sc, sys)
 			ones[i] = o
 			return err
@@ -417,6 +428,23 @@ func run(ctx context.Context, sc Scenario, sys System, runs, parallel int) (Resu
 		return Result{}, fmt.Errorf("battery: %s on %s: %w", sc.Name, sys.Name, err)
 	}
 	return summarize(&sc, sys, ones), nil
+}
+
+// stagger waits, for the i-th run of a cell that runs parallel at once,
+// until its start: [Stagger] apart for the first runs of a scenario that
+// stalls, at once otherwise.
+func stagger(ctx context.Context, sc *Scenario, i, parallel int) error {
+	if sc.Stall == StallNone || i >= parallel || i == 0 {
+		return nil
+	}
+	t := time.NewTimer(time.Duration(i) * Stagger)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // summarize makes the cell's Result from its runs.

@@ -194,8 +194,8 @@
 // commit is let finish, since whether it happens is what is counted), and
 // every client's idle connection. They leave no goroutine behind. The
 // runs of a cell run at once, at most [MaxParallel] ([DupParallel] for
-// Duplicates); the caller may run cells at once too, at the cost of
-// sharing the machine.
+// Duplicates), the first of a scenario that stalls [Stagger] apart; the
+// caller may run cells at once too, at the cost of sharing the machine.
 //
 // # Errors
 //

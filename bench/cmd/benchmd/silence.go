@@ -71,13 +71,15 @@ Glidepath only, %d runs per scenario, each in a world of its own (package bench/
 side of the same scenarios is the battery's table above). The quiet clock holds a call in flight for its
 allowance E = 2 × the p95 of its kind (declared by the tool, or from a latency profile of the model's earlier
 turns), at most its ceiling, its lease and --max-silence; a tool's hold ends at its first progress, a model
-call's runs from its response headers. *E* is computed per run by that rule (watchdog.Expected.Allowance)
+call's takes effect at its response headers, counted from its start. *E* is computed per run by that rule (watchdog.Expected.Allowance)
 from what the run knew and the lease it granted. A cold call (E none) is cut at Q: that is the cold start's
 cost, until a profile or a declared p95 gives it an allowance. Detection is timed from the last work the
 servers saw (a call's arrival or its last progress, a model request's arrival). The responses- rows are
 the same faults on the Responses API, whose opening events (response.created, response.in_progress, the
 reasoning item's output_item.added) are not semantic: the silence after them is the model reasoning, or a hang.
-Load average %s at the end.
+Ten runs go at once, the first ten started 20ms apart (battery.Stagger), so that each run's stall fires at an
+instant of its own: started together, ten stalls fired at one instant and their cuts queued on two cores, which
+put 25ms on the p99 (a load; see [A starved machine](#a-starved-machine)). Load average %s at the end.
 `, silenceRuns, loadAverage()))
 
 	r.target("Healthy silence: over 100 runs per healthy-silent scenario with the allowance known, 0 healthy calls cut; the cold-start cost stated",
