@@ -79,7 +79,7 @@ the same faults on the Responses API, whose opening events (response.created, re
 reasoning item's output_item.added) are not semantic: the silence after them is the model reasoning, or a hang.
 Ten runs go at once, the first ten started 20ms apart (battery.Stagger), so that each run's stall fires at an
 instant of its own: started together, ten stalls fired at one instant and their cuts queued on two cores, which
-put 25ms on the p99 (a load; see [A starved machine](#a-starved-machine)). Load average %s at the end.
+put 25ms on the p99 in one run at load average 2.2 (a load; see [A starved machine](#a-starved-machine)). Load average %s at the end.
 `, silenceRuns, loadAverage()))
 
 	r.target("Healthy silence: over 100 runs per healthy-silent scenario with the allowance known, 0 healthy calls cut; the cold-start cost stated",
