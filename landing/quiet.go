@@ -27,7 +27,10 @@ func QuietWords(s watchdog.StallError, unanswered string) string {
 	case c.AtHeaders && !c.Headers:
 		return fmt.Sprintf("%s's server never answered: no response headers in %s", name, Human(c.For))
 	case c.AtHeaders && !c.Held:
-		if unanswered == "" {
+		// Its server sent headers: "sent nothing" would read as a server
+		// that never answered (issue 27), as it did for a reasoning
+		// model cut at Q while it thought.
+		if unanswered == "" || strings.HasPrefix(unanswered, sentNothing) {
 			unanswered = fmt.Sprintf("%s's server answered, but no message came in %s", name, Human(c.For))
 		}
 		return unanswered + " (" + unheld(c) + ")"

@@ -30,10 +30,14 @@ func Unanswered(a trace.Attempt) (words string, mute bool) {
 	case a.Keepalives > 0:
 		words = "the model sent only keepalives for " + took
 	default:
-		words = "the model sent nothing for " + took
+		words = sentNothing + took
 	}
 	return words, cut
 }
+
+// sentNothing begins the words of [Unanswered] for an attempt whose
+// server sent nothing of an answer: no chunk, not even a keepalive.
+const sentNothing = "the model sent nothing for "
 
 // RetryAfterWords says, for the boundary ([Record.Failure]), why a run
 // gave up on a retry its model's server asked it to wait for: asked is
