@@ -30,13 +30,18 @@ type Loop struct {
 	// Repeats are the run's repeated tool calls so far (SPEC §3); at
 	// MaxRepeats the run is stuck. MaxRepeats zero sets no limit.
 	Repeats, MaxRepeats int
+	// CostOut reports that the run's cost budget is in [Land]
+	// ([CostPhase]): what is left of its cap is its landing's reserve.
+	CostOut bool
 }
 
 // MustLand reports whether a run must stop working and land now, and
 // with which cause: its work ended (Ended's cause), it repeated a call
 // MaxRepeats times ([CauseStuck]: the more telling cause, were its time
-// or its steps running out too), the ladder is in [Land]
-// ([CauseBudget]), or MaxSteps turns were made ([CauseMaxSteps]). Both
+// or its steps running out too), its cost budget is down to its reserve
+// ([CauseCost]: nothing more can be paid for, whatever time is left), the
+// ladder is in [Land] ([CauseBudget]), or MaxSteps turns were made
+// ([CauseMaxSteps]). Both
 // hosts' loops ask it before each model turn.
 func MustLand(l Loop) (Cause, bool) {
 	switch {
@@ -44,6 +49,8 @@ func MustLand(l Loop) (Cause, bool) {
 		return l.Ended, true
 	case l.MaxRepeats > 0 && l.Repeats >= l.MaxRepeats:
 		return CauseStuck, true
+	case l.CostOut:
+		return CauseCost, true
 	case l.Phase == Land:
 		return CauseBudget, true
 	case l.Steps >= l.MaxSteps:

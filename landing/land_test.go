@@ -26,6 +26,9 @@ func TestMustLandSaysWhenTheLoopStopsAndWhy(t *testing.T) {
 		{"a run with repeats left goes on", Loop{Phase: Explore, Steps: 2, MaxSteps: 9, Repeats: 2, MaxRepeats: 3}, "", false},
 		{"a run with no repeat limit is never stuck", Loop{Phase: Explore, Steps: 2, MaxSteps: 9, Repeats: 7}, "", false},
 		{"a stuck run whose quiet clock fired lands on quiet", Loop{Ended: CauseQuiet, Steps: 2, MaxSteps: 9, Repeats: 3, MaxRepeats: 3}, CauseQuiet, true},
+		{"a run whose cost is down to its reserve lands on cost, whatever time it has", Loop{Phase: Explore, Steps: 2, MaxSteps: 9, CostOut: true}, CauseCost, true},
+		{"a run out of cost and of time lands on cost: nothing more can be paid for", Loop{Phase: Land, Steps: 2, MaxSteps: 9, CostOut: true}, CauseCost, true},
+		{"a run out of cost whose quiet clock fired lands on quiet", Loop{Ended: CauseQuiet, Steps: 2, MaxSteps: 9, CostOut: true}, CauseQuiet, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cause, must := MustLand(tc.loop)

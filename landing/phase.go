@@ -43,7 +43,12 @@ func (p Phase) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 // PhaseAt is the ladder as a pure function: the phase of a run of total
 // budget total with reserve reserve after spent. The reserve wins over the
 // percentage rungs when it is larger than 20% of the budget.
-func PhaseAt(spent, total, reserve time.Duration) Phase {
+func PhaseAt(spent, total, reserve time.Duration) Phase { return phaseOf(spent, total, reserve) }
+
+// phaseOf is the ladder's rule on any budget counted in whole units:
+// time's nanoseconds ([PhaseAt]), cost's picodollars or tokens
+// ([CostPhase]), so that the two budgets climb it by one rule.
+func phaseOf[N ~int64](spent, total, reserve N) Phase {
 	switch {
 	case spent >= total-reserve:
 		return Land

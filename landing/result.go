@@ -35,6 +35,11 @@ const (
 	// so the quiet clock alone would never stop it.
 	CauseStuck Cause = "stuck"
 
+	// CauseCost: the run spent its cost cap (--max-cost, --max-tokens)
+	// down to the reserve it keeps for its landing (issue 28): money or
+	// tokens, not time, ran out.
+	CauseCost Cause = "cost"
+
 	// CauseToolsFailed: the model answered, but every tool call it made
 	// failed or never started, so nothing the answer says came from a
 	// tool (issue 24). The answer is kept and labeled partial, as for

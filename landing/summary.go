@@ -110,6 +110,8 @@ func Boundary(rec Record) string {
 		head = fmt.Sprintf("Reached the step limit at step %d", rec.Step)
 	case CauseStuck:
 		head = fmt.Sprintf("Stopped at step %d, stuck repeating a call", rec.Step)
+	case CauseCost:
+		head = fmt.Sprintf("Reached its cost cap at step %d", rec.Step)
 	case CauseUpstream:
 		head = fmt.Sprintf("The model failed at step %d", rec.Step)
 	default:
