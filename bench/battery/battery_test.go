@@ -304,16 +304,7 @@ func TestAModelHangIsCaughtAtItsBoundAndNamed(t *testing.T) {
 // boundary names the call; a baseline goes on to its loop limit.
 func TestARepeatedCallLandsStuck(t *testing.T) {
 	sc, _ := battery.Lookup("repeated-call")
-	gp, _ := battery.SystemNamed(battery.Glidepath)
-	pc, _ := battery.SystemNamed(battery.PerCall)
-	g, err := battery.Run(t.Context(), sc, gp, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := battery.Run(t.Context(), sc, pc, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, p := glidepathAndPerCall(t, sc)
 	if calls := g.Runs * (1 + harness.DefaultMaxRepeats); g.Stuck != g.Runs || g.ToolRequests > calls {
 		t.Errorf("glidepath: %d of %d stuck after %d tool calls; want every run stuck within %d", g.Stuck, g.Runs, g.ToolRequests, calls)
 	}

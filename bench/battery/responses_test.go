@@ -16,6 +16,14 @@ func runBoth(t *testing.T, name string) (battery.Scenario, battery.Result, batte
 	if !ok || sc.API != model.APIResponses {
 		t.Fatalf("no Responses API scenario %q", name)
 	}
+	g, p := glidepathAndPerCall(t, sc)
+	return sc, g, p
+}
+
+// glidepathAndPerCall runs sc twice on Glidepath and twice on the
+// per-call baseline.
+func glidepathAndPerCall(t *testing.T, sc battery.Scenario) (battery.Result, battery.Result) {
+	t.Helper()
 	gp, _ := battery.SystemNamed(battery.Glidepath)
 	pc, _ := battery.SystemNamed(battery.PerCall)
 	g, err := battery.Run(t.Context(), sc, gp, 2)
@@ -26,7 +34,7 @@ func runBoth(t *testing.T, name string) (battery.Scenario, battery.Result, batte
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sc, g, p
+	return g, p
 }
 
 // Every responses- scenario is the Responses API's, and only those are;

@@ -1,17 +1,13 @@
 package durable
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
 	"github.com/glidepath/glidepath/trace"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-	"go.temporal.io/server/temporaltest"
 )
 
 // zeroBackoffProbe makes, as a sub-agent's run, the backoff of each of
@@ -33,27 +29,12 @@ func zeroBackoffProbe(ctx workflow.Context, sleeps []time.Duration) ([]bool, err
 // pauses the parent's clock: the two signals of that one are the only
 // ones the history holds.
 func TestABackoffOfZeroPausesNoQuietClockAsInProcess(t *testing.T) {
-	ts := temporaltest.NewServer(temporaltest.WithT(t))
-	const queue = "zero-backoff-probe"
-	ts.NewWorker(queue, func(r worker.Registry) {
-		r.RegisterWorkflowWithOptions(zeroBackoffProbe, workflow.RegisterOptions{Name: "zeroBackoffProbe"})
-	})
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	c := ts.GetDefaultClient()
-	wr, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, "zeroBackoffProbe", []time.Duration{0, time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var went []bool
-	if err := wr.Get(ctx, &went); err != nil {
-		t.Fatal(err)
-	}
+	went, c, wr := probe[[]bool](t, "zeroBackoffProbe", zeroBackoffProbe, []time.Duration{0, time.Second})
 	if len(went) != 2 || !went[0] || !went[1] {
 		t.Fatalf("the run went on after its backoffs: %v", went)
 	}
 	signals := 0
-	it := c.GetWorkflowHistory(ctx, wr.GetID(), wr.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := c.GetWorkflowHistory(t.Context(), wr.GetID(), wr.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {

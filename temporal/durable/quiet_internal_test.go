@@ -1,16 +1,12 @@
 package durable
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/glidepath/glidepath/watchdog"
 
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-	"go.temporal.io/server/temporaltest"
 )
 
 // pauseProbe is what quietPauseProbe saw, in workflow time from the
@@ -63,22 +59,8 @@ func quietPauseProbe(ctx workflow.Context, q time.Duration) (pauseProbe, error) 
 // left at the pause. The workflow now runs watchdog.Clock's rule: it fires
 // at max(event+Q, resume+left), the instant a process's watchdog fires.
 func TestAnEventInsideAPauseFiresTheQuietClockWhenItDoesInProcess(t *testing.T) {
-	ts := temporaltest.NewServer(temporaltest.WithT(t))
-	const queue = "quiet-pause-probe"
-	ts.NewWorker(queue, func(r worker.Registry) {
-		r.RegisterWorkflowWithOptions(quietPauseProbe, workflow.RegisterOptions{Name: "quietPauseProbe"})
-	})
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
 	const q = 4 * time.Second
-	wr, err := ts.GetDefaultClient().ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, "quietPauseProbe", q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p pauseProbe
-	if err := wr.Get(ctx, &p); err != nil {
-		t.Fatal(err)
-	}
+	p, _, _ := probe[pauseProbe](t, "quietPauseProbe", quietPauseProbe, q)
 	left := q - p.Pause
 	want := max(p.Event+q, p.Resume+left) // watchdog.Watchdog's instant for the same history
 	// A workflow timer is late by up to about a second on the test server,
@@ -117,21 +99,7 @@ func staleHeadersProbe(ctx workflow.Context) (headersProbe, error) {
 // server that never answers must not be: the signal names its turn, and
 // another turn's is dropped.
 func TestAHeadersSignalOfAnEarlierTurnHoldsNothing(t *testing.T) {
-	ts := temporaltest.NewServer(temporaltest.WithT(t))
-	const queue = "stale-headers-probe"
-	ts.NewWorker(queue, func(r worker.Registry) {
-		r.RegisterWorkflowWithOptions(staleHeadersProbe, workflow.RegisterOptions{Name: "staleHeadersProbe"})
-	})
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	wr, err := ts.GetDefaultClient().ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, "staleHeadersProbe")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p headersProbe
-	if err := wr.Get(ctx, &p); err != nil {
-		t.Fatal(err)
-	}
+	p, _, _ := probe[headersProbe](t, "staleHeadersProbe", staleHeadersProbe)
 	if p.HeldAfterStale || !p.HeldAfterOwn {
 		t.Errorf("held after turn 1's headers %v, after its own %v; want only after its own", p.HeldAfterStale, p.HeldAfterOwn)
 	}
