@@ -182,8 +182,8 @@ func (o *observer) Signal(sig trace.Signal) {
 		o.w.Mark(watchdog.ToolResult)
 		o.w.End(sig.Key)
 	case watchdog.Begun:
-		// A model call is held from its server's headers, a tool call
-		// from its start.
+		// A model call is held once its server's headers came, a tool
+		// call at once; each for its allowance from its start.
 		o.w.Begin(watchdog.Call{Key: sig.Key, Step: sig.Step, Allowance: sig.Allowance, Source: sig.Source,
 			AtHeaders: sig.Step == model.Kind})
 	case watchdog.Headers:

@@ -217,7 +217,10 @@ func (c *Clock) headersAt(key string, at time.Duration) {
 		return
 	}
 	f.headers = true
-	if f.call.AtHeaders && c.Holds(f.call) && !c.fired && !c.late(at) { // a hold revives no run that has stalled
+	// A hold revives no run that has stalled, nor one whose allowance
+	// the call has already been silent past: in warn mode, headers after
+	// it would otherwise warn at once, before any silence after them.
+	if f.call.AtHeaders && c.Holds(f.call) && !c.fired && !c.late(at) && addSat(f.start, f.call.Allowance) > at {
 		// The allowance counts from the call's start (or its last
 		// progress), not from the headers: a server that answered late
 		// and then hung is still caught within max(Q, E) of the start
@@ -242,8 +245,17 @@ func (c *Clock) Holds(call Call) bool {
 // Held returns, at now, the held call in flight nearest the end of its
 // allowance, as a stall would name it, and reports whether one is held:
 // what a live line warns of when half its allowance has passed (issue 27).
+// A pause is no silence: while one is in effect the call's silence is
+// read at the pause's start, where the resume takes it up again. A clock
+// that is off holds nothing it could warn of.
 func (c *Clock) Held(now time.Time) (Silent, bool) {
+	if c.mode == Off {
+		return Silent{}, false
+	}
 	at := now.Sub(c.start)
+	if c.paused > 0 {
+		at = min(at, c.pausedAt)
+	}
 	who := -1
 	for i := range c.calls {
 		if f := &c.calls[i]; f.holding && (who < 0 || f.end() < c.calls[who].end()) {

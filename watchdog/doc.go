@@ -63,10 +63,11 @@
 // its kind at its place, or a silence its entry states, at most its
 // ceiling, its lease and [Expected.Max] ([Expected.Allowance]). While the
 // call is in flight the clock does not fire before E has passed since the
-// hold began: at the call's start for a tool, until its first progress
-// whose units grew; at its server's headers for a model call
-// ([Watchdog.Headers]), so that a server that never answers is still
-// caught at Q. [Watchdog.End] ends the call and its hold. A hold resets
+// call's start (or a model call's last progress): a tool is held until
+// its first progress whose units grew; a model call only once its
+// server's headers came ([Watchdog.Headers]), so that a server that
+// never answers is still caught at Q. [Watchdog.End] ends the call and
+// its hold. A hold resets
 // nothing and opens no window: a hang is caught within max(Q, E) of the
 // later of the last semantic event and the call's start, and never past
 // the wall. The stall names the silent call ([StallError.Call]).

@@ -367,3 +367,52 @@ func TestAWarningWatchdogWarnsAgain(t *testing.T) {
 		})
 	}
 }
+
+// Review of issue 27: in warn mode a model whose headers came after its
+// allowance had run out was warned of at once, at the instant its server
+// answered, before any silence after it.
+func TestHeadersAfterTheAllowanceHoldNothingInWarnMode(t *testing.T) {
+	start := time.Unix(1e9, 0)
+	c, err := watchdog.NewClock(watchdog.Config{Quiet: time.Second, Mode: watchdog.Warn}, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Begin(watchdog.Call{Key: "model", Step: "model", Allowance: 6 * time.Second, AtHeaders: true}, start)
+	if st, ok := c.Fire(start.Add(time.Second)); !ok || st.Call.Headers {
+		t.Fatalf("Fire at Q = %+v, %v; want a warning of a server that never answered", st, ok)
+	}
+	c.Headers("model", start.Add(7*time.Second))
+	if next, ok := c.Next(); ok {
+		t.Errorf("Next = %v after headers past the allowance; want no wake-up, nothing held", next.Sub(start))
+	}
+}
+
+// Review of issue 27: the live line counted a pause as silence, and
+// warned of a held call while the clock was paused, or off.
+func TestAHeldCallsSilenceStopsAtAPauseAndAnOffClockHoldsNothing(t *testing.T) {
+	start := time.Unix(1e9, 0)
+	call := watchdog.Call{Key: "k", Step: "tool:slow", Allowance: 6 * time.Second}
+	c, err := watchdog.NewClock(watchdog.Config{Quiet: time.Second}, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Begin(call, start)
+	if !c.Pause(start.Add(time.Second)) {
+		t.Fatal("the pause did not take")
+	}
+	if s, ok := c.Held(start.Add(9 * time.Second)); !ok || s.For != time.Second {
+		t.Errorf("Held during the pause = %+v, %v; want silent 1s, as at the pause", s, ok)
+	}
+	c.Resume(start.Add(9 * time.Second))
+	if s, ok := c.Held(start.Add(10 * time.Second)); !ok || s.For != 2*time.Second {
+		t.Errorf("Held after the resume = %+v, %v; want silent 2s", s, ok)
+	}
+	off, err := watchdog.NewClock(watchdog.Config{Quiet: time.Second, Mode: watchdog.Off}, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off.Begin(call, start)
+	if s, ok := off.Held(start.Add(5 * time.Second)); ok {
+		t.Errorf("an off clock's Held = %+v; want nothing held", s)
+	}
+}

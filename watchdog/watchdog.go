@@ -382,7 +382,7 @@ func (w *Watchdog) Begin(call Call) {
 }
 
 // Headers records that the server of the call key sent its headers
-// ([Clock.Headers]): a model call's hold begins.
+// ([Clock.Headers]): a model call's hold takes effect.
 func (w *Watchdog) Headers(key string) {
 	w.mu.Lock()
 	if !w.stopped {

@@ -38,7 +38,7 @@ const (
 	pauseSignal  = "pause"
 	resumeSignal = "resume"
 	// headersSignal, from a model attempt's worker, says its server
-	// answered: the turn's hold begins (issue 27).
+	// answered: the turn's hold takes effect (issue 27).
 	headersSignal = "headers"
 )
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/landing"
+	"github.com/glidepath/glidepath/model"
 	"github.com/glidepath/glidepath/tools"
 	"github.com/glidepath/glidepath/trace"
 	"github.com/glidepath/glidepath/trace/spans"
@@ -61,10 +62,44 @@ type Status struct {
 	Result  string `json:"result,omitempty"`
 	Cause   string `json:"cause,omitempty"` // an ended run's cause, "" for none
 	// Held is the call in flight whose allowance of silence holds the
-	// run's quiet clock nearest its end, silent For as of At (issue 27):
-	// a live line warns of it at half its allowance. None when no call
-	// is held.
-	Held *watchdog.Silent `json:"held,omitempty"`
+	// run's quiet clock nearest its end, as of At (issue 27): a live line
+	// warns of it at half its allowance. None when no call is held.
+	Held *Held `json:"held,omitempty"`
+}
+
+// Held is a call whose allowance of silence holds a run's quiet clock, as
+// its status shows it: its step kind and, for a tool call, its key hashed
+// as [Flying]'s is (never the key itself); its allowance and where it came
+// from; how long it had been silent at the status's At; whether its
+// server had answered; and whether the clock was paused then, a wait the
+// run chose, which is no silence.
+type Held struct {
+	Step        string `json:"step"`
+	Key         string `json:"key,omitempty"`
+	AllowanceMs int64  `json:"allowance_ms"`
+	SilentMs    int64  `json:"silent_ms"`
+	Source      string `json:"source,omitempty"`
+	Headers     bool   `json:"headers,omitempty"`
+	Paused      bool   `json:"paused,omitempty"`
+}
+
+// Silent is h as the quiet clock says it, silent for its SilentMs: what
+// landing.HeldWarning reads.
+func (h Held) Silent() watchdog.Silent {
+	return watchdog.Silent{Call: watchdog.Call{Step: h.Step, Allowance: time.Duration(h.AllowanceMs) * time.Millisecond},
+		For: time.Duration(h.SilentMs) * time.Millisecond, Headers: h.Headers, Held: true}
+}
+
+// heldOf is s, the held call of a run's quiet clock, as its status shows it.
+func heldOf(s watchdog.Silent, paused bool) *Held {
+	h := &Held{Step: s.Step, AllowanceMs: s.Allowance.Milliseconds(), SilentMs: s.For.Milliseconds(), Headers: s.Headers, Paused: paused}
+	if s.Key != "" && s.Step != model.Kind {
+		h.Key = spans.HashKey(s.Key)
+	}
+	if s.Source != watchdog.SourceNone {
+		h.Source = s.Source.String()
+	}
+	return h
 }
 
 // Flying is an attempt in flight: a model attempt (Kind "model", no tool,
@@ -111,7 +146,7 @@ func (r *run) status(ctx workflow.Context) Status {
 		}
 	}
 	if held, ok := r.quiet.clock.Held(st.At); ok && !r.quiet.stopped {
-		st.Held = &held
+		st.Held = heldOf(held, r.quiet.clock.Paused())
 	}
 	return st
 }

@@ -106,9 +106,9 @@ func live(st durable.Status, now time.Time) durable.Status {
 	f := landing.NewFrame(st.RunID, "", st.Start, ms(st.Budget.TotalMs), ms(st.Budget.ReserveMs), 0)
 	spent, remaining, _ := f.Clock(now)
 	st.Budget = landing.Report(f.Total(), f.Reserve(), spent, remaining)
-	if st.Held != nil && now.After(st.At) {
-		held := *st.Held // the held call has been silent since At too
-		held.For += now.Sub(st.At)
+	if st.Held != nil && !st.Held.Paused && now.After(st.At) {
+		held := *st.Held // the held call has been silent since At too, unless a wait of the run's paused it
+		held.SilentMs += now.Sub(st.At).Milliseconds()
 		st.Held = &held
 	}
 	return st
@@ -135,7 +135,7 @@ func statusLine(st durable.Status) string {
 	line := fmt.Sprintf("%s · %s · %s of %s, %s left · %s · step %d · %d attempts · in flight: ",
 		st.RunID, state, landing.Rounded(spent), landing.Rounded(total), landing.Rounded(left), st.Phase, st.Step, st.Attempts)
 	if st.Held != nil {
-		if w := landing.HeldWarning(*st.Held); w != "" {
+		if w := landing.HeldWarning(st.Held.Silent()); w != "" {
 			line = w + " · " + line
 		}
 	}
