@@ -141,10 +141,10 @@ func (c *Client) addEvent(g *gathered, stream *ssestream.Stream[responses.Respon
 	}
 	obs := counts.obs
 	ev := stream.Current()
-	switch ev.Type {
-	case "response.output_text.delta", "response.refusal.delta", "response.function_call_arguments.delta",
-		"response.reasoning_summary_text.delta":
+	if strings.HasSuffix(ev.Type, ".delta") { // text, a call's arguments, reasoning raw (vLLM, Ollama) or summarized
 		counts.chunk()
+	}
+	switch ev.Type {
 	case "response.output_item.done":
 		g.item(ev.Item, obs)
 	case "response.reasoning_summary_part.done":
