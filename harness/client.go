@@ -36,7 +36,10 @@ import (
 // reaches the server.
 //
 // One client may serve any number of runs at once: the turn is the
-// request's context's.
+// request's context's. The client speaks Chat Completions: a request to
+// the Responses API is refused with [ErrResponsesAPI] before it leaves,
+// since its answer would not be read; a loop on the Responses API makes
+// its turns through a [*model.Client] made with [model.APIResponses].
 func ClientOptions() []option.RequestOption {
 	return []option.RequestOption{option.WithMaxRetries(0), option.WithMiddleware(middleware)}
 }
@@ -56,6 +59,12 @@ var (
 	// whose answer the client never read: neither a chunk of a stream nor
 	// a completion.
 	ErrNoAnswer = errors.New("harness: the turn ended with no answer: the client read neither a chunk nor a completion")
+
+	// ErrResponsesAPI is the error of a request to the Responses API sent
+	// through a client made with [ClientOptions], which reads the answers
+	// of Chat Completions only.
+	ErrResponsesAPI = errors.New("harness: a Responses API request through harness.ClientOptions, which reads Chat Completions only: " +
+		"make the turn with a model.Client whose API is model.APIResponses")
 
 	// ErrMustLand is matched by every [*MustLandError].
 	ErrMustLand = errors.New("harness: the run must land now")
@@ -84,6 +93,9 @@ func middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, 
 	t, _ := req.Context().Value(turnKey{}).(*Turn)
 	if t == nil || t.s == nil {
 		return nil, ErrNoTurn
+	}
+	if strings.HasSuffix(req.URL.Path, "/responses") {
+		return nil, ErrResponsesAPI
 	}
 	return t.send(req, next)
 }

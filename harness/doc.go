@@ -144,6 +144,8 @@
 // tests and embedders may bring their own. The API a run's model is
 // spoken to in is the client's: one made with [model.Config] API
 // [model.APIResponses] speaks the Responses API, the run being the same.
+// A loop of its own whose client is made with [ClientOptions] speaks Chat
+// Completions ([ErrResponsesAPI]).
 //
 // # The loop
 //

@@ -17,6 +17,7 @@ import (
 	"github.com/glidepath/glidepath/trace"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 )
 
 // harnessClient is an openai-go client as an embedder makes it for a run:
@@ -270,5 +271,29 @@ func TestAnEmbeddedTurnHeldPastQAnswersInTime(t *testing.T) {
 		if err != nil || res.Status != landing.Complete {
 			t.Errorf("result %s, cause %s, boundary %q (%v); want complete: the turn was held for its allowance", res.Status, res.Cause, res.Boundary, err)
 		}
+	})
+}
+
+// Review of issue 27: a loop on the Responses API that made its turns
+// through a client with ClientOptions had every healthy answer refused at
+// its end ("the client read neither a chunk nor a completion"), since the
+// middleware reads Chat Completions. The request is refused before it
+// leaves, saying what to use instead.
+func TestAResponsesAPIRequestThroughClientOptionsIsRefusedBeforeItLeaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.NewPipeServer(nil)
+		defer srv.Close()
+		s, ctx := start(t, time.Minute, harness.Config{Task: "say hello"})
+		defer s.Close()
+		tctx, turn, err := s.BeginTurn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = harnessClient(srv).Responses.New(tctx, responses.ResponseNewParams{Model: sim.ModelID,
+			Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hello")}})
+		if !errors.Is(err, harness.ErrResponsesAPI) || len(srv.Requests()) != 0 {
+			t.Errorf("a Responses API request: %v, %d requests sent; want ErrResponsesAPI, none", err, len(srv.Requests()))
+		}
+		turn.End(err)
 	})
 }
