@@ -78,6 +78,9 @@ func Parse(data []byte) (*Table, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadPrices, err)
 	}
+	if raw == nil { // "null" decodes into a nil map without an error
+		return nil, fmt.Errorf("%w: null, not an object of models", ErrBadPrices)
+	}
 	t := &Table{prices: make(map[string]entry, len(raw))}
 	var errs []error
 	for _, model := range slices.Sorted(maps.Keys(raw)) {

@@ -116,7 +116,7 @@ func unjoin(err error) []error {
 }
 
 func TestAFileThatIsNotOneJSONObjectIsABadPriceTable(t *testing.T) {
-	for _, data := range []string{`[1, 2]`, `{"m": {"input_cost_per_token": 1e-6`, ``, `{"m": {}} {}`} {
+	for _, data := range []string{`[1, 2]`, `{"m": {"input_cost_per_token": 1e-6`, ``, `{"m": {}} {}`, `null`} {
 		tab, err := cost.Parse([]byte(data))
 		if tab != nil || !errors.Is(err, cost.ErrBadPrices) || !strings.HasPrefix(err.Error(), "cost: bad price table: ") {
 			t.Errorf("Parse(%q) = %v, %v; want ErrBadPrices", data, tab, err)
