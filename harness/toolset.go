@@ -188,6 +188,12 @@ func (ts *Toolset) Agent(e tools.Entry) (*Agent, error) {
 	if e.Agent.Tools != nil {
 		child := *ts // the servers Resolve connected, the child's among them
 		child.Config, child.root = e.Agent.Tools, cmp.Or(ts.root, ts.Config)
+		// Its own sub-agents take its model and API where they name
+		// none, not the root's: the parent's is the one nearest.
+		child.Model = m
+		if name, api := e.Agent.Model, e.Agent.API; ts.Models != nil && (name != "" || api != "") {
+			child.Models = func(n, a string) (Model, error) { return ts.Models(cmp.Or(n, name), cmp.Or(a, api)) }
+		}
 		child.set = ts.loaded().Sub(e.Name)
 		child.Sinks, child.Journal = nil, nil // the child's children are its own: they inherit through it
 		child.Warn = func(err error) { ts.warn(fmt.Errorf("agent %s: %w", e.Name, err)) }

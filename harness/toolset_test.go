@@ -315,3 +315,26 @@ func mustBudget(t *testing.T) *budget.Budget {
 	}
 	return b
 }
+
+// Review of issue 27: a sub-agent's own sub-agents took the root's model
+// and API where they named none, where README says the parent's.
+func TestASubAgentsSubAgentsTakeItsModelAndAPIWhereTheyNameNone(t *testing.T) {
+	tc := writeConfigs(t,
+		[2]string{"top.yaml", "tools:\n  - name: deep\n    agent:\n      tools: deep.yaml\n      model: nano\n      api: responses\n"},
+		[2]string{"deep.yaml", "tools:\n  - name: chatty\n    agent:\n      api: chat\n  - name: other\n    agent:\n      model: mini\n"})
+	srv := sim.NewPipeServer(nil)
+	defer srv.Close()
+	root := newModel(t, srv)
+	var asked []string
+	ts := &harness.Toolset{Config: tc, Model: root, Models: func(name, api string) (harness.Model, error) {
+		asked = append(asked, name+"/"+api)
+		return newModel(t, srv), nil
+	}}
+	reg := tools.NewRegistry(nil)
+	ts.Register(reg)
+	defer reg.Close(t.Context())
+	want := []string{"nano/responses", "nano/chat", "mini/responses"}
+	if !slices.Equal(asked, want) {
+		t.Errorf("models asked for %v, want %v: each grandchild on its parent's model and API where it names none", asked, want)
+	}
+}
