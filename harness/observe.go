@@ -184,7 +184,7 @@ func (o *observer) Signal(sig trace.Signal) {
 	case watchdog.Begun:
 		// A model call is held once its server's headers came, a tool
 		// call at once; each for its allowance from its start.
-		o.w.Begin(watchdog.Call{Key: sig.Key, Step: sig.Step, Allowance: sig.Allowance, Source: sig.Source,
+		o.w.Begin(watchdog.Call{Key: sig.Key, Step: sig.Step, Index: o.index, Allowance: sig.Allowance, Source: sig.Source,
 			AtHeaders: sig.Step == model.Kind})
 	case watchdog.Headers:
 		o.w.Headers(sig.Key)
@@ -216,14 +216,7 @@ func (s *Session) attemptContext(ctx context.Context, rec trace.Record) context.
 }
 
 // warned writes the quiet_warning record of a would-be stall of the run's
-// quiet clock in warn mode: the run goes on (issue 27). It carries the
-// step of the call it names, as that call's own records do: a model
-// turn in flight is the step after those made; a tool call belongs to
-// the turn that asked for it, the last made.
+// quiet clock in warn mode: the run goes on (issue 27).
 func (s *Session) warned(st watchdog.StallError) {
-	step := s.steps()
-	if st.Call.Key == model.Kind {
-		step++
-	}
-	s.record(landing.Warning(st, step))
+	s.record(landing.Warning(st, s.steps()))
 }

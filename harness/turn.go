@@ -182,6 +182,7 @@ func (s *Session) BeginTurn(ctx context.Context) (context.Context, *Turn, error)
 		w.Mark(cmd.Heard)
 	}
 	if cmd.Begin.Key != "" {
+		cmd.Begin.Index = index
 		w.Begin(cmd.Begin)
 	}
 	obs := s.observer(index, w)

@@ -82,10 +82,15 @@ func sourceWords(s watchdog.Source) string {
 }
 
 // Warning is the quiet_warning record of s, a would-be stall of a quiet
-// clock in warn mode, at step: the silent call, its silence, its
-// allowance and its source, and the words of [QuietWords].
+// clock in warn mode: the silent call, its silence, its allowance and its
+// source, and the words of [QuietWords]. It carries the step of the call
+// it names ([watchdog.Call.Index]), as that call's own records do; step,
+// the host's step now, when it names none.
 func Warning(s watchdog.StallError, step int) trace.Record {
 	c := s.Call
+	if c.Key != "" && c.Index > 0 {
+		step = c.Index
+	}
 	rec := trace.Record{Event: trace.QuietWarning, StepIndex: step, Step: c.Step, Key: c.Key,
 		SilentMs: s.Since.Milliseconds(), Message: QuietWords(s, "")}
 	if c.Key != "" {

@@ -76,3 +76,16 @@ func TestALiveLineWarnsOfAHeldCallAtHalfItsAllowance(t *testing.T) {
 		})
 	}
 }
+
+// Review of issue 27: a warning carries the step of the call it names, as
+// its own records do, whatever step the host is at when it is written (a
+// model turn may have ended, and its step been counted, in between).
+func TestAQuietWarningCarriesTheStepOfTheCallItNames(t *testing.T) {
+	named := watchdog.StallError{Call: watchdog.Silent{Call: watchdog.Call{Key: "model", Step: "model", Index: 3}}}
+	if got := landing.Warning(named, 4).StepIndex; got != 3 {
+		t.Errorf("step %d, want 3, the named call's", got)
+	}
+	if got := landing.Warning(watchdog.StallError{}, 4).StepIndex; got != 4 {
+		t.Errorf("step %d, want 4, the host's, with no call named", got)
+	}
+}

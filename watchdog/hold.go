@@ -17,6 +17,9 @@ const DefaultMaxSilence = 5 * time.Minute
 type Call struct {
 	Key  string // the call's idempotency key; a model turn's is "model"
 	Step string // its step kind: "model", "tool:search"
+	// Index is the step the call's records carry (trace.Record.StepIndex),
+	// which a warning of its silence carries too; 0: none given.
+	Index int `json:",omitempty"`
 
 	// Allowance is E, how long the call may be silent before the run has
 	// stalled ([Expected.Allowance]); one not above the quiet window the

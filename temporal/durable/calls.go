@@ -313,6 +313,7 @@ func (c *toolCall) Heard(ctx workflow.Context, e watchdog.Event) {
 // that repeats one of an earlier step is activity, not held (issue 27).
 func (c *toolCall) Begin(ctx workflow.Context, call watchdog.Call) {
 	if !c.same && !c.r.quiet.stopped {
+		call.Index = c.r.step
 		c.r.quiet.clock.Begin(call, workflow.Now(ctx))
 	}
 }

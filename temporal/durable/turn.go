@@ -34,6 +34,7 @@ func (r *run) turn(ctx workflow.Context, parallel bool) (model.TurnCommand, Mode
 	// name the turn and must say whether its server had answered.
 	headers, turn := false, 0
 	if cmd.Begin.Key != "" && !r.quiet.stopped {
+		cmd.Begin.Index = r.step
 		r.quiet.clock.Begin(cmd.Begin, workflow.Now(ctx))
 		headers = r.quiet.clock.Holds(cmd.Begin) || r.in.QuietMode == watchdog.Warn
 	}
