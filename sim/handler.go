@@ -41,14 +41,9 @@ type Request struct {
 	Model        string      // as requested
 	Stream       bool        // the stream flag
 	IncludeUsage bool        // reports whether stream_options.include_usage was true
-	// MaxOutputTokens is the output-token limit the request carried:
-	// max_completion_tokens (else max_tokens) on Chat Completions,
-	// max_output_tokens on the Responses API; 0 when none. An answer
-	// longer than it is cut there (see # Limits in the package doc).
-	MaxOutputTokens int64
-	Tools           int   // tools offered
-	HasTools        bool  // reports whether the tools field was present at all, even empty or null
-	Parallel        *bool // parallel_tool_calls; nil when absent
+	Tools        int         // tools offered
+	HasTools     bool        // reports whether the tools field was present at all, even empty or null
+	Parallel     *bool       // parallel_tool_calls; nil when absent
 	// ToolChoice is tool_choice as read: "" when absent, "none", "auto",
 	// "required", "function:NAME" for a named function, or
 	// "allowed_tools:MODE" (MODE auto or required).
@@ -61,6 +56,12 @@ type Request struct {
 	BudgetNote     string    // the last budget note seen in system and user messages
 	Reasoning      []string  // the ids of the reasoning items a /v1/responses input carried back
 	Err            string    // why the request was refused with a 4xx, if it was
+
+	// MaxOutputTokens is the output-token limit the request carried:
+	// max_completion_tokens (else max_tokens) on Chat Completions,
+	// max_output_tokens on the Responses API; 0 when none. An answer
+	// longer than it is cut there (see Limits in the package doc).
+	MaxOutputTokens int64
 }
 
 // Message is one message of a recorded conversation, its content

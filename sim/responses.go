@@ -351,7 +351,7 @@ type builder struct {
 	rr      *responsesRequest
 	rule    Rule
 	rec     Request
-	rep     reply
+	rep     reply // as the model gave it under the request's limit ([reply.spend])
 	id      string
 	created int64
 	items   []any // the output items, completed
@@ -409,7 +409,7 @@ type functionCallItem struct {
 
 func (h *handler) build(rr *responsesRequest, msgs []Message, rec Request, rule Rule, rep reply) *builder {
 	seed, n := h.sc.Seed, strconv.Itoa(rec.Completion)
-	b := &builder{rr: rr, rule: rule, rec: rec, rep: rep, created: time.Now().Unix(),
+	b := &builder{rr: rr, rule: rule, rec: rec, created: time.Now().Unix(),
 		id: fmt.Sprintf("resp_sim_%016x", hash(seed, "response", n))}
 	thought := reasoningItem{ID: fmt.Sprintf("rs_sim_%016x", hash(seed, "reasoning", n)), Type: "reasoning",
 		Summary: []summaryText{{Type: "summary_text", Text: plan(rep)}}}

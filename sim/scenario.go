@@ -131,7 +131,7 @@ type Rule struct {
 	// cache (at most all of them), ReasoningTokens as thought before the
 	// reply and counted in the output (on the Responses API in place of
 	// its reasoning summary's own count). Under an output-token limit
-	// the reasoning is spent first (see # Limits in the package doc).
+	// the reasoning is spent first (see Limits in the package doc).
 	CachedTokens    int
 	ReasoningTokens int
 
