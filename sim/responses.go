@@ -354,7 +354,7 @@ type builder struct {
 	rep     reply // as the model gave it under the request's limit ([reply.spend])
 	id      string
 	created int64
-	items   []any // the output items, completed
+	items   []any // the output items, done
 	use     responsesUsage
 	seq     int
 }
