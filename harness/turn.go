@@ -240,7 +240,8 @@ func (t *Turn) took(a answerTail) {
 		t.answeredBy = a.Model
 	}
 	if u := a.Usage; u != nil && (u.TotalTokens > 0 || u.PromptTokens > 0 || u.CompletionTokens > 0) {
-		t.usage = trace.Usage{Input: u.PromptTokens, Output: u.CompletionTokens, Total: u.TotalTokens}
+		t.usage = trace.Usage{Input: u.PromptTokens, Output: u.CompletionTokens, Total: u.TotalTokens,
+			Cached: u.Prompt.Cached, Reasoning: u.Completion.Reasoning}
 	}
 	if len(a.Choices) > 0 && a.Choices[0].FinishReason != "" {
 		t.finish = a.Choices[0].FinishReason

@@ -116,6 +116,18 @@ type Request struct {
 	// The rest of the allowance is the model's kind's, in the budget's
 	// estimates ([budget.Kind.Expected]).
 	MaxSilence time.Duration
+
+	// MaxOutputTokens is the most tokens the answer may have, reasoning
+	// included: max_completion_tokens on Chat Completions,
+	// max_output_tokens on the Responses API (which refuses one below 16).
+	// Zero sends none, and the request is as it was without it. Each
+	// attempt's parameters are built from it as the attempt is sent
+	// ([Client.Attempt] takes the attempt's Request), so an attempt may be
+	// given a limit of its own, leased from the run's cost (issue 28). An
+	// answer cut at the limit is an attempt that ended OK with finish
+	// reason "length", on both APIs, and a turn that is not a whole answer
+	// ([CheckFinish]).
+	MaxOutputTokens int64
 }
 
 // Response is a completed model turn.
@@ -301,6 +313,9 @@ func (c *Client) params(p *openai.ChatCompletionNewParams, req *Request) {
 		p.Tools = req.Tools
 		p.ParallelToolCalls = openai.Bool(req.Parallel)
 	}
+	if req.MaxOutputTokens > 0 {
+		p.MaxCompletionTokens = openai.Int(req.MaxOutputTokens)
+	}
 }
 
 // attempt makes one streaming request on lease and returns its response
@@ -386,7 +401,7 @@ func (c *Client) end(actx context.Context, lease budget.Lease, n int, start time
 	info := trace.Attempt{Step: Kind, N: n, Lease: lease, Start: start, End: time.Now()}
 	info.Keepalives, info.Chunks = counts.keepalives.Load(), counts.chunks.Load()
 	if acc != nil {
-		info.Usage = trace.Usage{Input: acc.Usage.PromptTokens, Output: acc.Usage.CompletionTokens, Total: acc.Usage.TotalTokens}
+		info.Usage = usageOf(acc.Usage)
 		info.Finish, info.Model = finish, acc.Model
 	}
 	if apiErr, ok := errors.AsType[*openai.Error](err); ok {

@@ -29,7 +29,10 @@ type Reply struct {
 	TurnAttempted
 	RetryAfterInvalid string // a Retry-After that could not be used, for the backoff record
 	Cause             string // the error that ended the attempt, as trace.AttemptError wraps it, redacted of the key, for its record
-	Tokens            int64
+	Tokens            int64  // Usage.Total, which a Temporal run's recorded histories carry
+	// Usage is the tokens the answer reported, in all its parts (cached
+	// input, reasoning output), for the attempt's record (issue 28).
+	Usage trace.Usage `json:",omitzero"`
 	// Headers reports that the attempt's server sent its response
 	// headers: a quiet stall of a cut attempt that had them is not a
 	// server that never answered (issue 27).
@@ -77,6 +80,7 @@ func (c *Client) AttemptReply(ctx context.Context, lease budget.Lease, n int, re
 		return out
 	}
 	out.Content, out.ToolCalls, out.FinishReason, out.Tokens = resp.Message.Content, ToolCallsOf(resp.Message.ToolCalls), resp.FinishReason, resp.Usage.TotalTokens
+	out.Usage = usageOf(resp.Usage)
 	out.Output = OutputOf(resp.Message)
 	out.Outcome = trace.OK
 	return out

@@ -108,6 +108,9 @@ func (c *Client) openResponse(actx context.Context, lease budget.Lease, n int, s
 		params.Tools = functionTools(req.Tools)
 		params.ParallelToolCalls = openai.Bool(req.Parallel)
 	}
+	if req.MaxOutputTokens > 0 {
+		params.MaxOutputTokens = openai.Int(req.MaxOutputTokens)
+	}
 	return c.oa.Responses.NewStreaming(actx, params,
 		option.WithHeader(budget.Header, lease.Millis()),
 		option.WithMiddleware(counts.middleware),

@@ -20,10 +20,10 @@
 // delta carries the role (first chunk), content (one word per chunk) or
 // tool calls (one chunk with id and name per call, then its arguments in
 // pieces of at most 32 bytes); the last choice chunk has finish_reason
-// "stop" or "tool_calls"; with stream_options.include_usage a final chunk
-// with empty choices carries the usage. A non-streaming answer is a
-// "chat.completion" with usage. Token counts are estimates at four bytes a
-// token.
+// "stop" or "tool_calls" ("length" when cut; see Limits); with
+// stream_options.include_usage a final chunk with empty choices carries
+// the usage. A non-streaming answer is a "chat.completion" with usage.
+// Token counts are estimates at four bytes a token.
 //
 // n asks for several choices (1 to 128; absent or null is 1): the answer
 // has choices with indexes 0 to n−1, each the same reply but for its tool
@@ -70,7 +70,8 @@
 // function call response.output_item.added,
 // response.function_call_arguments.delta (pieces of at most 32 bytes),
 // response.function_call_arguments.done and response.output_item.done;
-// and last response.completed with the whole response. It ends there,
+// and last response.completed with the whole response
+// (response.incomplete for one cut at its limit). It ends there,
 // with no data: [DONE]. A request is checked as for Chat Completions, and
 // as OpenAI checks input: a function_call_output whose call_id answers no
 // function_call before it is a 400 "No tool call found for function call
@@ -121,6 +122,36 @@
 // "error" field. Lines of system and user messages that start with
 // "Budget:" or "[budget" are a budget note: the sim records it in
 // [Request.BudgetNote] and otherwise ignores it.
+//
+// # Limits
+//
+// A request may limit its output tokens: max_completion_tokens (or the
+// older max_tokens, which max_completion_tokens replaces when both come)
+// on Chat Completions, max_output_tokens on the Responses API. Below 1,
+// or below 16 for max_output_tokens, it is OpenAI's 400 "Invalid
+// 'max_output_tokens': integer below minimum value. Expected a value >=
+// 16, but got 8 instead.". [Request.MaxOutputTokens] records it. A
+// reasoning model spends its reasoning tokens first (on the Responses API
+// those of its summary; a rule's reasoning_tokens on either API), up to
+// the limit, and its reply gets the rest: a reply longer than that, at
+// four bytes a token over its content and each tool call's name and
+// arguments, is cut after that many tokens' bytes (never inside a rune),
+// and reports exactly the limit as its output tokens, as OpenAI's does.
+// The cut answer has finish_reason "length" on Chat Completions; on the
+// Responses API its status is "incomplete", with incomplete_details
+// {"reason":"max_output_tokens"}, its last output item "incomplete", and
+// its stream ends with response.incomplete. A tool call the limit stopped
+// is sent as far as it got, its arguments cut short, as OpenAI sends one;
+// the finish reason is what says it is not a call to run. A call whose
+// name did not fit is not begun, nor is one after a cut answer.
+//
+// A rule's cached_tokens and reasoning_tokens add to the usage what a
+// provider's cache and a reasoning model report: cached_tokens of the
+// input (at most all of it) as prompt_tokens_details.cached_tokens
+// (input_tokens_details on the Responses API), reasoning_tokens within
+// the output as completion_tokens_details.reasoning_tokens
+// (output_tokens_details). Without them a Chat Completions usage has no
+// details, as before.
 //
 // # Structured answers
 //

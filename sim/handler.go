@@ -56,6 +56,12 @@ type Request struct {
 	BudgetNote     string    // the last budget note seen in system and user messages
 	Reasoning      []string  // the ids of the reasoning items a /v1/responses input carried back
 	Err            string    // why the request was refused with a 4xx, if it was
+
+	// MaxOutputTokens is the output-token limit the request carried:
+	// max_completion_tokens (else max_tokens) on Chat Completions,
+	// max_output_tokens on the Responses API; 0 when none. An answer
+	// longer than it is cut there (see Limits in the package doc).
+	MaxOutputTokens int64
 }
 
 // Message is one message of a recorded conversation, its content
@@ -165,6 +171,7 @@ func (h *handler) completion(w http.ResponseWriter, r *http.Request, rec Request
 	}
 	rec.Model, rec.Stream, rec.Parallel, rec.Messages = req.Model, req.Stream, req.ParallelToolCalls, msgs
 	rec.IncludeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	rec.MaxOutputTokens = req.limit
 	rec.HasTools, rec.Tools = len(req.Tools) > 0, len(req.tools)
 	rec.ToolChoice, rec.ResponseFormat, rec.N = req.choice.record, req.format.record(), 1
 	if req.N != nil {
@@ -295,6 +302,9 @@ func (h *handler) logf(rec *Request, status int) {
 	if rec.N != 1 {
 		fmt.Fprintf(&asked, " n=%d", rec.N)
 	}
+	if rec.MaxOutputTokens != 0 {
+		fmt.Fprintf(&asked, " max_output_tokens=%d", rec.MaxOutputTokens)
+	}
 	fmt.Fprintf(h.log, "sim: #%d %s %s completion=%d turn=%d stream=%t tools=%d%s rule=%d -> %d\n",
 		rec.Index, rec.Method, rec.Path, rec.Completion, rec.Turn, rec.Stream, rec.Tools, asked.String(), rec.Rule, status)
 }
@@ -330,6 +340,9 @@ func (h *handler) respond(w http.ResponseWriter, r *http.Request, req *chatReque
 	if len(rule.ToolCalls) > 0 || rule.Answer != "" {
 		reps = ruleReplies(rule, h.sc.Seed, rec.Completion, len(reps))
 	}
+	for i := range reps {
+		reps[i] = reps[i].spend(rule.ReasoningTokens, rec.MaxOutputTokens)
+	}
 	base := chunk{
 		ID:                fmt.Sprintf("chatcmpl-sim-%016x", hash(h.sc.Seed, strconv.Itoa(rec.Completion))),
 		Created:           time.Now().Unix(),
@@ -337,6 +350,7 @@ func (h *handler) respond(w http.ResponseWriter, r *http.Request, req *chatReque
 		SystemFingerprint: "fp_sim",
 	}
 	use := usage(msgs, reps)
+	use.details(rule.CachedTokens, reps)
 	events := streamEvents(base, reps, use, rule.Usage == nil && rec.IncludeUsage || rule.Usage != nil && *rule.Usage)
 	if req.Stream {
 		h.stream(ctx, w, rule, events, chatSSE)
@@ -730,7 +744,8 @@ func pieces(s string, n int) []string {
 }
 
 // usage estimates tokens at four bytes each, the completion's summed over
-// its choices; it is deterministic, not a tokenizer.
+// its choices, their reasoning included; it is deterministic, not a
+// tokenizer (see limit.go).
 func usage(msgs []Message, reps []reply) *usageReport {
 	var in, out int
 	for _, m := range msgs {
@@ -739,13 +754,8 @@ func usage(msgs []Message, reps []reply) *usageReport {
 			in += len(c.Name) + len(c.Arguments)
 		}
 	}
-	tokens := func(b int) int { return (b + 3) / 4 }
 	for _, rep := range reps {
-		n := len(rep.content)
-		for _, c := range rep.toolCalls {
-			n += len(c.Name) + len(c.Arguments)
-		}
-		out += tokens(n)
+		out += rep.outputTokens()
 	}
 	u := &usageReport{PromptTokens: tokens(in), CompletionTokens: out}
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens

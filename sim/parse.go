@@ -17,7 +17,8 @@ import (
 // hang, first_token, chunk_gap, hang_after_chunks, close_after_chunks,
 // status, message, retry_after, retry_after_ms, tool_calls (a list of
 // name, arguments and id; arguments as YAML are encoded as JSON, as a
-// string are sent verbatim), answer, usage, stream_error and failed.
+// string are sent verbatim), answer, usage, cached_tokens,
+// reasoning_tokens, stream_error and failed.
 // Durations are Go durations ("250ms", "2s"); a field whose value is null
 // is left out. Unknown or
 // repeated fields, bad values and fields that conflict are a
@@ -66,7 +67,7 @@ func scenarioError(e *yamlfield.Error) *ScenarioError {
 // ruleFields are the fields of a rule, in the order of [Rule].
 var ruleFields = []string{"request", "turn", "times", "after", "for", "delay", "keepalive", "keepalive_every",
 	"hang", "first_token", "chunk_gap", "hang_after_chunks", "close_after_chunks", "status", "message",
-	"retry_after", "retry_after_ms", "tool_calls", "answer", "usage", "stream_error", "failed"}
+	"retry_after", "retry_after_ms", "tool_calls", "answer", "usage", "cached_tokens", "reasoning_tokens", "stream_error", "failed"}
 
 // parser walks a scenario; its walker holds every mistake found, of which
 // ParseScenario reports the first.
@@ -134,6 +135,10 @@ func (p *parser) rule(m yamlfield.Field) (Rule, bool) {
 		case "usage":
 			b, _ := p.w.Bool(f)
 			r.Usage = &b
+		case "cached_tokens":
+			r.CachedTokens = p.int32(f)
+		case "reasoning_tokens":
+			r.ReasoningTokens = p.int32(f)
 		case "stream_error":
 			r.StreamError, _ = p.w.String(f)
 		case "failed":

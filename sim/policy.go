@@ -18,13 +18,19 @@ const SkipMarker = "[sim:skip]"
 // large result cannot swell the conversation that follows.
 const clipRunes = 120
 
-// A reply is what the assistant says: text, tool calls, or both.
+// A reply is what the assistant says: text, tool calls, or both; and
+// what it cost beyond them ([reply.spend]).
 type reply struct {
 	content   string
 	toolCalls []ToolCall
+	reasoning int   // the reasoning tokens spent before it
+	limit     int64 // the output-token limit it was cut at; 0 when it is whole
 }
 
 func (r reply) finishReason() string {
+	if r.limit > 0 {
+		return "length"
+	}
 	if len(r.toolCalls) > 0 {
 		return "tool_calls"
 	}

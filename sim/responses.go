@@ -34,6 +34,7 @@ type responsesRequest struct {
 	Stream            bool            `json:"stream"`
 	Store             *bool           `json:"store"`
 	Include           []string        `json:"include"`
+	MaxOutputTokens   *int64          `json:"max_output_tokens"`
 	Text              *struct {
 		Format json.RawMessage `json:"format"`
 	} `json:"text"`
@@ -82,7 +83,7 @@ func (h *handler) response(w http.ResponseWriter, r *http.Request, rec Request) 
 		reps, apiErr = replies(&req, msgs, h.sc.Seed)
 	}
 	rec.Model, rec.Stream, rec.Parallel, rec.Messages, rec.N = rr.Model, rr.Stream, rr.ParallelToolCalls, msgs, 1
-	rec.Reasoning = reasoning
+	rec.Reasoning, rec.MaxOutputTokens = reasoning, req.limit
 	rec.HasTools, rec.Tools = len(rr.Tools) > 0, len(req.tools)
 	rec.ToolChoice, rec.ResponseFormat = req.choice.record, req.format.record()
 	rec.Turn = 1
@@ -103,7 +104,8 @@ func (h *handler) response(w http.ResponseWriter, r *http.Request, rec Request) 
 // tool_choice and text.format in that API's shapes, to be decoded and
 // checked by the same code.
 func (rr *responsesRequest) chat() (chatRequest, *apiError) {
-	req := chatRequest{Model: rr.Model, Tools: rr.Tools, ParallelToolCalls: rr.ParallelToolCalls, Stream: rr.Stream}
+	req := chatRequest{Model: rr.Model, Tools: rr.Tools, ParallelToolCalls: rr.ParallelToolCalls, Stream: rr.Stream,
+		maxOutputTokens: rr.MaxOutputTokens}
 	if raw := bytes.TrimSpace(rr.Tools); len(raw) > 0 && string(raw) != "null" {
 		var tools []responsesTool
 		if json.Unmarshal(raw, &tools) != nil {
@@ -349,10 +351,10 @@ type builder struct {
 	rr      *responsesRequest
 	rule    Rule
 	rec     Request
-	rep     reply
+	rep     reply // as the model gave it under the request's limit ([reply.spend])
 	id      string
 	created int64
-	items   []any // the output items, completed
+	items   []any // the output items, done
 	use     responsesUsage
 	seq     int
 }
@@ -407,7 +409,7 @@ type functionCallItem struct {
 
 func (h *handler) build(rr *responsesRequest, msgs []Message, rec Request, rule Rule, rep reply) *builder {
 	seed, n := h.sc.Seed, strconv.Itoa(rec.Completion)
-	b := &builder{rr: rr, rule: rule, rec: rec, rep: rep, created: time.Now().Unix(),
+	b := &builder{rr: rr, rule: rule, rec: rec, created: time.Now().Unix(),
 		id: fmt.Sprintf("resp_sim_%016x", hash(seed, "response", n))}
 	thought := reasoningItem{ID: fmt.Sprintf("rs_sim_%016x", hash(seed, "reasoning", n)), Type: "reasoning",
 		Summary: []summaryText{{Type: "summary_text", Text: plan(rep)}}}
@@ -418,20 +420,39 @@ func (h *handler) build(rr *responsesRequest, msgs []Message, rec Request, rule 
 		thought.EncryptedContent = &enc
 	}
 	b.items = append(b.items, thought)
-	if rep.content != "" || len(rep.toolCalls) == 0 {
+	reasoning := tokens(len(thought.Summary[0].Text))
+	if rule.ReasoningTokens > 0 {
+		reasoning = rule.ReasoningTokens
+	}
+	rep = rep.spend(reasoning, rec.MaxOutputTokens)
+	b.rep = rep
+	item := b.status() // an item the limit cut is as incomplete as its response
+	if rep.content != "" || len(rep.toolCalls) == 0 && rep.limit == 0 {
 		b.items = append(b.items, messageItem{ID: fmt.Sprintf("msg_sim_%016x", hash(seed, "message", n)), Type: "message",
-			Status: "completed", Role: "assistant", Content: []outputText{{Type: "output_text", Text: rep.content, Annotations: []any{}, Logprobs: []any{}}}})
+			Status: item, Role: "assistant", Content: []outputText{{Type: "output_text", Text: rep.content, Annotations: []any{}, Logprobs: []any{}}}})
 	}
 	for i, c := range rep.toolCalls {
 		b.items = append(b.items, functionCallItem{ID: fmt.Sprintf("fc_sim_%016x", hash(seed, "function_call", n, strconv.Itoa(i))),
-			Type: "function_call", Status: "completed", CallID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			Type: "function_call", Status: item, CallID: c.ID, Name: c.Name, Arguments: c.Arguments})
 	}
 	u := usage(msgs, []reply{rep})
-	reasoning := (len(thought.Summary[0].Text) + 3) / 4
-	b.use.InputTokens, b.use.OutputTokens = u.PromptTokens, u.CompletionTokens+reasoning
-	b.use.OutputTokensDetails.ReasoningTokens = reasoning
+	u.details(rule.CachedTokens, []reply{rep})
+	b.use.InputTokens, b.use.OutputTokens = u.PromptTokens, u.CompletionTokens
+	if d := u.PromptDetails; d != nil {
+		b.use.InputTokensDetails.CachedTokens = d.CachedTokens
+	}
+	b.use.OutputTokensDetails.ReasoningTokens = rep.reasoning
 	b.use.TotalTokens = b.use.InputTokens + b.use.OutputTokens
 	return b
+}
+
+// status is the response's status once its output is done: completed,
+// or incomplete when the output-token limit cut it.
+func (b *builder) status() string {
+	if b.rep.limit > 0 {
+		return "incomplete"
+	}
+	return "completed"
 }
 
 // plan is the sim's reasoning summary: what it is about to do.
@@ -459,14 +480,17 @@ func (b *builder) object(status string, output []any, use *responsesUsage, fail 
 	if b.rr.Text != nil && len(bytes.TrimSpace(b.rr.Text.Format)) > 0 {
 		text, _ = json.Marshal(map[string]json.RawMessage{"format": b.rr.Text.Format})
 	}
-	var failure any
+	var failure, incomplete any
 	if fail != nil {
 		failure = map[string]any{"code": fail.Code, "message": fail.Message}
 	}
+	if status == "incomplete" {
+		incomplete = map[string]string{"reason": "max_output_tokens"}
+	}
 	return map[string]any{
 		"id": b.id, "object": "response", "created_at": b.created, "status": status,
-		"error": failure, "incomplete_details": nil, "instructions": b.rr.Instructions,
-		"max_output_tokens": nil, "model": ModelID, "output": output,
+		"error": failure, "incomplete_details": incomplete, "instructions": b.rr.Instructions,
+		"max_output_tokens": b.rr.MaxOutputTokens, "model": ModelID, "output": output,
 		"parallel_tool_calls":  b.rr.ParallelToolCalls == nil || *b.rr.ParallelToolCalls,
 		"previous_response_id": nil, "reasoning": map[string]any{"effort": nil, "summary": nil},
 		"store": b.rr.Store == nil || *b.rr.Store, "temperature": 1.0, "text": text,
@@ -475,14 +499,15 @@ func (b *builder) object(status string, output []any, use *responsesUsage, fail 
 	}
 }
 
-// final is the completed response, as a non-streaming answer gives it
-// and response.completed carries it; usage: false leaves its usage null.
+// final is the response done, as a non-streaming answer gives it and
+// response.completed (or response.incomplete) carries it; usage: false
+// leaves its usage null.
 func (b *builder) final() map[string]any {
 	use := &b.use
 	if b.rule.Usage != nil && !*b.rule.Usage {
 		use = nil
 	}
-	return b.object("completed", b.items, use, nil)
+	return b.object(b.status(), b.items, use, nil)
 }
 
 // event renders one typed event as an SSE frame: its type as the event
@@ -530,7 +555,7 @@ func (b *builder) events() [][]byte {
 	for i, item := range b.items[1:] {
 		out = append(out, b.itemEvents(i+1, item)...)
 	}
-	return append(out, b.event("response.completed", map[string]any{"response": b.final()}))
+	return append(out, b.event("response."+b.status(), map[string]any{"response": b.final()}))
 }
 
 // itemEvents streams one output item: added, its deltas, done.

@@ -126,6 +126,14 @@ type Rule struct {
 	// non-streaming answer, the usage field. A response always has its
 	// usage unless Usage is false.
 	Usage *bool
+	// CachedTokens and ReasoningTokens, if set, are reported in the
+	// usage: CachedTokens of the input tokens as read from the provider's
+	// cache (at most all of them), ReasoningTokens as thought before the
+	// reply and counted in the output (on the Responses API in place of
+	// its reasoning summary's own count). Under an output-token limit
+	// the reasoning is spent first (see Limits in the package doc).
+	CachedTokens    int
+	ReasoningTokens int
 
 	// StreamError and Failed, if set, make a /v1/responses answer fail
 	// in its stream, with that error code (e.g. "rate_limit_exceeded",
@@ -223,7 +231,7 @@ func (r *Rule) check(prefix string, line map[string]int) error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"request", r.Request}, {"turn", r.Turn}, {"times", r.Times}} {
+	}{{"request", r.Request}, {"turn", r.Turn}, {"times", r.Times}, {"cached_tokens", r.CachedTokens}, {"reasoning_tokens", r.ReasoningTokens}} {
 		if f.v < 0 {
 			return fail(f.name, "must not be negative, got %d", f.v)
 		}
@@ -275,13 +283,15 @@ func (r *Rule) check(prefix string, line map[string]int) error {
 		"tool_calls":         len(r.ToolCalls) > 0,
 		"answer":             r.Answer != "",
 		"usage":              r.Usage != nil,
+		"cached_tokens":      r.CachedTokens != 0,
+		"reasoning_tokens":   r.ReasoningTokens != 0,
 		"stream_error":       r.StreamError != "",
 		"failed":             r.Failed != "",
 		"message":            r.Message != "",
 		"retry_after":        r.RetryAfter != "",
 		"retry_after_ms":     r.RetryAfterMs != "",
 	}
-	answerFields := []string{"first_token", "chunk_gap", "hang_after_chunks", "close_after_chunks", "tool_calls", "answer", "usage", "stream_error", "failed"}
+	answerFields := []string{"first_token", "chunk_gap", "hang_after_chunks", "close_after_chunks", "tool_calls", "answer", "usage", "cached_tokens", "reasoning_tokens", "stream_error", "failed"}
 	if r.Status >= 400 {
 		for _, f := range append([]string{"keepalive", "keepalive_every", "hang"}, answerFields...) {
 			if set[f] {
@@ -319,7 +329,7 @@ func (r *Rule) check(prefix string, line map[string]int) error {
 		if set["stream_error"] && set["failed"] {
 			return fail("failed", "conflicts with stream_error: a stream fails once")
 		}
-		for _, f := range []string{"tool_calls", "answer", "usage"} {
+		for _, f := range []string{"tool_calls", "answer", "usage", "cached_tokens", "reasoning_tokens"} {
 			if set[f] {
 				return fail(f, "conflicts with a stream that fails before its output")
 			}

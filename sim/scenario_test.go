@@ -37,6 +37,10 @@ func TestParseScenarioReportsTheFieldAndLineOfEachMistake(t *testing.T) {
 		{"a keepalive gap without keepalives", "rules:\n  - keepalive_every: 1s\n", "rules[0].keepalive_every", 2, "needs keepalive"},
 		{"both ways to stop mid-stream", "rules:\n  - hang_after_chunks: 1\n    close_after_chunks: 2\n", "rules[0].close_after_chunks", 3, "conflicts with hang_after_chunks"},
 		{"a negative request number", "rules:\n  - request: -1\n", "rules[0].request", 2, "must not be negative"},
+		{"negative cached tokens", "rules:\n  - cached_tokens: -5\n", "rules[0].cached_tokens", 2, "must not be negative"},
+		{"reasoning tokens that are not a number", "rules:\n  - reasoning_tokens: lots\n", "rules[0].reasoning_tokens", 2, "not an integer"},
+		{"reasoning tokens on an error", "rules:\n  - status: 500\n    reasoning_tokens: 8\n", "rules[0].reasoning_tokens", 3, "conflicts with status 500"},
+		{"cached tokens on a failed stream", "rules:\n  - failed: server_error\n    cached_tokens: 8\n", "rules[0].cached_tokens", 3, "conflicts with a stream that fails"},
 		{"a negative chunk count", "rules:\n  - close_after_chunks: -2\n", "rules[0].close_after_chunks", 2, "must not be negative"},
 		{"a window that starts before the clock", "rules:\n  - after: -1s\n    for: 1s\n", "rules[0].after", 2, "must not be negative"},
 		{"a window of negative length", "rules:\n  - status: 503\n    for: -300ms\n", "rules[0].for", 3, "must not be negative"},
@@ -102,6 +106,8 @@ rules:
     chunk_gap: 10ms
     close_after_chunks: 0
     usage: false
+    cached_tokens: 96
+    reasoning_tokens: 12
     answer: fixed
     tool_calls:
       - name: search
@@ -126,7 +132,7 @@ rules:
 		{
 			Turn: 2, Times: 3, Delay: 100 * time.Millisecond, Keepalive: 5 * time.Second,
 			KeepaliveEvery: 500 * time.Millisecond, FirstToken: 2 * time.Second, ChunkGap: 10 * time.Millisecond,
-			CloseAfterChunks: new(0), Usage: new(false), Answer: "fixed",
+			CloseAfterChunks: new(0), Usage: new(false), CachedTokens: 96, ReasoningTokens: 12, Answer: "fixed",
 			ToolCalls: []ToolCall{
 				{Name: "search", Arguments: `{"n":2,"q":"cats"}`},
 				{ID: "call_1", Name: "raw", Arguments: "{not json"},

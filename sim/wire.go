@@ -25,6 +25,11 @@ type chatRequest struct {
 	N              *int            `json:"n"`
 	ResponseFormat json.RawMessage `json:"response_format"`
 
+	MaxCompletionTokens *int64 `json:"max_completion_tokens"`
+	MaxTokens           *int64 `json:"max_tokens"`
+	maxOutputTokens     *int64 // a Responses request's max_output_tokens, read in its stead
+	limit               int64  // the limit read, by decodeLimit: 0 when none
+
 	tools  []wireTool     // Tools decoded, by decodeTools
 	choice toolChoice     // ToolChoice decoded, by decodeToolChoice
 	n      int            // N read, by decodeN: 1 when absent
@@ -270,6 +275,9 @@ func (req *chatRequest) decodeOptions(msgs []Message) *apiError {
 	if e := req.decodeN(); e != nil {
 		return e
 	}
+	if e := req.decodeLimit(); e != nil {
+		return e
+	}
 	return req.decodeFormat(msgs)
 }
 
@@ -357,9 +365,11 @@ type delta struct {
 }
 
 type usageReport struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	PromptTokens      int                `json:"prompt_tokens"`
+	CompletionTokens  int                `json:"completion_tokens"`
+	TotalTokens       int                `json:"total_tokens"`
+	PromptDetails     *promptDetails     `json:"prompt_tokens_details,omitempty"`
+	CompletionDetails *completionDetails `json:"completion_tokens_details,omitempty"`
 }
 
 type errorBody struct {

@@ -27,6 +27,7 @@ func AttemptRecord(ev Event, index int, a Attempt) Record {
 	rec.Outcome, rec.Status, rec.Keepalives = a.Outcome, a.Status, a.Keepalives
 	rec.Chunks, rec.Tokens = a.Chunks, a.Usage.Total
 	rec.InputTokens, rec.OutputTokens = a.Usage.Input, a.Usage.Output
+	rec.CachedTokens, rec.ReasoningTokens = a.Usage.Cached, a.Usage.Reasoning
 	rec.FinishReason, rec.ResponseModel = a.Finish, a.Model
 	if a.Err != nil {
 		rec.Message = redact.Secrets(a.Err.Error())

@@ -78,6 +78,10 @@
 // in another process: that is how a report finds a child inside its
 // parent's step. A backoff record marked reconciling is a wait between
 // two status asks of a write being reconciled: time spent, no retry.
+// A model attempt's end carries the tokens its answer reported:
+// input_tokens and output_tokens and, within them, cached_tokens (input
+// read from the provider's cache) and reasoning_tokens, where the server
+// said them ([Usage]; [Usage.Cost] is what package cost prices).
 // It leaves out zero fields
 // except those every record carries (ts, run_id, seq, event, elapsed_ms,
 // remaining_ms, phase), those of attempt records (step, step_index,

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/glidepath/glidepath/budget"
+	"github.com/glidepath/glidepath/cost"
 	"github.com/glidepath/glidepath/watchdog"
 )
 
@@ -31,9 +32,21 @@ type Attempt struct {
 }
 
 // Usage is what an attempt's answer said it cost in tokens; zero when it
-// said nothing.
+// said nothing. Cached is a part of Input, the input tokens read from the
+// provider's cache (prompt_tokens_details.cached_tokens,
+// input_tokens_details.cached_tokens), and Reasoning a part of Output
+// (completion_tokens_details.reasoning_tokens,
+// output_tokens_details.reasoning_tokens), as the providers report them
+// and [cost.Usage] prices them (issue 28).
 type Usage struct {
 	Input, Output, Total int64
+	Cached, Reasoning    int64
+}
+
+// Cost is u as package cost prices it: its input, cached, output and
+// reasoning tokens. Total is not priced: it is the sum of the others.
+func (u Usage) Cost() cost.Usage {
+	return cost.Usage{Input: u.Input, Cached: u.Cached, Output: u.Output, Reasoning: u.Reasoning}
 }
 
 // Signal is something a call did that the run's watchdog hears: a

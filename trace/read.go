@@ -118,6 +118,8 @@ type jsonRecord struct {
 	Tokens        int64   `json:"tokens"`
 	InputTokens   int64   `json:"input_tokens"`
 	OutputTokens  int64   `json:"output_tokens"`
+	CachedTokens  int64   `json:"cached_tokens"`
+	Reasoning     int64   `json:"reasoning_tokens"`
 	FinishReason  string  `json:"finish_reason"`
 	ResponseModel string  `json:"response_model"`
 	CallID        string  `json:"tool_call_id"`
@@ -178,7 +180,8 @@ func parseRecord(line []byte) (Record, error) {
 		ElapsedMs: *j.ElapsedMs, RemainingMs: *j.RemainingMs, Phase: *j.Phase,
 		Step: j.Step, StepIndex: j.StepIndex, Attempt: j.Attempt, GrantedMs: j.GrantedMs,
 		ResendCount: j.ResendCount, Outcome: j.Outcome, Status: j.Status,
-		Keepalives: j.Keepalives, Chunks: j.Chunks, Tokens: j.Tokens, InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, FinishReason: j.FinishReason, ResponseModel: j.ResponseModel, Key: j.Key, CallID: j.CallID,
+		Keepalives: j.Keepalives, Chunks: j.Chunks, Tokens: j.Tokens, InputTokens: j.InputTokens, OutputTokens: j.OutputTokens,
+		CachedTokens: j.CachedTokens, ReasoningTokens: j.Reasoning, FinishReason: j.FinishReason, ResponseModel: j.ResponseModel, Key: j.Key, CallID: j.CallID,
 		SleepMs: j.SleepMs, Source: j.Source, GaveUp: j.GaveUp, Reconciling: j.Reconciling, Reason: j.Reason, RetryAfterInvalid: j.RetryAfter,
 		Units: j.Units, Total: j.Total, SilentMs: j.SilentMs, AllowanceMs: j.AllowanceMs, Headers: j.Headers, From: j.From, To: j.To, State: j.State,
 		TotalMs: j.TotalMs, LateMs: j.LateMs, Cause: j.Cause, Result: j.Result, Message: j.Message,

@@ -47,22 +47,24 @@ type Record struct {
 	Phase       string
 
 	// attempt_start / attempt_end / refused
-	Step          string  // "model", "tool:NAME", "agent:NAME"
-	StepIndex     int     // the step (model turn) the attempt belongs to
-	Attempt       int     // 1-based
-	GrantedMs     int64   // the lease granted = the Budget-Remaining-Ms sent
-	ResendCount   int     // as OpenTelemetry's http.request.resend_count: attempt − 1
-	Outcome       Outcome // attempt_end
-	Status        int     // attempt_end: HTTP status, if any
-	Keepalives    int64   // attempt_end
-	Chunks        int64   // attempt_end (model)
-	Tokens        int64   // attempt_end (model): total tokens reported, if any
-	InputTokens   int64   // attempt_end (model): the prompt's tokens, if reported
-	OutputTokens  int64   // attempt_end (model): the answer's tokens, if reported
-	FinishReason  string  // attempt_end (model): why the model stopped ("stop", "length", "tool_calls", …), if it said
-	ResponseModel string  // attempt_end (model): the model the server says answered (gen_ai.response.model), if it said
-	Key           string  // idempotency_key, for tool records
-	CallID        string  // tool_call_id: the model's id of the tool call an attempt answers, if any
+	Step            string  // "model", "tool:NAME", "agent:NAME"
+	StepIndex       int     // the step (model turn) the attempt belongs to
+	Attempt         int     // 1-based
+	GrantedMs       int64   // the lease granted = the Budget-Remaining-Ms sent
+	ResendCount     int     // as OpenTelemetry's http.request.resend_count: attempt − 1
+	Outcome         Outcome // attempt_end
+	Status          int     // attempt_end: HTTP status, if any
+	Keepalives      int64   // attempt_end
+	Chunks          int64   // attempt_end (model)
+	Tokens          int64   // attempt_end (model): total tokens reported, if any
+	InputTokens     int64   // attempt_end (model): the prompt's tokens, if reported
+	OutputTokens    int64   // attempt_end (model): the answer's tokens, if reported
+	CachedTokens    int64   // attempt_end (model): of InputTokens, those read from the provider's cache, if reported
+	ReasoningTokens int64   // attempt_end (model): of OutputTokens, the reasoning tokens, if reported
+	FinishReason    string  // attempt_end (model): why the model stopped ("stop", "length", "tool_calls", …), if it said
+	ResponseModel   string  // attempt_end (model): the model the server says answered (gen_ai.response.model), if it said
+	Key             string  // idempotency_key, for tool records
+	CallID          string  // tool_call_id: the model's id of the tool call an attempt answers, if any
 
 	// backoff
 	SleepMs int64
@@ -153,6 +155,8 @@ func AppendJSON(dst []byte, r Record) []byte {
 	dst = appendInt(dst, `,"tokens":`, r.Tokens, false)
 	dst = appendInt(dst, `,"input_tokens":`, r.InputTokens, false)
 	dst = appendInt(dst, `,"output_tokens":`, r.OutputTokens, false)
+	dst = appendInt(dst, `,"cached_tokens":`, r.CachedTokens, false)
+	dst = appendInt(dst, `,"reasoning_tokens":`, r.ReasoningTokens, false)
 	dst = appendStr(dst, `,"finish_reason":`, r.FinishReason, false)
 	dst = appendStr(dst, `,"response_model":`, r.ResponseModel, false)
 	dst = appendStr(dst, `,"idempotency_key":`, r.Key, false)

@@ -358,3 +358,36 @@ test('a 429 before a response is the SDK RateLimitError', async () => {
     { role: 'assistant', content: 'd' }, { role: 'user', content: 'e' }];
   await assert.rejects(faults.responses.create({ model: 'sim', input, stream: true }), (err) => err instanceof OpenAI.RateLimitError);
 });
+
+test('an answer cut at max_completion_tokens finishes for length, streamed and not', async () => {
+  const cut = summary('hi there').slice(0, 20); // 5 tokens of four bytes
+  const res = await client.chat.completions.create({ model: 'sim', messages: ask('hi there'), max_completion_tokens: 5 });
+  assert.equal(res.choices[0].finish_reason, 'length');
+  assert.equal(res.choices[0].message.content, cut);
+  assert.equal(res.usage.completion_tokens, 5);
+  const { choices } = await collect(await client.chat.completions.create({
+    model: 'sim', messages: ask('hi there'), max_completion_tokens: 5, stream: true,
+  }));
+  assert.equal(choices[0].finish, 'length');
+  assert.equal(choices[0].content, cut);
+});
+
+test('a response cut at max_output_tokens is incomplete, streamed and not', async () => {
+  // The reasoning summary's 5 tokens are spent first; the answer gets 11.
+  const cut = summary('hi there').slice(0, 44);
+  const res = await client.responses.create({ model: 'sim', input: 'hi there', max_output_tokens: 16 });
+  assert.equal(res.status, 'incomplete');
+  assert.deepEqual(res.incomplete_details, { reason: 'max_output_tokens' });
+  assert.equal(res.max_output_tokens, 16);
+  assert.equal(res.output_text, cut);
+  assert.equal(res.usage.output_tokens, 16);
+  const stream = await client.responses.create({ model: 'sim', input: 'hi there', max_output_tokens: 16, stream: true });
+  let last;
+  for await (const ev of stream) last = ev;
+  assert.equal(last.type, 'response.incomplete');
+  const text = last.response.output.filter((i) => i.type === 'message').flatMap((i) => i.content).map((c) => c.text).join('');
+  assert.equal(text, cut);
+  assert.equal(last.response.output.at(-1).status, 'incomplete');
+  await assert.rejects(client.responses.create({ model: 'sim', input: 'hi there', max_output_tokens: 8 }),
+    (err) => err instanceof OpenAI.BadRequestError && /Expected a value >= 16, but got 8 instead/.test(err.message));
+});
