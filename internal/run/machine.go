@@ -270,10 +270,13 @@ func (m *Machine) turnEnded(f Figures, t model.TurnCommand, r Reply) Command {
 	if !t.OK {
 		return m.land(landing.TurnCause(f.Ended, t.Cause == landing.CauseBudget))
 	}
-	if r.ToolCalls > 0 {
+	// A reply cut at its token limit may carry a call cut short (issue
+	// 28: its arguments end where the limit did): none of its calls is
+	// made, a write least of all.
+	why := model.CheckFinish(r.FinishReason)
+	if r.ToolCalls > 0 && why == nil {
 		return Command{Kind: MakeCalls}
 	}
-	why := model.CheckFinish(r.FinishReason)
 	if why == nil && strings.TrimSpace(r.Content) != "" {
 		m.done, m.answer = true, r.Content
 		return Command{Kind: Done} // the answer is the reply the host has

@@ -64,6 +64,13 @@ func TestMachine(t *testing.T) {
 			},
 		},
 		{
+			name: "a reply cut at its token limit has none of its calls made: one may be cut short",
+			events: []run.Event{{Kind: run.Begun}, {Kind: run.TurnEnded, Turn: model.TurnCommand{Kind: model.TurnDone, N: 1, OK: true},
+				Reply: run.Reply{ToolCalls: 2, FinishReason: "length"}}},
+			want:  []run.CommandKind{run.MakeTurn, run.Land},
+			cause: landing.CauseUpstream, steps: 1,
+		},
+		{
 			name:   "a reply that says nothing lands upstream and says its answer was empty",
 			events: []run.Event{{Kind: run.Begun}, ok("  ", 0)},
 			want:   []run.CommandKind{run.MakeTurn, run.Land},

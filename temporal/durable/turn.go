@@ -132,7 +132,8 @@ func (r *run) modelAttempt(ctx workflow.Context, index, n int, granted time.Dura
 	case reply.Outcome != trace.OK:
 		cause = errors.New(cmp.Or(reply.Cause, reply.Failure))
 	}
-	a.Outcome, a.Status, a.Usage.Total = reply.Outcome, reply.Status, reply.Tokens
+	a.Outcome, a.Status, a.Usage = reply.Outcome, reply.Status, reply.Usage
+	a.Usage.Total = cmp.Or(a.Usage.Total, reply.Tokens) // a reply recorded before Usage carries its total alone
 	a.Finish, a.Model, a.Chunks, a.Keepalives = reply.FinishReason, reply.ResponseModel, reply.Chunks, reply.Keepalives
 	return reply, r.attemptEnded(ctx, index, a, cause)
 }
