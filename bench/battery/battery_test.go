@@ -282,19 +282,7 @@ func TestAModelHangIsCaughtAtItsBoundAndNamed(t *testing.T) {
 			if r.Allowance.Runs != r.Runs || r.Allowance.Source != "profile" || r.Allowance.P50 <= sc.Quiet+margin {
 				t.Fatalf("E %v from %q in %d of %d runs; want one from the profile in each, well above Q %v", r.Allowance.P50, r.Allowance.Source, r.Allowance.Runs, r.Runs, sc.Quiet)
 			}
-			bound := sc.Quiet
-			if tc.held {
-				bound = r.Allowance.P50
-				if r.Stall.P50 < bound-margin {
-					t.Errorf("noticed at %v p50, before its allowance %v: the hold did not hold", r.Stall.P50, bound)
-				}
-			}
-			if r.Stall.Noticed != r.Runs || r.Stall.Max > bound+margin {
-				t.Errorf("noticed in %d of %d runs, at %v at most; want each within %v + %v", r.Stall.Noticed, r.Runs, r.Stall.Max, bound, margin)
-			}
-			if r.Partial != r.Runs || !strings.Contains(r.Told, tc.words) {
-				t.Errorf("%d of %d partial, told %q; want each partial, told %q", r.Partial, r.Runs, r.Told, tc.words)
-			}
+			checkCaught(t, r, sc.Quiet, tc.held, tc.words)
 		})
 	}
 }
@@ -363,4 +351,24 @@ func goroutinesLeft(before int) int {
 		<-tick.C
 	}
 	return max(0, runtime.NumGoroutine()-before)
+}
+
+// checkCaught checks that each of r's runs noticed its hang within its
+// bound — Q, or max(Q, E) for a call its allowance held, and then not
+// before E — and landed partial, told words.
+func checkCaught(t *testing.T, r battery.Result, q time.Duration, held bool, words string) {
+	t.Helper()
+	bound := q
+	if held {
+		bound = max(q, r.Allowance.P50)
+		if r.Stall.P50 < bound-margin {
+			t.Errorf("noticed at %v p50, before its allowance %v: the hold did not hold", r.Stall.P50, bound)
+		}
+	}
+	if r.Stall.Noticed != r.Runs || r.Stall.Max > bound+margin {
+		t.Errorf("noticed in %d of %d runs, at %v at most; want each within %v + %v", r.Stall.Noticed, r.Runs, r.Stall.Max, bound, margin)
+	}
+	if r.Partial != r.Runs || !strings.Contains(r.Told, words) {
+		t.Errorf("%d of %d partial, told %q; want each partial, told %q", r.Partial, r.Runs, r.Told, words)
+	}
 }

@@ -114,19 +114,7 @@ func TestAModelHangOnTheResponsesAPIIsCaughtAtItsBoundAndNamed(t *testing.T) {
 			if g.Allowance.Runs != g.Runs || g.Allowance.Source != tc.source {
 				t.Fatalf("E %v from %q in %d of %d runs; want one from %q in each", g.Allowance.P50, g.Allowance.Source, g.Allowance.Runs, g.Runs, tc.source)
 			}
-			bound := sc.Quiet
-			if tc.held {
-				bound = max(sc.Quiet, g.Allowance.P50)
-				if g.Stall.P50 < bound-margin {
-					t.Errorf("noticed at %v p50, before its allowance %v: the hold did not hold", g.Stall.P50, bound)
-				}
-			}
-			if g.Stall.Noticed != g.Runs || g.Stall.Max > bound+margin {
-				t.Errorf("noticed in %d of %d runs, at %v at most; want each within %v + %v", g.Stall.Noticed, g.Runs, g.Stall.Max, bound, margin)
-			}
-			if g.Partial != g.Runs || !strings.Contains(g.Told, tc.words) {
-				t.Errorf("%d of %d partial, told %q; want each partial, told %q", g.Partial, g.Runs, g.Told, tc.words)
-			}
+			checkCaught(t, g, sc.Quiet, tc.held, tc.words)
 			if p.Stall.Noticed != p.Runs || p.Stall.P50 < sc.ModelTimeout-margin {
 				t.Errorf("per-call: noticed in %d of %d runs at %v p50; want each at its timeout %v", p.Stall.Noticed, p.Runs, p.Stall.P50, sc.ModelTimeout)
 			}
