@@ -311,8 +311,7 @@ func Offer(specs []tools.Spec) []openai.ChatCompletionToolUnionParam {
 		}
 		// Register compiled the schema, so it is JSON; one that is not an
 		// object (a bare true) is sent as no parameters.
-		var params shared.FunctionParameters
-		if json.Unmarshal(s.Parameters, &params) == nil {
+		if params, ok := decodedSchemas.of(s.Parameters); ok {
 			fd.Parameters = params
 		}
 		out = append(out, openai.ChatCompletionFunctionTool(fd))

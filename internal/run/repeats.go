@@ -48,8 +48,8 @@ func (m *Machine) SameCall(tool string, args []byte, agent bool) bool {
 	if agent {
 		return false
 	}
-	if m.x == nil {
-		return false
+	if m.x == nil || len(m.x.rep.seen) == 0 {
+		return false // nothing to repeat, and no digest to make
 	}
 	_, ok := m.x.rep.seen[callDigest(tool, args)]
 	return ok
@@ -59,8 +59,8 @@ func (m *Machine) SameCall(tool string, args []byte, agent bool) bool {
 // result got what the same call of an earlier turn got: its result is
 // then not a semantic event either.
 func (m *Machine) SameResult(tool string, args []byte, result string) bool {
-	if m.x == nil {
-		return false
+	if m.x == nil || len(m.x.rep.seen) == 0 {
+		return false // nothing to repeat, and no digest to make
 	}
 	got, ok := m.x.rep.seen[callDigest(tool, args)]
 	return ok && got == resultDigest(result)
@@ -80,16 +80,27 @@ func (m *Machine) CallsMade(calls []Made) {
 	if r.seen == nil {
 		r.seen = make(map[string]string, len(calls))
 	}
+	// Each call's digests are made once, the arguments' canonical form
+	// being the dear part of a step's repeat check (BenchmarkStepCPU): a
+	// turn's few calls keep theirs on the stack.
+	var room [8]madeDigests
+	digests := room[:0]
 	for _, c := range calls { // all against the earlier turns first
-		if m.SameResult(c.Tool, c.Args, c.Result) {
+		d := madeDigests{call: callDigest(c.Tool, c.Args), result: resultDigest(c.Result)}
+		digests = append(digests, d)
+		if got, ok := r.seen[d.call]; ok && got == d.result {
 			r.n++
 			r.last = callWords(c.Tool, c.Args)
 		}
 	}
-	for _, c := range calls {
-		r.seen[callDigest(c.Tool, c.Args)] = resultDigest(c.Result)
+	for _, d := range digests {
+		r.seen[d.call] = d.result
 	}
 }
+
+// madeDigests are the fingerprints of a call a turn made: its tool and
+// arguments, and its result.
+type madeDigests struct{ call, result string }
 
 // Repeats returns the run's repeated calls so far.
 func (m *Machine) Repeats() int {
@@ -149,6 +160,15 @@ func canonical(args []byte) []byte {
 	if len(args) == 0 {
 		return []byte("{}")
 	}
+	if inCanonicalForm(args) {
+		return args // what decoding and encoding them would give back
+	}
+	return decodedCanonical(args)
+}
+
+// decodedCanonical is canonical of trimmed, non-empty args, by decoding
+// them and encoding them again.
+func decodedCanonical(args []byte) []byte {
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
 	var v any
@@ -168,7 +188,8 @@ func callDigest(tool string, args []byte) string {
 	h.Write([]byte(tool))
 	h.Write([]byte{0})
 	h.Write(canonical(args))
-	return digestOf(h.Sum(nil))
+	var sum [sha256.Size]byte
+	return digestOf(h.Sum(sum[:0]))
 }
 
 // resultDigest is the fingerprint of a call's result.
@@ -179,4 +200,8 @@ func resultDigest(result string) string {
 
 // digestOf keeps 16 bytes of a SHA-256 sum, in hex: enough to tell a
 // run's calls apart, and short in a carried state (State).
-func digestOf(sum []byte) string { return hex.EncodeToString(sum[:16]) }
+func digestOf(sum []byte) string {
+	var text [32]byte
+	hex.Encode(text[:], sum[:16])
+	return string(text[:])
+}

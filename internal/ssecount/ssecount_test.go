@@ -21,6 +21,7 @@ func TestCommentsAndDataLinesAreCountedAsTheyPass(t *testing.T) {
 		{"event and id lines are neither", "event: progress\nid: 3\ndata: {}\n\n", 0, 1},
 		{"a colon inside a line is not a comment", "data: a:b\nretry: 10\n", 0, 1},
 		{"carriage returns end lines", ":a\r:b\r\ndata:x\r", 2, 1},
+		{"whichever line end comes first ends the line", "xx\n:a\rxx\r:b\nxx\r\ndata:x\n", 2, 1},
 		{"a line that only starts like data is not data", "dat\ndatum: 1\ndata\n", 0, 0},
 		{"an empty stream", "", 0, 0},
 	}
