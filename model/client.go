@@ -111,12 +111,6 @@ type Request struct {
 	// several tool calls at once; the landing ladder turns it off.
 	Parallel bool
 
-	// MaxSilence caps the turn's allowance of silence on the quiet clock
-	// (watchdog.Expected.Max; issue 27); zero: watchdog.DefaultMaxSilence.
-	// The rest of the allowance is the model's kind's, in the budget's
-	// estimates ([budget.Kind.Expected]).
-	MaxSilence time.Duration
-
 	// MaxOutputTokens is the most tokens the answer may have, reasoning
 	// included: max_completion_tokens on Chat Completions,
 	// max_output_tokens on the Responses API (which refuses one below 16).
@@ -126,8 +120,16 @@ type Request struct {
 	// given a limit of its own, leased from the run's cost (issue 28). An
 	// answer cut at the limit is an attempt that ended OK with finish
 	// reason "length", on both APIs, and a turn that is not a whole answer
-	// ([CheckFinish]).
-	MaxOutputTokens int64
+	// ([CheckFinish]). An int32 beside Parallel, so that a Request stays
+	// 64 bytes (see TestARequestStaysInItsSize).
+	MaxOutputTokens int32
+
+	// MaxSilence caps the turn's allowance of silence on the quiet clock
+	// (watchdog.Expected.Max; issue 27); zero: watchdog.DefaultMaxSilence.
+	// The rest of the allowance is the model's kind's, in the budget's
+	// estimates ([budget.Kind.Expected]).
+	MaxSilence time.Duration
+
 }
 
 // Response is a completed model turn.
@@ -314,7 +316,7 @@ func (c *Client) params(p *openai.ChatCompletionNewParams, req *Request) {
 		p.ParallelToolCalls = openai.Bool(req.Parallel)
 	}
 	if req.MaxOutputTokens > 0 {
-		p.MaxCompletionTokens = openai.Int(req.MaxOutputTokens)
+		p.MaxCompletionTokens = openai.Int(int64(req.MaxOutputTokens))
 	}
 }
 

@@ -117,7 +117,7 @@ func TestEachAttemptSendsTheLimitOfItsOwnRequest(t *testing.T) {
 	c, _ := overAPI(t, srv, model.APIChat)
 	for n, limit := range []int64{40, 0, 24} {
 		req := ask("hi there")
-		req.MaxOutputTokens = limit
+		req.MaxOutputTokens = int32(limit)
 		lease := budget.Lease{Granted: time.Minute, Remaining: time.Minute, Deadline: time.Now().Add(time.Minute)}
 		if _, ae := c.Attempt(t.Context(), lease, n+1, req, nil); ae != nil {
 			t.Fatal(ae)

@@ -109,7 +109,7 @@ func (c *Client) openResponse(actx context.Context, lease budget.Lease, n int, s
 		params.ParallelToolCalls = openai.Bool(req.Parallel)
 	}
 	if req.MaxOutputTokens > 0 {
-		params.MaxOutputTokens = openai.Int(req.MaxOutputTokens)
+		params.MaxOutputTokens = openai.Int(int64(req.MaxOutputTokens))
 	}
 	return c.oa.Responses.NewStreaming(actx, params,
 		option.WithHeader(budget.Header, lease.Millis()),
