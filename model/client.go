@@ -129,7 +129,6 @@ type Request struct {
 	// The rest of the allowance is the model's kind's, in the budget's
 	// estimates ([budget.Kind.Expected]).
 	MaxSilence time.Duration
-
 }
 
 // Response is a completed model turn.
