@@ -170,8 +170,6 @@ func TestScenariosAreWellFormed(t *testing.T) {
 // refuses a call that, replayed, fits; a sub-agent's slice refuses work
 // its parent would have done.
 func TestTheBatteryCountsWhatTheDefencesCost(t *testing.T) {
-	gp, _ := battery.SystemNamed(battery.Glidepath)
-	pc, _ := battery.SystemNamed(battery.PerCall)
 	for _, tc := range []struct {
 		scenario string
 		check    func(t *testing.T, g, p battery.Result)
@@ -211,14 +209,7 @@ func TestTheBatteryCountsWhatTheDefencesCost(t *testing.T) {
 			if !ok || !sc.Healthy {
 				t.Fatalf("no healthy scenario %q", tc.scenario)
 			}
-			g, err := battery.Run(t.Context(), sc, gp, 2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := battery.Run(t.Context(), sc, pc, 2)
-			if err != nil {
-				t.Fatal(err)
-			}
+			g, p := glidepathAndPerCall(t, sc)
 			tc.check(t, g, p)
 		})
 	}
